@@ -1,0 +1,104 @@
+import { inspect } from 'node:util';
+
+/**
+ * Card data the partner holds. The real values are reachable only through `revealCard`,
+ * which the request serializer uses; everything else (JSON, string, inspect, pino) sees BIN + last 4.
+ */
+const secrets = new WeakMap<object, Readonly<Record<string, string>>>();
+
+function maskPan(pan: string): string {
+  if (pan.length < 10) return `${'*'.repeat(Math.max(0, pan.length - 4))}${pan.slice(-4)}`;
+  return `${pan.slice(0, 6)}${'*'.repeat(pan.length - 10)}${pan.slice(-4)}`;
+}
+
+function maskOpaque(value: string): string {
+  return value.length <= 4 ? '****' : `****${value.slice(-4)}`;
+}
+
+abstract class SensitiveCard {
+  protected constructor(fields: Record<string, string>) {
+    secrets.set(this, Object.freeze({ ...fields }));
+  }
+  abstract masked(): Record<string, string>;
+  toJSON(): Record<string, string> {
+    return this.masked();
+  }
+  toString(): string {
+    return `${this.constructor.name}(${Object.values(this.masked()).join(' ')})`;
+  }
+  [inspect.custom](): string {
+    return this.toString();
+  }
+}
+
+export interface CardDetailsInput {
+  card_number: string;
+  card_exp_month?: string;
+  card_exp_year?: string;
+  card_code?: string;
+}
+
+/** Raw card details (PAN, expiry, CVV). */
+export class CardDetails extends SensitiveCard {
+  readonly bin: string;
+  readonly last4: string;
+  readonly hasCode: boolean;
+  constructor(input: CardDetailsInput) {
+    const fields: Record<string, string> = { card_number: input.card_number };
+    if (input.card_exp_month !== undefined) fields.card_exp_month = input.card_exp_month;
+    if (input.card_exp_year !== undefined) fields.card_exp_year = input.card_exp_year;
+    if (input.card_code !== undefined) fields.card_code = input.card_code;
+    super(fields);
+    this.bin = input.card_number.slice(0, 6);
+    this.last4 = input.card_number.slice(-4);
+    this.hasCode = input.card_code !== undefined;
+  }
+  masked(): Record<string, string> {
+    const f = secrets.get(this)!;
+    const out: Record<string, string> = { card_number: maskPan(f.card_number!) };
+    if (f.card_exp_month !== undefined) out.card_exp_month = f.card_exp_month;
+    if (f.card_exp_year !== undefined) out.card_exp_year = f.card_exp_year;
+    if (f.card_code !== undefined) out.card_code = '***';
+    return out;
+  }
+}
+
+export interface HashedCardDetailsInput {
+  hashed_card_number?: string;
+  hashed_card_exp_date?: string;
+  hashed_name_on_card?: string;
+  hashed_card_code?: string;
+}
+
+/** Card data hashed by the tokenization widget: still card data, kept out of logs and Temporal alike. */
+export class HashedCardDetails extends SensitiveCard {
+  constructor(input: HashedCardDetailsInput) {
+    const fields: Record<string, string> = {};
+    for (const [k, v] of Object.entries(input)) if (typeof v === 'string') fields[k] = v;
+    super(fields);
+  }
+  masked(): Record<string, string> {
+    const out: Record<string, string> = {};
+    for (const [k, v] of Object.entries(secrets.get(this)!)) out[k] = maskOpaque(v);
+    return out;
+  }
+}
+
+export function isSensitiveCard(value: unknown): value is CardDetails | HashedCardDetails {
+  return value instanceof SensitiveCard;
+}
+
+/** The real fields, for the request serializer and the sandbox only. */
+export function revealCard(card: CardDetails | HashedCardDetails): Record<string, string> {
+  return { ...secrets.get(card)! };
+}
+
+/** BIN + last 4 of a PAN, for messages that must mention a card. */
+export function maskCardNumber(pan: string): string {
+  return maskPan(pan);
+}
+
+/** Replaces anything that looks like a PAN (13-19 digits) in free text, e.g. an upstream error description. */
+export function redactPans(text: string): string {
+  return text.replace(/\b\d{13,19}\b/g, (m) => maskPan(m));
+}

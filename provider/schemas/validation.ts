@@ -1,0 +1,49 @@
+import type { z } from 'zod';
+
+/**
+ * Turns zod issues into the provider's description shape `<field path>.<rule>`
+ * (e.g. `customer.reference.not_blank`), so the client and the sandbox name fields the same way.
+ */
+export function issueRule(issue: z.core.$ZodIssue): string {
+  switch (issue.code) {
+    case 'invalid_type':
+      return (issue as { input?: unknown }).input === undefined && issue.message.includes('undefined')
+        ? 'not_null'
+        : 'invalid_type';
+    case 'too_small': {
+      const i = issue as { origin?: string; minimum?: unknown; inclusive?: boolean };
+      if (i.origin === 'string' && Number(i.minimum) === 1) return 'not_blank';
+      if (i.origin === 'number' && Number(i.minimum) === 0 && i.inclusive === false) return 'positive';
+      if (i.origin === 'array') return 'not_empty';
+      return `min_${String(i.minimum)}`;
+    }
+    case 'too_big':
+      return `max_${String((issue as { maximum?: unknown }).maximum)}`;
+    case 'invalid_format':
+      return 'invalid_format';
+    case 'invalid_value':
+      return 'invalid_value';
+    case 'invalid_union':
+      return 'invalid_value';
+    case 'unrecognized_keys':
+      return 'unknown_field';
+    case 'custom':
+      return issue.message && /^[a-z_]+$/.test(issue.message) ? issue.message : 'invalid';
+    default:
+      return 'invalid';
+  }
+}
+
+export function issuePath(issue: z.core.$ZodIssue): string {
+  return issue.path.map(String).join('.');
+}
+
+/** `field.rule` of the first issue: the provider names one field per error. */
+export function describeIssue(issue: z.core.$ZodIssue): string {
+  const path = issuePath(issue);
+  return path ? `${path}.${issueRule(issue)}` : issueRule(issue);
+}
+
+export function describeIssues(error: z.ZodError): string[] {
+  return error.issues.map(describeIssue);
+}
