@@ -1,0 +1,22 @@
+export * from './card';
+export * from './client';
+export * from './config';
+export * from './endpoints';
+export * from './errors';
+export * from './idempotency';
+export * from './serialize';
+export * from './signing';
+export * from './webhook-verifier';
+export * as schemas from './schemas';
+export type {
+  SessionInfo,
+  Payment,
+  Payout,
+  Moneyback,
+  UserAction,
+  WebhookEvent,
+  WebhookType,
+  RecurringTokenInfo,
+  SessionStatus,
+  OperationStatus,
+} from './schemas';
