@@ -46,7 +46,14 @@ export interface CallOptions {
 }
 
 /** Errors of undici / node that prove the request never left this machine. */
-const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT', 'EHOSTUNREACH', 'ENETUNREACH']);
+const NOT_SENT_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+]);
 
 function errorCode(err: unknown): string {
   const e = err as { code?: string; cause?: { code?: string }; name?: string };
@@ -82,12 +89,18 @@ export class ProviderClient {
     return parsed.data;
   }
 
-  async call<N extends EndpointName>(name: N, body: RequestOf<N>, options: CallOptions = {}): Promise<ResponseOf<N>> {
+  async call<N extends EndpointName>(
+    name: N,
+    body: RequestOf<N>,
+    options: CallOptions = {},
+  ): Promise<ResponseOf<N>> {
     const def = endpoints[name];
     const key = options.idempotencyKey;
     if (key !== undefined) {
-      if (!def.idempotent) throw new ProviderValidationError(def.path, ['X-PARTNER-IDEMPOTENCY-KEY.not_supported']);
-      if (!isValidIdempotencyKey(key)) throw new ProviderValidationError(def.path, ['X-PARTNER-IDEMPOTENCY-KEY.length_4_64']);
+      if (!def.idempotent)
+        throw new ProviderValidationError(def.path, ['X-PARTNER-IDEMPOTENCY-KEY.not_supported']);
+      if (!isValidIdempotencyKey(key))
+        throw new ProviderValidationError(def.path, ['X-PARTNER-IDEMPOTENCY-KEY.length_4_64']);
     }
     // Serialize once and sign exactly those bytes; retries resend the same bytes.
     const bytes = serializeRequestBody(this.validate(name, body));
@@ -103,11 +116,26 @@ export class ProviderClient {
     const maxRetries = this.opts.maxRetries ?? 2;
     for (let attempt = 0; ; attempt++) {
       try {
-        return (await this.send(def.path, def.method, bytes, headers, def.response, options)) as ResponseOf<N>;
+        return (await this.send(
+          def.path,
+          def.method,
+          bytes,
+          headers,
+          def.response,
+          options,
+        )) as ResponseOf<N>;
       } catch (err) {
-        if (!(err instanceof PaysagaProviderError) || attempt >= maxRetries || !this.canResend(name, err, key)) throw err;
+        if (
+          !(err instanceof PaysagaProviderError) ||
+          attempt >= maxRetries ||
+          !this.canResend(name, err, key)
+        )
+          throw err;
         const delay = (this.opts.retryBaseDelayMs ?? 200) * 2 ** attempt * (0.5 + Math.random() / 2);
-        this.opts.logger?.warn({ endpoint: def.path, attempt: attempt + 1, error: err.message }, 'provider call retried');
+        this.opts.logger?.warn(
+          { endpoint: def.path, attempt: attempt + 1, error: err.message },
+          'provider call retried',
+        );
         await sleep(delay, undefined, { signal: options.signal });
       }
     }
@@ -154,7 +182,10 @@ export class ProviderClient {
       if (NOT_SENT_CODES.has(code)) throw new ProviderUnavailableError(path, code);
       throw new ProviderOutcomeUnknownError(path, code);
     }
-    this.opts.logger?.debug({ endpoint: path, http_status: res.statusCode, ms: Date.now() - started }, 'provider call');
+    this.opts.logger?.debug(
+      { endpoint: path, http_status: res.statusCode, ms: Date.now() - started },
+      'provider call',
+    );
     return parseResponse(path, res.statusCode, text, responseSchema);
   }
 
@@ -170,7 +201,8 @@ export class ProviderClient {
   refund = (b: RequestOf<'refund'>, o?: CallOptions) => this.call('refund', b, o);
   state = (b: RequestOf<'state'>, o?: CallOptions) => this.call('state', b, o);
   publicToken = (b: RequestOf<'publicToken'>, o?: CallOptions) => this.call('publicToken', b, o);
-  publicTokenState = (b: RequestOf<'publicTokenState'>, o?: CallOptions) => this.call('publicTokenState', b, o);
+  publicTokenState = (b: RequestOf<'publicTokenState'>, o?: CallOptions) =>
+    this.call('publicTokenState', b, o);
   recurringTokenDisable = (b: RequestOf<'recurringTokenDisable'>, o?: CallOptions) =>
     this.call('recurringTokenDisable', b, o);
   sbpBanks = (o?: CallOptions) => this.call('sbpBanks', {}, o);
@@ -187,7 +219,8 @@ function parseResponse(
   try {
     json = JSON.parse(text);
   } catch {
-    if (httpStatus >= 500 || httpStatus === 429) throw new ProviderError(path, `http_${httpStatus}`, '', httpStatus);
+    if (httpStatus >= 500 || httpStatus === 429)
+      throw new ProviderError(path, `http_${httpStatus}`, '', httpStatus);
     throw new ProviderResponseError(path, httpStatus, 'body is not JSON');
   }
   const env = envelope.safeParse(json);
@@ -198,10 +231,17 @@ function parseResponse(
   if (env.data.status === 'error') {
     const e = errorObject.safeParse(env.data.error_info ?? env.data.error);
     const code = e.success ? e.data.error_code : `http_${httpStatus}`;
-    throw new ProviderError(path, code, redactPans(e.success ? (e.data.error_description ?? '') : ''), httpStatus);
+    throw new ProviderError(
+      path,
+      code,
+      redactPans(e.success ? (e.data.error_description ?? '') : ''),
+      httpStatus,
+    );
   }
-  if (httpStatus >= 400) throw new ProviderError(path, `http_${httpStatus}`, 'status ok with an HTTP error', httpStatus);
+  if (httpStatus >= 400)
+    throw new ProviderError(path, `http_${httpStatus}`, 'status ok with an HTTP error', httpStatus);
   const parsed = schema.safeParse(json);
-  if (!parsed.success) throw new ProviderResponseError(path, httpStatus, describeIssues(parsed.error).join(', '));
+  if (!parsed.success)
+    throw new ProviderResponseError(path, httpStatus, describeIssues(parsed.error).join(', '));
   return parsed.data;
 }

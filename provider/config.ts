@@ -37,7 +37,13 @@ export function resolveEnvironment(config: ProviderConfig): ResolvedEnvironment 
   return { name: config.environment, baseUrl, serviceKeys: env?.serviceKeys ?? [] };
 }
 
-const list = (v: string | undefined) => (v ? v.split(',').map((s) => s.trim()).filter(Boolean) : undefined);
+const list = (v: string | undefined) =>
+  v
+    ? v
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean)
+    : undefined;
 
 /**
  * From environment variables (documented in the README):
@@ -50,7 +56,10 @@ export function providerConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Pro
     environment: env.PAYSAGA_PROVIDER_ENV || undefined,
     baseUrl: env.PAYSAGA_PROVIDER_URL || undefined,
     environments: {
-      test: { baseUrl: env.PAYSAGA_PROVIDER_TEST_URL || undefined, serviceKeys: list(env.PAYSAGA_PROVIDER_TEST_SERVICE_KEYS) },
+      test: {
+        baseUrl: env.PAYSAGA_PROVIDER_TEST_URL || undefined,
+        serviceKeys: list(env.PAYSAGA_PROVIDER_TEST_SERVICE_KEYS),
+      },
       production: {
         baseUrl: env.PAYSAGA_PROVIDER_PRODUCTION_URL || undefined,
         serviceKeys: list(env.PAYSAGA_PROVIDER_PRODUCTION_SERVICE_KEYS),

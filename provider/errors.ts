@@ -75,7 +75,10 @@ export class ProviderUnavailableError extends PaysagaProviderError {
 export class ProviderOutcomeUnknownError extends PaysagaProviderError {
   readonly retryable = false;
   constructor(endpoint: string, cause: string) {
-    super(`${endpoint} outcome unknown: ${cause}; reconcile with transaction/state before resending`, endpoint);
+    super(
+      `${endpoint} outcome unknown: ${cause}; reconcile with transaction/state before resending`,
+      endpoint,
+    );
   }
 }
 

@@ -26,7 +26,10 @@ export function signBytes(bytes: Buffer, key: KeyObject): string {
 export function verifyBytes(bytes: Buffer, signatureB64: string, key: KeyObject): boolean {
   // Base64 that does not round-trip is not a signature this side made; refuse before the RSA work.
   const sig = Buffer.from(signatureB64, 'base64');
-  if (sig.length === 0 || sig.toString('base64').replace(/=+$/, '') !== signatureB64.trim().replace(/=+$/, '')) {
+  if (
+    sig.length === 0 ||
+    sig.toString('base64').replace(/=+$/, '') !== signatureB64.trim().replace(/=+$/, '')
+  ) {
     return false;
   }
   return verify('sha256', bytes, key, sig);

@@ -21,8 +21,14 @@ const digits = (min: number, max: number) =>
 
 const cardDetailsFields = z.object({
   card_number: digits(12, 19),
-  card_exp_month: z.string().regex(/^(0?[1-9]|1[0-2])$/, 'invalid_format').optional(),
-  card_exp_year: z.string().regex(/^\d{2}(\d{2})?$/, 'invalid_format').optional(),
+  card_exp_month: z
+    .string()
+    .regex(/^(0?[1-9]|1[0-2])$/, 'invalid_format')
+    .optional(),
+  card_exp_year: z
+    .string()
+    .regex(/^\d{2}(\d{2})?$/, 'invalid_format')
+    .optional(),
   card_code: digits(3, 4).optional(),
 });
 
@@ -117,7 +123,9 @@ export const instrumentOut = z.preprocess(
       })
       .optional(),
     fps_info: fpsInfo.optional(),
-    recurring_token_info: z.looseObject({ token: z.string().optional(), initiated_by: z.string().optional() }).optional(),
+    recurring_token_info: z
+      .looseObject({ token: z.string().optional(), initiated_by: z.string().optional() })
+      .optional(),
     account_info: z.looseObject({}).optional(),
   }),
 );

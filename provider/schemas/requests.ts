@@ -88,19 +88,29 @@ const tokenRef = z.looseObject({ token: z.string().min(1) });
 export const publicTokenStateRequest = z.discriminatedUnion('type', [
   z.looseObject({
     type: z.literal('card_info'),
-    card_info: z.looseObject({ type: z.literal('hashed_card_details'), hashed_card_details: hashedCardDetails }),
+    card_info: z.looseObject({
+      type: z.literal('hashed_card_details'),
+      hashed_card_details: hashedCardDetails,
+    }),
   }),
   /** The shape of `public_token` is not shown in the spec: `{ token }` here, a bare string accepted too. */
   z.looseObject({
     type: z.literal('public_token'),
-    public_token: z.union([tokenRef, z.string().min(1).transform((token) => ({ token }))]),
+    public_token: z.union([
+      tokenRef,
+      z
+        .string()
+        .min(1)
+        .transform((token) => ({ token })),
+    ]),
   }),
   z.looseObject({ type: z.literal('recurring_token'), recurring_token: tokenRef }),
 ]);
 
 export const recurringTokenDisableRequest = z.looseObject({ recurring_token_info: tokenRef });
 
-export const sbpBanksRequest = z.looseObject({});
+/** The spec sends an empty object: anything else is a mistake worth naming. */
+export const sbpBanksRequest = z.strictObject({});
 
 export const identityCheckRequest = z.looseObject({
   payout_info: z.looseObject({

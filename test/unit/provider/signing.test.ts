@@ -16,8 +16,15 @@ describe('request signing interop with openssl', () => {
 
   beforeAll(async () => {
     keys = generateTestKeys();
-    server = await startRecordingServer((_req, res) => json(res, 200, { status: 'ok', session_info: session }));
-    client = new ProviderClient({ baseUrl: server.url, projectId: 'prj_1', privateKey: keys.paths.partnerPrivate, maxRetries: 0 });
+    server = await startRecordingServer((_req, res) =>
+      json(res, 200, { status: 'ok', session_info: session }),
+    );
+    client = new ProviderClient({
+      baseUrl: server.url,
+      projectId: 'prj_1',
+      privateKey: keys.paths.partnerPrivate,
+      maxRetries: 0,
+    });
   });
   afterAll(async () => {
     await client.close();
@@ -30,9 +37,13 @@ describe('request signing interop with openssl', () => {
     writeFileSync(bodyFile, body);
     writeFileSync(sigFile, Buffer.from(signatureB64, 'base64'));
     try {
-      execFileSync('openssl', ['dgst', '-sha256', '-verify', keys.paths.partnerPublic, '-signature', sigFile, bodyFile], {
-        stdio: 'pipe',
-      });
+      execFileSync(
+        'openssl',
+        ['dgst', '-sha256', '-verify', keys.paths.partnerPublic, '-signature', sigFile, bodyFile],
+        {
+          stdio: 'pipe',
+        },
+      );
       return true;
     } catch {
       return false;
@@ -54,7 +65,7 @@ describe('request signing interop with openssl', () => {
     const req = server.requests.at(-1)!;
     const sig = req.headers['x-signature'] as string;
     const flipped = Buffer.from(req.body);
-    flipped[flipped.length - 2] ^= 0x01;
+    flipped.writeUInt8(flipped.readUInt8(flipped.length - 2) ^ 0x01, flipped.length - 2);
     expect(opensslVerify(flipped, sig)).toBe(false);
     const respaced = Buffer.from(JSON.stringify(JSON.parse(req.body.toString()), null, 2));
     expect(respaced.equals(req.body)).toBe(false);
@@ -83,7 +94,9 @@ describe('request signing interop with openssl', () => {
   });
 
   it('sends GET sbp/banks with a signed empty JSON body', async () => {
-    server.setResponder((_r, res) => json(res, 200, { status: 'ok', banks: [{ id: 'b1', eng_name: 'Bank', ru_name: 'Банк' }] }));
+    server.setResponder((_r, res) =>
+      json(res, 200, { status: 'ok', banks: [{ id: 'b1', eng_name: 'Bank', ru_name: 'Банк' }] }),
+    );
     const out = await client.sbpBanks();
     expect(out.banks[0]!.id).toBe('b1');
     const req = server.requests.at(-1)!;
@@ -94,19 +107,32 @@ describe('request signing interop with openssl', () => {
   });
 
   describe('webhook verification', () => {
-    const event = { type: 'checkout_results', session_info: { ...session, transaction_status: 'completed', future_field: 1 } };
+    const event = {
+      type: 'checkout_results',
+      session_info: { ...session, transaction_status: 'completed', future_field: 1 },
+    };
 
     function opensslSign(body: Buffer): string {
       const bodyFile = join(work, `wh-${Math.random()}`);
       writeFileSync(bodyFile, body);
-      return execFileSync('openssl', ['dgst', '-sha256', '-sign', keys.paths.servicePrivate, bodyFile]).toString('base64');
+      return execFileSync('openssl', [
+        'dgst',
+        '-sha256',
+        '-sign',
+        keys.paths.servicePrivate,
+        bodyFile,
+      ]).toString('base64');
     }
 
     it('accepts a webhook signed by openssl with the service key, keeping unknown fields', () => {
       const verify = createWebhookVerifier([keys.paths.servicePublic]);
       const raw = Buffer.from(JSON.stringify(event));
       const result = verify(raw, opensslSign(raw));
-      expect(result).toMatchObject({ ok: true, keyIndex: 0, event: { type: 'checkout_results', session_info: { id: 'ps_1' } } });
+      expect(result).toMatchObject({
+        ok: true,
+        keyIndex: 0,
+        event: { type: 'checkout_results', session_info: { id: 'ps_1' } },
+      });
     });
 
     it('accepts any of several service keys (rotation) and rejects the rest', () => {
@@ -114,7 +140,10 @@ describe('request signing interop with openssl', () => {
       const raw = Buffer.from(JSON.stringify(event));
       const verify = createWebhookVerifier([other.service.publicKey, keys.service.publicPem]);
       expect(verify(raw, signBytes(raw, keys.service.privateKey))).toMatchObject({ ok: true, keyIndex: 1 });
-      expect(verify(raw, signBytes(raw, keys.partner.privateKey))).toMatchObject({ ok: false, reason: 'bad_signature' });
+      expect(verify(raw, signBytes(raw, keys.partner.privateKey))).toMatchObject({
+        ok: false,
+        reason: 'bad_signature',
+      });
     });
 
     it('rejects a missing signature, a changed byte, other spacing, and garbage', () => {
@@ -123,9 +152,12 @@ describe('request signing interop with openssl', () => {
       const sig = signBytes(raw, keys.service.privateKey);
       expect(verify(raw, undefined)).toMatchObject({ ok: false, reason: 'missing_signature' });
       const changed = Buffer.from(raw);
-      changed[10] ^= 0x01;
+      changed.writeUInt8(changed.readUInt8(10) ^ 0x01, 10);
       expect(verify(changed, sig)).toMatchObject({ ok: false, reason: 'bad_signature' });
-      expect(verify(Buffer.from(JSON.stringify(event, null, 1)), sig)).toMatchObject({ ok: false, reason: 'bad_signature' });
+      expect(verify(Buffer.from(JSON.stringify(event, null, 1)), sig)).toMatchObject({
+        ok: false,
+        reason: 'bad_signature',
+      });
       expect(verify(raw, 'not base64 at all!')).toMatchObject({ ok: false, reason: 'bad_signature' });
     });
 
@@ -138,7 +170,9 @@ describe('request signing interop with openssl', () => {
         detail: 'session_info.not_null',
       });
       const notJson = Buffer.from('{oops');
-      expect(verify(notJson, signBytes(notJson, keys.service.privateKey))).toMatchObject({ reason: 'malformed_json' });
+      expect(verify(notJson, signBytes(notJson, keys.service.privateKey))).toMatchObject({
+        reason: 'malformed_json',
+      });
     });
   });
 });
