@@ -1,0 +1,54 @@
+/*
+ * Jest: TypeScript through @swc/jest (no type checking here: `npm run typecheck` does that).
+ *
+ * Two projects, together covering test/**\/*.test.ts:
+ *   - unit:        test/unit/**  (pure logic; `npm run test:unit` runs only these)
+ *   - integration: everything else under test/ (real Temporal dev server, sandbox, API, browser)
+ *
+ * test/global-setup.ts runs once per `jest` run (whatever is selected): it starts ONE Temporal dev server
+ * and builds the workflow bundle once; see test/helpers/temporal.ts for how tests use them.
+ */
+'use strict';
+
+/** @type {import('@swc/core').Options} */
+const swcOptions = {
+  swcrc: false,
+  sourceMaps: 'inline',
+  jsc: {
+    parser: { syntax: 'typescript' },
+    target: 'es2022',
+    keepClassNames: true,
+  },
+  module: { type: 'commonjs' },
+};
+
+/** @type {import('jest').Config} */
+const common = {
+  testEnvironment: 'node',
+  testTimeout: 60_000,
+  transform: { '^.+\\.ts$': ['@swc/jest', swcOptions] },
+  moduleFileExtensions: ['ts', 'js', 'json', 'node'],
+  testPathIgnorePatterns: ['/node_modules/', '/dist/', '/.tools/'],
+};
+
+/** @type {import('jest').Config} */
+module.exports = {
+  maxWorkers: 2,
+  testTimeout: 60_000,
+  globalSetup: '<rootDir>/test/global-setup.ts',
+  globalTeardown: '<rootDir>/test/global-teardown.ts',
+  projects: [
+    {
+      ...common,
+      displayName: 'unit',
+      testMatch: ['<rootDir>/test/unit/**/*.test.ts'],
+    },
+    {
+      ...common,
+      displayName: 'integration',
+      testMatch: ['<rootDir>/test/**/*.test.ts'],
+      setupFiles: ['<rootDir>/test/setup-temporal-runtime.ts'],
+      testPathIgnorePatterns: [...common.testPathIgnorePatterns, '<rootDir>/test/unit/'],
+    },
+  ],
+};

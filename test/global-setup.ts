@@ -1,0 +1,85 @@
+/**
+ * Jest global setup: runs once per `jest` run, in jest's main process, before any test file.
+ *
+ *  1. Starts ONE Temporal dev server (the CLI binary chosen by cli/temporal-cli.ts) on a free port, with
+ *     paysaga's search attributes registered, and exports its address and namespace to every test worker:
+ *       TEMPORAL_TEST_ADDRESS    e.g. 127.0.0.1:41235
+ *       TEMPORAL_TEST_NAMESPACE  default
+ *  2. If workflows/index.ts exists, bundles the workflow code ONCE and exports the bundle's file path:
+ *       PAYSAGA_TEST_WORKFLOW_BUNDLE        /tmp/paysaga-jest-XXXX/workflow-bundle.js
+ *     A bundling error does not abort the run (unit tests still run); it is exported instead as
+ *       PAYSAGA_TEST_WORKFLOW_BUNDLE_ERROR  and thrown by test/helpers/temporal.ts when a test needs the bundle.
+ *
+ * test/global-teardown.ts stops the server and removes the temp dir (state kept on globalThis).
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
+import { describeTemporalCli, resolveTemporalCli, toServerExecutable } from '../cli/temporal-cli';
+import { DEFAULT_TEMPORAL_NAMESPACE, PAYSAGA_SEARCH_ATTRIBUTES } from '../workers/search-attributes';
+
+export interface PaysagaTestGlobals {
+  env: TestWorkflowEnvironment;
+  tempDir: string;
+}
+
+declare global {
+  var __PAYSAGA_TEST__: PaysagaTestGlobals | undefined;
+}
+
+const ROOT = path.resolve(__dirname, '..');
+
+function log(message: string): void {
+  process.stderr.write(`[paysaga test setup] ${message}\n`);
+}
+
+export default async function globalSetup(): Promise<void> {
+  const cli = resolveTemporalCli();
+  const namespace = DEFAULT_TEMPORAL_NAMESPACE;
+  const started = Date.now();
+  let env: TestWorkflowEnvironment;
+  try {
+    env = await TestWorkflowEnvironment.createLocal({
+      server: {
+        executable: toServerExecutable(cli),
+        ip: '127.0.0.1',
+        namespace,
+        searchAttributes: PAYSAGA_SEARCH_ATTRIBUTES,
+        log: { format: 'pretty', level: 'error' },
+      },
+    });
+  } catch (err) {
+    throw new Error(
+      `Could not start the Temporal dev server with ${describeTemporalCli(cli)}: ${(err as Error).message}\n` +
+        'Run `npm run setup` (installs the pinned CLI into .tools/) or set TEMPORAL_CLI_PATH.',
+      { cause: err },
+    );
+  }
+  const tempDir = fs.mkdtempSync(path.join(os.tmpdir(), 'paysaga-jest-'));
+  globalThis.__PAYSAGA_TEST__ = { env, tempDir };
+  process.env.TEMPORAL_TEST_ADDRESS = env.address;
+  process.env.TEMPORAL_TEST_NAMESPACE = namespace;
+  log(
+    `Temporal dev server ${env.address} up in ${Date.now() - started} ms (cli: ${describeTemporalCli(cli)})`,
+  );
+
+  delete process.env.PAYSAGA_TEST_WORKFLOW_BUNDLE;
+  delete process.env.PAYSAGA_TEST_WORKFLOW_BUNDLE_ERROR;
+  const workflowsPath = path.join(ROOT, 'workflows', 'index.ts');
+  if (fs.existsSync(workflowsPath)) {
+    const bundleStarted = Date.now();
+    try {
+      const { code } = await bundleWorkflowCode({ workflowsPath, logger: new DefaultLogger('WARN') });
+      const bundlePath = path.join(tempDir, 'workflow-bundle.js');
+      fs.writeFileSync(bundlePath, code);
+      process.env.PAYSAGA_TEST_WORKFLOW_BUNDLE = bundlePath;
+      log(`workflow bundle built in ${Date.now() - bundleStarted} ms: ${bundlePath}`);
+    } catch (err) {
+      const message = err instanceof Error ? (err.stack ?? err.message) : String(err);
+      process.env.PAYSAGA_TEST_WORKFLOW_BUNDLE_ERROR = message;
+      log(`workflow bundle FAILED (tests that need it will fail): ${message}`);
+    }
+  }
+}
