@@ -1,3 +1,4 @@
+import type { z } from 'zod';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { describeIssue } from '../../provider/schemas/validation';
 import { faultRulesBodySchema, type FaultInjector } from '../faults';
@@ -57,10 +58,9 @@ const faultsPlugin: FastifyPluginAsync<FaultsPluginOptions> = async (app, opts) 
   app.post('/sandbox/faults', async (request, reply) => {
     const parsed = faultRulesBodySchema.safeParse(jsonBody(request.body));
     if (!parsed.success) {
-      const issue = parsed.error.issues[0]!;
       return reply.code(400).send({
         status: 'error',
-        error: { error_code: 'invalid_request', error_description: describeIssue(issue) },
+        error: { error_code: 'invalid_request', error_description: describeRuleIssue(parsed.error.issues[0]!) },
         issues: parsed.error.issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message })),
       });
     }
@@ -86,6 +86,14 @@ const faultsPlugin: FastifyPluginAsync<FaultsPluginOptions> = async (app, opts) 
 (faultsPlugin as unknown as Record<symbol, unknown>)[Symbol.for('fastify.display-name')] = 'sandbox-faults';
 
 export default faultsPlugin;
+
+/** `field.rule` as the provider names fields; an unknown key is named itself rather than its parent object. */
+function describeRuleIssue(issue: z.core.$ZodIssue): string {
+  if (issue.code === 'unrecognized_keys' && issue.keys[0] !== undefined) {
+    return [...issue.path.map(String), issue.keys[0], 'unknown_field'].join('.');
+  }
+  return describeIssue(issue);
+}
 
 function isApiRequest(request: FastifyRequest): boolean {
   return request.url === '/api/v1' || request.url.startsWith('/api/v1/') || request.url.startsWith('/api/v1?');

@@ -1,0 +1,172 @@
+/*
+ * Fault injection over HTTP: the faults plugin registered in a fastify app whose /api/v1 route counts
+ * what it processed, so "processed or not" is observable without the rest of the sandbox.
+ * (faults-sandbox.test.ts runs the same faults against the full sandbox.)
+ */
+import Fastify, { type FastifyInstance } from 'fastify';
+import { request } from 'undici';
+import { FaultInjector, type FaultRuleInput } from '../../sandbox/faults';
+import faultsPlugin from '../../sandbox/routes/faults';
+import { WebhookDispatcher } from '../../sandbox/webhooks';
+import { generateTestKeyPair } from '../helpers/keys';
+
+jest.setTimeout(20_000);
+
+let app: FastifyInstance;
+let base: string;
+let processed = 0;
+const faults = new FaultInjector();
+
+beforeAll(async () => {
+  app = Fastify({ logger: false });
+  await app.register(faultsPlugin, { faults });
+  app.post('/api/v1/transaction/approve', async () => ({ status: 'ok', processed: ++processed }));
+  app.post('/api/v1/transaction/start/checkout', async () => ({ status: 'ok', processed: ++processed }));
+  app.get('/sandbox/health', async () => ({ status: 'ok' }));
+  base = await app.listen({ port: 0, host: '127.0.0.1' });
+});
+afterAll(async () => {
+  await app.close();
+});
+beforeEach(() => {
+  faults.clear();
+});
+
+async function call(path: string, body: unknown = {}) {
+  const started = Date.now();
+  try {
+    const res = await request(`${base}${path}`, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+    const text = await res.body.text();
+    return { status: res.statusCode, text, ms: Date.now() - started, error: null as null | { code: string; message: string } };
+  } catch (err) {
+    const e = err as { code?: string; message: string };
+    return { status: null, text: '', ms: Date.now() - started, error: { code: String(e.code), message: e.message } };
+  }
+}
+async function setRules(rules: unknown) {
+  const res = await request(`${base}/sandbox/faults`, { method: 'POST', body: JSON.stringify({ rules }), headers: { 'content-type': 'application/json' } });
+  return { status: res.statusCode, body: (await res.body.json()) as Record<string, unknown> };
+}
+
+describe('rule evaluation', () => {
+  test('rate is applied by counting, deterministically: 0.5 fires on every 2nd matching call', () => {
+    const f = new FaultInjector([{ kind: 'error_5xx', rate: 0.5 }]);
+    const fired = Array.from({ length: 6 }, () => f.decideRequest('/api/v1/transaction/approve').errorStatus !== undefined);
+    expect(fired).toEqual([false, true, false, true, false, true]);
+    const third = new FaultInjector([{ kind: 'webhook_drop', rate: 1 / 3 }]);
+    expect(Array.from({ length: 6 }, () => third.decideWebhook('x').drop)).toEqual([false, false, true, false, false, true]);
+  });
+
+  test('times spends a rule; path filters exactly or by prefix; later rules of a kind take over', () => {
+    const f = new FaultInjector([
+      { kind: 'error_5xx', status: 502, path: 'transaction/start/*', times: 1 },
+      { kind: 'error_5xx', status: 500, path: 'transaction/approve', times: 2 },
+    ]);
+    expect(f.decideRequest('/api/v1/transaction/cancel').errorStatus).toBeUndefined();
+    expect(f.decideRequest('/api/v1/transaction/start/checkout?x=1').errorStatus).toBe(502);
+    expect(f.decideRequest('/api/v1/transaction/start/transfer').errorStatus).toBeUndefined();
+    expect([1, 2, 3].map(() => f.decideRequest('transaction/approve').errorStatus)).toEqual([500, 500, undefined]);
+    expect(f.list().map((r) => r.remaining)).toEqual([0, 0]);
+  });
+});
+
+describe('request faults over HTTP', () => {
+  test('latency: the answer comes at least ms later; other paths are not slowed', async () => {
+    await setRules([{ kind: 'latency', ms: 300, path: 'transaction/approve' }]);
+    const slow = await call('/api/v1/transaction/approve');
+    const fast = await call('/api/v1/transaction/start/checkout');
+    expect(slow.status).toBe(200);
+    expect(slow.ms).toBeGreaterThanOrEqual(295);
+    expect(fast.ms).toBeLessThan(200);
+  });
+
+  test('error_5xx: answered without processing; times limits it', async () => {
+    await setRules([{ kind: 'error_5xx', status: 502, times: 2 }]);
+    const before = processed;
+    const answers = [await call('/api/v1/transaction/approve'), await call('/api/v1/transaction/approve'), await call('/api/v1/transaction/approve')];
+    expect(answers.map((a) => a.status)).toEqual([502, 502, 200]);
+    expect(processed).toBe(before + 1);
+  });
+
+  test('drop_after_commit: processed, then the connection closes without an answer', async () => {
+    await setRules([{ kind: 'drop_after_commit', path: 'transaction/approve', times: 1 }]);
+    const before = processed;
+    const dropped = await call('/api/v1/transaction/approve');
+    expect(dropped.status).toBeNull();
+    expect(dropped.error!.code).toMatch(/UND_ERR_SOCKET|ECONNRESET/);
+    expect(processed).toBe(before + 1); // the state changed although the client saw an error
+    const next = await call('/api/v1/transaction/approve');
+    expect(next.status).toBe(200);
+    expect(JSON.parse(next.text)).toEqual({ status: 'ok', processed: before + 2 });
+  });
+
+  test('faults act only on /api/v1: the sandbox control routes stay reachable', async () => {
+    await setRules([{ kind: 'error_5xx' }, { kind: 'latency', ms: 500 }]);
+    const started = Date.now();
+    const res = await request(`${base}/sandbox/health`);
+    expect(res.statusCode).toBe(200);
+    await res.body.dump();
+    expect(Date.now() - started).toBeLessThan(300);
+    expect((await call('/api/v1/transaction/approve')).status).toBe(503); // default status
+  });
+});
+
+describe('/sandbox/faults', () => {
+  test('POST replaces, GET shows remaining counts, DELETE clears', async () => {
+    const rules: FaultRuleInput[] = [{ kind: 'error_5xx', times: 2, path: 'transaction/approve' }, { kind: 'webhook_delay', ms: 10 }];
+    const set = await setRules(rules);
+    expect(set.status).toBe(200);
+    expect(set.body.rules).toEqual([
+      { kind: 'error_5xx', status: 503, path: 'transaction/approve', times: 2, rate: 1, remaining: 2, matched: 0, fired: 0 },
+      { kind: 'webhook_delay', ms: 10, rate: 1, remaining: null, matched: 0, fired: 0 },
+    ]);
+    await call('/api/v1/transaction/approve');
+    const shown = (await (await request(`${base}/sandbox/faults`)).body.json()) as { rules: Array<{ remaining: number | null }> };
+    expect(shown.rules.map((r) => r.remaining)).toEqual([1, null]);
+
+    await setRules([{ kind: 'latency', ms: 1 }]);
+    expect(faults.list().map((r) => r.kind)).toEqual(['latency']);
+
+    const del = await request(`${base}/sandbox/faults`, { method: 'DELETE' });
+    expect(await del.body.json()).toEqual({ rules: [] });
+    expect(faults.list()).toEqual([]);
+  });
+
+  test.each([
+    [{ rules: [{ kind: 'latency' }] }, 'rules.0.ms'],
+    [{ rules: [{ kind: 'latency', ms: -5 }] }, 'rules.0.ms'],
+    [{ rules: [{ kind: 'error_5xx', status: 404 }] }, 'rules.0.status'],
+    [{ rules: [{ kind: 'error_5xx', rate: 1.5 }] }, 'rules.0.rate'],
+    [{ rules: [{ kind: 'drop_after_commit', times: 0 }] }, 'rules.0.times'],
+    [{ rules: [{ kind: 'webhook_drop' }, { kind: 'explode' }] }, 'rules.1.kind'],
+    [{ rules: [{ kind: 'latency', ms: 1, path: '../etc' }] }, 'rules.0.path'],
+    [{ rules: [{ kind: 'latency', ms: 1, colour: 'red' }] }, 'rules.0.colour'],
+    [{}, 'rules'],
+  ])('bad rules %j: 400 naming %s, rules unchanged', async (body, field) => {
+    faults.setRules([{ kind: 'latency', ms: 1 }]);
+    const res = await request(`${base}/sandbox/faults`, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+    expect(res.statusCode).toBe(400);
+    const answer = (await res.body.json()) as { status: string; error: { error_code: string; error_description: string } };
+    expect(answer.status).toBe('error');
+    expect(answer.error.error_code).toBe('invalid_request');
+    expect(answer.error.error_description.startsWith(`${field}.`) || answer.error.error_description === field).toBe(true);
+    expect(faults.list().map((r) => r.kind)).toEqual(['latency']);
+  });
+});
+
+describe('/sandbox/webhooks', () => {
+  test('lists the deliveries of the dispatcher built with this injector, optionally by session', async () => {
+    const service = generateTestKeyPair();
+    const dispatcher = new WebhookDispatcher({ serviceKey: service.privateKey, timeScale: 0.001, faults });
+    try {
+      dispatcher.enqueue({ projectId: 'p', url: 'http://127.0.0.1:1/x', enabled: false }, { type: 'approve_pending', session_info: { id: 'ps_a' } });
+      dispatcher.enqueue({ projectId: 'p', url: 'http://127.0.0.1:1/x', enabled: false }, { type: 'approve_pending', session_info: { id: 'ps_b' } });
+      const all = (await (await request(`${base}/sandbox/webhooks`)).body.json()) as { deliveries: Array<{ sessionId: string; state: string }> };
+      expect(all.deliveries.map((r) => r.sessionId)).toEqual(['ps_a', 'ps_b']);
+      const one = (await (await request(`${base}/sandbox/webhooks?session_id=ps_b`)).body.json()) as { deliveries: Array<{ sessionId: string; state: string }> };
+      expect(one.deliveries).toEqual([expect.objectContaining({ sessionId: 'ps_b', state: 'not_sent' })]);
+    } finally {
+      await dispatcher.close();
+    }
+  });
+});
