@@ -7,13 +7,14 @@ import * as path from 'node:path';
 import { Command } from 'commander';
 import type { OutputConfiguration } from 'commander';
 import * as keysCommand from './commands/keys';
+import * as sandboxCommand from './commands/sandbox';
 import { findProjectRoot } from './temporal-cli';
 
 interface CommandModule {
   register(program: Command): void;
 }
 
-const COMMANDS: CommandModule[] = [keysCommand];
+const COMMANDS: CommandModule[] = [keysCommand, sandboxCommand];
 
 function packageVersion(): string {
   try {

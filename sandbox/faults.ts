@@ -98,20 +98,35 @@ interface RuleState {
   fired: number;
 }
 
+export class FaultRulesError extends Error {
+  override name = 'FaultRulesError';
+  constructor(
+    message: string,
+    readonly zodError: z.ZodError,
+  ) {
+    super(message);
+  }
+}
+
 export type DeliveryLog = (filter: { sessionId?: string }) => DeliveryRecord[];
 
 export class FaultInjector {
   private rules: RuleState[] = [];
   private log: DeliveryLog | null = null;
 
-  constructor(rules: FaultRuleInput[] = []) {
+  /** `rules` may come unchecked from the config file's `faults` field; invalid ones throw FaultRulesError. */
+  constructor(rules: readonly FaultRuleInput[] | readonly unknown[] = []) {
     this.setRules(rules);
   }
 
-  /** Replaces every rule (counters start over). Throws a ZodError on invalid rules. */
-  setRules(rules: readonly FaultRuleInput[]): void {
-    const parsed = faultRulesSchema.parse(rules);
-    this.rules = parsed.map((rule) => ({ rule, matched: 0, fired: 0 }));
+  /** Replaces every rule (counters start over). Throws FaultRulesError, naming the field, on invalid rules. */
+  setRules(rules: readonly FaultRuleInput[] | readonly unknown[]): void {
+    const parsed = faultRulesSchema.safeParse(rules);
+    if (!parsed.success) {
+      const lines = parsed.error.issues.map((i) => `faults.${i.path.join('.')}: ${i.message}`);
+      throw new FaultRulesError(`invalid fault rules: ${lines.join('; ')}`, parsed.error);
+    }
+    this.rules = parsed.data.map((rule) => ({ rule, matched: 0, fired: 0 }));
   }
 
   clear(): void {

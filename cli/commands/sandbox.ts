@@ -1,0 +1,87 @@
+/** `paysaga sandbox --config FILE [--port N] [--host H]`: run the provider emulator until SIGINT/SIGTERM. */
+import { InvalidArgumentError, type Command } from 'commander';
+import { loadSandboxConfigFile, type ResolvedSandboxConfig } from '../../sandbox/config';
+
+export const DEFAULT_SANDBOX_PORT = 8090;
+export const DEFAULT_SANDBOX_HOST = '127.0.0.1';
+
+/** What the command needs of a started sandbox. */
+interface RunningSandbox {
+  url: string;
+  close(): Promise<void>;
+}
+type StartSandbox = (config: ResolvedSandboxConfig, opts: { port: number; host: string }) => Promise<RunningSandbox>;
+
+/** The process seams, replaceable so a test can run the command in-process and "send" it a signal. */
+export interface SandboxCommandDeps {
+  signals: Pick<NodeJS.EventEmitter, 'once' | 'removeListener'>;
+  out: (line: string) => void;
+  err: (line: string) => void;
+}
+
+const processDeps: SandboxCommandDeps = {
+  signals: process,
+  out: (line) => process.stdout.write(`${line}\n`),
+  err: (line) => process.stderr.write(`${line}\n`),
+};
+
+export function register(program: Command, deps: SandboxCommandDeps = processDeps): void {
+  program
+    .command('sandbox')
+    .description('run the stateful sandbox of the Payment Session Service (signed API, webhooks, fault injection)')
+    .requiredOption('--config <file>', 'sandbox config JSON (keys, projects, timeScale, ...); key paths are relative to it')
+    .option('--port <n>', `port to listen on (0 picks a free one)`, parsePort, DEFAULT_SANDBOX_PORT)
+    .option('--host <host>', 'address to listen on', DEFAULT_SANDBOX_HOST)
+    .action(async (opts: { config: string; port: number; host: string }) => {
+      await runSandbox(opts, deps);
+      // The process should now end by itself; should a stray handle keep it alive, do not hang on shutdown.
+      if (deps === processDeps) setTimeout(() => process.exit(), 3_000).unref();
+    });
+}
+
+/** Starts the sandbox and resolves once it has shut down after SIGINT or SIGTERM. */
+export async function runSandbox(opts: { config: string; port: number; host: string }, deps: SandboxCommandDeps = processDeps): Promise<void> {
+  const config = loadSandboxConfigFile(opts.config);
+  const sandbox = await startSandbox()(config, { port: opts.port, host: opts.host });
+  deps.out(`sandbox listening on ${sandbox.url}`);
+  deps.out(`  projects: ${[...config.projects.keys()].join(', ')}; timeScale ${config.timeScale}`);
+
+  const signal = await new Promise<string>((resolve) => {
+    const on = (name: string) => () => {
+      deps.signals.removeListener('SIGINT', onInt);
+      deps.signals.removeListener('SIGTERM', onTerm);
+      resolve(name);
+    };
+    const onInt = on('SIGINT');
+    const onTerm = on('SIGTERM');
+    deps.signals.once('SIGINT', onInt);
+    deps.signals.once('SIGTERM', onTerm);
+  });
+  deps.err(`sandbox: ${signal}, shutting down`);
+  // A second signal while closing means "now": do not wait for in-flight work.
+  const force = () => {
+    deps.err('sandbox: forced exit');
+    process.exit(1);
+  };
+  deps.signals.once('SIGINT', force);
+  deps.signals.once('SIGTERM', force);
+  try {
+    await sandbox.close();
+  } finally {
+    deps.signals.removeListener('SIGINT', force);
+    deps.signals.removeListener('SIGTERM', force);
+  }
+  deps.err('sandbox: stopped');
+}
+
+function parsePort(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65_535) throw new InvalidArgumentError(`--port must be an integer 0..65535, got ${value}`);
+  return n;
+}
+
+/** sandbox/index.ts is loaded lazily so the other commands start without the sandbox's server code. */
+function startSandbox(): StartSandbox {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return (require('../../sandbox/index') as { startSandbox: StartSandbox }).startSandbox;
+}
