@@ -149,6 +149,8 @@ export class WebhookDispatcher {
     const decision = this.faults.decideWebhook(event.type);
     if (decision.drop) {
       this.record({ ...base, attempt: 0, atMs: Date.now(), durationMs: 0, httpStatus: null, error: 'dropped by fault injection', state: 'dropped' });
+      // A held event's "next event" happened, even though it vanished: the held one goes out now.
+      if (sessionId !== null) this.takeHeld(sessionId)?.();
       return;
     }
 
