@@ -1,0 +1,21 @@
+/**
+ * What workflows may ask of the outside world. Workflows import this file as types only.
+ * No argument or result here carries card data.
+ */
+import type { SessionInfo } from '../provider/schemas';
+import type { Money } from '../workflows/types';
+
+export type Decision = 'approve' | 'cancel' | 'finalize';
+
+export interface SessionActivities {
+  /** start/checkout or start/transfer with a body that holds no card data; key from (session, step). */
+  startOperation(sessionId: string, operation: 'checkout' | 'transfer', body: Record<string, unknown>, step: string): Promise<SessionInfo>;
+  /** approve / cancel / finalize (amount: partial finalize), key from (session, step). */
+  decide(sessionId: string, decision: Decision, step: string, amount?: Money): Promise<SessionInfo>;
+  /** transaction/refund, key from (session, step); amount omitted = full. */
+  refund(sessionId: string, step: string, amount?: Money): Promise<SessionInfo>;
+  /** transaction/state: the truth. */
+  getState(sessionId: string): Promise<SessionInfo>;
+  /** public_token with payment_form_config for this session. */
+  createPaymentFormToken(sessionId: string, widget: { lang?: string; showAutopayOption?: boolean }): Promise<string>;
+}

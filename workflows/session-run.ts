@@ -1,0 +1,207 @@
+/**
+ * The machinery every session workflow shares: the provider snapshot applied only forward,
+ * webhook signals, polling on a backoff when events are late (always when webhooks are off),
+ * partner decisions through validated Updates, the query and the search attributes.
+ */
+import type { UpdateDefinition } from '@temporalio/common';
+import * as wf from '@temporalio/workflow';
+import type { SessionActivities } from '../activities/types';
+import type { Payment, SessionInfo, WebhookEvent } from '../provider/schemas';
+import { PaymentStatus } from '../workers/search-attributes';
+import {
+  approveUpdate,
+  awaitProgressUpdate,
+  cancelUpdate,
+  finalizeUpdate,
+  payerReturnedSignal,
+  providerEventSignal,
+  sessionQuery,
+} from './definitions';
+import { amountMismatch, isNewer, latestPayment, operationOf, operationsOf, phaseOf } from './snapshot';
+import {
+  FINAL_PHASES,
+  type Money,
+  type SessionEvent,
+  type SessionKind,
+  type SessionPhase,
+  type SessionSettings,
+  type SessionView,
+} from './types';
+
+/**
+ * Retried with the same idempotency key (activities/ reconcile an unknown outcome before resending);
+ * errors retrying cannot fix come back as non-retryable failures.
+ */
+export const provider = wf.proxyActivities<SessionActivities>({
+  startToCloseTimeout: '45s',
+  retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '20s', maximumAttempts: 10 },
+});
+
+/** Phases in which someone other than the provider has to act, so a caller waiting for news can stop. */
+const NEEDS_SOMEONE: SessionPhase[] = ['awaiting_payer', 'awaiting_approval', 'awaiting_finalization'];
+
+const MAX_EVENTS = 200;
+
+export interface SessionRunOptions {
+  sessionId: string;
+  kind: SessionKind;
+  reference: string;
+  money?: Money;
+  settings: SessionSettings;
+  /** Phase for kinds whose progress is not the latest payment/payout (refunds). */
+  phaseFn?: (s: SessionInfo | undefined) => SessionPhase;
+}
+
+type PendingDecision = { kind: 'approve' } | { kind: 'cancel'; reason?: string } | { kind: 'finalize'; amount?: number };
+
+export class SessionRun {
+  snapshot: SessionInfo | undefined;
+  phase: SessionPhase = 'starting';
+  reason: string | undefined;
+  publicToken: string | undefined;
+  readonly events: SessionEvent[] = [];
+  /** Amounts the saga itself asked for (partial finalize), accepted by the amount check. */
+  readonly askedAmounts: number[] = [];
+  /** Steps already sent: a decision is made once per operation. */
+  readonly done = new Set<string>();
+  pendingDecision: PendingDecision | undefined;
+  private version = 0;
+  private pollRequested = false;
+  private ended = false;
+  private readonly phaseFn: (s: SessionInfo | undefined) => SessionPhase;
+
+  constructor(readonly opts: SessionRunOptions) {
+    this.phaseFn = opts.phaseFn ?? phaseOf;
+    wf.setHandler(providerEventSignal, (event: WebhookEvent) => this.onEvent(event));
+    wf.setHandler(payerReturnedSignal, () => {
+      this.log('payer', 'returned');
+      this.pollRequested = true;
+    });
+    wf.setHandler(sessionQuery, () => this.view());
+    wf.setHandler(awaitProgressUpdate, async ({ timeoutMs }) => {
+      await wf.condition(() => this.isFinal() || NEEDS_SOMEONE.includes(this.phase) || this.publicToken !== undefined, timeoutMs);
+      return this.view();
+    });
+    this.registerDecision(approveUpdate, () => ({ kind: 'approve' }), ['awaiting_approval']);
+    this.registerDecision(cancelUpdate, (arg) => ({ kind: 'cancel', reason: arg?.reason }), ['awaiting_approval', 'awaiting_finalization']);
+    this.registerDecision(finalizeUpdate, (arg) => ({ kind: 'finalize', amount: arg?.amount }), ['awaiting_finalization'], (arg) => {
+      const held = operationOf(this.snapshot)?.sum_info?.sum;
+      const amount = arg?.amount;
+      if (amount === undefined) return;
+      if (!Number.isInteger(amount) || amount <= 0) throw new Error('amount.positive: finalize amount must be a positive integer (minor units)');
+      if (held !== undefined && amount > held) throw new Error(`amount.max: finalize amount ${amount} is above the held amount ${held}`);
+    });
+  }
+
+  private registerDecision<A extends unknown[]>(
+    def: UpdateDefinition<SessionView, A>,
+    make: (...args: A) => PendingDecision,
+    phases: SessionPhase[],
+    check?: (...args: A) => void,
+  ): void {
+    wf.setHandler(
+      def,
+      async (...args: A) => {
+        this.pendingDecision = make(...args);
+        this.log('decision', this.pendingDecision.kind);
+        await wf.condition(() => this.pendingDecision === undefined || this.isFinal());
+        return this.view();
+      },
+      {
+        validator: (...args: A) => {
+          if (this.pendingDecision) throw new Error(`state.busy: a ${this.pendingDecision.kind} decision is already being carried out`);
+          if (!phases.includes(this.phase)) throw new Error(`state.invalid: ${def.name} is not possible while the session is ${this.phase}`);
+          check?.(...args);
+        },
+      },
+    );
+  }
+
+  isFinal(): boolean {
+    return this.ended || FINAL_PHASES.includes(this.phase);
+  }
+
+  log(source: SessionEvent['source'], type: string, detail?: string): void {
+    this.events.push({ at: new Date(Date.now()).toISOString(), source, type, ...(detail ? { detail } : {}) });
+    if (this.events.length > MAX_EVENTS) this.events.splice(0, this.events.length - MAX_EVENTS);
+  }
+
+  private onEvent(event: WebhookEvent): void {
+    const applied = this.apply(event.session_info, 'webhook', event.type);
+    if (!applied) this.log('webhook', event.type, 'ignored: duplicate or older than what is known');
+  }
+
+  /** Applies a snapshot if it is newer than the one held; returns whether it was. */
+  apply(snapshot: SessionInfo, source: SessionEvent['source'], type = 'snapshot'): boolean {
+    if (snapshot.id !== this.opts.sessionId || !isNewer(snapshot, this.snapshot)) return false;
+    this.snapshot = snapshot;
+    this.version++;
+    const phase = this.phaseFn(snapshot);
+    this.log(source, type, `${snapshot.transaction_status}/${operationOf(snapshot)?.transaction_status ?? '-'} -> ${phase}`);
+    if (!this.ended) this.setPhase(phase);
+    return true;
+  }
+
+  setPhase(phase: SessionPhase, reason?: string): void {
+    if (reason) this.reason = reason;
+    if (phase === this.phase) return;
+    this.phase = phase;
+    wf.upsertSearchAttributes([{ key: PaymentStatus, value: phase }]);
+  }
+
+  /** Ends the saga here whatever the provider says next (amount mismatch, deadlines). */
+  end(phase: SessionPhase, reason: string): void {
+    this.setPhase(phase, reason);
+    this.ended = true;
+    this.log('timer', 'ended', reason);
+  }
+
+  amountProblem(): string | undefined {
+    return amountMismatch(this.snapshot, this.opts.money, this.askedAmounts);
+  }
+
+  async poll(): Promise<void> {
+    this.apply(await provider.getState(this.opts.sessionId), 'poll', 'state');
+  }
+
+  /**
+   * Waits until a newer snapshot arrives (webhook, payer return, decision) or `deadline` passes.
+   * With webhooks on, polling starts once the event is `lateAfterMs` late; with them off, at once.
+   */
+  async waitForProgress(deadline: number): Promise<boolean> {
+    const { polling } = this.opts.settings;
+    const seen = this.version;
+    let delay = polling.webhooks ? polling.lateAfterMs : polling.initialMs;
+    for (;;) {
+      const remaining = deadline - Date.now();
+      if (remaining <= 0) return false;
+      await wf.condition(() => this.version !== seen || this.pollRequested || this.pendingDecision !== undefined, Math.min(delay, remaining));
+      if (this.version !== seen || this.pendingDecision !== undefined) return true;
+      this.pollRequested = false;
+      await this.poll();
+      if (this.version !== seen) return true;
+      delay = Math.min(Math.max(delay === polling.lateAfterMs ? polling.initialMs : delay * polling.factor, polling.initialMs), polling.maxMs);
+    }
+  }
+
+  view(): SessionView {
+    const op = operationOf(this.snapshot);
+    const payment = latestPayment(this.snapshot);
+    const userAction = this.phase === 'awaiting_payer' ? (op as Payment | undefined)?.user_action : undefined;
+    const recurringToken = payment?.recurring_token_info?.token;
+    return {
+      sessionId: this.opts.sessionId,
+      kind: this.opts.kind,
+      reference: this.opts.reference,
+      phase: this.phase,
+      ...(this.snapshot ? { providerStatus: this.snapshot.transaction_status, lastSnapshot: this.snapshot } : {}),
+      ...(this.opts.money ? { money: this.opts.money } : {}),
+      operations: operationsOf(this.snapshot),
+      ...(userAction ? { userAction } : {}),
+      ...(this.publicToken ? { publicToken: this.publicToken } : {}),
+      ...(recurringToken ? { recurringToken } : {}),
+      ...(this.reason ? { reason: this.reason } : {}),
+      events: [...this.events],
+    };
+  }
+}
