@@ -8,6 +8,8 @@ import type { SessionView } from './types';
 
 /** A verified provider webhook for this session. */
 export const providerEventSignal = defineSignal<[WebhookEvent]>('providerEvent');
+/** The starter could not submit the card data (the provider refused it): end the session with this reason. */
+export const startFailedSignal = defineSignal<[{ reason: string }]>('startFailed');
 /** The payer came back to back_url: check the state now. */
 export const payerReturnedSignal = defineSignal<[]>('payerReturned');
 

@@ -16,6 +16,7 @@ import {
   payerReturnedSignal,
   providerEventSignal,
   sessionQuery,
+  startFailedSignal,
 } from './definitions';
 import { amountMismatch, isNewer, latestPayment, operationOf, operationsOf, phaseOf } from './snapshot';
 import {
@@ -73,6 +74,9 @@ export class SessionRun {
   constructor(readonly opts: SessionRunOptions) {
     this.phaseFn = opts.phaseFn ?? phaseOf;
     wf.setHandler(providerEventSignal, (event: WebhookEvent) => this.onEvent(event));
+    wf.setHandler(startFailedSignal, ({ reason }) => {
+      if (!operationOf(this.snapshot)) this.end('failed', `start_failed: ${reason}`);
+    });
     wf.setHandler(payerReturnedSignal, () => {
       this.log('payer', 'returned');
       this.pollRequested = true;

@@ -1,0 +1,30 @@
+import type { z } from 'zod';
+
+/** A request to paysaga that fails validation: nothing was started or changed. */
+export class InputValidationError extends Error {
+  constructor(readonly fields: { field: string; rule: string }[]) {
+    super(`invalid input: ${fields.map((f) => `${f.field}: ${f.rule}`).join('; ')}`);
+    this.name = 'InputValidationError';
+  }
+  static fromZod(error: z.ZodError, prefix = ''): InputValidationError {
+    return new InputValidationError(
+      error.issues.map((i) => ({ field: [prefix, ...i.path.map(String)].filter(Boolean).join('.') || '(body)', rule: i.message })),
+    );
+  }
+}
+
+/** The session does not exist (or not for this kind of request). */
+export class SessionNotFoundError extends Error {
+  constructor(readonly sessionId: string) {
+    super(`session ${sessionId} not found`);
+    this.name = 'SessionNotFoundError';
+  }
+}
+
+/** The request is valid but the session is not in a state that allows it. */
+export class SessionStateError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SessionStateError';
+  }
+}

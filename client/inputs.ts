@@ -1,0 +1,131 @@
+/**
+ * What a backend service asks for, validated with zod. The HTTP API uses these same schemas,
+ * so a bad request names the same field and rule whichever way it comes in.
+ */
+import { z } from 'zod';
+import { CardDetails, HashedCardDetails } from '../provider/card';
+import { cardDetails, hashedCardDetails, participantInfo, userInfo } from '../provider/schemas';
+
+export const reference = z.string().min(4).max(64).regex(/^[A-Za-z0-9._:-]+$/, 'letters, digits and . _ : - only');
+
+export const money = z.object({
+  amount: z.number().int().positive(),
+  currency: z
+    .string()
+    .regex(/^[A-Za-z]{3}$/, 'a 3-letter ISO 4217 code')
+    .transform((c) => c.toLowerCase()),
+});
+
+const duration = z.number().int().positive().max(30 * 24 * 3_600_000);
+
+export const settingsOverrides = z
+  .object({
+    approval: z.discriminatedUnion('mode', [
+      z.object({ mode: z.literal('auto') }),
+      z.object({ mode: z.literal('manual'), deadlineMs: duration }),
+    ]),
+    finalization: z.discriminatedUnion('mode', [
+      z.object({ mode: z.literal('auto') }),
+      z.object({ mode: z.literal('auto_partial'), amount: z.number().int().positive() }),
+      z.object({ mode: z.literal('manual'), deadlineMs: duration }),
+    ]),
+    polling: z
+      .object({
+        webhooks: z.boolean(),
+        lateAfterMs: duration,
+        initialMs: duration,
+        maxMs: duration,
+        factor: z.number().min(1).max(10),
+      })
+      .partial(),
+    deadlines: z.object({ payerActionMs: duration, sessionMs: duration, startMs: duration }).partial(),
+  })
+  .partial();
+
+const common = {
+  reference,
+  customer: userInfo.optional(),
+  participant: participantInfo.optional(),
+  extraInfo: z.unknown().optional(),
+  settings: settingsOverrides.optional(),
+};
+
+const backUrl = z.url({ protocol: /^https?$/ });
+
+export const cardCheckoutInput = z.object({
+  ...common,
+  amount: money,
+  card: cardDetails,
+  backUrl: backUrl.optional(),
+  allowRecurring: z.boolean().optional(),
+});
+
+export const paymentFormInput = z.object({
+  ...common,
+  amount: money,
+  widget: z.object({ lang: z.string().min(2).max(5).optional(), showAutopayOption: z.boolean().optional() }).default({}),
+  backUrl: backUrl.optional(),
+});
+
+export const recurringPaymentInput = z
+  .object({
+    ...common,
+    amount: money,
+    token: z.string().min(1),
+    initiatedBy: z.enum(['merchant', 'client']).default('merchant'),
+    backUrl: backUrl.optional(),
+  })
+  .refine((r) => r.initiatedBy === 'merchant' || r.backUrl, { path: ['backUrl'], message: 'required when initiatedBy is client (3-D Secure)' });
+
+export const fpsPaymentInput = z
+  .object({
+    ...common,
+    amount: money,
+    moneyPurpose: z.string().min(1).max(210).optional(),
+    backUrl: backUrl.optional(),
+    qrRenewals: z.number().int().min(0).max(10).default(0),
+  })
+  // spec, Endpoints rule 6: the payer must be identified by user id or IP address
+  .refine((r) => r.customer?.user_id || r.participant?.payer_info?.ipv4_address, {
+    path: ['customer', 'user_id'],
+    message: 'customer.user_id or participant.payer_info.ipv4_address is required for FPS',
+  });
+
+export const fpsBindingInput = z.object({ ...common, backUrl: backUrl.optional(), currency: z.string().regex(/^[A-Za-z]{3}$/).default('rub') });
+
+export const payoutDestination = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('card'), card: cardDetails }),
+  z.object({ type: z.literal('hashed_card'), card: hashedCardDetails }),
+  z.object({ type: z.literal('tokenized_card'), token: z.string().min(1) }),
+  z.object({ type: z.literal('recurring_token'), token: z.string().min(1) }),
+  z.object({
+    type: z.literal('fps_account'),
+    phone: z.string().regex(/^\+?\d{10,15}$/, 'a phone number of 10 to 15 digits'),
+    bankId: z.string().min(1),
+  }),
+]);
+
+export const payoutInput = z.object({ ...common, amount: money, destination: payoutDestination });
+
+export const identityCheckInput = z.object({
+  reference,
+  phone: z.string().regex(/^\+?\d{10,15}$/, 'a phone number of 10 to 15 digits'),
+  bankId: z.string().min(1),
+  payee: participantInfo.shape.payee_info.unwrap(),
+  settings: settingsOverrides.optional(),
+});
+
+export const refundInput = z.object({
+  reference,
+  amount: z.number().int().positive().optional(),
+});
+
+export type CardCheckoutInput = z.input<typeof cardCheckoutInput>;
+export type PaymentFormInput = z.input<typeof paymentFormInput>;
+export type RecurringPaymentInput = z.input<typeof recurringPaymentInput>;
+export type FpsPaymentInput = z.input<typeof fpsPaymentInput>;
+export type FpsBindingInput = z.input<typeof fpsBindingInput>;
+export type PayoutInput = z.input<typeof payoutInput>;
+export type IdentityCheckInput = z.input<typeof identityCheckInput>;
+export type RefundRequestInput = z.input<typeof refundInput>;
+export { CardDetails, HashedCardDetails };

@@ -1,0 +1,348 @@
+/**
+ * The starter and follower of sessions, for backend services and the HTTP API. It creates the
+ * provider session (idempotently, keyed by the caller's reference), starts the workflow whose id is
+ * the session id, and sends card data to the provider itself so it never enters Temporal.
+ */
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
+import type { z } from 'zod';
+import { deriveIdempotencyKey, ProviderError, type ProviderClient } from '../provider';
+import type { SessionInfo } from '../provider/schemas';
+import { AmountMinor, ClientReference, CurrencyCode, PaymentKind, PaymentStatus } from '../workers/search-attributes';
+import {
+  approveUpdate,
+  awaitProgressUpdate,
+  cancelUpdate,
+  finalizeUpdate,
+  payerReturnedSignal,
+  providerEventSignal,
+  sessionQuery,
+  startFailedSignal,
+} from '../workflows/definitions';
+import type { Money, SessionInput, SessionKind, SessionSettings, SessionView, StartSpec } from '../workflows/types';
+import { InputValidationError, SessionNotFoundError, SessionStateError } from './errors';
+import * as inputs from './inputs';
+import { DEFAULT_SETTINGS, mergeSettings } from './settings';
+
+const WORKFLOW_OF: Record<SessionKind, string> = {
+  card_checkout: 'checkoutWorkflow',
+  payment_form: 'checkoutWorkflow',
+  recurring_payment: 'checkoutWorkflow',
+  fps_payment: 'fpsPaymentWorkflow',
+  fps_binding: 'fpsBindingWorkflow',
+  payout: 'payoutWorkflow',
+  identity_check: 'identityCheckWorkflow',
+  refund: 'refundWorkflow',
+  late_event: 'lateEventWorkflow',
+};
+
+export interface PaymentsClientOptions {
+  temporal: Client;
+  provider: ProviderClient;
+  taskQueue: string;
+  settings?: SessionSettings;
+}
+
+export interface StartOptions {
+  /** Wait up to this long for the payer's action (3-DS, QR) or a result before answering. */
+  waitMs?: number;
+}
+
+function parse<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
+  const r = schema.safeParse(input);
+  if (!r.success) throw InputValidationError.fromZod(r.error);
+  return r.data;
+}
+
+type Common = { reference: string; customer?: object; participant?: object; extraInfo?: unknown; settings?: inputs.CardCheckoutInput['settings'] };
+
+export class PaymentsClient {
+  readonly settings: SessionSettings;
+  constructor(private readonly opts: PaymentsClientOptions) {
+    this.settings = opts.settings ?? DEFAULT_SETTINGS;
+  }
+
+  /** Card data held by the partner: sent to the provider by this process, never through Temporal. */
+  async startCardCheckout(input: inputs.CardCheckoutInput, o: StartOptions = {}): Promise<SessionView> {
+    const i = parse(inputs.cardCheckoutInput, input);
+    const settingsBody = this.paymentSettings(i.backUrl, i.allowRecurring);
+    return this.start('card_checkout', i, i.amount, { by: 'starter' }, this.initiateBody(i, i.amount, settingsBody), o, (sessionId, key) =>
+      this.opts.provider.startCheckout(
+        { session_id: sessionId, payment_info: { type: 'card_info', card_info: { type: 'card_details', card_details: i.card } } },
+        { idempotencyKey: key },
+      ),
+    );
+  }
+
+  async startPaymentForm(input: inputs.PaymentFormInput, o: StartOptions = {}): Promise<SessionView> {
+    const i = parse(inputs.paymentFormInput, input);
+    const body = this.initiateBody(i, i.amount, this.paymentSettings(i.backUrl));
+    return this.start('payment_form', i, i.amount, { by: 'widget', widget: i.widget }, body, o);
+  }
+
+  async startRecurringPayment(input: inputs.RecurringPaymentInput, o: StartOptions = {}): Promise<SessionView> {
+    const i = parse(inputs.recurringPaymentInput, input);
+    const payment_info = {
+      type: 'recurring_token_info',
+      recurring_token_info: { token: i.token, ...(i.initiatedBy === 'client' ? { initiated_by: 'client' } : {}) },
+    };
+    const start: StartSpec = { by: 'workflow', operation: 'checkout', body: { payment_info } };
+    return this.start('recurring_payment', i, i.amount, start, this.initiateBody(i, i.amount, this.paymentSettings(i.backUrl)), o);
+  }
+
+  async startFpsPayment(input: inputs.FpsPaymentInput, o: StartOptions = {}): Promise<SessionView> {
+    const i = parse(inputs.fpsPaymentInput, input);
+    const payment_info = { type: 'fps_info', ...(i.moneyPurpose ? { fps_info: { money_purpose: i.moneyPurpose } } : {}) };
+    const start: StartSpec = { by: 'workflow', operation: 'checkout', body: { payment_info } };
+    return this.start('fps_payment', i, i.amount, start, this.initiateBody(i, i.amount, this.paymentSettings(i.backUrl)), o, undefined, i.qrRenewals);
+  }
+
+  /** Binding without a charge (spec rule 7): the sum is a placeholder the provider ignores. */
+  async startFpsBinding(input: inputs.FpsBindingInput, o: StartOptions = {}): Promise<SessionView> {
+    const i = parse(inputs.fpsBindingInput, input);
+    const placeholder: Money = { amount: 100, currency: i.currency.toLowerCase() };
+    const body = {
+      ...this.initiateBody(i, placeholder, this.paymentSettings(i.backUrl, true)),
+      payment_info: { type: 'faster_payment_system_binding' },
+    };
+    return this.start('fps_binding', i, placeholder, { by: 'workflow', operation: 'checkout', body: {} }, body, o);
+  }
+
+  async startPayout(input: inputs.PayoutInput, o: StartOptions = {}): Promise<SessionView> {
+    const i = parse(inputs.payoutInput, input);
+    const d = i.destination;
+    const body = this.initiateBody(i, i.amount);
+    if (d.type === 'card' || d.type === 'hashed_card') {
+      const card_info =
+        d.type === 'card'
+          ? { type: 'card_details' as const, card_details: d.card }
+          : { type: 'hashed_card_details' as const, hashed_card_details: d.card };
+      return this.start('payout', i, i.amount, { by: 'starter' }, body, o, (sessionId, key) =>
+        this.opts.provider.startTransfer({ session_id: sessionId, payout_info: { type: 'card_info', card_info } }, { idempotencyKey: key }),
+      );
+    }
+    const payout_info =
+      d.type === 'tokenized_card'
+        ? { type: 'card_info', card_info: { type: 'tokenized_card', tokenized_card: { token: d.token } } }
+        : d.type === 'recurring_token'
+          ? { type: 'recurring_token_info', recurring_token_info: { token: d.token } }
+          : {
+              type: 'account_info',
+              account_info: { payment_system: 'fps_info_verification', fps_info_verification: { phone_number: d.phone, bank_identifier: d.bankId } },
+            };
+    return this.start('payout', i, i.amount, { by: 'workflow', operation: 'transfer', body: { payout_info } }, body, o);
+  }
+
+  /**
+   * sbp/identity_check takes no idempotency key, so a repeated reference is answered from
+   * Temporal's visibility (the session started for it) before a new check is made.
+   */
+  async startIdentityCheck(input: inputs.IdentityCheckInput, o: StartOptions = {}): Promise<SessionView> {
+    const i = parse(inputs.identityCheckInput, input);
+    const existing = await this.findByReference('identity_check', i.reference);
+    if (existing) return this.view(existing, o.waitMs);
+    const res = await this.opts.provider.identityCheck({
+      payout_info: {
+        type: 'account_info',
+        account_info: { payment_system: 'fps_info_verification', fps_info_verification: { phone_number: i.phone, bank_identifier: i.bankId } },
+      },
+      participant_info: { payee_info: i.payee },
+    });
+    return this.startWorkflow('identity_check', i.reference, undefined, { by: 'provider' }, res.session_info, i.settings, o);
+  }
+
+  /** A refund workflow under the session's id, once the payment's workflow has finished (one lane per session). */
+  async refund(sessionId: string, input: inputs.RefundRequestInput, o: StartOptions = {}): Promise<SessionView> {
+    const i = parse(inputs.refundInput, input);
+    const current = await this.getSession(sessionId);
+    const payment = current.operations.find((op) => op.kind === 'payment' && op.status === 'successful');
+    if (!payment) throw new SessionStateError(`session ${sessionId} has no successful payment to refund`);
+    const refunded = current.operations
+      .filter((op) => (op.kind === 'refund' || op.kind === 'chargeback') && op.status !== 'unsuccessful')
+      .reduce((n, op) => n + (op.amount ?? 0), 0);
+    const amount = i.amount ?? (payment.amount ?? 0) - refunded;
+    if (amount <= 0 || amount > (payment.amount ?? 0) - refunded) {
+      throw new InputValidationError([{ field: 'amount', rule: `at most ${(payment.amount ?? 0) - refunded} is left to refund` }]);
+    }
+    const handle = this.opts.temporal.workflow.getHandle(sessionId);
+    if ((await handle.describe()).status.name === 'RUNNING') {
+      throw new SessionStateError(`session ${sessionId} is still running (${current.kind}: ${current.phase}); refund when it has finished`);
+    }
+    try {
+      await this.opts.temporal.workflow.start('refundWorkflow', {
+        workflowId: sessionId,
+        taskQueue: this.opts.taskQueue,
+        args: [{ sessionId, refundReference: i.reference, amount, currency: payment.currency, settings: this.settings }],
+        workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+        typedSearchAttributes: [
+          { key: PaymentKind, value: 'refund' },
+          { key: PaymentStatus, value: 'starting' },
+          { key: ClientReference, value: i.reference },
+          { key: AmountMinor, value: amount },
+          ...(payment.currency ? [{ key: CurrencyCode, value: payment.currency }] : []),
+        ],
+      });
+    } catch (err) {
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+    }
+    return this.view(sessionId, o.waitMs);
+  }
+
+  approve(sessionId: string): Promise<SessionView> {
+    return this.decide(sessionId, () => this.handle(sessionId).executeUpdate(approveUpdate, { args: [] }));
+  }
+
+  cancel(sessionId: string, reason?: string): Promise<SessionView> {
+    return this.decide(sessionId, () => this.handle(sessionId).executeUpdate(cancelUpdate, { args: [reason ? { reason } : {}] }));
+  }
+
+  finalize(sessionId: string, amount?: number): Promise<SessionView> {
+    return this.decide(sessionId, () =>
+      this.handle(sessionId).executeUpdate(finalizeUpdate, { args: [amount !== undefined ? { amount } : {}] }),
+    );
+  }
+
+  /** The session as its latest workflow run knows it (running or closed). */
+  async getSession(sessionId: string): Promise<SessionView> {
+    try {
+      return await this.handle(sessionId).query(sessionQuery);
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) throw new SessionNotFoundError(sessionId);
+      throw err;
+    }
+  }
+
+  /** Early return: until the payer's action, a decision point or the result is known, at most `timeoutMs`. */
+  async waitForProgress(sessionId: string, timeoutMs: number): Promise<SessionView> {
+    return this.view(sessionId, timeoutMs);
+  }
+
+  async notifyPayerReturned(sessionId: string): Promise<void> {
+    try {
+      await this.handle(sessionId).signal(payerReturnedSignal);
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) throw new SessionNotFoundError(sessionId);
+      throw err;
+    }
+  }
+
+  private handle(sessionId: string) {
+    return this.opts.temporal.workflow.getHandle(sessionId);
+  }
+
+  private async decide(sessionId: string, run: () => Promise<SessionView>): Promise<SessionView> {
+    try {
+      return await run();
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) throw new SessionNotFoundError(sessionId);
+      if (err instanceof WorkflowUpdateFailedError) throw new SessionStateError(err.cause?.message ?? err.message);
+      throw err;
+    }
+  }
+
+  private async view(sessionId: string, waitMs?: number): Promise<SessionView> {
+    const handle = this.handle(sessionId);
+    if (waitMs && waitMs > 0 && (await handle.describe()).status.name === 'RUNNING') {
+      try {
+        return await handle.executeUpdate(awaitProgressUpdate, { args: [{ timeoutMs: waitMs }] });
+      } catch (err) {
+        if (!(err instanceof WorkflowNotFoundError) && !(err instanceof WorkflowUpdateFailedError)) throw err;
+      }
+    }
+    return this.getSession(sessionId);
+  }
+
+  private paymentSettings(backUrl?: string, allowRecurring?: boolean): Record<string, unknown> | undefined {
+    if (backUrl === undefined && allowRecurring === undefined) return undefined;
+    return { ...(backUrl ? { back_url: backUrl } : {}), ...(allowRecurring !== undefined ? { allow_recurring: allowRecurring } : {}) };
+  }
+
+  private initiateBody(i: Common, amount: Money, paymentSettings?: Record<string, unknown>): Record<string, unknown> {
+    return {
+      sum_info: { sum: amount.amount, currency_code: amount.currency },
+      ...(i.customer ? { user_info: i.customer } : {}),
+      ...(i.participant ? { participant_info: i.participant } : {}),
+      ...(paymentSettings ? { payment_settings: paymentSettings } : {}),
+      ...(i.extraInfo !== undefined ? { extra_info: i.extraInfo } : {}),
+    };
+  }
+
+  /**
+   * initiate (key from the caller's reference) -> workflow with id = session id -> for card data,
+   * the start call from here (key from the session and step `start`, the same key on a repeat).
+   */
+  private async start(
+    kind: SessionKind,
+    i: Common,
+    amount: Money,
+    start: StartSpec,
+    initiateBody: Record<string, unknown>,
+    o: StartOptions,
+    sendCard?: (sessionId: string, key: string) => Promise<{ session_info: SessionInfo }>,
+    qrRenewals?: number,
+  ): Promise<SessionView> {
+    const initiated = await this.opts.provider.initiate(initiateBody, { idempotencyKey: deriveIdempotencyKey(`ref:${i.reference}`, 'initiate') });
+    const session = initiated.session_info;
+    const fresh = await this.startWorkflow(kind, i.reference, amount, start, session, i.settings, {}, qrRenewals);
+    if (sendCard && fresh.phase === 'starting') {
+      try {
+        const res = await sendCard(session.id, deriveIdempotencyKey(session.id, 'start'));
+        await this.handle(session.id).signal(providerEventSignal, { type: 'start_response', session_info: res.session_info });
+      } catch (err) {
+        if (err instanceof ProviderError && !err.retryable) {
+          await this.handle(session.id).signal(startFailedSignal, { reason: `${err.errorCode}: ${err.description}` });
+        } else {
+          throw err;
+        }
+      }
+    }
+    return this.view(session.id, o.waitMs);
+  }
+
+  private async startWorkflow(
+    kind: SessionKind,
+    reference: string,
+    amount: Money | undefined,
+    start: StartSpec,
+    session: SessionInfo,
+    overrides: inputs.CardCheckoutInput['settings'],
+    o: StartOptions,
+    qrRenewals?: number,
+  ): Promise<SessionView> {
+    const input: SessionInput = {
+      sessionId: session.id,
+      kind,
+      reference,
+      start,
+      settings: mergeSettings(this.settings, overrides),
+      initialSnapshot: session,
+      ...(amount ? { money: amount } : {}),
+      ...(qrRenewals ? { qrRenewals } : {}),
+    };
+    try {
+      await this.opts.temporal.workflow.start(WORKFLOW_OF[kind], {
+        workflowId: session.id,
+        taskQueue: this.opts.taskQueue,
+        args: [input],
+        // A repeat of the same request finds the same workflow, running or finished.
+        workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
+        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+        typedSearchAttributes: [
+          { key: PaymentKind, value: kind },
+          { key: PaymentStatus, value: 'starting' },
+          { key: ClientReference, value: reference },
+          ...(amount ? [{ key: AmountMinor, value: amount.amount }, { key: CurrencyCode, value: amount.currency }] : []),
+        ],
+      });
+    } catch (err) {
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+    }
+    return this.view(session.id, o.waitMs);
+  }
+
+  private async findByReference(kind: SessionKind, reference: string): Promise<string | undefined> {
+    const query = `PaymentKind = '${kind}' AND ClientReference = '${reference.replace(/'/g, '')}'`;
+    for await (const wf of this.opts.temporal.workflow.list({ query })) return wf.workflowId;
+    return undefined;
+  }
+}
