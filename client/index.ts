@@ -1,0 +1,7 @@
+export * from './errors';
+export * from './inputs';
+export * from './payments-client';
+export * from './settings';
+export * from './webhook-handler';
+export * from './webhook-router';
+export type { SessionView, SessionPhase, SessionKind, OperationView, SessionSettings } from '../workflows/types';

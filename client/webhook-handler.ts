@@ -1,0 +1,34 @@
+import type { Client } from '@temporalio/client';
+import type { WebhookVerification } from '../provider';
+import type { SessionSettings } from '../workflows/types';
+import { routeProviderEvent, type RouteOutcome } from './webhook-router';
+
+export interface WebhookHandling {
+  /** HTTP status to answer: 200 only once the event is safely with Temporal. */
+  status: 200 | 400 | 401 | 503;
+  outcome: RouteOutcome | 'rejected';
+  sessionId?: string;
+  detail?: string;
+}
+
+/**
+ * Verify over the raw bytes, then route. A bad signature is 401 and nothing is signaled; an event
+ * for a session with no workflow yet is 503 so the provider delivers it again (never dropped).
+ */
+export async function handleProviderWebhook(
+  raw: Buffer,
+  signature: string | undefined,
+  deps: { verify: (raw: Buffer, sig: string | undefined) => WebhookVerification; temporal: Client; taskQueue: string; settings: SessionSettings },
+): Promise<WebhookHandling> {
+  const v = deps.verify(raw, signature);
+  if (!v.ok) {
+    const status = v.reason === 'missing_signature' || v.reason === 'bad_signature' ? 401 : 400;
+    return { status, outcome: 'rejected', detail: `${v.reason}: ${v.detail}` };
+  }
+  const sessionId = v.event.session_info.id;
+  const outcome = await routeProviderEvent(deps.temporal, v.event, { taskQueue: deps.taskQueue, settings: deps.settings });
+  if (outcome === 'unknown_session') {
+    return { status: 503, outcome, sessionId, detail: 'no workflow for this session yet; deliver again later' };
+  }
+  return { status: 200, outcome, sessionId };
+}

@@ -1,0 +1,31 @@
+import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import type { ProviderClient } from '../provider';
+import { createSessionActivities } from '../activities/session-activities';
+
+export interface PaysagaWorkerOptions {
+  connection: NativeConnection;
+  namespace?: string;
+  taskQueue: string;
+  provider: ProviderClient;
+  /** A prebuilt bundle (production) — else workflows are bundled from source at start. */
+  workflowBundlePath?: string;
+  tuning?: Pick<WorkerOptions, 'maxConcurrentActivityTaskExecutions' | 'maxConcurrentWorkflowTaskExecutions' | 'maxCachedWorkflows'>;
+}
+
+/** The one worker of paysaga: every session workflow and its activities on one task queue. */
+export async function createPaysagaWorker(o: PaysagaWorkerOptions): Promise<Worker> {
+  return Worker.create({
+    connection: o.connection,
+    namespace: o.namespace ?? 'default',
+    taskQueue: o.taskQueue,
+    activities: createSessionActivities(o.provider),
+    ...(o.workflowBundlePath
+      ? { workflowBundle: { codePath: o.workflowBundlePath } }
+      : { workflowsPath: require.resolve('../workflows') }),
+    // Workers stop on SIGINT/SIGTERM after in-flight activities finish (the SDK's default signals).
+    shutdownGraceTime: '10s',
+    ...o.tuning,
+  });
+}
+
+export { NativeConnection };
