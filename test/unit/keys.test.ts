@@ -1,10 +1,14 @@
-/** `paysaga keys generate`: through the commander program (as the CLI runs it) and the function. */
+/**
+ * `paysaga keys generate`: through its commander registration (as the CLI runs it, but without the other
+ * subcommands so their state cannot break this test) and through the function.
+ */
 import { createPrivateKey, createPublicKey, sign, verify } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { generateKeys, KEY_FILES, KeysExistError } from '../../cli/keys';
-import { buildProgram } from '../../cli/main';
+import { Command } from 'commander';
+import { register as registerKeys } from '../../cli/commands/keys';
 
 let tmp: string;
 
@@ -23,7 +27,9 @@ function mode(file: string): number {
 
 async function runCli(...args: string[]): Promise<void> {
   jest.spyOn(console, 'log').mockImplementation(() => undefined);
-  await buildProgram({ exitOverride: true }).parseAsync(args, { from: 'user' });
+  const program = new Command('paysaga').exitOverride();
+  registerKeys(program);
+  await program.parseAsync(args, { from: 'user' });
 }
 
 describe('paysaga keys generate', () => {
