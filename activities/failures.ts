@@ -1,10 +1,5 @@
 import { ApplicationFailure } from '@temporalio/common';
-import {
-  PaysagaProviderError,
-  ProviderError,
-  ProviderOutcomeUnknownError,
-  redactPans,
-} from '../provider';
+import { PaysagaProviderError, ProviderError, ProviderOutcomeUnknownError, redactPans } from '../provider';
 
 /**
  * A provider error as a Temporal failure: the type names the class (and the provider's code),
@@ -24,13 +19,24 @@ export function toFailure(err: unknown): ApplicationFailure {
     return ApplicationFailure.retryable(redactPans(err.message), err.name);
   }
   if (err instanceof PaysagaProviderError) {
-    return ApplicationFailure.create({ message: redactPans(err.message), type: err.name, nonRetryable: !err.retryable });
+    return ApplicationFailure.create({
+      message: redactPans(err.message),
+      type: err.name,
+      nonRetryable: !err.retryable,
+    });
   }
   const message = err instanceof Error ? err.message : String(err);
   return ApplicationFailure.retryable(redactPans(message), 'UnexpectedError');
 }
 
-const CARD_KEYS = new Set(['card_details', 'hashed_card_details', 'card_number', 'card_code', 'hashed_card_number', 'hashed_card_code']);
+const CARD_KEYS = new Set([
+  'card_details',
+  'hashed_card_details',
+  'card_number',
+  'card_code',
+  'hashed_card_number',
+  'hashed_card_code',
+]);
 
 /** Defense in depth: whatever the provider echoes, no card field leaves an activity. */
 export function scrubCardData<T>(value: T): T {

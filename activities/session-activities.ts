@@ -23,7 +23,11 @@ export function createSessionActivities(provider: ProviderClient): SessionActivi
     return (await provider.state({ session_id: sessionId })).session_info;
   }
 
-  async function moneyMoving(sessionId: string, step: string, send: (key: string) => Promise<{ session_info: SessionInfo }>): Promise<SessionInfo> {
+  async function moneyMoving(
+    sessionId: string,
+    step: string,
+    send: (key: string) => Promise<{ session_info: SessionInfo }>,
+  ): Promise<SessionInfo> {
     const key = deriveIdempotencyKey(sessionId, step);
     try {
       return scrubCardData((await send(key)).session_info);
@@ -31,7 +35,11 @@ export function createSessionActivities(provider: ProviderClient): SessionActivi
       if (err instanceof ProviderOutcomeUnknownError) {
         const truth = await state(sessionId).catch(() => undefined);
         const done = truth ? stepTookEffect(step, truth) : undefined;
-        log()?.warn('provider outcome unknown; reconciled with transaction/state', { sessionId, step, tookEffect: done ?? 'unknown' });
+        log()?.warn('provider outcome unknown; reconciled with transaction/state', {
+          sessionId,
+          step,
+          tookEffect: done ?? 'unknown',
+        });
         if (truth && done) return scrubCardData(truth);
       }
       throw toFailure(err);
@@ -50,7 +58,10 @@ export function createSessionActivities(provider: ProviderClient): SessionActivi
       moneyMoving(sessionId, step, (key) => {
         if (decision === 'finalize') {
           const sum_info = amount ? { sum: amount.amount, currency_code: amount.currency } : undefined;
-          return provider.finalize({ session_id: sessionId, ...(sum_info ? { sum_info } : {}) }, { idempotencyKey: key });
+          return provider.finalize(
+            { session_id: sessionId, ...(sum_info ? { sum_info } : {}) },
+            { idempotencyKey: key },
+          );
         }
         return provider[decision]({ session_id: sessionId }, { idempotencyKey: key });
       }),
@@ -58,7 +69,10 @@ export function createSessionActivities(provider: ProviderClient): SessionActivi
     refund: (sessionId, step, amount) =>
       moneyMoving(sessionId, step, (key) =>
         provider.refund(
-          { session_id: sessionId, ...(amount ? { sum_info: { sum: amount.amount, currency_code: amount.currency } } : {}) },
+          {
+            session_id: sessionId,
+            ...(amount ? { sum_info: { sum: amount.amount, currency_code: amount.currency } } : {}),
+          },
           { idempotencyKey: key },
         ),
       ),
@@ -76,7 +90,9 @@ export function createSessionActivities(provider: ProviderClient): SessionActivi
         const res = await provider.publicToken({
           payment_form_config: {
             session_id: sessionId,
-            ...(widget.showAutopayOption !== undefined ? { show_autopay_option: widget.showAutopayOption } : {}),
+            ...(widget.showAutopayOption !== undefined
+              ? { show_autopay_option: widget.showAutopayOption }
+              : {}),
             ...(widget.lang ? { lang: widget.lang } : {}),
           },
         });

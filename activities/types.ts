@@ -9,7 +9,12 @@ export type Decision = 'approve' | 'cancel' | 'finalize';
 
 export interface SessionActivities {
   /** start/checkout or start/transfer with a body that holds no card data; key from (session, step). */
-  startOperation(sessionId: string, operation: 'checkout' | 'transfer', body: Record<string, unknown>, step: string): Promise<SessionInfo>;
+  startOperation(
+    sessionId: string,
+    operation: 'checkout' | 'transfer',
+    body: Record<string, unknown>,
+    step: string,
+  ): Promise<SessionInfo>;
   /** approve / cancel / finalize (amount: partial finalize), key from (session, step). */
   decide(sessionId: string, decision: Decision, step: string, amount?: Money): Promise<SessionInfo>;
   /** transaction/refund, key from (session, step); amount omitted = full. */
@@ -17,5 +22,8 @@ export interface SessionActivities {
   /** transaction/state: the truth. */
   getState(sessionId: string): Promise<SessionInfo>;
   /** public_token with payment_form_config for this session. */
-  createPaymentFormToken(sessionId: string, widget: { lang?: string; showAutopayOption?: boolean }): Promise<string>;
+  createPaymentFormToken(
+    sessionId: string,
+    widget: { lang?: string; showAutopayOption?: boolean },
+  ): Promise<string>;
 }

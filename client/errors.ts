@@ -8,7 +8,10 @@ export class InputValidationError extends Error {
   }
   static fromZod(error: z.ZodError, prefix = ''): InputValidationError {
     return new InputValidationError(
-      error.issues.map((i) => ({ field: [prefix, ...i.path.map(String)].filter(Boolean).join('.') || '(body)', rule: i.message })),
+      error.issues.map((i) => ({
+        field: [prefix, ...i.path.map(String)].filter(Boolean).join('.') || '(body)',
+        rule: i.message,
+      })),
     );
   }
 }

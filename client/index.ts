@@ -4,4 +4,10 @@ export * from './payments-client';
 export * from './settings';
 export * from './webhook-handler';
 export * from './webhook-router';
-export type { SessionView, SessionPhase, SessionKind, OperationView, SessionSettings } from '../workflows/types';
+export type {
+  SessionView,
+  SessionPhase,
+  SessionKind,
+  OperationView,
+  SessionSettings,
+} from '../workflows/types';

@@ -6,7 +6,11 @@ import { z } from 'zod';
 import { CardDetails, HashedCardDetails } from '../provider/card';
 import { cardDetails, hashedCardDetails, participantInfo, userInfo } from '../provider/schemas';
 
-export const reference = z.string().min(4).max(64).regex(/^[A-Za-z0-9._:-]+$/, 'letters, digits and . _ : - only');
+export const reference = z
+  .string()
+  .min(4)
+  .max(64)
+  .regex(/^[A-Za-z0-9._:-]+$/, 'letters, digits and . _ : - only');
 
 export const money = z.object({
   amount: z.number().int().positive(),
@@ -16,7 +20,11 @@ export const money = z.object({
     .transform((c) => c.toLowerCase()),
 });
 
-const duration = z.number().int().positive().max(30 * 24 * 3_600_000);
+const duration = z
+  .number()
+  .int()
+  .positive()
+  .max(30 * 24 * 3_600_000);
 
 export const settingsOverrides = z
   .object({
@@ -63,7 +71,9 @@ export const cardCheckoutInput = z.object({
 export const paymentFormInput = z.object({
   ...common,
   amount: money,
-  widget: z.object({ lang: z.string().min(2).max(5).optional(), showAutopayOption: z.boolean().optional() }).default({}),
+  widget: z
+    .object({ lang: z.string().min(2).max(5).optional(), showAutopayOption: z.boolean().optional() })
+    .default({}),
   backUrl: backUrl.optional(),
 });
 
@@ -75,7 +85,10 @@ export const recurringPaymentInput = z
     initiatedBy: z.enum(['merchant', 'client']).default('merchant'),
     backUrl: backUrl.optional(),
   })
-  .refine((r) => r.initiatedBy === 'merchant' || r.backUrl, { path: ['backUrl'], message: 'required when initiatedBy is client (3-D Secure)' });
+  .refine((r) => r.initiatedBy === 'merchant' || r.backUrl, {
+    path: ['backUrl'],
+    message: 'required when initiatedBy is client (3-D Secure)',
+  });
 
 export const fpsPaymentInput = z
   .object({
@@ -91,7 +104,14 @@ export const fpsPaymentInput = z
     message: 'customer.user_id or participant.payer_info.ipv4_address is required for FPS',
   });
 
-export const fpsBindingInput = z.object({ ...common, backUrl: backUrl.optional(), currency: z.string().regex(/^[A-Za-z]{3}$/).default('rub') });
+export const fpsBindingInput = z.object({
+  ...common,
+  backUrl: backUrl.optional(),
+  currency: z
+    .string()
+    .regex(/^[A-Za-z]{3}$/)
+    .default('rub'),
+});
 
 export const payoutDestination = z.discriminatedUnion('type', [
   z.object({ type: z.literal('card'), card: cardDetails }),

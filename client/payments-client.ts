@@ -3,12 +3,23 @@
  * provider session (idempotently, keyed by the caller's reference), starts the workflow whose id is
  * the session id, and sends card data to the provider itself so it never enters Temporal.
  */
-import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import {
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+  type Client,
+} from '@temporalio/client';
 import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
 import type { z } from 'zod';
 import { deriveIdempotencyKey, ProviderError, type ProviderClient } from '../provider';
 import type { SessionInfo } from '../provider/schemas';
-import { AmountMinor, ClientReference, CurrencyCode, PaymentKind, PaymentStatus } from '../workers/search-attributes';
+import {
+  AmountMinor,
+  ClientReference,
+  CurrencyCode,
+  PaymentKind,
+  PaymentStatus,
+} from '../workers/search-attributes';
 import {
   approveUpdate,
   awaitProgressUpdate,
@@ -19,7 +30,14 @@ import {
   sessionQuery,
   startFailedSignal,
 } from '../workflows/definitions';
-import type { Money, SessionInput, SessionKind, SessionSettings, SessionView, StartSpec } from '../workflows/types';
+import type {
+  Money,
+  SessionInput,
+  SessionKind,
+  SessionSettings,
+  SessionView,
+  StartSpec,
+} from '../workflows/types';
 import { InputValidationError, SessionNotFoundError, SessionStateError } from './errors';
 import * as inputs from './inputs';
 import { DEFAULT_SETTINGS, mergeSettings } from './settings';
@@ -54,7 +72,13 @@ function parse<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
   return r.data;
 }
 
-type Common = { reference: string; customer?: object; participant?: object; extraInfo?: unknown; settings?: inputs.CardCheckoutInput['settings'] };
+type Common = {
+  reference: string;
+  customer?: object;
+  participant?: object;
+  extraInfo?: unknown;
+  settings?: inputs.CardCheckoutInput['settings'];
+};
 
 export class PaymentsClient {
   readonly settings: SessionSettings;
@@ -66,11 +90,21 @@ export class PaymentsClient {
   async startCardCheckout(input: inputs.CardCheckoutInput, o: StartOptions = {}): Promise<SessionView> {
     const i = parse(inputs.cardCheckoutInput, input);
     const settingsBody = this.paymentSettings(i.backUrl, i.allowRecurring);
-    return this.start('card_checkout', i, i.amount, { by: 'starter' }, this.initiateBody(i, i.amount, settingsBody), o, (sessionId, key) =>
-      this.opts.provider.startCheckout(
-        { session_id: sessionId, payment_info: { type: 'card_info', card_info: { type: 'card_details', card_details: i.card } } },
-        { idempotencyKey: key },
-      ),
+    return this.start(
+      'card_checkout',
+      i,
+      i.amount,
+      { by: 'starter' },
+      this.initiateBody(i, i.amount, settingsBody),
+      o,
+      (sessionId, key) =>
+        this.opts.provider.startCheckout(
+          {
+            session_id: sessionId,
+            payment_info: { type: 'card_info', card_info: { type: 'card_details', card_details: i.card } },
+          },
+          { idempotencyKey: key },
+        ),
     );
   }
 
@@ -80,21 +114,46 @@ export class PaymentsClient {
     return this.start('payment_form', i, i.amount, { by: 'widget', widget: i.widget }, body, o);
   }
 
-  async startRecurringPayment(input: inputs.RecurringPaymentInput, o: StartOptions = {}): Promise<SessionView> {
+  async startRecurringPayment(
+    input: inputs.RecurringPaymentInput,
+    o: StartOptions = {},
+  ): Promise<SessionView> {
     const i = parse(inputs.recurringPaymentInput, input);
     const payment_info = {
       type: 'recurring_token_info',
-      recurring_token_info: { token: i.token, ...(i.initiatedBy === 'client' ? { initiated_by: 'client' } : {}) },
+      recurring_token_info: {
+        token: i.token,
+        ...(i.initiatedBy === 'client' ? { initiated_by: 'client' } : {}),
+      },
     };
     const start: StartSpec = { by: 'workflow', operation: 'checkout', body: { payment_info } };
-    return this.start('recurring_payment', i, i.amount, start, this.initiateBody(i, i.amount, this.paymentSettings(i.backUrl)), o);
+    return this.start(
+      'recurring_payment',
+      i,
+      i.amount,
+      start,
+      this.initiateBody(i, i.amount, this.paymentSettings(i.backUrl)),
+      o,
+    );
   }
 
   async startFpsPayment(input: inputs.FpsPaymentInput, o: StartOptions = {}): Promise<SessionView> {
     const i = parse(inputs.fpsPaymentInput, input);
-    const payment_info = { type: 'fps_info', ...(i.moneyPurpose ? { fps_info: { money_purpose: i.moneyPurpose } } : {}) };
+    const payment_info = {
+      type: 'fps_info',
+      ...(i.moneyPurpose ? { fps_info: { money_purpose: i.moneyPurpose } } : {}),
+    };
     const start: StartSpec = { by: 'workflow', operation: 'checkout', body: { payment_info } };
-    return this.start('fps_payment', i, i.amount, start, this.initiateBody(i, i.amount, this.paymentSettings(i.backUrl)), o, undefined, i.qrRenewals);
+    return this.start(
+      'fps_payment',
+      i,
+      i.amount,
+      start,
+      this.initiateBody(i, i.amount, this.paymentSettings(i.backUrl)),
+      o,
+      undefined,
+      i.qrRenewals,
+    );
   }
 
   /** Binding without a charge (spec rule 7): the sum is a placeholder the provider ignores. */
@@ -105,7 +164,14 @@ export class PaymentsClient {
       ...this.initiateBody(i, placeholder, this.paymentSettings(i.backUrl, true)),
       payment_info: { type: 'faster_payment_system_binding' },
     };
-    return this.start('fps_binding', i, placeholder, { by: 'workflow', operation: 'checkout', body: {} }, body, o);
+    return this.start(
+      'fps_binding',
+      i,
+      placeholder,
+      { by: 'workflow', operation: 'checkout', body: {} },
+      body,
+      o,
+    );
   }
 
   async startPayout(input: inputs.PayoutInput, o: StartOptions = {}): Promise<SessionView> {
@@ -118,7 +184,10 @@ export class PaymentsClient {
           ? { type: 'card_details' as const, card_details: d.card }
           : { type: 'hashed_card_details' as const, hashed_card_details: d.card };
       return this.start('payout', i, i.amount, { by: 'starter' }, body, o, (sessionId, key) =>
-        this.opts.provider.startTransfer({ session_id: sessionId, payout_info: { type: 'card_info', card_info } }, { idempotencyKey: key }),
+        this.opts.provider.startTransfer(
+          { session_id: sessionId, payout_info: { type: 'card_info', card_info } },
+          { idempotencyKey: key },
+        ),
       );
     }
     const payout_info =
@@ -128,9 +197,19 @@ export class PaymentsClient {
           ? { type: 'recurring_token_info', recurring_token_info: { token: d.token } }
           : {
               type: 'account_info',
-              account_info: { payment_system: 'fps_info_verification', fps_info_verification: { phone_number: d.phone, bank_identifier: d.bankId } },
+              account_info: {
+                payment_system: 'fps_info_verification',
+                fps_info_verification: { phone_number: d.phone, bank_identifier: d.bankId },
+              },
             };
-    return this.start('payout', i, i.amount, { by: 'workflow', operation: 'transfer', body: { payout_info } }, body, o);
+    return this.start(
+      'payout',
+      i,
+      i.amount,
+      { by: 'workflow', operation: 'transfer', body: { payout_info } },
+      body,
+      o,
+    );
   }
 
   /**
@@ -144,15 +223,30 @@ export class PaymentsClient {
     const res = await this.opts.provider.identityCheck({
       payout_info: {
         type: 'account_info',
-        account_info: { payment_system: 'fps_info_verification', fps_info_verification: { phone_number: i.phone, bank_identifier: i.bankId } },
+        account_info: {
+          payment_system: 'fps_info_verification',
+          fps_info_verification: { phone_number: i.phone, bank_identifier: i.bankId },
+        },
       },
       participant_info: { payee_info: i.payee },
     });
-    return this.startWorkflow('identity_check', i.reference, undefined, { by: 'provider' }, res.session_info, i.settings, o);
+    return this.startWorkflow(
+      'identity_check',
+      i.reference,
+      undefined,
+      { by: 'provider' },
+      res.session_info,
+      i.settings,
+      o,
+    );
   }
 
   /** A refund workflow under the session's id, once the payment's workflow has finished (one lane per session). */
-  async refund(sessionId: string, input: inputs.RefundRequestInput, o: StartOptions = {}): Promise<SessionView> {
+  async refund(
+    sessionId: string,
+    input: inputs.RefundRequestInput,
+    o: StartOptions = {},
+  ): Promise<SessionView> {
     const i = parse(inputs.refundInput, input);
     const current = await this.getSession(sessionId);
     const payment = current.operations.find((op) => op.kind === 'payment' && op.status === 'successful');
@@ -162,17 +256,29 @@ export class PaymentsClient {
       .reduce((n, op) => n + (op.amount ?? 0), 0);
     const amount = i.amount ?? (payment.amount ?? 0) - refunded;
     if (amount <= 0 || amount > (payment.amount ?? 0) - refunded) {
-      throw new InputValidationError([{ field: 'amount', rule: `at most ${(payment.amount ?? 0) - refunded} is left to refund` }]);
+      throw new InputValidationError([
+        { field: 'amount', rule: `at most ${(payment.amount ?? 0) - refunded} is left to refund` },
+      ]);
     }
     const handle = this.opts.temporal.workflow.getHandle(sessionId);
     if ((await handle.describe()).status.name === 'RUNNING') {
-      throw new SessionStateError(`session ${sessionId} is still running (${current.kind}: ${current.phase}); refund when it has finished`);
+      throw new SessionStateError(
+        `session ${sessionId} is still running (${current.kind}: ${current.phase}); refund when it has finished`,
+      );
     }
     try {
       await this.opts.temporal.workflow.start('refundWorkflow', {
         workflowId: sessionId,
         taskQueue: this.opts.taskQueue,
-        args: [{ sessionId, refundReference: i.reference, amount, currency: payment.currency, settings: this.settings }],
+        args: [
+          {
+            sessionId,
+            refundReference: i.reference,
+            amount,
+            currency: payment.currency,
+            settings: this.settings,
+          },
+        ],
         workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
         typedSearchAttributes: [
           { key: PaymentKind, value: 'refund' },
@@ -193,12 +299,16 @@ export class PaymentsClient {
   }
 
   cancel(sessionId: string, reason?: string): Promise<SessionView> {
-    return this.decide(sessionId, () => this.handle(sessionId).executeUpdate(cancelUpdate, { args: [reason ? { reason } : {}] }));
+    return this.decide(sessionId, () =>
+      this.handle(sessionId).executeUpdate(cancelUpdate, { args: [reason ? { reason } : {}] }),
+    );
   }
 
   finalize(sessionId: string, amount?: number): Promise<SessionView> {
     return this.decide(sessionId, () =>
-      this.handle(sessionId).executeUpdate(finalizeUpdate, { args: [amount !== undefined ? { amount } : {}] }),
+      this.handle(sessionId).executeUpdate(finalizeUpdate, {
+        args: [amount !== undefined ? { amount } : {}],
+      }),
     );
   }
 
@@ -235,7 +345,8 @@ export class PaymentsClient {
       return await run();
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) throw new SessionNotFoundError(sessionId);
-      if (err instanceof WorkflowUpdateFailedError) throw new SessionStateError(err.cause?.message ?? err.message);
+      if (err instanceof WorkflowUpdateFailedError)
+        throw new SessionStateError(err.cause?.message ?? err.message);
       throw err;
     }
   }
@@ -254,10 +365,17 @@ export class PaymentsClient {
 
   private paymentSettings(backUrl?: string, allowRecurring?: boolean): Record<string, unknown> | undefined {
     if (backUrl === undefined && allowRecurring === undefined) return undefined;
-    return { ...(backUrl ? { back_url: backUrl } : {}), ...(allowRecurring !== undefined ? { allow_recurring: allowRecurring } : {}) };
+    return {
+      ...(backUrl ? { back_url: backUrl } : {}),
+      ...(allowRecurring !== undefined ? { allow_recurring: allowRecurring } : {}),
+    };
   }
 
-  private initiateBody(i: Common, amount: Money, paymentSettings?: Record<string, unknown>): Record<string, unknown> {
+  private initiateBody(
+    i: Common,
+    amount: Money,
+    paymentSettings?: Record<string, unknown>,
+  ): Record<string, unknown> {
     return {
       sum_info: { sum: amount.amount, currency_code: amount.currency },
       ...(i.customer ? { user_info: i.customer } : {}),
@@ -281,16 +399,32 @@ export class PaymentsClient {
     sendCard?: (sessionId: string, key: string) => Promise<{ session_info: SessionInfo }>,
     qrRenewals?: number,
   ): Promise<SessionView> {
-    const initiated = await this.opts.provider.initiate(initiateBody, { idempotencyKey: deriveIdempotencyKey(`ref:${i.reference}`, 'initiate') });
+    const initiated = await this.opts.provider.initiate(initiateBody, {
+      idempotencyKey: deriveIdempotencyKey(`ref:${i.reference}`, 'initiate'),
+    });
     const session = initiated.session_info;
-    const fresh = await this.startWorkflow(kind, i.reference, amount, start, session, i.settings, {}, qrRenewals);
+    const fresh = await this.startWorkflow(
+      kind,
+      i.reference,
+      amount,
+      start,
+      session,
+      i.settings,
+      {},
+      qrRenewals,
+    );
     if (sendCard && fresh.phase === 'starting') {
       try {
         const res = await sendCard(session.id, deriveIdempotencyKey(session.id, 'start'));
-        await this.handle(session.id).signal(providerEventSignal, { type: 'start_response', session_info: res.session_info });
+        await this.handle(session.id).signal(providerEventSignal, {
+          type: 'start_response',
+          session_info: res.session_info,
+        });
       } catch (err) {
         if (err instanceof ProviderError && !err.retryable) {
-          await this.handle(session.id).signal(startFailedSignal, { reason: `${err.errorCode}: ${err.description}` });
+          await this.handle(session.id).signal(startFailedSignal, {
+            reason: `${err.errorCode}: ${err.description}`,
+          });
         } else {
           throw err;
         }
@@ -331,7 +465,12 @@ export class PaymentsClient {
           { key: PaymentKind, value: kind },
           { key: PaymentStatus, value: 'starting' },
           { key: ClientReference, value: reference },
-          ...(amount ? [{ key: AmountMinor, value: amount.amount }, { key: CurrencyCode, value: amount.currency }] : []),
+          ...(amount
+            ? [
+                { key: AmountMinor, value: amount.amount },
+                { key: CurrencyCode, value: amount.currency },
+              ]
+            : []),
         ],
       });
     } catch (err) {

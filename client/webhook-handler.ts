@@ -18,7 +18,12 @@ export interface WebhookHandling {
 export async function handleProviderWebhook(
   raw: Buffer,
   signature: string | undefined,
-  deps: { verify: (raw: Buffer, sig: string | undefined) => WebhookVerification; temporal: Client; taskQueue: string; settings: SessionSettings },
+  deps: {
+    verify: (raw: Buffer, sig: string | undefined) => WebhookVerification;
+    temporal: Client;
+    taskQueue: string;
+    settings: SessionSettings;
+  },
 ): Promise<WebhookHandling> {
   const v = deps.verify(raw, signature);
   if (!v.ok) {
@@ -26,9 +31,17 @@ export async function handleProviderWebhook(
     return { status, outcome: 'rejected', detail: `${v.reason}: ${v.detail}` };
   }
   const sessionId = v.event.session_info.id;
-  const outcome = await routeProviderEvent(deps.temporal, v.event, { taskQueue: deps.taskQueue, settings: deps.settings });
+  const outcome = await routeProviderEvent(deps.temporal, v.event, {
+    taskQueue: deps.taskQueue,
+    settings: deps.settings,
+  });
   if (outcome === 'unknown_session') {
-    return { status: 503, outcome, sessionId, detail: 'no workflow for this session yet; deliver again later' };
+    return {
+      status: 503,
+      outcome,
+      sessionId,
+      detail: 'no workflow for this session yet; deliver again later',
+    };
   }
   return { status: 200, outcome, sessionId };
 }

@@ -9,7 +9,10 @@ export interface PaysagaWorkerOptions {
   provider: ProviderClient;
   /** A prebuilt bundle (production) — else workflows are bundled from source at start. */
   workflowBundlePath?: string;
-  tuning?: Pick<WorkerOptions, 'maxConcurrentActivityTaskExecutions' | 'maxConcurrentWorkflowTaskExecutions' | 'maxCachedWorkflows'>;
+  tuning?: Pick<
+    WorkerOptions,
+    'maxConcurrentActivityTaskExecutions' | 'maxConcurrentWorkflowTaskExecutions' | 'maxCachedWorkflows'
+  >;
 }
 
 /** The one worker of paysaga: every session workflow and its activities on one task queue. */

@@ -10,6 +10,7 @@ export async function fpsBindingWorkflow(input: SessionInput): Promise<SessionRe
   // The sum of a binding is a placeholder the provider ignores: nothing to compare it with.
   const run = openSession({ ...input, money: undefined });
   await guarded(run, async () => (await startOperation(run, input)) && runOperation(run));
-  if (run.phase === 'succeeded' && !run.view().recurringToken) run.end('failed', 'binding_without_token: the provider returned no recurring token');
+  if (run.phase === 'succeeded' && !run.view().recurringToken)
+    run.end('failed', 'binding_without_token: the provider returned no recurring token');
   return closeSession(run);
 }

@@ -9,7 +9,12 @@ import type { SessionInput, SessionResult } from './types';
 export async function fpsPaymentWorkflow(input: SessionInput): Promise<SessionResult> {
   const run = openSession(input);
   const renewBody = input.start.by === 'workflow' ? input.start.body : {};
-  await guarded(run, async () => (await startOperation(run, input)) && runOperation(run, { qrRenewals: input.qrRenewals ?? 0, renewBody }));
+  await guarded(
+    run,
+    async () =>
+      (await startOperation(run, input)) &&
+      runOperation(run, { qrRenewals: input.qrRenewals ?? 0, renewBody }),
+  );
   if (run.phase === 'failed' && !run.reason) run.reason = 'qr_expired';
   return closeSession(run);
 }

@@ -9,9 +9,12 @@ import type { SessionInput, SessionResult } from './types';
 
 export async function identityCheckWorkflow(input: SessionInput): Promise<SessionResult> {
   // Confirmed automatically: a pending check is waiting for the provider, not for the partner.
-  const run = openSession({ ...input, money: undefined }, {
-    phaseFn: (s) => (phaseOf(s) === 'awaiting_approval' ? 'processing' : phaseOf(s)),
-  });
+  const run = openSession(
+    { ...input, money: undefined },
+    {
+      phaseFn: (s) => (phaseOf(s) === 'awaiting_approval' ? 'processing' : phaseOf(s)),
+    },
+  );
   await guarded(run, () => runOperation(run));
   if (run.phase === 'failed' || run.phase === 'canceled') run.reason ??= 'recipient_not_registered';
   return closeSession(run);

@@ -11,8 +11,16 @@ import type { LateEventInput, SessionResult, SessionSettings } from './types';
 /** Events of one burst (e.g. a duplicate delivery) land in the same run. */
 const QUIET_PERIOD = '30 seconds';
 
-export async function lateEventWorkflow(input: LateEventInput, settings: SessionSettings): Promise<SessionResult> {
-  const run = new SessionRun({ sessionId: input.sessionId, kind: 'late_event', reference: input.sessionId, settings });
+export async function lateEventWorkflow(
+  input: LateEventInput,
+  settings: SessionSettings,
+): Promise<SessionResult> {
+  const run = new SessionRun({
+    sessionId: input.sessionId,
+    kind: 'late_event',
+    reference: input.sessionId,
+    settings,
+  });
   let seen = 0;
   while (await wf.condition(() => run.events.length > seen, seen === 0 ? '1 minute' : QUIET_PERIOD)) {
     seen = run.events.length;
@@ -22,6 +30,8 @@ export async function lateEventWorkflow(input: LateEventInput, settings: Session
   run.reason = chargebacks.length
     ? `chargeback: ${chargebacks.map((c) => `${c.id} ${c.amount ?? ''} ${c.currency ?? ''}`.trim()).join('; ')}`
     : `late_event: ${types}`;
-  wf.upsertSearchAttributes([{ key: PaymentStatus, value: chargebacks.length ? 'chargeback' : 'late_event' }]);
+  wf.upsertSearchAttributes([
+    { key: PaymentStatus, value: chargebacks.length ? 'chargeback' : 'late_event' },
+  ]);
   return closeSession(run);
 }

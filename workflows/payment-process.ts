@@ -40,7 +40,8 @@ export async function runOperation(run: SessionRun, options: ProcessOptions = {}
         payerDeadline ??= Date.now() + deadlines.payerActionMs;
         if (!(await run.waitForProgress(Math.min(payerDeadline, sessionDeadline)))) {
           await run.poll();
-          if (run.phase === 'awaiting_payer') run.end('canceled', 'payer_action_deadline: the payer did not complete the action in time');
+          if (run.phase === 'awaiting_payer')
+            run.end('canceled', 'payer_action_deadline: the payer did not complete the action in time');
         }
         break;
       default:
@@ -71,10 +72,15 @@ function stepFor(run: SessionRun, decision: string): string {
   return `${decision}:${operationOf(run.snapshot)?.id ?? 'session'}`;
 }
 
-async function send(run: SessionRun, decision: 'approve' | 'cancel' | 'finalize', amount?: number): Promise<void> {
+async function send(
+  run: SessionRun,
+  decision: 'approve' | 'cancel' | 'finalize',
+  amount?: number,
+): Promise<void> {
   const step = stepFor(run, decision);
   if (run.done.has(step)) return;
-  const money = amount !== undefined && run.opts.money ? { amount, currency: run.opts.money.currency } : undefined;
+  const money =
+    amount !== undefined && run.opts.money ? { amount, currency: run.opts.money.currency } : undefined;
   if (amount !== undefined) run.askedAmounts.push(amount);
   const snapshot = await provider.decide(run.opts.sessionId, decision, step, money);
   run.done.add(step);
@@ -86,12 +92,18 @@ async function send(run: SessionRun, decision: 'approve' | 'cancel' | 'finalize'
 async function manualDecision(run: SessionRun, deadlineMs: number, sessionDeadline: number): Promise<void> {
   const deadline = Math.min(Date.now() + deadlineMs, sessionDeadline);
   const phase = run.phase;
-  const decided = await wf.condition(() => run.pendingDecision !== undefined || run.phase !== phase, Math.max(deadline - Date.now(), 1));
+  const decided = await wf.condition(
+    () => run.pendingDecision !== undefined || run.phase !== phase,
+    Math.max(deadline - Date.now(), 1),
+  );
   if (run.phase !== phase) return;
   const d = run.pendingDecision;
   if (!decided || !d) {
     await send(run, 'cancel');
-    run.end('canceled', `decision_deadline: no ${phase === 'awaiting_approval' ? 'approve' : 'finalize'} decision in time`);
+    run.end(
+      'canceled',
+      `decision_deadline: no ${phase === 'awaiting_approval' ? 'approve' : 'finalize'} decision in time`,
+    );
     return;
   }
   try {
@@ -128,7 +140,8 @@ async function decideFinalization(run: SessionRun, sessionDeadline: number): Pro
 }
 
 async function waitOrFail(run: SessionRun, sessionDeadline: number): Promise<void> {
-  if (!(await run.waitForProgress(sessionDeadline))) run.end('failed', 'session_deadline: the provider did not act on the decision');
+  if (!(await run.waitForProgress(sessionDeadline)))
+    run.end('failed', 'session_deadline: the provider did not act on the decision');
 }
 
 /** The amount or currency is not what was sent: cancel what can be canceled, and stop. */

@@ -22,14 +22,18 @@ export async function refundWorkflow(input: RefundInput): Promise<SessionResult>
     kind: 'refund',
     reference: input.refundReference,
     settings: input.settings,
-    ...(input.amount !== undefined && input.currency ? { money: { amount: input.amount, currency: input.currency } } : {}),
+    ...(input.amount !== undefined && input.currency
+      ? { money: { amount: input.amount, currency: input.currency } }
+      : {}),
     phaseFn: (s) => refundPhase(find(s)),
   });
   await guarded(run, async () => {
     const money = run.opts.money;
     const snapshot = await provider.refund(input.sessionId, `refund:${input.refundReference}`, money);
     // The answer to this call (replayed as is for a repeated key) ends with the refund it made.
-    refundId = latestPayment(snapshot)?.moneyback?.filter((m) => !m.chargeback).at(-1)?.id;
+    refundId = latestPayment(snapshot)
+      ?.moneyback?.filter((m) => !m.chargeback)
+      .at(-1)?.id;
     if (!refundId) {
       run.end('failed', 'refund_not_recorded: the provider answered without a refund record');
       return;
@@ -42,7 +46,8 @@ export async function refundWorkflow(input: RefundInput): Promise<SessionResult>
         run.end('failed', `amount_mismatch: refund of ${refund.sum_info.sum} instead of ${money.amount}`);
         break;
       }
-      if (!(await run.waitForProgress(deadline))) run.end('failed', 'session_deadline: the refund did not complete in time');
+      if (!(await run.waitForProgress(deadline)))
+        run.end('failed', 'session_deadline: the refund did not complete in time');
     }
   });
   return closeSession(run);

@@ -31,9 +31,17 @@ export async function startOperation(run: SessionRun, input: SessionInput): Prom
     case 'widget':
       run.publicToken = await provider.createPaymentFormToken(input.sessionId, start.widget);
       run.log('call', 'public_token', 'payment form token created');
-      return waitForOperation(run, input.settings.deadlines.payerActionMs, 'payer_did_not_use_the_payment_form');
+      return waitForOperation(
+        run,
+        input.settings.deadlines.payerActionMs,
+        'payer_did_not_use_the_payment_form',
+      );
     case 'starter':
-      return waitForOperation(run, input.settings.deadlines.startMs, 'not_started: card data was never submitted');
+      return waitForOperation(
+        run,
+        input.settings.deadlines.startMs,
+        'not_started: card data was never submitted',
+      );
   }
 }
 
@@ -74,6 +82,9 @@ export async function guarded(run: SessionRun, saga: () => Promise<unknown>): Pr
     } catch {
       // the state could not be read either; the reason below says what failed
     }
-    run.end(run.phase === 'succeeded' ? 'succeeded' : 'failed', `provider_error: ${cause?.type ?? 'error'}: ${cause?.message ?? err.message}`);
+    run.end(
+      run.phase === 'succeeded' ? 'succeeded' : 'failed',
+      `provider_error: ${cause?.type ?? 'error'}: ${cause?.message ?? err.message}`,
+    );
   }
 }

@@ -53,7 +53,8 @@ export interface SessionRunOptions {
   phaseFn?: (s: SessionInfo | undefined) => SessionPhase;
 }
 
-type PendingDecision = { kind: 'approve' } | { kind: 'cancel'; reason?: string } | { kind: 'finalize'; amount?: number };
+type PendingDecision =
+  { kind: 'approve' } | { kind: 'cancel'; reason?: string } | { kind: 'finalize'; amount?: number };
 
 export class SessionRun {
   snapshot: SessionInfo | undefined;
@@ -83,18 +84,31 @@ export class SessionRun {
     });
     wf.setHandler(sessionQuery, () => this.view());
     wf.setHandler(awaitProgressUpdate, async ({ timeoutMs }) => {
-      await wf.condition(() => this.isFinal() || NEEDS_SOMEONE.includes(this.phase) || this.publicToken !== undefined, timeoutMs);
+      await wf.condition(
+        () => this.isFinal() || NEEDS_SOMEONE.includes(this.phase) || this.publicToken !== undefined,
+        timeoutMs,
+      );
       return this.view();
     });
     this.registerDecision(approveUpdate, () => ({ kind: 'approve' }), ['awaiting_approval']);
-    this.registerDecision(cancelUpdate, (arg) => ({ kind: 'cancel', reason: arg?.reason }), ['awaiting_approval', 'awaiting_finalization']);
-    this.registerDecision(finalizeUpdate, (arg) => ({ kind: 'finalize', amount: arg?.amount }), ['awaiting_finalization'], (arg) => {
-      const held = operationOf(this.snapshot)?.sum_info?.sum;
-      const amount = arg?.amount;
-      if (amount === undefined) return;
-      if (!Number.isInteger(amount) || amount <= 0) throw new Error('amount.positive: finalize amount must be a positive integer (minor units)');
-      if (held !== undefined && amount > held) throw new Error(`amount.max: finalize amount ${amount} is above the held amount ${held}`);
-    });
+    this.registerDecision(cancelUpdate, (arg) => ({ kind: 'cancel', reason: arg?.reason }), [
+      'awaiting_approval',
+      'awaiting_finalization',
+    ]);
+    this.registerDecision(
+      finalizeUpdate,
+      (arg) => ({ kind: 'finalize', amount: arg?.amount }),
+      ['awaiting_finalization'],
+      (arg) => {
+        const held = operationOf(this.snapshot)?.sum_info?.sum;
+        const amount = arg?.amount;
+        if (amount === undefined) return;
+        if (!Number.isInteger(amount) || amount <= 0)
+          throw new Error('amount.positive: finalize amount must be a positive integer (minor units)');
+        if (held !== undefined && amount > held)
+          throw new Error(`amount.max: finalize amount ${amount} is above the held amount ${held}`);
+      },
+    );
   }
 
   private registerDecision<A extends unknown[]>(
@@ -113,8 +127,12 @@ export class SessionRun {
       },
       {
         validator: (...args: A) => {
-          if (this.pendingDecision) throw new Error(`state.busy: a ${this.pendingDecision.kind} decision is already being carried out`);
-          if (!phases.includes(this.phase)) throw new Error(`state.invalid: ${def.name} is not possible while the session is ${this.phase}`);
+          if (this.pendingDecision)
+            throw new Error(
+              `state.busy: a ${this.pendingDecision.kind} decision is already being carried out`,
+            );
+          if (!phases.includes(this.phase))
+            throw new Error(`state.invalid: ${def.name} is not possible while the session is ${this.phase}`);
           check?.(...args);
         },
       },
@@ -141,7 +159,11 @@ export class SessionRun {
     this.snapshot = snapshot;
     this.version++;
     const phase = this.phaseFn(snapshot);
-    this.log(source, type, `${snapshot.transaction_status}/${operationOf(snapshot)?.transaction_status ?? '-'} -> ${phase}`);
+    this.log(
+      source,
+      type,
+      `${snapshot.transaction_status}/${operationOf(snapshot)?.transaction_status ?? '-'} -> ${phase}`,
+    );
     if (!this.ended) this.setPhase(phase);
     return true;
   }
@@ -179,12 +201,21 @@ export class SessionRun {
     for (;;) {
       const remaining = deadline - Date.now();
       if (remaining <= 0) return false;
-      await wf.condition(() => this.version !== seen || this.pollRequested || this.pendingDecision !== undefined, Math.min(delay, remaining));
+      await wf.condition(
+        () => this.version !== seen || this.pollRequested || this.pendingDecision !== undefined,
+        Math.min(delay, remaining),
+      );
       if (this.version !== seen || this.pendingDecision !== undefined) return true;
       this.pollRequested = false;
       await this.poll();
       if (this.version !== seen) return true;
-      delay = Math.min(Math.max(delay === polling.lateAfterMs ? polling.initialMs : delay * polling.factor, polling.initialMs), polling.maxMs);
+      delay = Math.min(
+        Math.max(
+          delay === polling.lateAfterMs ? polling.initialMs : delay * polling.factor,
+          polling.initialMs,
+        ),
+        polling.maxMs,
+      );
     }
   }
 
@@ -198,7 +229,9 @@ export class SessionRun {
       kind: this.opts.kind,
       reference: this.opts.reference,
       phase: this.phase,
-      ...(this.snapshot ? { providerStatus: this.snapshot.transaction_status, lastSnapshot: this.snapshot } : {}),
+      ...(this.snapshot
+        ? { providerStatus: this.snapshot.transaction_status, lastSnapshot: this.snapshot }
+        : {}),
       ...(this.opts.money ? { money: this.opts.money } : {}),
       operations: operationsOf(this.snapshot),
       ...(userAction ? { userAction } : {}),

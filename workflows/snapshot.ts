@@ -11,13 +11,23 @@ const FINAL_SESSION = new Set(['completed', 'canceled']);
 
 /** How far a snapshot has come: sessions and operations only move forward. */
 function progress(s: SessionInfo): number[] {
-  const sessionRank = FINAL_SESSION.has(s.transaction_status) ? 3 : s.transaction_status === 'created' ? 0 : 1;
+  const sessionRank = FINAL_SESSION.has(s.transaction_status)
+    ? 3
+    : s.transaction_status === 'created'
+      ? 0
+      : 1;
   const opRank = (status: string) => (FINAL_OP.has(status) ? 2 : status === 'ongoing' ? 1 : 0);
   const ops = [...(s.payments ?? []), ...(s.payouts ?? [])];
   const refunds = (s.payments ?? []).flatMap((p) => p.moneyback ?? []);
   const refundRank = refunds.reduce((n, r) => n + (r.transaction_status === 'ongoing' ? 1 : 2), 0);
   // A new operation (an FPS payment renewed after qr_expired) is progress even when the session reopens.
-  return [ops.length, sessionRank, ops.reduce((n, o) => n + opRank(o.transaction_status), 0), refunds.length, refundRank];
+  return [
+    ops.length,
+    sessionRank,
+    ops.reduce((n, o) => n + opRank(o.transaction_status), 0),
+    refunds.length,
+    refundRank,
+  ];
 }
 
 function compareArrays(a: number[], b: number[]): number {
@@ -59,7 +69,8 @@ export function phaseOf(s: SessionInfo | undefined): SessionPhase {
   if (op.transaction_status === 'successful') return 'succeeded';
   if (op.transaction_status === 'unsuccessful') return 'failed';
   if (s.transaction_status === 'canceled') return 'canceled';
-  if (op.transaction_status === 'pending') return s.next_step === 'finalize' ? 'awaiting_finalization' : 'awaiting_approval';
+  if (op.transaction_status === 'pending')
+    return s.next_step === 'finalize' ? 'awaiting_finalization' : 'awaiting_approval';
   if (s.next_step === 'finalize') return 'awaiting_finalization';
   if (s.next_step === 'approve') return 'awaiting_approval';
   if ('user_action' in op && op.user_action) return 'awaiting_payer';
@@ -70,7 +81,12 @@ export function operationsOf(s: SessionInfo | undefined): OperationView[] {
   if (!s) return [];
   const view = (
     kind: OperationView['kind'],
-    o: { id: string; transaction_status: string; sum_info?: { sum: number; currency_code: string }; error?: { error_code: string } },
+    o: {
+      id: string;
+      transaction_status: string;
+      sum_info?: { sum: number; currency_code: string };
+      error?: { error_code: string };
+    },
   ): OperationView => ({
     id: o.id,
     kind,
@@ -91,7 +107,11 @@ export function operationsOf(s: SessionInfo | undefined): OperationView[] {
  * Amount and currency of the operation against what was sent. A held payment may end with a
  * smaller, finalized amount, so `allowed` lists every amount the saga itself asked for.
  */
-export function amountMismatch(s: SessionInfo | undefined, money: Money | undefined, allowed: number[] = []): string | undefined {
+export function amountMismatch(
+  s: SessionInfo | undefined,
+  money: Money | undefined,
+  allowed: number[] = [],
+): string | undefined {
   const op = operationOf(s);
   if (!money || !op?.sum_info) return undefined;
   const { sum, currency_code } = op.sum_info;

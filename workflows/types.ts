@@ -25,9 +25,7 @@ export interface Money {
 export type ApprovalPolicy = { mode: 'auto' } | { mode: 'manual'; deadlineMs: number };
 
 export type FinalizationPolicy =
-  | { mode: 'auto' }
-  | { mode: 'auto_partial'; amount: number }
-  | { mode: 'manual'; deadlineMs: number };
+  { mode: 'auto' } | { mode: 'auto_partial'; amount: number } | { mode: 'manual'; deadlineMs: number };
 
 /** When webhooks are on, polling starts only once an expected event is `lateAfterMs` late. */
 export interface PollingPolicy {

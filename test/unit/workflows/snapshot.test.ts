@@ -1,0 +1,95 @@
+import type { SessionInfo } from '../../../provider/schemas';
+import { amountMismatch, isNewer, operationsOf, phaseOf } from '../../../workflows/snapshot';
+
+const at = (n: number) => `2026-11-22T05:00:${String(n).padStart(2, '0')}.000000Z`;
+const payment = (status: string, extra: object = {}) => ({
+  id: 'pm_1',
+  transaction_status: status,
+  sum_info: { sum: 1000, currency_code: 'rub' },
+  ...extra,
+});
+const snap = (status: string, updated: number, payments: object[] = [], extra: object = {}): SessionInfo =>
+  ({ id: 'ps_1', transaction_status: status, updated_at: at(updated), payments, ...extra }) as SessionInfo;
+
+describe('isNewer: states apply only forward', () => {
+  it('takes the first snapshot and a later one', () => {
+    const a = snap('active', 1, [payment('pending')], { next_step: 'approve' });
+    expect(isNewer(a, undefined)).toBe(true);
+    expect(isNewer(snap('active', 2, [payment('ongoing')]), a)).toBe(true);
+  });
+  it('ignores a duplicate and an older (reordered) snapshot', () => {
+    const a = snap('active', 2, [payment('ongoing')]);
+    expect(isNewer({ ...a }, a)).toBe(false);
+    expect(isNewer(snap('active', 1, [payment('pending')], { next_step: 'approve' }), a)).toBe(false);
+  });
+  it('never leaves a final state for an earlier one, even with a newer timestamp', () => {
+    const done = snap('completed', 5, [payment('successful')]);
+    expect(isNewer(snap('active', 6, [payment('ongoing')]), done)).toBe(false);
+  });
+  it('a refund after completion is progress', () => {
+    const done = snap('completed', 5, [payment('successful')]);
+    const refunded = snap('completed', 6, [
+      payment('successful', { moneyback: [{ id: 'rf_1', transaction_status: 'completed' }] }),
+    ]);
+    expect(isNewer(refunded, done)).toBe(true);
+  });
+  it('a renewed FPS payment after qr_expired is progress although the session reopens', () => {
+    const expired = snap('canceled', 5, [payment('unsuccessful', { error: { error_code: 'qr_expired' } })]);
+    const renewed = snap('active', 6, [payment('unsuccessful'), { ...payment('pending'), id: 'pm_2' }], {
+      next_step: 'approve',
+    });
+    expect(isNewer(renewed, expired)).toBe(true);
+  });
+  it('a snapshot of another session is never applied', () => {
+    expect(isNewer({ ...snap('active', 9), id: 'ps_2' }, snap('created', 1))).toBe(false);
+  });
+});
+
+describe('phaseOf', () => {
+  it.each([
+    [snap('created', 1), 'starting'],
+    [snap('active', 1, [payment('pending')], { next_step: 'approve' }), 'awaiting_approval'],
+    [snap('active', 1, [payment('pending')], { next_step: 'finalize' }), 'awaiting_finalization'],
+    [
+      snap('active', 1, [payment('ongoing', { user_action: { type: 'destination_info' } })]),
+      'awaiting_payer',
+    ],
+    [snap('ongoing', 1, [payment('ongoing')]), 'processing'],
+    [snap('completed', 1, [payment('successful')]), 'succeeded'],
+    [snap('canceled', 1, [payment('unsuccessful')]), 'failed'],
+  ])('%#', (s, phase) => expect(phaseOf(s)).toBe(phase));
+});
+
+describe('amountMismatch', () => {
+  const s = snap('active', 1, [payment('pending')]);
+  it('accepts the amount sent, and amounts the saga asked for', () => {
+    expect(amountMismatch(s, { amount: 1000, currency: 'rub' })).toBeUndefined();
+    expect(
+      amountMismatch(
+        snap('completed', 2, [{ ...payment('successful'), sum_info: { sum: 400, currency_code: 'rub' } }]),
+        { amount: 1000, currency: 'rub' },
+        [400],
+      ),
+    ).toBeUndefined();
+  });
+  it('names a different amount or currency', () => {
+    expect(amountMismatch(s, { amount: 999, currency: 'rub' })).toMatch(/amount 1000 differs from 999/);
+    expect(amountMismatch(s, { amount: 1000, currency: 'usd' })).toMatch(/currency rub differs from usd/);
+  });
+});
+
+it('operationsOf lists payments, refunds and chargebacks', () => {
+  const s = snap('completed', 1, [
+    payment('successful', {
+      moneyback: [
+        { id: 'rf_1', transaction_status: 'completed', sum_info: { sum: 10, currency_code: 'rub' } },
+        { id: 'rf_2', transaction_status: 'repaid', chargeback: true },
+      ],
+    }),
+  ]);
+  expect(operationsOf(s).map((o) => `${o.kind}:${o.id}:${o.status}`)).toEqual([
+    'payment:pm_1:successful',
+    'refund:rf_1:completed',
+    'chargeback:rf_2:repaid',
+  ]);
+});
