@@ -1,0 +1,74 @@
+import { createHash } from 'node:crypto';
+
+/*
+ * Idempotency keys (spec, Limits): per project, living 24 h (× timeScale). A key is bound to the request
+ * it first came with (endpoint + canonical body). Only successful answers are kept: an error leaves the
+ * key free, so a partner who retries after e.g. approving too early is not locked out (README, "Choices").
+ */
+
+export type IdempotencyLookup =
+  | { kind: 'new' }
+  | { kind: 'mismatch' }
+  | { kind: 'in_flight' }
+  | { kind: 'replay'; httpStatus: number; body: unknown };
+
+interface Entry {
+  fingerprint: string;
+  expiresAtMs: number;
+  answer?: { httpStatus: number; body: unknown };
+}
+
+/** JSON with sorted keys, so a re-serialized identical request counts as the same request. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const keys = Object.keys(value).sort();
+    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+/** A digest of the request, so the store never keeps card data even for a day. */
+export function requestFingerprint(endpoint: string, body: unknown): string {
+  return createHash('sha256').update(endpoint).update('\0').update(canonical(body)).digest('hex');
+}
+
+export class IdempotencyStore {
+  private readonly entries = new Map<string, Entry>();
+
+  constructor(private readonly ttlMs: () => number) {}
+
+  private id(projectId: string, key: string): string {
+    return `${projectId}\0${key}`;
+  }
+
+  /** Looks the key up and, when it is new, reserves it for this request (in flight). */
+  begin(projectId: string, key: string, fingerprint: string, nowMs = Date.now()): IdempotencyLookup {
+    const id = this.id(projectId, key);
+    const e = this.entries.get(id);
+    if (e && e.expiresAtMs > nowMs) {
+      if (e.fingerprint !== fingerprint) return { kind: 'mismatch' };
+      if (!e.answer) return { kind: 'in_flight' };
+      return { kind: 'replay', httpStatus: e.answer.httpStatus, body: structuredClone(e.answer.body) };
+    }
+    this.entries.set(id, { fingerprint, expiresAtMs: nowMs + this.ttlMs() });
+    return { kind: 'new' };
+  }
+
+  complete(projectId: string, key: string, httpStatus: number, body: unknown): void {
+    const e = this.entries.get(this.id(projectId, key));
+    if (e) e.answer = { httpStatus, body: structuredClone(body) };
+  }
+
+  /** The request failed: the key is free again. */
+  abandon(projectId: string, key: string): void {
+    this.entries.delete(this.id(projectId, key));
+  }
+
+  /** Live keys (expired ones are dropped on the way). */
+  get size(): number {
+    const now = Date.now();
+    for (const [id, e] of this.entries) if (e.expiresAtMs <= now) this.entries.delete(id);
+    return this.entries.size;
+  }
+}

@@ -1,0 +1,32 @@
+import { randomBytes } from 'node:crypto';
+
+/** Identifier shapes of the spec: `ps_<number>`, `pm_<number>`, `po_<number>`, `rf_<number>`. */
+export type IdPrefix = 'ps' | 'pm' | 'po' | 'rf';
+
+/**
+ * Counters advance only when a record is really created, so a refused request leaves no gap:
+ * tests can tell from the next id that nothing happened in between.
+ */
+export class IdAllocator {
+  private readonly next: Record<IdPrefix, number> = { ps: 1_000_001, pm: 2_000_001, po: 3_000_001, rf: 4_000_001 };
+
+  take(prefix: IdPrefix): string {
+    return `${prefix}_${this.next[prefix]++}`;
+  }
+
+  peek(): Record<IdPrefix, number> {
+    return { ...this.next };
+  }
+}
+
+/** Opaque tokens (shape not shown in the spec): a prefix and 24 hex digits. */
+export function opaqueToken(prefix: string): string {
+  return `${prefix}_${randomBytes(12).toString('hex')}`;
+}
+
+/** Digits for retrieval reference numbers, authorization codes, FPS transaction ids. */
+export function randomDigits(n: number): string {
+  let out = '';
+  for (const b of randomBytes(n)) out += String(b % 10);
+  return out;
+}

@@ -1,0 +1,14 @@
+export { startSandbox, type RunningSandbox, type StartSandboxOptions } from './server';
+export {
+  loadSandboxConfigFile,
+  resolveSandboxConfig,
+  sandboxConfigSchema,
+  projectConfigSchema,
+  SandboxConfigError,
+  type ProjectConfigInput,
+  type ResolvedSandboxConfig,
+  type SandboxConfigInput,
+} from './config';
+export { TEST_CARDS } from './test-cards';
+export { FPS_BANKS } from './banks';
+export type { LedgerEntry, LedgerKind } from './ledger';
