@@ -1,16 +1,21 @@
 /** `paysaga sandbox --config FILE [--port N] [--host H]`: run the provider emulator until SIGINT/SIGTERM. */
 import { InvalidArgumentError, type Command } from 'commander';
-import { loadSandboxConfigFile, type ResolvedSandboxConfig } from '../../sandbox/config';
+import pino from 'pino';
+import { loadSandboxConfigFile } from '../../sandbox/config';
 
 export const DEFAULT_SANDBOX_PORT = 8090;
 export const DEFAULT_SANDBOX_HOST = '127.0.0.1';
 
-/** What the command needs of a started sandbox. */
-interface RunningSandbox {
-  url: string;
-  close(): Promise<void>;
+type StartSandbox = typeof import('../../sandbox/index').startSandbox;
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+type LogLevel = (typeof LOG_LEVELS)[number];
+
+export interface SandboxCommandOptions {
+  config: string;
+  port: number;
+  host: string;
+  logLevel: LogLevel;
 }
-type StartSandbox = (config: ResolvedSandboxConfig, opts: { port: number; host: string }) => Promise<RunningSandbox>;
 
 /** The process seams, replaceable so a test can run the command in-process and "send" it a signal. */
 export interface SandboxCommandDeps {
@@ -32,7 +37,8 @@ export function register(program: Command, deps: SandboxCommandDeps = processDep
     .requiredOption('--config <file>', 'sandbox config JSON (keys, projects, timeScale, ...); key paths are relative to it')
     .option('--port <n>', `port to listen on (0 picks a free one)`, parsePort, DEFAULT_SANDBOX_PORT)
     .option('--host <host>', 'address to listen on', DEFAULT_SANDBOX_HOST)
-    .action(async (opts: { config: string; port: number; host: string }) => {
+    .option('--log-level <level>', `server log level on stderr (${LOG_LEVELS.join(', ')}); info logs every request`, parseLogLevel, 'warn' as LogLevel)
+    .action(async (opts: SandboxCommandOptions) => {
       await runSandbox(opts, deps);
       // The process should now end by itself; should a stray handle keep it alive, do not hang on shutdown.
       if (deps === processDeps) setTimeout(() => process.exit(), 3_000).unref();
@@ -40,9 +46,11 @@ export function register(program: Command, deps: SandboxCommandDeps = processDep
 }
 
 /** Starts the sandbox and resolves once it has shut down after SIGINT or SIGTERM. */
-export async function runSandbox(opts: { config: string; port: number; host: string }, deps: SandboxCommandDeps = processDeps): Promise<void> {
+export async function runSandbox(opts: SandboxCommandOptions, deps: SandboxCommandDeps = processDeps): Promise<void> {
   const config = loadSandboxConfigFile(opts.config);
-  const sandbox = await startSandbox()(config, { port: opts.port, host: opts.host });
+  // Logs go to stderr so stdout carries only what the command itself says (the URL first).
+  const logger = pino({ level: opts.logLevel, base: { service: 'sandbox' } }, pino.destination(2));
+  const sandbox = await startSandbox()(config, { port: opts.port, host: opts.host, logger });
   deps.out(`sandbox listening on ${sandbox.url}`);
   deps.out(`  projects: ${[...config.projects.keys()].join(', ')}; timeScale ${config.timeScale}`);
 
@@ -72,6 +80,11 @@ export async function runSandbox(opts: { config: string; port: number; host: str
     deps.signals.removeListener('SIGTERM', force);
   }
   deps.err('sandbox: stopped');
+}
+
+function parseLogLevel(value: string): LogLevel {
+  if (!(LOG_LEVELS as readonly string[]).includes(value)) throw new InvalidArgumentError(`--log-level must be one of ${LOG_LEVELS.join(', ')}`);
+  return value as LogLevel;
 }
 
 function parsePort(value: string): number {
