@@ -49,10 +49,26 @@ function keyOf(req: FastifyRequest, def: EndpointDef): string | undefined {
   return parsed.data;
 }
 
+/**
+ * A union (e.g. card_details: a CardDetails instance or plain fields) reports only "no branch matched";
+ * the partner needs the field that is wrong, so the deepest issue among the branches is named instead.
+ */
+export function innermostIssue(issue: z.core.$ZodIssue): z.core.$ZodIssue {
+  if (issue.code !== 'invalid_union' || !Array.isArray(issue.errors) || issue.errors.length === 0) return issue;
+  let best: z.core.$ZodIssue = issue;
+  for (const branch of issue.errors) {
+    for (const inner of branch) {
+      const candidate = innermostIssue({ ...inner, path: [...issue.path, ...inner.path] } as z.core.$ZodIssue);
+      if (candidate.path.length > best.path.length) best = candidate;
+    }
+  }
+  return best;
+}
+
 function validate(def: EndpointDef, json: unknown): unknown {
   const parsed = def.request.safeParse(json);
   if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0]!;
+  const issue = innermostIssue(parsed.error.issues[0]!);
   const path = issuePath(issue);
   throw new ApiError('invalid_request', path ? `${specField(path)}.${issueRule(issue)}` : issueRule(issue));
 }

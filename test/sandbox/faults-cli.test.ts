@@ -36,11 +36,18 @@ const validConfig = (extra: Record<string, unknown> = {}) => ({
 });
 
 test('spawned: prints the URL, serves /sandbox/health and config faults, exits 0 on SIGTERM', async () => {
-  const config = writeConfig('cli.json', validConfig({ faults: [{ kind: 'latency', ms: 5, path: 'transaction/initiate' }] }));
-  const child = spawn(process.execPath, [join(ROOT, 'bin/paysaga.js'), 'sandbox', '--config', config, '--port', '0'], {
-    cwd: keys.dir, // not the repo: proves nothing depends on the working directory
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const config = writeConfig(
+    'cli.json',
+    validConfig({ faults: [{ kind: 'latency', ms: 5, path: 'transaction/initiate' }] }),
+  );
+  const child = spawn(
+    process.execPath,
+    [join(ROOT, 'bin/paysaga.js'), 'sandbox', '--config', config, '--port', '0'],
+    {
+      cwd: keys.dir, // not the repo: proves nothing depends on the working directory
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
@@ -49,7 +56,10 @@ test('spawned: prints the URL, serves /sandbox/health and config faults, exits 0
   try {
     // The first run may build dist/ (bin/paysaga.js does that when sources are newer).
     const url = await new Promise<string>((res, rej) => {
-      const timer = setTimeout(() => rej(new Error(`no URL printed; stdout: ${stdout} stderr: ${stderr}`)), 75_000);
+      const timer = setTimeout(
+        () => rej(new Error(`no URL printed; stdout: ${stdout} stderr: ${stderr}`)),
+        75_000,
+      );
       const check = () => {
         const m = /sandbox listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(stdout);
         if (m) {
@@ -64,7 +74,9 @@ test('spawned: prints the URL, serves /sandbox/health and config faults, exits 0
     expect(health.statusCode).toBe(200);
     expect(await health.body.json()).toMatchObject({ status: 'ok', projects: ['p_cli'] });
     const faults = (await (await request(`${url}/sandbox/faults`)).body.json()) as { rules: unknown[] };
-    expect(faults.rules).toEqual([expect.objectContaining({ kind: 'latency', ms: 5, path: 'transaction/initiate' })]);
+    expect(faults.rules).toEqual([
+      expect.objectContaining({ kind: 'latency', ms: 5, path: 'transaction/initiate' }),
+    ]);
 
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
@@ -85,9 +97,18 @@ describe('in-process through register()', () => {
   test('SIGINT stops the server and the command resolves', async () => {
     const signals = new EventEmitter();
     const out: string[] = [];
-    const run = program(signals, out).parseAsync(['node', 'paysaga', 'sandbox', '--config', writeConfig('inproc.json', validConfig()), '--port', '0']);
+    const run = program(signals, out).parseAsync([
+      'node',
+      'paysaga',
+      'sandbox',
+      '--config',
+      writeConfig('inproc.json', validConfig()),
+      '--port',
+      '0',
+    ]);
     const deadline = Date.now() + 10_000;
-    while (!out.some((l) => l.startsWith('sandbox listening on ')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    while (!out.some((l) => l.startsWith('sandbox listening on ')) && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
     const url = out[0]!.replace('sandbox listening on ', '');
     expect((await request(`${url}/sandbox/health`)).statusCode).toBe(200);
     signals.emit('SIGINT');
@@ -100,15 +121,43 @@ describe('in-process through register()', () => {
   test('an invalid config fails with a message naming the field; nothing listens', async () => {
     const out: string[] = [];
     const bad = writeConfig('bad.json', validConfig({ timeScale: -1 }));
-    await expect(program(new EventEmitter(), out).parseAsync(['node', 'paysaga', 'sandbox', '--config', bad, '--port', '0'])).rejects.toThrow(/timeScale/);
+    await expect(
+      program(new EventEmitter(), out).parseAsync([
+        'node',
+        'paysaga',
+        'sandbox',
+        '--config',
+        bad,
+        '--port',
+        '0',
+      ]),
+    ).rejects.toThrow(/timeScale/);
     const badFaults = writeConfig('bad-faults.json', validConfig({ faults: [{ kind: 'latency', ms: -1 }] }));
-    await expect(program(new EventEmitter(), out).parseAsync(['node', 'paysaga', 'sandbox', '--config', badFaults, '--port', '0'])).rejects.toThrow(/faults\.0\.ms/);
+    await expect(
+      program(new EventEmitter(), out).parseAsync([
+        'node',
+        'paysaga',
+        'sandbox',
+        '--config',
+        badFaults,
+        '--port',
+        '0',
+      ]),
+    ).rejects.toThrow(/faults\.0\.ms/);
     expect(out).toEqual([]);
   });
 
   test('a bad --port is a usage error', async () => {
     await expect(
-      program(new EventEmitter(), []).parseAsync(['node', 'paysaga', 'sandbox', '--config', 'x.json', '--port', 'http']),
+      program(new EventEmitter(), []).parseAsync([
+        'node',
+        'paysaga',
+        'sandbox',
+        '--config',
+        'x.json',
+        '--port',
+        'http',
+      ]),
     ).rejects.toThrow(/--port must be an integer/);
   });
 });

@@ -52,7 +52,11 @@ async function api(path: string, body: unknown, project = 'p_hooks'): Promise<An
     const res = await request(`${sandbox.url}/api/v1/${path}`, {
       method: 'POST',
       body: bytes,
-      headers: { 'content-type': 'application/json', 'x-project-id': project, 'x-signature': sign('sha256', bytes, keys.partner.privateKey).toString('base64') },
+      headers: {
+        'content-type': 'application/json',
+        'x-project-id': project,
+        'x-signature': sign('sha256', bytes, keys.partner.privateKey).toString('base64'),
+      },
     });
     const text = await res.body.text();
     let parsed: unknown = text;
@@ -68,17 +72,34 @@ async function api(path: string, body: unknown, project = 'p_hooks'): Promise<An
   }
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-async function control(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<{ status: number; body: any }> {
+async function control(
+  method: 'GET' | 'POST' | 'DELETE',
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; body: any }> {
+  // eslint-disable-line @typescript-eslint/no-explicit-any
   const res = await request(`${sandbox.url}${path}`, {
     method,
-    ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }),
+    ...(body === undefined
+      ? {}
+      : { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }),
   });
   return { status: res.statusCode, body: await res.body.json() };
 }
 
 const cardCheckout = (reference = 'ok') => ({
-  payment_info: { type: 'card_info', card_info: { type: 'card_details', card_details: { card_number: '4111111111111111', card_exp_month: '12', card_exp_year: '2030', card_code: '123' } } },
+  payment_info: {
+    type: 'card_info',
+    card_info: {
+      type: 'card_details',
+      card_details: {
+        card_number: '4111111111111111',
+        card_exp_month: '12',
+        card_exp_year: '2030',
+        card_code: '123',
+      },
+    },
+  },
   sum_info: { sum: 1500, currency_code: 'rub' },
   user_info: { user_id: 'u_1', customer: { reference } },
 });
@@ -88,7 +109,11 @@ async function paymentAwaitingApproval(project = 'p_hooks'): Promise<string> {
   const started = await api('transaction/init/checkout', cardCheckout(), project);
   expect(started.status).toBe(200);
   const sessionId = started.body.session_info.id as string;
-  await waitUntil(async () => (await api('transaction/state', { session_id: sessionId }, project)).body.session_info?.payments?.[0]?.transaction_status === 'pending');
+  await waitUntil(
+    async () =>
+      (await api('transaction/state', { session_id: sessionId }, project)).body.session_info?.payments?.[0]
+        ?.transaction_status === 'pending',
+  );
   return sessionId;
 }
 
@@ -110,12 +135,20 @@ describe('request faults on the sandbox API', () => {
     const ledgerBefore = await ledgerOf(sessionId);
     const stateBefore = (await api('transaction/state', { session_id: sessionId })).body.session_info;
 
-    expect((await control('POST', '/sandbox/faults', { rules: [{ kind: 'error_5xx', status: 502, path: 'transaction/approve', times: 1 }] })).status).toBe(200);
+    expect(
+      (
+        await control('POST', '/sandbox/faults', {
+          rules: [{ kind: 'error_5xx', status: 502, path: 'transaction/approve', times: 1 }],
+        })
+      ).status,
+    ).toBe(200);
     const faulted = await api('transaction/approve', { session_id: sessionId });
     expect(faulted.status).toBe(502);
     await new Promise((r) => setTimeout(r, 200)); // a processed approve would have moved on by now (stepMs 20 x 0.001)
     expect(await ledgerOf(sessionId)).toEqual(ledgerBefore);
-    expect((await api('transaction/state', { session_id: sessionId })).body.session_info).toEqual(stateBefore);
+    expect((await api('transaction/state', { session_id: sessionId })).body.session_info).toEqual(
+      stateBefore,
+    );
 
     const retried = await api('transaction/approve', { session_id: sessionId });
     expect(retried.status).toBe(200);
@@ -125,13 +158,19 @@ describe('request faults on the sandbox API', () => {
   test('drop_after_commit on approve: the client sees the connection close, yet the approve happened', async () => {
     const sessionId = await paymentAwaitingApproval();
     const ledgerBefore = await ledgerOf(sessionId);
-    await control('POST', '/sandbox/faults', { rules: [{ kind: 'drop_after_commit', path: 'transaction/approve', times: 1 }] });
+    await control('POST', '/sandbox/faults', {
+      rules: [{ kind: 'drop_after_commit', path: 'transaction/approve', times: 1 }],
+    });
     const dropped = await api('transaction/approve', { session_id: sessionId });
     expect(dropped.status).toBeNull();
     expect(dropped.error).toMatch(/UND_ERR_SOCKET|ECONNRESET|other side closed/);
 
     // committed: the payment goes on to success and money moved, exactly once
-    await waitUntil(async () => (await api('transaction/state', { session_id: sessionId })).body.session_info.transaction_status === 'completed');
+    await waitUntil(
+      async () =>
+        (await api('transaction/state', { session_id: sessionId })).body.session_info.transaction_status ===
+        'completed',
+    );
     const state = (await api('transaction/state', { session_id: sessionId })).body.session_info;
     expect(state.payments[0].transaction_status).toBe('successful');
     expect((await ledgerOf(sessionId)).length).toBeGreaterThan(ledgerBefore.length);
@@ -140,7 +179,9 @@ describe('request faults on the sandbox API', () => {
   });
 
   test('latency: the answer is delayed by at least ms; only the named path', async () => {
-    await control('POST', '/sandbox/faults', { rules: [{ kind: 'latency', ms: 400, path: 'transaction/initiate' }] });
+    await control('POST', '/sandbox/faults', {
+      rules: [{ kind: 'latency', ms: 400, path: 'transaction/initiate' }],
+    });
     const slow = await api('transaction/initiate', {});
     const fast = await api('sbp/banks', {});
     expect(slow.status).toBe(200);
@@ -149,7 +190,9 @@ describe('request faults on the sandbox API', () => {
   });
 
   test('error_5xx with rate 0.5: every second initiate fails, and only the answered ones create sessions', async () => {
-    await control('POST', '/sandbox/faults', { rules: [{ kind: 'error_5xx', status: 500, rate: 0.5, path: 'transaction/initiate' }] });
+    await control('POST', '/sandbox/faults', {
+      rules: [{ kind: 'error_5xx', status: 500, rate: 0.5, path: 'transaction/initiate' }],
+    });
     const before = (await control('GET', '/sandbox/stats')).body.stats.sessions as number;
     const statuses: Array<number | null> = [];
     for (let i = 0; i < 4; i++) statuses.push((await api('transaction/initiate', {})).status);
@@ -160,7 +203,10 @@ describe('request faults on the sandbox API', () => {
   test('bad rules are refused with 400 naming the field', async () => {
     const res = await control('POST', '/sandbox/faults', { rules: [{ kind: 'webhook_delay' }] });
     expect(res.status).toBe(400);
-    expect(res.body.error).toEqual({ error_code: 'invalid_request', error_description: expect.stringMatching(/^rules\.0\.ms\./) });
+    expect(res.body.error).toEqual({
+      error_code: 'invalid_request',
+      error_description: expect.stringMatching(/^rules\.0\.ms\./),
+    });
   });
 });
 
@@ -169,7 +215,10 @@ describe('webhooks of real flows', () => {
     const verifyHook = createWebhookVerifier([keys.service.publicPem]);
     const sessionId = await paymentAwaitingApproval();
     await api('transaction/approve', { session_id: sessionId });
-    await sink.waitFor((h) => h.body?.type === 'checkout_results' && h.body.session_info.id === sessionId, 10_000);
+    await sink.waitFor(
+      (h) => h.body?.type === 'checkout_results' && h.body.session_info.id === sessionId,
+      10_000,
+    );
     const hooks = sink.ofSession(sessionId);
     expect(hooks.map((h) => h.body.type)).toEqual(['approve_pending', 'checkout_results']);
     for (const h of hooks) {
@@ -188,14 +237,19 @@ describe('webhooks of real flows', () => {
   });
 
   test('webhook_drop of approve_pending: never arrives (dropped in the log); the partner can still approve after polling', async () => {
-    await control('POST', '/sandbox/faults', { rules: [{ kind: 'webhook_drop', eventType: 'approve_pending', times: 1 }] });
+    await control('POST', '/sandbox/faults', {
+      rules: [{ kind: 'webhook_drop', eventType: 'approve_pending', times: 1 }],
+    });
     const sessionId = await paymentAwaitingApproval();
     await new Promise((r) => setTimeout(r, 100));
     expect(sink.ofSession(sessionId)).toEqual([]);
     const log = (await control('GET', `/sandbox/webhooks?session_id=${sessionId}`)).body.deliveries;
     expect(log).toEqual([expect.objectContaining({ type: 'approve_pending', state: 'dropped', attempt: 0 })]);
     await api('transaction/approve', { session_id: sessionId });
-    await sink.waitFor((h) => h.body?.type === 'checkout_results' && h.body.session_info.id === sessionId, 10_000);
+    await sink.waitFor(
+      (h) => h.body?.type === 'checkout_results' && h.body.session_info.id === sessionId,
+      10_000,
+    );
   });
 
   test('webhook_duplicate and webhook_reorder: checkout_results twice, and after it the held approve_pending', async () => {
@@ -207,12 +261,20 @@ describe('webhooks of real flows', () => {
     });
     const started = await api('transaction/init/checkout', cardCheckout());
     const sessionId = started.body.session_info.id as string;
-    await waitUntil(async () => (await api('transaction/state', { session_id: sessionId })).body.session_info.payments[0].transaction_status === 'pending');
+    await waitUntil(
+      async () =>
+        (await api('transaction/state', { session_id: sessionId })).body.session_info.payments[0]
+          .transaction_status === 'pending',
+    );
     await new Promise((r) => setTimeout(r, 100));
     expect(sink.ofSession(sessionId)).toEqual([]); // approve_pending is being held
     await api('transaction/approve', { session_id: sessionId });
     await waitUntil(() => sink.ofSession(sessionId).length === 3);
-    expect(sink.ofSession(sessionId).map((h) => h.body.type)).toEqual(['checkout_results', 'checkout_results', 'approve_pending']);
+    expect(sink.ofSession(sessionId).map((h) => h.body.type)).toEqual([
+      'checkout_results',
+      'checkout_results',
+      'approve_pending',
+    ]);
   });
 
   test('webhook retry on the real flow: 503 twice, then delivered; the log shows the attempts', async () => {
@@ -222,7 +284,13 @@ describe('webhooks of real flows', () => {
       const sessionId = await paymentAwaitingApproval();
       await waitUntil(() => sink.ofSession(sessionId).length === 3);
       const log = (await control('GET', `/sandbox/webhooks?session_id=${sessionId}`)).body.deliveries;
-      expect(log.map((r: { attempt: number; state: string; httpStatus: number }) => [r.attempt, r.httpStatus, r.state])).toEqual([
+      expect(
+        log.map((r: { attempt: number; state: string; httpStatus: number }) => [
+          r.attempt,
+          r.httpStatus,
+          r.state,
+        ]),
+      ).toEqual([
         [1, 503, 'retrying'],
         [2, 503, 'retrying'],
         [3, 200, 'delivered'],

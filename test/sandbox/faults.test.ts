@@ -35,26 +35,54 @@ beforeEach(() => {
 async function call(path: string, body: unknown = {}) {
   const started = Date.now();
   try {
-    const res = await request(`${base}${path}`, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+    const res = await request(`${base}${path}`, {
+      method: 'POST',
+      body: JSON.stringify(body),
+      headers: { 'content-type': 'application/json' },
+    });
     const text = await res.body.text();
-    return { status: res.statusCode, text, ms: Date.now() - started, error: null as null | { code: string; message: string } };
+    return {
+      status: res.statusCode,
+      text,
+      ms: Date.now() - started,
+      error: null as null | { code: string; message: string },
+    };
   } catch (err) {
     const e = err as { code?: string; message: string };
-    return { status: null, text: '', ms: Date.now() - started, error: { code: String(e.code), message: e.message } };
+    return {
+      status: null,
+      text: '',
+      ms: Date.now() - started,
+      error: { code: String(e.code), message: e.message },
+    };
   }
 }
 async function setRules(rules: unknown) {
-  const res = await request(`${base}/sandbox/faults`, { method: 'POST', body: JSON.stringify({ rules }), headers: { 'content-type': 'application/json' } });
+  const res = await request(`${base}/sandbox/faults`, {
+    method: 'POST',
+    body: JSON.stringify({ rules }),
+    headers: { 'content-type': 'application/json' },
+  });
   return { status: res.statusCode, body: (await res.body.json()) as Record<string, unknown> };
 }
 
 describe('rule evaluation', () => {
   test('rate is applied by counting, deterministically: 0.5 fires on every 2nd matching call', () => {
     const f = new FaultInjector([{ kind: 'error_5xx', rate: 0.5 }]);
-    const fired = Array.from({ length: 6 }, () => f.decideRequest('/api/v1/transaction/approve').errorStatus !== undefined);
+    const fired = Array.from(
+      { length: 6 },
+      () => f.decideRequest('/api/v1/transaction/approve').errorStatus !== undefined,
+    );
     expect(fired).toEqual([false, true, false, true, false, true]);
     const third = new FaultInjector([{ kind: 'webhook_drop', rate: 1 / 3 }]);
-    expect(Array.from({ length: 6 }, () => third.decideWebhook('x').drop)).toEqual([false, false, true, false, false, true]);
+    expect(Array.from({ length: 6 }, () => third.decideWebhook('x').drop)).toEqual([
+      false,
+      false,
+      true,
+      false,
+      false,
+      true,
+    ]);
   });
 
   test('times spends a rule; path filters exactly or by prefix; later rules of a kind take over', () => {
@@ -65,7 +93,11 @@ describe('rule evaluation', () => {
     expect(f.decideRequest('/api/v1/transaction/cancel').errorStatus).toBeUndefined();
     expect(f.decideRequest('/api/v1/transaction/start/checkout?x=1').errorStatus).toBe(502);
     expect(f.decideRequest('/api/v1/transaction/start/transfer').errorStatus).toBeUndefined();
-    expect([1, 2, 3].map(() => f.decideRequest('transaction/approve').errorStatus)).toEqual([500, 500, undefined]);
+    expect([1, 2, 3].map(() => f.decideRequest('transaction/approve').errorStatus)).toEqual([
+      500,
+      500,
+      undefined,
+    ]);
     expect(f.list().map((r) => r.remaining)).toEqual([0, 0]);
   });
 });
@@ -83,7 +115,11 @@ describe('request faults over HTTP', () => {
   test('error_5xx: answered without processing; times limits it', async () => {
     await setRules([{ kind: 'error_5xx', status: 502, times: 2 }]);
     const before = processed;
-    const answers = [await call('/api/v1/transaction/approve'), await call('/api/v1/transaction/approve'), await call('/api/v1/transaction/approve')];
+    const answers = [
+      await call('/api/v1/transaction/approve'),
+      await call('/api/v1/transaction/approve'),
+      await call('/api/v1/transaction/approve'),
+    ];
     expect(answers.map((a) => a.status)).toEqual([502, 502, 200]);
     expect(processed).toBe(before + 1);
   });
@@ -113,15 +149,29 @@ describe('request faults over HTTP', () => {
 
 describe('/sandbox/faults', () => {
   test('POST replaces, GET shows remaining counts, DELETE clears', async () => {
-    const rules: FaultRuleInput[] = [{ kind: 'error_5xx', times: 2, path: 'transaction/approve' }, { kind: 'webhook_delay', ms: 10 }];
+    const rules: FaultRuleInput[] = [
+      { kind: 'error_5xx', times: 2, path: 'transaction/approve' },
+      { kind: 'webhook_delay', ms: 10 },
+    ];
     const set = await setRules(rules);
     expect(set.status).toBe(200);
     expect(set.body.rules).toEqual([
-      { kind: 'error_5xx', status: 503, path: 'transaction/approve', times: 2, rate: 1, remaining: 2, matched: 0, fired: 0 },
+      {
+        kind: 'error_5xx',
+        status: 503,
+        path: 'transaction/approve',
+        times: 2,
+        rate: 1,
+        remaining: 2,
+        matched: 0,
+        fired: 0,
+      },
       { kind: 'webhook_delay', ms: 10, rate: 1, remaining: null, matched: 0, fired: 0 },
     ]);
     await call('/api/v1/transaction/approve');
-    const shown = (await (await request(`${base}/sandbox/faults`)).body.json()) as { rules: Array<{ remaining: number | null }> };
+    const shown = (await (await request(`${base}/sandbox/faults`)).body.json()) as {
+      rules: Array<{ remaining: number | null }>;
+    };
     expect(shown.rules.map((r) => r.remaining)).toEqual([1, null]);
 
     await setRules([{ kind: 'latency', ms: 1 }]);
@@ -144,12 +194,21 @@ describe('/sandbox/faults', () => {
     [{}, 'rules'],
   ])('bad rules %j: 400 naming %s, rules unchanged', async (body, field) => {
     faults.setRules([{ kind: 'latency', ms: 1 }]);
-    const res = await request(`${base}/sandbox/faults`, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+    const res = await request(`${base}/sandbox/faults`, {
+      method: 'POST',
+      body: JSON.stringify(body),
+      headers: { 'content-type': 'application/json' },
+    });
     expect(res.statusCode).toBe(400);
-    const answer = (await res.body.json()) as { status: string; error: { error_code: string; error_description: string } };
+    const answer = (await res.body.json()) as {
+      status: string;
+      error: { error_code: string; error_description: string };
+    };
     expect(answer.status).toBe('error');
     expect(answer.error.error_code).toBe('invalid_request');
-    expect(answer.error.error_description.startsWith(`${field}.`) || answer.error.error_description === field).toBe(true);
+    expect(
+      answer.error.error_description.startsWith(`${field}.`) || answer.error.error_description === field,
+    ).toBe(true);
     expect(faults.list().map((r) => r.kind)).toEqual(['latency']);
   });
 });
@@ -159,11 +218,21 @@ describe('/sandbox/webhooks', () => {
     const service = generateTestKeyPair();
     const dispatcher = new WebhookDispatcher({ serviceKey: service.privateKey, timeScale: 0.001, faults });
     try {
-      dispatcher.enqueue({ projectId: 'p', url: 'http://127.0.0.1:1/x', enabled: false }, { type: 'approve_pending', session_info: { id: 'ps_a' } });
-      dispatcher.enqueue({ projectId: 'p', url: 'http://127.0.0.1:1/x', enabled: false }, { type: 'approve_pending', session_info: { id: 'ps_b' } });
-      const all = (await (await request(`${base}/sandbox/webhooks`)).body.json()) as { deliveries: Array<{ sessionId: string; state: string }> };
+      dispatcher.enqueue(
+        { projectId: 'p', url: 'http://127.0.0.1:1/x', enabled: false },
+        { type: 'approve_pending', session_info: { id: 'ps_a' } },
+      );
+      dispatcher.enqueue(
+        { projectId: 'p', url: 'http://127.0.0.1:1/x', enabled: false },
+        { type: 'approve_pending', session_info: { id: 'ps_b' } },
+      );
+      const all = (await (await request(`${base}/sandbox/webhooks`)).body.json()) as {
+        deliveries: Array<{ sessionId: string; state: string }>;
+      };
       expect(all.deliveries.map((r) => r.sessionId)).toEqual(['ps_a', 'ps_b']);
-      const one = (await (await request(`${base}/sandbox/webhooks?session_id=ps_b`)).body.json()) as { deliveries: Array<{ sessionId: string; state: string }> };
+      const one = (await (await request(`${base}/sandbox/webhooks?session_id=ps_b`)).body.json()) as {
+        deliveries: Array<{ sessionId: string; state: string }>;
+      };
       expect(one.deliveries).toEqual([expect.objectContaining({ sessionId: 'ps_b', state: 'not_sent' })]);
     } finally {
       await dispatcher.close();

@@ -32,7 +32,14 @@ async function startSink(answer: (n: number, res: ServerResponse) => void = (_n,
     answerWith(a: typeof answer) {
       decide = a;
     },
-    bodies: () => arrivals.map((a) => JSON.parse(a.req.body.toString('utf8')) as { type: string; session_info: { id: string; n?: number } }),
+    bodies: () =>
+      arrivals.map(
+        (a) =>
+          JSON.parse(a.req.body.toString('utf8')) as {
+            type: string;
+            session_info: { id: string; n?: number };
+          },
+      ),
   };
 }
 type Sink = Awaited<ReturnType<typeof startSink>>;
@@ -67,8 +74,16 @@ async function sink(answer?: (n: number, res: ServerResponse) => void): Promise<
   open.push(s);
   return s;
 }
-const target = (s: { url: string }, enabled = true): WebhookTarget => ({ projectId: 'proj_1', url: `${s.url}/webhooks`, enabled });
-const session = (id: string, extra: Record<string, unknown> = {}) => ({ id, transaction_status: 'active', ...extra });
+const target = (s: { url: string }, enabled = true): WebhookTarget => ({
+  projectId: 'proj_1',
+  url: `${s.url}/webhooks`,
+  enabled,
+});
+const session = (id: string, extra: Record<string, unknown> = {}) => ({
+  id,
+  transaction_status: 'active',
+  ...extra,
+});
 
 describe('signed delivery', () => {
   test('body is {type, session_info}; X-Signature verifies with the service public key over the raw bytes', async () => {
@@ -90,7 +105,14 @@ describe('signed delivery', () => {
     expect(JSON.parse(req.body.toString('utf8'))).toEqual({ type: 'approve_pending', session_info: info });
 
     await waitFor(() => d.deliveries().length === 1);
-    expect(d.deliveries()[0]).toMatchObject({ type: 'approve_pending', sessionId: 'ps_sig', projectId: 'proj_1', attempt: 1, httpStatus: 200, state: 'delivered' });
+    expect(d.deliveries()[0]).toMatchObject({
+      type: 'approve_pending',
+      sessionId: 'ps_sig',
+      projectId: 'proj_1',
+      attempt: 1,
+      httpStatus: 200,
+      state: 'delivered',
+    });
   });
 
   test('any 2xx counts as delivered (one attempt); session_info is sent as it was at enqueue', async () => {
@@ -113,15 +135,27 @@ describe('signed delivery', () => {
     d.enqueue(target(s, false), { type: 'approve_pending', session_info: session('ps_off') });
     await sleep(200);
     expect(s.arrivals).toHaveLength(0);
-    expect(d.deliveries()).toEqual([expect.objectContaining({ sessionId: 'ps_off', attempt: 0, state: 'not_sent' })]);
+    expect(d.deliveries()).toEqual([
+      expect.objectContaining({ sessionId: 'ps_off', attempt: 0, state: 'not_sent' }),
+    ]);
   });
 
   test('enqueue never throws, even for an unserializable body or a bad URL', async () => {
     const { d } = dispatcher(0.001);
     const cyclic: Record<string, unknown> = { id: 'ps_cyc' };
     cyclic.self = cyclic;
-    expect(() => d.enqueue({ projectId: 'p', url: 'http://127.0.0.1:1/x', enabled: true }, { type: 't', session_info: cyclic })).not.toThrow();
-    expect(() => d.enqueue({ projectId: 'p', url: 'not a url', enabled: true }, { type: 't', session_info: session('ps_url') })).not.toThrow();
+    expect(() =>
+      d.enqueue(
+        { projectId: 'p', url: 'http://127.0.0.1:1/x', enabled: true },
+        { type: 't', session_info: cyclic },
+      ),
+    ).not.toThrow();
+    expect(() =>
+      d.enqueue(
+        { projectId: 'p', url: 'not a url', enabled: true },
+        { type: 't', session_info: session('ps_url') },
+      ),
+    ).not.toThrow();
     await waitFor(() => d.deliveries({ sessionId: 'ps_url' }).length >= 1);
     expect(d.deliveries({ sessionId: 'ps_url' })[0]!.state).toBe('retrying');
   });
@@ -147,7 +181,14 @@ describe('redelivery', () => {
     for (let i = 1; i < gaps.length; i++) expect(gaps[i]!).toBeGreaterThan(gaps[i - 1]!);
 
     const records = d.deliveries({ sessionId: 'ps_retry' });
-    expect(records.map((r) => r.state)).toEqual(['retrying', 'retrying', 'retrying', 'retrying', 'retrying', 'delivered']);
+    expect(records.map((r) => r.state)).toEqual([
+      'retrying',
+      'retrying',
+      'retrying',
+      'retrying',
+      'retrying',
+      'delivered',
+    ]);
     expect(records.map((r) => r.httpStatus)).toEqual([...failures, 200]);
     expect(records.map((r) => r.attempt)).toEqual([1, 2, 3, 4, 5, 6]);
     // every attempt carries the same signed bytes
@@ -187,7 +228,10 @@ describe('redelivery', () => {
     });
     const { d } = dispatcher(scale);
     d.enqueue(target(s), { type: 'approve_pending', session_info: session('ps_hang') });
-    d.enqueue({ projectId: 'p', url: 'http://127.0.0.1:1/nothing-listens', enabled: true }, { type: 'approve_pending', session_info: session('ps_refused') });
+    d.enqueue(
+      { projectId: 'p', url: 'http://127.0.0.1:1/nothing-listens', enabled: true },
+      { type: 'approve_pending', session_info: session('ps_refused') },
+    );
     await waitFor(() => d.deliveries({ sessionId: 'ps_hang' }).some((r) => r.state === 'delivered'));
     const hang = d.deliveries({ sessionId: 'ps_hang' });
     expect(hang[0]).toMatchObject({ attempt: 1, httpStatus: null, state: 'retrying' });
@@ -228,14 +272,23 @@ describe('redelivery', () => {
 describe('webhook faults', () => {
   test('webhook_drop: the event is never sent and is recorded as dropped; eventType and times limit it', async () => {
     const s = await sink();
-    const { d, faults } = dispatcher(0.001, [{ kind: 'webhook_drop', eventType: 'approve_pending', times: 1 }]);
+    const { d, faults } = dispatcher(0.001, [
+      { kind: 'webhook_drop', eventType: 'approve_pending', times: 1 },
+    ]);
     d.enqueue(target(s), { type: 'approve_pending', session_info: session('ps_drop', { n: 1 }) });
     d.enqueue(target(s), { type: 'checkout_results', session_info: session('ps_drop', { n: 2 }) });
     d.enqueue(target(s), { type: 'approve_pending', session_info: session('ps_drop', { n: 3 }) });
     await waitFor(() => s.arrivals.length === 2);
     await sleep(100);
-    expect(s.bodies().map((b) => b.session_info.n).sort()).toEqual([2, 3]);
-    expect(d.deliveries().filter((r) => r.state === 'dropped')).toEqual([expect.objectContaining({ type: 'approve_pending', attempt: 0 })]);
+    expect(
+      s
+        .bodies()
+        .map((b) => b.session_info.n)
+        .sort(),
+    ).toEqual([2, 3]);
+    expect(d.deliveries().filter((r) => r.state === 'dropped')).toEqual([
+      expect.objectContaining({ type: 'approve_pending', attempt: 0 }),
+    ]);
     expect(faults.list()[0]).toMatchObject({ kind: 'webhook_drop', remaining: 0, fired: 1 });
   });
 
@@ -264,7 +317,12 @@ describe('webhook faults', () => {
     expect(s.bodies().map((b) => b.session_info.id)).toEqual(['ps_other']); // ps_ro is held
     d.enqueue(target(s), { type: 'checkout_results', session_info: session('ps_ro') });
     await waitFor(() => s.arrivals.length === 3);
-    expect(s.bodies().slice(1).map((b) => b.type)).toEqual(['checkout_results', 'approve_pending']);
+    expect(
+      s
+        .bodies()
+        .slice(1)
+        .map((b) => b.type),
+    ).toEqual(['checkout_results', 'approve_pending']);
   });
 
   test('webhook_reorder without a later event: released after maxHoldMs', async () => {
@@ -283,7 +341,9 @@ describe('webhook faults', () => {
     d.enqueue(target(s), { type: 'checkout_results', session_info: session('ps_late') });
     d.enqueue(target(s), { type: 'approve_pending', session_info: session('ps_soon') });
     await waitFor(() => s.arrivals.length === 2);
-    const bySession = new Map(s.arrivals.map((a) => [JSON.parse(a.req.body.toString()).session_info.id as string, a.atMs - t0]));
+    const bySession = new Map(
+      s.arrivals.map((a) => [JSON.parse(a.req.body.toString()).session_info.id as string, a.atMs - t0]),
+    );
     expect(bySession.get('ps_soon')!).toBeLessThan(200);
     expect(bySession.get('ps_late')!).toBeGreaterThanOrEqual(395);
   });
