@@ -26,20 +26,41 @@ const ruleLimits = {
 const pathFilter = z
   .string()
   .min(1)
-  .regex(/^[a-z0-9_/]+\*?$/, 'must look like transaction/start/checkout (letters, digits, _ and /, optional trailing *)')
+  .regex(
+    /^[a-z0-9_/]+\*?$/,
+    'must look like transaction/start/checkout (letters, digits, _ and /, optional trailing *)',
+  )
   .transform((p) => p.replace(/^\/+/, ''))
   .optional();
 
 const eventTypeFilter = z.string().min(1).optional();
 
-const latencyRule = z.object({ kind: z.literal('latency'), ms: z.number().int().min(0).max(120_000), path: pathFilter, ...ruleLimits }).strict();
-const error5xxRule = z
-  .object({ kind: z.literal('error_5xx'), status: z.union([z.literal(500), z.literal(502), z.literal(503)]).default(503), path: pathFilter, ...ruleLimits })
+const latencyRule = z
+  .object({
+    kind: z.literal('latency'),
+    ms: z.number().int().min(0).max(120_000),
+    path: pathFilter,
+    ...ruleLimits,
+  })
   .strict();
-const dropAfterCommitRule = z.object({ kind: z.literal('drop_after_commit'), path: pathFilter, ...ruleLimits }).strict();
+const error5xxRule = z
+  .object({
+    kind: z.literal('error_5xx'),
+    status: z.union([z.literal(500), z.literal(502), z.literal(503)]).default(503),
+    path: pathFilter,
+    ...ruleLimits,
+  })
+  .strict();
+const dropAfterCommitRule = z
+  .object({ kind: z.literal('drop_after_commit'), path: pathFilter, ...ruleLimits })
+  .strict();
 
-const webhookDropRule = z.object({ kind: z.literal('webhook_drop'), eventType: eventTypeFilter, ...ruleLimits }).strict();
-const webhookDuplicateRule = z.object({ kind: z.literal('webhook_duplicate'), eventType: eventTypeFilter, ...ruleLimits }).strict();
+const webhookDropRule = z
+  .object({ kind: z.literal('webhook_drop'), eventType: eventTypeFilter, ...ruleLimits })
+  .strict();
+const webhookDuplicateRule = z
+  .object({ kind: z.literal('webhook_duplicate'), eventType: eventTypeFilter, ...ruleLimits })
+  .strict();
 const webhookReorderRule = z
   .object({
     kind: z.literal('webhook_reorder'),
@@ -49,7 +70,14 @@ const webhookReorderRule = z
     ...ruleLimits,
   })
   .strict();
-const webhookDelayRule = z.object({ kind: z.literal('webhook_delay'), ms: z.number().int().min(0).max(3_600_000), eventType: eventTypeFilter, ...ruleLimits }).strict();
+const webhookDelayRule = z
+  .object({
+    kind: z.literal('webhook_delay'),
+    ms: z.number().int().min(0).max(3_600_000),
+    eventType: eventTypeFilter,
+    ...ruleLimits,
+  })
+  .strict();
 
 export const faultRuleSchema = z.discriminatedUnion('kind', [
   latencyRule,
@@ -170,13 +198,15 @@ export class FaultInjector {
       decision.errorStatus = error.status;
       return decision;
     }
-    decision.dropAfterCommit = this.fire('drop_after_commit', (r) => pathMatches(r.path, endpoint)) !== undefined;
+    decision.dropAfterCommit =
+      this.fire('drop_after_commit', (r) => pathMatches(r.path, endpoint)) !== undefined;
     return decision;
   }
 
   /** Decides the faults of one webhook event. A dropped event consults no other rule. */
   decideWebhook(eventType: string): WebhookFaultDecision {
-    const matches = (r: { eventType?: string | undefined }) => r.eventType === undefined || r.eventType === eventType;
+    const matches = (r: { eventType?: string | undefined }) =>
+      r.eventType === undefined || r.eventType === eventType;
     const none: WebhookFaultDecision = { drop: false, duplicate: false, reorder: false, delayMs: 0 };
     if (this.fire('webhook_drop', matches)) return { ...none, drop: true };
     const delay = this.fire('webhook_delay', matches);
@@ -190,7 +220,10 @@ export class FaultInjector {
   }
 
   /** The first rule of `kind` that matches and fires now, with its counters advanced; rules are tried in order. */
-  private fire<K extends FaultKind>(kind: K, matches: (rule: Extract<FaultRule, { kind: K }>) => boolean): Extract<FaultRule, { kind: K }> | undefined {
+  private fire<K extends FaultKind>(
+    kind: K,
+    matches: (rule: Extract<FaultRule, { kind: K }>) => boolean,
+  ): Extract<FaultRule, { kind: K }> | undefined {
     for (const state of this.rules) {
       const rule = state.rule;
       if (rule.kind !== kind) continue;
@@ -209,7 +242,10 @@ export class FaultInjector {
 
 function normalizePath(path: string): string {
   const noQuery = path.split('?', 1)[0] ?? '';
-  return noQuery.replace(/^\/+/, '').replace(/^api\/v1\//, '').replace(/\/+$/, '');
+  return noQuery
+    .replace(/^\/+/, '')
+    .replace(/^api\/v1\//, '')
+    .replace(/\/+$/, '');
 }
 
 function pathMatches(filter: string | undefined, endpoint: string): boolean {

@@ -10,7 +10,9 @@
  * 11 minutes early. Every duration is multiplied by the sandbox's timeScale.
  */
 
-export const RETRY_PAUSES_MS: readonly number[] = [5_000, 15_000, 30_000, 60_000, 120_000, 300_000, 600_000, 900_000];
+export const RETRY_PAUSES_MS: readonly number[] = [
+  5_000, 15_000, 30_000, 60_000, 120_000, 300_000, 600_000, 900_000,
+];
 export const MAX_PAUSE_MS = 15 * 60_000;
 export const GIVE_UP_AFTER_MS = 30 * 60_000;
 

@@ -106,7 +106,11 @@ export class WebhookDispatcher {
     this.faults = opts.faults;
     this.logger = opts.logger;
     // One keep-alive pool for every partner URL; connect is bounded by the same per-attempt timeout.
-    this.agent = new Agent({ keepAliveTimeout: 10_000, connections: 32, connect: { timeout: attemptTimeoutMs(this.timeScale) } });
+    this.agent = new Agent({
+      keepAliveTimeout: 10_000,
+      connections: 32,
+      connect: { timeout: attemptTimeoutMs(this.timeScale) },
+    });
     opts.faults.attachDeliveryLog((filter) => this.deliveries(filter));
   }
 
@@ -121,7 +125,10 @@ export class WebhookDispatcher {
 
   /** Every attempt so far, oldest first; optionally only those of one session. */
   deliveries(filter: { sessionId?: string } = {}): DeliveryRecord[] {
-    const all = filter.sessionId === undefined ? this.records : this.records.filter((r) => r.sessionId === filter.sessionId);
+    const all =
+      filter.sessionId === undefined
+        ? this.records
+        : this.records.filter((r) => r.sessionId === filter.sessionId);
     return all.map((r) => ({ ...r }));
   }
 
@@ -141,14 +148,37 @@ export class WebhookDispatcher {
     if (this.closed) return;
     const eventId = `evt_${randomUUID().replace(/-/g, '')}`;
     const sessionId = sessionIdOf(event.session_info);
-    const base = { eventId, copy: 0, type: event.type, sessionId, projectId: target.projectId, url: target.url };
+    const base = {
+      eventId,
+      copy: 0,
+      type: event.type,
+      sessionId,
+      projectId: target.projectId,
+      url: target.url,
+    };
     if (!target.enabled) {
-      this.record({ ...base, attempt: 0, atMs: Date.now(), durationMs: 0, httpStatus: null, error: 'webhooks disabled for project', state: 'not_sent' });
+      this.record({
+        ...base,
+        attempt: 0,
+        atMs: Date.now(),
+        durationMs: 0,
+        httpStatus: null,
+        error: 'webhooks disabled for project',
+        state: 'not_sent',
+      });
       return;
     }
     const decision = this.faults.decideWebhook(event.type);
     if (decision.drop) {
-      this.record({ ...base, attempt: 0, atMs: Date.now(), durationMs: 0, httpStatus: null, error: 'dropped by fault injection', state: 'dropped' });
+      this.record({
+        ...base,
+        attempt: 0,
+        atMs: Date.now(),
+        durationMs: 0,
+        httpStatus: null,
+        error: 'dropped by fault injection',
+        state: 'dropped',
+      });
       // A held event's "next event" happened, even though it vanished: the held one goes out now.
       if (sessionId !== null) this.takeHeld(sessionId)?.();
       return;
@@ -157,7 +187,16 @@ export class WebhookDispatcher {
     const body = Buffer.from(JSON.stringify({ type: event.type, session_info: event.session_info }), 'utf8');
     const signature = sign('sha256', body, this.serviceKey).toString('base64');
     const copies = decision.duplicate ? [0, 1] : [0];
-    const deliveries: Delivery[] = copies.map((copy) => ({ ...base, copy, target, body, signature, firstAttemptAtMs: null, attempts: 0, onFirstOutcome: null }));
+    const deliveries: Delivery[] = copies.map((copy) => ({
+      ...base,
+      copy,
+      target,
+      body,
+      signature,
+      firstAttemptAtMs: null,
+      attempts: 0,
+      onFirstOutcome: null,
+    }));
     const start = (afterFirstOutcome?: () => void) => {
       if (afterFirstOutcome) deliveries[0]!.onFirstOutcome = afterFirstOutcome;
       for (const d of deliveries) this.later(decision.delayMs, () => void this.attempt(d));
@@ -197,7 +236,10 @@ export class WebhookDispatcher {
     d.firstAttemptAtMs ??= startedMs;
     d.attempts += 1;
     const ac = new AbortController();
-    const timeout = setTimeout(() => ac.abort(new Error(`no answer within ${attemptTimeoutMs(this.timeScale)} ms`)), attemptTimeoutMs(this.timeScale));
+    const timeout = setTimeout(
+      () => ac.abort(new Error(`no answer within ${attemptTimeoutMs(this.timeScale)} ms`)),
+      attemptTimeoutMs(this.timeScale),
+    );
     timeout.unref();
     this.inFlight.add(ac);
     let httpStatus: number | null = null;
@@ -224,9 +266,25 @@ export class WebhookDispatcher {
     const pause = delivered ? null : nextPauseMs(d.attempts, Date.now() - d.firstAttemptAtMs, this.timeScale);
     const state: DeliveryState = delivered ? 'delivered' : pause === null ? 'given_up' : 'retrying';
     if (!delivered && error === null) error = `HTTP ${httpStatus}`;
-    this.record({ ...d, attempt: d.attempts, atMs: startedMs, durationMs: Date.now() - startedMs, httpStatus, error, state });
-    if (state === 'given_up') this.logger?.warn({ eventId: d.eventId, type: d.type, sessionId: d.sessionId, attempts: d.attempts }, 'webhook given up');
-    else this.logger?.debug({ eventId: d.eventId, type: d.type, attempt: d.attempts, httpStatus, error }, 'webhook attempt');
+    this.record({
+      ...d,
+      attempt: d.attempts,
+      atMs: startedMs,
+      durationMs: Date.now() - startedMs,
+      httpStatus,
+      error,
+      state,
+    });
+    if (state === 'given_up')
+      this.logger?.warn(
+        { eventId: d.eventId, type: d.type, sessionId: d.sessionId, attempts: d.attempts },
+        'webhook given up',
+      );
+    else
+      this.logger?.debug(
+        { eventId: d.eventId, type: d.type, attempt: d.attempts, httpStatus, error },
+        'webhook attempt',
+      );
     if (pause !== null) this.later(pause, () => void this.attempt(d));
 
     const then = d.onFirstOutcome;
@@ -267,7 +325,8 @@ export class WebhookDispatcher {
 }
 
 function sessionIdOf(info: unknown): string | null {
-  if (info && typeof info === 'object' && 'id' in info && typeof (info as { id: unknown }).id === 'string') return (info as { id: string }).id;
+  if (info && typeof info === 'object' && 'id' in info && typeof (info as { id: unknown }).id === 'string')
+    return (info as { id: string }).id;
   return null;
 }
 

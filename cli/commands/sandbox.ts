@@ -2,11 +2,12 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import pino from 'pino';
 import { loadSandboxConfigFile } from '../../sandbox/config';
+import type { startSandbox as StartSandboxFn } from '../../sandbox/index';
 
 export const DEFAULT_SANDBOX_PORT = 8090;
 export const DEFAULT_SANDBOX_HOST = '127.0.0.1';
 
-type StartSandbox = typeof import('../../sandbox/index').startSandbox;
+type StartSandbox = typeof StartSandboxFn;
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 type LogLevel = (typeof LOG_LEVELS)[number];
 
@@ -33,11 +34,21 @@ const processDeps: SandboxCommandDeps = {
 export function register(program: Command, deps: SandboxCommandDeps = processDeps): void {
   program
     .command('sandbox')
-    .description('run the stateful sandbox of the Payment Session Service (signed API, webhooks, fault injection)')
-    .requiredOption('--config <file>', 'sandbox config JSON (keys, projects, timeScale, ...); key paths are relative to it')
+    .description(
+      'run the stateful sandbox of the Payment Session Service (signed API, webhooks, fault injection)',
+    )
+    .requiredOption(
+      '--config <file>',
+      'sandbox config JSON (keys, projects, timeScale, ...); key paths are relative to it',
+    )
     .option('--port <n>', `port to listen on (0 picks a free one)`, parsePort, DEFAULT_SANDBOX_PORT)
     .option('--host <host>', 'address to listen on', DEFAULT_SANDBOX_HOST)
-    .option('--log-level <level>', `server log level on stderr (${LOG_LEVELS.join(', ')}); info logs every request`, parseLogLevel, 'warn' as LogLevel)
+    .option(
+      '--log-level <level>',
+      `server log level on stderr (${LOG_LEVELS.join(', ')}); info logs every request`,
+      parseLogLevel,
+      'warn' as LogLevel,
+    )
     .action(async (opts: SandboxCommandOptions) => {
       await runSandbox(opts, deps);
       // The process should now end by itself; should a stray handle keep it alive, do not hang on shutdown.
@@ -46,7 +57,10 @@ export function register(program: Command, deps: SandboxCommandDeps = processDep
 }
 
 /** Starts the sandbox and resolves once it has shut down after SIGINT or SIGTERM. */
-export async function runSandbox(opts: SandboxCommandOptions, deps: SandboxCommandDeps = processDeps): Promise<void> {
+export async function runSandbox(
+  opts: SandboxCommandOptions,
+  deps: SandboxCommandDeps = processDeps,
+): Promise<void> {
   const config = loadSandboxConfigFile(opts.config);
   // Logs go to stderr so stdout carries only what the command itself says (the URL first).
   const logger = pino({ level: opts.logLevel, base: { service: 'sandbox' } }, pino.destination(2));
@@ -83,13 +97,15 @@ export async function runSandbox(opts: SandboxCommandOptions, deps: SandboxComma
 }
 
 function parseLogLevel(value: string): LogLevel {
-  if (!(LOG_LEVELS as readonly string[]).includes(value)) throw new InvalidArgumentError(`--log-level must be one of ${LOG_LEVELS.join(', ')}`);
+  if (!(LOG_LEVELS as readonly string[]).includes(value))
+    throw new InvalidArgumentError(`--log-level must be one of ${LOG_LEVELS.join(', ')}`);
   return value as LogLevel;
 }
 
 function parsePort(value: string): number {
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 0 || n > 65_535) throw new InvalidArgumentError(`--port must be an integer 0..65535, got ${value}`);
+  if (!Number.isInteger(n) || n < 0 || n > 65_535)
+    throw new InvalidArgumentError(`--port must be an integer 0..65535, got ${value}`);
   return n;
 }
 

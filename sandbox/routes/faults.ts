@@ -60,7 +60,10 @@ const faultsPlugin: FastifyPluginAsync<FaultsPluginOptions> = async (app, opts) 
     if (!parsed.success) {
       return reply.code(400).send({
         status: 'error',
-        error: { error_code: 'invalid_request', error_description: describeRuleIssue(parsed.error.issues[0]!) },
+        error: {
+          error_code: 'invalid_request',
+          error_description: describeRuleIssue(parsed.error.issues[0]!),
+        },
         issues: parsed.error.issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message })),
       });
     }
@@ -73,12 +76,21 @@ const faultsPlugin: FastifyPluginAsync<FaultsPluginOptions> = async (app, opts) 
     return { rules: faults.list() };
   });
 
-  app.get('/sandbox/webhooks', async (request: FastifyRequest<{ Querystring: { session_id?: string } }>, reply: FastifyReply) => {
-    const log = opts.dispatcher ? (f: { sessionId?: string }) => opts.dispatcher!.deliveries(f) : faults.deliveryLog();
-    if (!log) return reply.code(404).send({ status: 'error', error: { error_code: 'not_found', error_description: 'no webhook dispatcher' } });
-    const sessionId = request.query.session_id;
-    return { deliveries: log(sessionId ? { sessionId } : {}) };
-  });
+  app.get(
+    '/sandbox/webhooks',
+    async (request: FastifyRequest<{ Querystring: { session_id?: string } }>, reply: FastifyReply) => {
+      const log = opts.dispatcher
+        ? (f: { sessionId?: string }) => opts.dispatcher!.deliveries(f)
+        : faults.deliveryLog();
+      if (!log)
+        return reply.code(404).send({
+          status: 'error',
+          error: { error_code: 'not_found', error_description: 'no webhook dispatcher' },
+        });
+      const sessionId = request.query.session_id;
+      return { deliveries: log(sessionId ? { sessionId } : {}) };
+    },
+  );
 };
 
 // Same effect as wrapping in fastify-plugin (not a direct dependency): the hooks are added to the parent context.
@@ -96,7 +108,9 @@ function describeRuleIssue(issue: z.core.$ZodIssue): string {
 }
 
 function isApiRequest(request: FastifyRequest): boolean {
-  return request.url === '/api/v1' || request.url.startsWith('/api/v1/') || request.url.startsWith('/api/v1?');
+  return (
+    request.url === '/api/v1' || request.url.startsWith('/api/v1/') || request.url.startsWith('/api/v1?')
+  );
 }
 
 /** The server may parse JSON into a Buffer or string (to keep raw bytes for signatures); accept all three. */
