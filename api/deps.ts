@@ -1,0 +1,27 @@
+import type { Client } from '@temporalio/client';
+import type { FastifyServerOptions } from 'fastify';
+import type { PaymentsClient } from '../client/payments-client';
+import type { createWebhookVerifier, ProviderClient } from '../provider';
+import type { SessionSettings } from '../workflows/types';
+
+/** Everything the API talks to, built once by the caller (startApiFromEnv, `paysaga dev`, tests). */
+export interface ApiDeps {
+  payments: PaymentsClient;
+  /** For the pass-through routes (public tokens, banks, token info, recurring-token disable). */
+  provider: ProviderClient;
+  temporal: Client;
+  taskQueue: string;
+  /** Used when a webhook starts a late-event workflow. */
+  settings: SessionSettings;
+  /** Built once at startup with the service public key(s). */
+  verifyWebhook: ReturnType<typeof createWebhookVerifier>;
+  /** Bearer tokens accepted on /v1/*. Empty: every /v1 request is refused. */
+  apiTokens: string[];
+  /** Partner page the payer is sent to (303, with ?session_id=) after returning; else a small result page. */
+  returnUrl?: string;
+  /** Base URL of the Temporal UI, for `links.temporal` (default: env PAYSAGA_TEMPORAL_UI_URL). */
+  temporalUiUrl?: string;
+  /** How long the return page waits for the session to settle (default 3000 ms). */
+  returnWaitMs?: number;
+  logger?: FastifyServerOptions['logger'];
+}

@@ -1,0 +1,110 @@
+/** Small request/response helpers shared by the partner routes. */
+import type { Client } from '@temporalio/client';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { InputValidationError } from '../client/errors';
+import { reference as referenceSchema } from '../client/inputs';
+import type { SessionView } from '../workflows/types';
+
+export const MAX_WAIT_MS = 25_000;
+
+/** zod parse that fails as InputValidationError, fields prefixed (e.g. `query.wait` -> `wait`). */
+export function parse<S extends z.ZodType>(schema: S, value: unknown, prefix = ''): z.output<S> {
+  const r = schema.safeParse(value);
+  if (!r.success) throw InputValidationError.fromZod(r.error, prefix);
+  return r.data;
+}
+
+/** The body as a plain object (no body at all reads as `{}`). */
+export function objectBody(body: unknown): Record<string, unknown> {
+  if (body === undefined || body === null) return {};
+  if (typeof body !== 'object' || Array.isArray(body))
+    throw new InputValidationError([{ field: '(body)', rule: 'a JSON object' }]);
+  return body as Record<string, unknown>;
+}
+
+/** `?wait=<ms>` for early return, bounded so a request never hangs near proxy timeouts. */
+export function waitMs(query: unknown, defaultMs: number): number {
+  const q = parse(
+    z.object({ wait: z.coerce.number().int().min(0).max(MAX_WAIT_MS).optional() }),
+    query ?? {},
+  );
+  return q.wait ?? defaultMs;
+}
+
+const sessionId = z.string().regex(/^[A-Za-z0-9_.:-]{1,128}$/, 'a session id (ps_...)');
+
+export function sessionIdParam(params: unknown): string {
+  return parse(z.object({ id: sessionId }), params).id;
+}
+
+/**
+ * The reference of a creating request: the body's `reference`, else the Idempotency-Key header.
+ * Both given and different is a mistake the caller must hear about (which one did they mean?).
+ * Returns the body with the reference filled in.
+ */
+export function withReference(request: FastifyRequest, body: Record<string, unknown>): Record<string, unknown> {
+  const header = request.headers['idempotency-key'];
+  if (header === undefined) return body;
+  if (Array.isArray(header))
+    throw new InputValidationError([{ field: 'Idempotency-Key', rule: 'send the header once' }]);
+  const key = referenceSchema.safeParse(header);
+  if (!key.success)
+    throw new InputValidationError(
+      key.error.issues.map((i) => ({ field: 'Idempotency-Key', rule: i.message })),
+    );
+  if (body.reference !== undefined && body.reference !== header)
+    throw new InputValidationError([
+      { field: 'reference', rule: 'must equal the Idempotency-Key header when both are given' },
+    ]);
+  return { ...body, reference: header };
+}
+
+/** When neither names the request, say both ways of naming it. */
+export async function explainMissingReference<T>(body: Record<string, unknown>, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (err) {
+    if (err instanceof InputValidationError && body.reference === undefined) {
+      throw new InputValidationError(
+        err.fields.map((f) =>
+          f.field === 'reference'
+            ? { field: 'reference', rule: 'required: send a reference field or an Idempotency-Key header' }
+            : f,
+        ),
+      );
+    }
+    throw err;
+  }
+}
+
+export interface LinkOptions {
+  temporal: Client;
+  temporalUiUrl?: string;
+}
+
+export function withLinks(view: SessionView, o: LinkOptions): SessionView & { links: Record<string, string> } {
+  const links: Record<string, string> = { self: `/v1/sessions/${encodeURIComponent(view.sessionId)}` };
+  if (o.temporalUiUrl) {
+    const ns = encodeURIComponent(o.temporal.options.namespace);
+    links.temporal = `${o.temporalUiUrl.replace(/\/+$/, '')}/namespaces/${ns}/workflows/${encodeURIComponent(view.sessionId)}`;
+  }
+  return { ...view, links };
+}
+
+/**
+ * 201 for a session this request created, 200 (and `Idempotent-Replayed: true`) for one an earlier
+ * request with the same reference created: the workflow run started before this request arrived.
+ */
+export async function sendCreated(
+  reply: FastifyReply,
+  view: SessionView,
+  receivedAt: Date,
+  o: LinkOptions,
+): Promise<FastifyReply> {
+  const { startTime } = await o.temporal.workflow.getHandle(view.sessionId).describe();
+  const replayed = startTime.getTime() < receivedAt.getTime();
+  reply.header('location', `/v1/sessions/${encodeURIComponent(view.sessionId)}`);
+  if (replayed) reply.header('idempotent-replayed', 'true');
+  return reply.code(replayed ? 200 : 201).send(withLinks(view, o));
+}

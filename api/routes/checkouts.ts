@@ -1,0 +1,143 @@
+/**
+ * The creating routes: checkouts (card, payment form, FPS, recurring), payouts, identity checks and
+ * FPS bindings. Each is named by a reference (body) or an Idempotency-Key (header): the same name
+ * returns the same session. Input is validated by PaymentsClient with the zod schemas of
+ * client/inputs.ts before anything is started.
+ */
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import * as inputs from '../../client/inputs';
+import type { StartOptions } from '../../client/payments-client';
+import type { SessionView } from '../../workflows/types';
+import type { ApiDeps } from '../deps';
+import { explainMissingReference, objectBody, parse, sendCreated, waitMs, withReference } from '../http';
+import { docSchema, errorResponses, idempotencyHeader, SESSION_REF, waitQuery } from '../schemas';
+
+/** Long enough for a 3-DS redirect or a QR, short of common proxy timeouts. */
+export const DEFAULT_CREATE_WAIT_MS = 5_000;
+
+const METHODS = ['card', 'payment_form', 'fps', 'recurring'] as const;
+type Method = (typeof METHODS)[number];
+const methodOnly = z.object({ method: z.enum(METHODS) });
+
+const referenceNote = 'Optional when the Idempotency-Key header is sent.';
+const checkoutVariants: Record<Method, z.ZodType> = {
+  card: inputs.cardCheckoutInput,
+  payment_form: inputs.paymentFormInput,
+  fps: inputs.fpsPaymentInput,
+  recurring: inputs.recurringPaymentInput,
+};
+
+const checkoutBody = {
+  description:
+    '`method` selects the kind; the other fields are those of the matching PaymentsClient input. ' +
+    '`reference` names the request (or send Idempotency-Key). `settings` sets the approval and ' +
+    'finalization policy (auto, auto_partial, manual with a deadline) of this session.',
+  oneOf: METHODS.map((m) =>
+    docSchema(checkoutVariants[m], {
+      optional: ['reference'],
+      extra: { method: { type: 'string', const: m } },
+      description: `method ${m}. ${referenceNote}`,
+    }),
+  ).map((s) => ({ ...s, required: ['method', ...((s.required as string[] | undefined) ?? [])] })),
+  discriminator: { propertyName: 'method' },
+};
+
+const createdResponses = {
+  201: { description: 'Created (Location: /v1/sessions/{id}).', ...SESSION_REF },
+  200: { description: 'The session an earlier request with the same reference created (Idempotent-Replayed: true).', ...SESSION_REF },
+  ...errorResponses,
+};
+
+function routeSchema(summary: string, description: string, body: Record<string, unknown>) {
+  return {
+    tags: ['sessions'],
+    summary,
+    description,
+    security: [{ bearerAuth: [] }],
+    headers: idempotencyHeader,
+    querystring: waitQuery(DEFAULT_CREATE_WAIT_MS),
+    body,
+    response: createdResponses,
+  };
+}
+
+export const checkoutRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
+  const { payments } = deps;
+  const links = { temporal: deps.temporal, temporalUiUrl: deps.temporalUiUrl };
+
+  /** Shared shape of every creating handler: name it, start it, answer 201 or 200. */
+  const create =
+    (start: (body: Record<string, unknown>, request: FastifyRequest, o: StartOptions) => Promise<SessionView>) =>
+    async (request: FastifyRequest, reply: FastifyReply) => {
+      const receivedAt = new Date();
+      const body = withReference(request, objectBody(request.body));
+      const o = { waitMs: waitMs(request.query, DEFAULT_CREATE_WAIT_MS) };
+      const view = await explainMissingReference(body, () => start(body, request, o));
+      return sendCreated(reply, view, receivedAt, links);
+    };
+
+  app.post(
+    '/checkouts',
+    {
+      schema: routeSchema(
+        'Start a checkout',
+        'Card (card data sent to the provider by the API, never through Temporal), payment form ' +
+          '(answers with publicToken), FPS (answers with the QR in userAction) or recurring (MIT, or ' +
+          'CIT with 3-D Secure). With ?wait the answer carries userAction when there is one.',
+        checkoutBody,
+      ),
+    },
+    create((body, _request, o) => {
+      const { method } = parse(methodOnly, body);
+      const { method: _method, ...input } = body;
+      switch (method) {
+        case 'card':
+          return payments.startCardCheckout(input as inputs.CardCheckoutInput, o);
+        case 'payment_form':
+          return payments.startPaymentForm(input as inputs.PaymentFormInput, o);
+        case 'fps':
+          return payments.startFpsPayment(input as inputs.FpsPaymentInput, o);
+        case 'recurring':
+          return payments.startRecurringPayment(input as inputs.RecurringPaymentInput, o);
+      }
+    }),
+  );
+
+  app.post(
+    '/payouts',
+    {
+      schema: routeSchema(
+        'Start a payout',
+        'To a card (raw or hashed card data, sent by the API, never through Temporal), a tokenized ' +
+          'card, a recurring token or an FPS account.',
+        docSchema(inputs.payoutInput, { optional: ['reference'] }),
+      ),
+    },
+    create((body, _r, o) => payments.startPayout(body as inputs.PayoutInput, o)),
+  );
+
+  app.post(
+    '/identity-checks',
+    {
+      schema: routeSchema(
+        'Check an FPS recipient',
+        'Succeeds when the phone is registered in FPS with the bank, else the session is canceled.',
+        docSchema(inputs.identityCheckInput, { optional: ['reference'] }),
+      ),
+    },
+    create((body, _r, o) => payments.startIdentityCheck(body as inputs.IdentityCheckInput, o)),
+  );
+
+  app.post(
+    '/fps-bindings',
+    {
+      schema: routeSchema(
+        'Bind an FPS account for recurring payments',
+        'Nothing is charged; the recurring token arrives with the result (recurringToken).',
+        docSchema(inputs.fpsBindingInput, { optional: ['reference'] }),
+      ),
+    },
+    create((body, _r, o) => payments.startFpsBinding(body as inputs.FpsBindingInput, o)),
+  );
+};

@@ -1,0 +1,92 @@
+/**
+ * Pass-through routes to the provider: public tokens for widgets, the FPS bank list, token
+ * information and disabling a recurring token. Bodies use the provider's field names; they are
+ * validated here with the provider client's own schemas so errors name the field and rule.
+ */
+import type { FastifyPluginAsync } from 'fastify';
+import { z } from 'zod';
+import { schemas, type RequestOf } from '../../provider';
+import type { ApiDeps } from '../deps';
+import { objectBody, parse } from '../http';
+import { docSchema, errorResponses } from '../schemas';
+
+const disableBody = z.object({ token: z.string().min(1) });
+
+const passThrough = <R extends object = typeof errorResponses>(
+  summary: string,
+  description: string,
+  body?: object,
+  response?: R,
+) => ({
+  tags: ['provider'],
+  summary,
+  description,
+  security: [{ bearerAuth: [] }],
+  ...(body ? { body } : {}),
+  response: (response ?? errorResponses) as R,
+});
+
+/** The provider's answer without its envelope `status` (the HTTP status says it). */
+function withoutStatus<T extends { status: string }>(res: T): Omit<T, 'status'> {
+  const { status: _status, ...rest } = res;
+  return rest;
+}
+
+export const tokenRoutes: FastifyPluginAsync<ApiDeps> = async (app, { provider }) => {
+  app.post(
+    '/public-tokens',
+    {
+      schema: passThrough(
+        'Create a public token for a widget',
+        'Exactly the provider public_token request: one of card_tokenize (allow_tokenization, lang), ' +
+          'payment_form_config (session_id, show_autopay_option, lang) or fps_widget. Valid 24 h, one operation.',
+        docSchema(schemas.publicTokenRequest),
+        { 201: { type: 'object', properties: { public_token: { type: 'string' } } }, ...errorResponses },
+      ),
+    },
+    async (request, reply) => {
+      const body = objectBody(request.body);
+      parse(schemas.publicTokenRequest, body);
+      const res = await provider.publicToken(body as RequestOf<'publicToken'>);
+      return reply.code(201).send(withoutStatus(res));
+    },
+  );
+
+  app.get(
+    '/banks',
+    { schema: passThrough('List FPS banks', 'The provider sbp/banks list: id, eng_name, ru_name.') },
+    async () => withoutStatus(await provider.sbpBanks()),
+  );
+
+  app.post(
+    '/token-info',
+    {
+      schema: passThrough(
+        'Information about a card, public or recurring token',
+        'Exactly the provider public_token/state request: type card_info (hashed_card_details), ' +
+          'public_token or recurring_token, and the object of that name.',
+        docSchema(schemas.publicTokenStateRequest),
+      ),
+    },
+    async (request) => {
+      const body = objectBody(request.body);
+      parse(schemas.publicTokenStateRequest, body);
+      return withoutStatus(await provider.publicTokenState(body as RequestOf<'publicTokenState'>));
+    },
+  );
+
+  app.post(
+    '/recurring-tokens/disable',
+    {
+      schema: passThrough(
+        'Disable a recurring token',
+        'Payments with the token fail afterwards; the answer shows token_active false.',
+        docSchema(disableBody),
+      ),
+    },
+    async (request) => {
+      const { token } = parse(disableBody, objectBody(request.body));
+      return withoutStatus(await provider.recurringTokenDisable({ recurring_token_info: { token } }));
+    },
+  );
+};

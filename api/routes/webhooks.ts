@@ -1,0 +1,73 @@
+/**
+ * The provider's webhooks. The signature covers the raw bytes, so this scope reads every body as a
+ * Buffer and handleProviderWebhook verifies before anything parses it. The answer is exactly the
+ * handler's status: 200 only once the event is safely in Temporal; 401 for a bad signature (nothing
+ * signaled); 503 when no workflow exists yet, so the provider delivers it again. Not bearer-protected:
+ * the signature is the authentication. The body is never logged.
+ */
+import type { FastifyPluginAsync } from 'fastify';
+import { handleProviderWebhook } from '../../client/webhook-handler';
+import type { ApiDeps } from '../deps';
+import type { ApiMetrics } from '../plugins/metrics';
+
+const CODE_OF_STATUS: Record<number, string> = {
+  400: 'invalid_webhook',
+  401: 'unauthorized',
+  503: 'unknown_session',
+};
+
+export const webhookRoutes: FastifyPluginAsync<ApiDeps & { metrics: ApiMetrics }> = async (app, deps) => {
+  // Encapsulated: only this scope loses the JSON parser.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: 1024 * 1024 }, (_request, body, done) =>
+    done(null, body),
+  );
+
+  app.post(
+    '/webhooks/provider',
+    {
+      schema: {
+        tags: ['webhooks'],
+        summary: 'Provider webhook receiver',
+        description:
+          'Signed by the provider (X-Signature over the raw body, RSA SHA-256). 200: the event is ' +
+          'with Temporal; 401: bad signature, nothing signaled; 503: no workflow for the session yet, ' +
+          'deliver again.',
+        headers: {
+          type: 'object',
+          properties: { 'x-signature': { type: 'string', description: 'Base64 RSA SHA-256 signature' } },
+        },
+      },
+    },
+    async (request, reply) => {
+      const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+      const signature = request.headers['x-signature'];
+      let handled;
+      try {
+        handled = await handleProviderWebhook(raw, Array.isArray(signature) ? signature[0] : signature, {
+          verify: deps.verifyWebhook,
+          temporal: deps.temporal,
+          taskQueue: deps.taskQueue,
+          settings: deps.settings,
+        });
+      } catch (err) {
+        // Temporal unreachable: not stored, so not acknowledged (the error handler answers 5xx).
+        deps.metrics.webhooks.inc({ outcome: 'error' });
+        throw err;
+      }
+      deps.metrics.webhooks.inc({ outcome: handled.outcome });
+      request.log.info(
+        { sessionId: handled.sessionId, outcome: handled.outcome, status: handled.status },
+        'provider webhook',
+      );
+      if (handled.status === 200) return reply.code(200).send({ outcome: handled.outcome, sessionId: handled.sessionId });
+      return reply.code(handled.status).send({
+        error: {
+          code: CODE_OF_STATUS[handled.status] ?? 'invalid_webhook',
+          message: handled.detail ?? handled.outcome,
+          retryable: handled.status === 503,
+        },
+      });
+    },
+  );
+};
