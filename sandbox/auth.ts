@@ -23,7 +23,11 @@ function header(headers: IncomingHttpHeaders, names: readonly string[]): string 
 const refused = (field: string, rule: string) => new ApiError('authentication_failed', `${field}.${rule}`);
 
 /** The project whose key signed `body`, or an authentication_failed error. */
-export function authenticate(headers: IncomingHttpHeaders, body: Buffer, projects: ReadonlyMap<string, Project>): Project {
+export function authenticate(
+  headers: IncomingHttpHeaders,
+  body: Buffer,
+  projects: ReadonlyMap<string, Project>,
+): Project {
   const projectId = header(headers, PROJECT_HEADERS);
   if (projectId === undefined) throw refused('X-Project-Id', 'not_null');
   const project = projects.get(projectId);

@@ -49,14 +49,17 @@ export class Timers {
   /** Runs fn after `ms` of service time. */
   after(ms: number, fn: () => void): NodeJS.Timeout | undefined {
     if (this.closed) return undefined;
-    const t = setTimeout(() => {
-      this.pending.delete(t);
-      try {
-        fn();
-      } catch (err) {
-        this.onError(err);
-      }
-    }, Math.max(0, Math.round(this.scaled(ms))));
+    const t = setTimeout(
+      () => {
+        this.pending.delete(t);
+        try {
+          fn();
+        } catch (err) {
+          this.onError(err);
+        }
+      },
+      Math.max(0, Math.round(this.scaled(ms))),
+    );
     this.pending.add(t);
     return t;
   }

@@ -50,7 +50,11 @@ export const sandboxConfigSchema = z.strictObject({
   /** extra: initial fault rules, passed to the FaultInjector (validated there) */
   faults: z.array(z.unknown()).default([]),
   /** extra: largest accepted request body in bytes */
-  bodyLimit: z.number().int().positive().default(1024 * 1024),
+  bodyLimit: z
+    .number()
+    .int()
+    .positive()
+    .default(1024 * 1024),
 });
 
 export type ProjectConfigInput = z.input<typeof projectConfigSchema>;
@@ -93,7 +97,9 @@ export function resolveSandboxConfig(input: unknown, baseDir = process.cwd()): R
   const serviceKey = load('serviceKey', () => createPrivateKey(pemText(cfg.serviceKey, baseDir)));
   const projects = new Map<string, Project>();
   for (const p of cfg.projects) {
-    const publicKey = load(`projects[${p.id}].publicKey`, () => createPublicKey(pemText(p.publicKey, baseDir)));
+    const publicKey = load(`projects[${p.id}].publicKey`, () =>
+      createPublicKey(pemText(p.publicKey, baseDir)),
+    );
     projects.set(p.id, { ...p, publicKey });
   }
   return { ...cfg, serviceKey, projects };

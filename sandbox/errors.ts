@@ -58,8 +58,10 @@ export function specField(path: string): string {
   return path.startsWith('user_info.') ? path.slice('user_info.'.length) : path;
 }
 
-export const invalid = (field: string, rule: string): ApiError => new ApiError('invalid_request', `${specField(field)}.${rule}`);
-export const notFound = (field: string): ApiError => new ApiError('repository_record_not_found', specField(field));
+export const invalid = (field: string, rule: string): ApiError =>
+  new ApiError('invalid_request', `${specField(field)}.${rule}`);
+export const notFound = (field: string): ApiError =>
+  new ApiError('repository_record_not_found', specField(field));
 
 export interface ErrorBody {
   error_code: string;
@@ -67,7 +69,10 @@ export interface ErrorBody {
 }
 
 /** The spec names the error field `error_info` in tables and `error` in examples: both are sent. */
-export function errorEnvelope(code: string, description: string): { status: 'error'; error: ErrorBody; error_info: ErrorBody } {
+export function errorEnvelope(
+  code: string,
+  description: string,
+): { status: 'error'; error: ErrorBody; error_info: ErrorBody } {
   const error = { error_code: code, error_description: description };
   return { status: 'error', error, error_info: { ...error } };
 }

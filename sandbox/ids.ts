@@ -8,7 +8,12 @@ export type IdPrefix = 'ps' | 'pm' | 'po' | 'rf';
  * tests can tell from the next id that nothing happened in between.
  */
 export class IdAllocator {
-  private readonly next: Record<IdPrefix, number> = { ps: 1_000_001, pm: 2_000_001, po: 3_000_001, rf: 4_000_001 };
+  private readonly next: Record<IdPrefix, number> = {
+    ps: 1_000_001,
+    pm: 2_000_001,
+    po: 3_000_001,
+    rf: 4_000_001,
+  };
 
   take(prefix: IdPrefix): string {
     return `${prefix}_${this.next[prefix]++}`;

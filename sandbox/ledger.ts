@@ -26,7 +26,8 @@ export class Ledger {
   private readonly entries: LedgerEntry[] = [];
 
   record(entry: LedgerInput): LedgerEntry {
-    if (!Number.isInteger(entry.amount) || entry.amount <= 0) throw new Error(`ledger: bad amount ${entry.amount}`);
+    if (!Number.isInteger(entry.amount) || entry.amount <= 0)
+      throw new Error(`ledger: bad amount ${entry.amount}`);
     const e = { seq: this.entries.length + 1, at: timestamp(), ...entry };
     this.entries.push(e);
     return e;
@@ -34,13 +35,25 @@ export class Ledger {
 
   list(filter: { sessionId?: string; projectId?: string } = {}): LedgerEntry[] {
     return this.entries
-      .filter((e) => (filter.sessionId === undefined || e.sessionId === filter.sessionId) && (filter.projectId === undefined || e.projectId === filter.projectId))
+      .filter(
+        (e) =>
+          (filter.sessionId === undefined || e.sessionId === filter.sessionId) &&
+          (filter.projectId === undefined || e.projectId === filter.projectId),
+      )
       .map((e) => ({ ...e }));
   }
 
   /** Sum per kind over the given entries: what the payer lost, the recipient got, etc. */
   static totals(entries: readonly LedgerEntry[]): Record<LedgerKind, number> {
-    const t: Record<LedgerKind, number> = { hold: 0, capture: 0, release: 0, charge: 0, payout: 0, refund: 0, chargeback: 0 };
+    const t: Record<LedgerKind, number> = {
+      hold: 0,
+      capture: 0,
+      release: 0,
+      charge: 0,
+      payout: 0,
+      refund: 0,
+      chargeback: 0,
+    };
     for (const e of entries) t[e.kind] += e.amount;
     return t;
   }

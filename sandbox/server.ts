@@ -40,7 +40,10 @@ function isResolved(c: SandboxConfigInput | ResolvedSandboxConfig): c is Resolve
 }
 
 /** Starts the sandbox provider: signed /api/v1, payer pages and simulation routes under /sandbox. */
-export async function startSandbox(config: SandboxConfigInput | ResolvedSandboxConfig, opts: StartSandboxOptions = {}): Promise<RunningSandbox> {
+export async function startSandbox(
+  config: SandboxConfigInput | ResolvedSandboxConfig,
+  opts: StartSandboxOptions = {},
+): Promise<RunningSandbox> {
   const cfg = isResolved(config) ? config : resolveSandboxConfig(config);
   const app = Fastify({
     ...(opts.logger ? { loggerInstance: opts.logger } : { logger: false }),
@@ -52,11 +55,28 @@ export async function startSandbox(config: SandboxConfigInput | ResolvedSandboxC
   app.addHttpMethod('GET', { hasBody: true, overrideExisting: true });
 
   const state = new SandboxState(() => IDEMPOTENCY_TTL_MS * cfg.timeScale);
-  const timers = new Timers(cfg.timeScale, (err) => app.log.error({ err: { message: (err as Error).message, stack: (err as Error).stack } }, 'sandbox step failed'));
+  const timers = new Timers(cfg.timeScale, (err) =>
+    app.log.error(
+      { err: { message: (err as Error).message, stack: (err as Error).stack } },
+      'sandbox step failed',
+    ),
+  );
   const faults = new FaultInjector(cfg.faults as FaultRuleInput[]);
-  const dispatcher = new WebhookDispatcher({ serviceKey: cfg.serviceKey, timeScale: cfg.timeScale, faults, logger: app.log });
+  const dispatcher = new WebhookDispatcher({
+    serviceKey: cfg.serviceKey,
+    timeScale: cfg.timeScale,
+    faults,
+    logger: app.log,
+  });
   let listening = '';
-  const ctx = new FlowContext({ config: cfg, state, timers, dispatcher, publicUrl: () => cfg.publicUrl ?? listening, log: app.log });
+  const ctx = new FlowContext({
+    config: cfg,
+    state,
+    timers,
+    dispatcher,
+    publicUrl: () => cfg.publicUrl ?? listening,
+    log: app.log,
+  });
 
   await app.register(faultsPlugin, { faults, dispatcher });
   await app.register(apiRoutes, { prefix: '/api/v1', ctx });

@@ -20,7 +20,11 @@ export const TEST_CARDS: Readonly<Record<string, Readonly<Partial<CardProfile>> 
   '4000000000003063': { note: 'visa, 3-D Secure challenge', threeDs: true, country: 'USA' },
   '5200000000001096': { note: 'mastercard, 3-D Secure challenge', threeDs: true, country: 'USA' },
   '2200000000000038': { note: 'mir, 3-D Secure challenge', threeDs: true },
-  '4000000000000002': { note: 'visa, declined by the issuer (card_declined)', declines: true, country: 'USA' },
+  '4000000000000002': {
+    note: 'visa, declined by the issuer (card_declined)',
+    declines: true,
+    country: 'USA',
+  },
 };
 
 export function networkOf(pan: string): string {

@@ -32,7 +32,12 @@ export class CardVault {
     const fingerprint = createHmac('sha256', this.key).update(pan).digest('hex');
     const known = this.byHash.get(fingerprint);
     if (known) return this.cards.get(known)!;
-    const card: CardRecord = { id: `card_${++this.seq}`, bin: pan.slice(0, 6), last4: pan.slice(-4), ...cardProfile(pan) };
+    const card: CardRecord = {
+      id: `card_${++this.seq}`,
+      bin: pan.slice(0, 6),
+      last4: pan.slice(-4),
+      ...cardProfile(pan),
+    };
     this.cards.set(card.id, card);
     this.byHash.set(fingerprint, card.id);
     return card;

@@ -1,6 +1,14 @@
 import type { SessionStatus } from '../provider/schemas';
 import { tokenTimestamp } from './clock';
-import type { Instrument, Money, OperationRecord, PaymentRecord, PayoutRecord, RefundRecord, SessionRecord } from './model';
+import type {
+  Instrument,
+  Money,
+  OperationRecord,
+  PaymentRecord,
+  PayoutRecord,
+  RefundRecord,
+  SessionRecord,
+} from './model';
 import type { SandboxState } from './state';
 import type { RecurringTokenRecord } from './tokens';
 
@@ -20,7 +28,13 @@ const DISABLED_TOKEN_DATE = '2000-01-01T00:00:00.000000+03:00';
 export function sessionStatus(s: SessionRecord): SessionStatus {
   const ops: OperationRecord[] = [...s.payments, ...s.payouts];
   if (ops.length === 0) return 'created';
-  if (ops.some((o) => o.stage === 'preparing' || o.stage === 'awaiting_approval' || o.stage === 'awaiting_finalization')) return 'active';
+  if (
+    ops.some(
+      (o) =>
+        o.stage === 'preparing' || o.stage === 'awaiting_approval' || o.stage === 'awaiting_finalization',
+    )
+  )
+    return 'active';
   if (ops.some((o) => o.stage !== 'done')) return 'ongoing';
   return ops.some((o) => o.status === 'successful') ? 'completed' : 'canceled';
 }
@@ -53,7 +67,10 @@ export class SessionView {
   constructor(private readonly state: SandboxState) {}
 
   private money(m: Money, o: RenderOptions): Money {
-    return { sum: m.sum, currency_code: o.upperCaseCurrency ? m.currency_code.toUpperCase() : m.currency_code };
+    return {
+      sum: m.sum,
+      currency_code: o.upperCaseCurrency ? m.currency_code.toUpperCase() : m.currency_code,
+    };
   }
 
   private cardInfo(cardId: string, via: string): Record<string, unknown> | undefined {
@@ -73,7 +90,10 @@ export class SessionView {
       case 'card':
         return { type: 'card_info', card_info: this.cardInfo(i.cardId, i.via) };
       case 'fps':
-        return { type: 'fps_info', fps_info: i.moneyPurpose === undefined ? {} : { money_purpose: i.moneyPurpose } };
+        return {
+          type: 'fps_info',
+          fps_info: i.moneyPurpose === undefined ? {} : { money_purpose: i.moneyPurpose },
+        };
       case 'fps_binding':
         return { type: 'faster_payment_system_binding' };
       case 'recurring': {
@@ -88,7 +108,10 @@ export class SessionView {
       case 'fps_account':
         return {
           type: 'account_info',
-          account_info: { payment_system: 'fps_info_verification', fps_info_verification: { phone_number: i.phone, bank_identifier: i.bank } },
+          account_info: {
+            payment_system: 'fps_info_verification',
+            fps_info_verification: { phone_number: i.phone, bank_identifier: i.bank },
+          },
         };
     }
   }
@@ -163,7 +186,10 @@ export class SessionView {
     if (s.transactionInfo) out.transaction_info = { ...s.transactionInfo };
     if (status === 'canceled') {
       const cause = [...s.payments, ...s.payouts].find((op) => op.error)?.error;
-      out.error = { error_code: 'session_cancelled', error_description: cause ? `session canceled: ${cause.error_code}` : 'session canceled' };
+      out.error = {
+        error_code: 'session_cancelled',
+        error_description: cause ? `session canceled: ${cause.error_code}` : 'session canceled',
+      };
     }
     return out;
   }

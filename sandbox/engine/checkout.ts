@@ -31,7 +31,10 @@ export function startPayment(ctx: FlowContext, session: SessionRecord, input: Ne
     createdAt: timestamp(),
     instrument: input.instrument,
     // A binding charges nothing: the amount the partner had to send is not shown as a sum.
-    sum: input.instrument.kind === 'fps_binding' ? { sum: 0, currency_code: input.sum.currency_code } : input.sum,
+    sum:
+      input.instrument.kind === 'fps_binding'
+        ? { sum: 0, currency_code: input.sum.currency_code }
+        : input.sum,
     echo: input.echo,
     held: 0,
     captured: 0,
@@ -88,7 +91,8 @@ function process(ctx: FlowContext, p: PaymentRecord): void {
     }
     case 'fps':
       // The FPS "hold stage" is before the QR is shown: a thief never gets one.
-      if (ctx.scenario(p) === 'thief') ctx.fail(p, 'fraud_suspected', 'test behaviour thief: canceled at the hold stage');
+      if (ctx.scenario(p) === 'thief')
+        ctx.fail(p, 'fraud_suspected', 'test behaviour thief: canceled at the hold stage');
       else showQr(ctx, p);
       return;
     case 'fps_binding':
@@ -104,7 +108,9 @@ function openChallenge(ctx: FlowContext, p: PaymentRecord): void {
   const base = new URL(ctx.publicUrl());
   ctx.state.challenges.set(id, p.id);
   p.challengeId = id;
-  const paReq = Buffer.from(JSON.stringify({ payment_id: p.id, amount: p.sum.sum, currency: p.sum.currency_code })).toString('base64');
+  const paReq = Buffer.from(
+    JSON.stringify({ payment_id: p.id, amount: p.sum.sum, currency: p.sum.currency_code }),
+  ).toString('base64');
   p.userAction = {
     type: 'destination_info',
     destination_info: {
@@ -132,7 +138,8 @@ export interface ChallengeOutcome {
 export function completeChallenge(ctx: FlowContext, challengeId: string, code: string): ChallengeOutcome {
   const paymentId = ctx.state.challenges.get(challengeId);
   const found = paymentId === undefined ? undefined : ctx.state.payment(paymentId);
-  if (!found || found.payment.stage !== 'awaiting_3ds') throw new ApiError('repository_record_not_found', 'challenge');
+  if (!found || found.payment.stage !== 'awaiting_3ds')
+    throw new ApiError('repository_record_not_found', 'challenge');
   const { session, payment } = found;
   ctx.timers.cancel(payment.timer);
   payment.timer = undefined;
@@ -203,8 +210,10 @@ function capture(ctx: FlowContext, p: PaymentRecord, amount: number): void {
 /** A recurring payment by an FPS-account token: a one-step debit, no payer action. */
 function chargeFpsAccount(ctx: FlowContext, p: PaymentRecord): void {
   const scenario = ctx.scenario(p);
-  if (scenario === 'thief') return ctx.fail(p, 'fraud_suspected', 'test behaviour thief: canceled at the hold stage');
-  if (scenario === 'loser') return ctx.fail(p, 'insufficient_funds', 'test behaviour loser: canceled at the charge');
+  if (scenario === 'thief')
+    return ctx.fail(p, 'fraud_suspected', 'test behaviour thief: canceled at the hold stage');
+  if (scenario === 'loser')
+    return ctx.fail(p, 'insufficient_funds', 'test behaviour loser: canceled at the charge');
   ctx.move(p, 'charge', p.sum.sum);
   p.captured = p.sum.sum;
   p.transactionInfo = { fps_transaction_id: `A${randomDigits(20)}` };
@@ -213,7 +222,10 @@ function chargeFpsAccount(ctx: FlowContext, p: PaymentRecord): void {
 
 function showQr(ctx: FlowContext, p: PaymentRecord): void {
   const content = `${new URL(ctx.publicUrl()).origin}/sandbox/fps/${p.id}`;
-  p.userAction = { type: 'payment_qr', payment_qr: { qr_data: { qr_content: content, qr_image: qrImage(content) } } };
+  p.userAction = {
+    type: 'payment_qr',
+    payment_qr: { qr_data: { qr_content: content, qr_image: qrImage(content) } },
+  };
   ctx.setStage(p, 'awaiting_payer_qr');
   ctx.emit(ctx.sessionOf(p), 'action_pending');
   p.timer = ctx.timers.after(ctx.config.qrTtlSeconds * 1000, () => expireQr(ctx, p));
@@ -224,11 +236,16 @@ function expireQr(ctx: FlowContext, p: PaymentRecord): void {
 }
 
 /** The payer paid the QR (or confirmed the binding) in the bank app. */
-export function payQr(ctx: FlowContext, paymentId: string, payerPhone?: string): { session: SessionRecord; payment: PaymentRecord } {
+export function payQr(
+  ctx: FlowContext,
+  paymentId: string,
+  payerPhone?: string,
+): { session: SessionRecord; payment: PaymentRecord } {
   const found = ctx.state.payment(paymentId);
   if (!found) throw new ApiError('repository_record_not_found', 'payment_id');
   const { session, payment } = found;
-  if (payment.error?.error_code === 'qr_expired') throw new ApiError('qr_expired', 'QR code expired; start the payment again');
+  if (payment.error?.error_code === 'qr_expired')
+    throw new ApiError('qr_expired', 'QR code expired; start the payment again');
   if (payment.stage !== 'awaiting_payer_qr') throw invalid('payment_id', 'not_awaiting_payment');
   ctx.timers.cancel(payment.timer);
   payment.timer = undefined;

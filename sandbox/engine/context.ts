@@ -89,7 +89,10 @@ export class FlowContext {
       sent: enabled,
     });
     const sessionInfo = this.view.session(session, { upperCaseCurrency: project.upperCaseWebhookCurrency });
-    this.dispatcher.enqueue({ projectId: project.id, url: project.webhookUrl ?? '', enabled }, { type, session_info: sessionInfo });
+    this.dispatcher.enqueue(
+      { projectId: project.id, url: project.webhookUrl ?? '', enabled },
+      { type, session_info: sessionInfo },
+    );
   }
 
   move(op: OperationRecord, kind: LedgerKind, amount: number, refundId?: string): void {

@@ -32,7 +32,8 @@ export function cancel(ctx: FlowContext, session: SessionRecord): void {
 export function finalize(ctx: FlowContext, session: SessionRecord, sum: Money | undefined): void {
   const op = awaiting(session, 'awaiting_finalization');
   if (!op || op.kind !== 'payment') throw invalid('session_id', 'not_awaiting_finalization');
-  if (sum && sum.currency_code !== op.sum.currency_code) throw invalid('sum_info.currency_code', 'invalid_value');
+  if (sum && sum.currency_code !== op.sum.currency_code)
+    throw invalid('sum_info.currency_code', 'invalid_value');
   const amount = sum?.sum ?? op.held;
   if (amount > op.held) throw invalid('sum_info.sum', 'exceeds_held_amount');
   session.actions.finalize = timestamp();

@@ -13,7 +13,12 @@ export type PreparedInstrument = () => Instrument;
 
 type CardInfo = Extract<PaymentInfoRequest, { type: 'card_info' }>['card_info'];
 
-function prepareCard(state: SandboxState, field: string, info: CardInfo, forPayment: boolean): PreparedInstrument {
+function prepareCard(
+  state: SandboxState,
+  field: string,
+  info: CardInfo,
+  forPayment: boolean,
+): PreparedInstrument {
   const at = `${field}.card_info`;
   switch (info.type) {
     case 'card_details': {
@@ -41,7 +46,11 @@ function prepareCard(state: SandboxState, field: string, info: CardInfo, forPaym
   }
 }
 
-export function preparePaymentInstrument(state: SandboxState, projectId: string, info: PaymentInfoRequest): PreparedInstrument {
+export function preparePaymentInstrument(
+  state: SandboxState,
+  projectId: string,
+  info: PaymentInfoRequest,
+): PreparedInstrument {
   switch (info.type) {
     case 'card_info':
       return prepareCard(state, 'payment_info', info.card_info, true);
@@ -55,7 +64,8 @@ export function preparePaymentInstrument(state: SandboxState, projectId: string,
       const { token, initiated_by } = info.recurring_token_info;
       // Payments use a token only on the project that obtained it; payouts are the cross-project case (rule 8).
       const record = state.tokens.recurring.get(token);
-      if (!record || record.projectId !== projectId) throw notFound('payment_info.recurring_token_info.token');
+      if (!record || record.projectId !== projectId)
+        throw notFound('payment_info.recurring_token_info.token');
       return () => ({ kind: 'recurring', token, ...(initiated_by ? { initiatedBy: initiated_by } : {}) });
     }
   }
@@ -72,7 +82,8 @@ export function preparePayoutInstrument(state: SandboxState, info: PayoutInfoReq
     }
     case 'account_info': {
       const { phone_number, bank_identifier } = info.account_info.fps_info_verification;
-      if (!isFpsBank(bank_identifier)) throw invalid('payout_info.account_info.fps_info_verification.bank_identifier', 'invalid_value');
+      if (!isFpsBank(bank_identifier))
+        throw invalid('payout_info.account_info.fps_info_verification.bank_identifier', 'invalid_value');
       return () => ({ kind: 'fps_account', phone: phone_number, bank: bank_identifier });
     }
     case 'fps_info':

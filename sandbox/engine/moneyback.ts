@@ -22,7 +22,8 @@ function target(session: SessionRecord): PaymentRecord {
 /** Amount of a new refund or chargeback: the rest of the payment when the request names none. */
 function amountOf(p: PaymentRecord, sum: Money | undefined): number {
   const left = refundable(p);
-  if (sum && sum.currency_code !== p.sum.currency_code) throw invalid('sum_info.currency_code', 'invalid_value');
+  if (sum && sum.currency_code !== p.sum.currency_code)
+    throw invalid('sum_info.currency_code', 'invalid_value');
   if (!sum) {
     if (left <= 0) throw invalid('session_id', 'fully_refunded');
     return left;
@@ -31,7 +32,12 @@ function amountOf(p: PaymentRecord, sum: Money | undefined): number {
   return sum.sum;
 }
 
-export function refund(ctx: FlowContext, session: SessionRecord, sum: Money | undefined, extraInfo: unknown): RefundRecord {
+export function refund(
+  ctx: FlowContext,
+  session: SessionRecord,
+  sum: Money | undefined,
+  extraInfo: unknown,
+): RefundRecord {
   const p = target(session);
   const amount = amountOf(p, sum);
   const record: RefundRecord = {

@@ -44,18 +44,30 @@ function money(m: { sum: number; currency_code: string } | undefined): Money | u
   return m ? { sum: m.sum, currency_code: m.currency_code } : undefined;
 }
 
-function echoOf(f: { user_info?: unknown; participant_info?: unknown; payment_settings?: unknown; extra_info?: unknown }): Echo {
+function echoOf(f: {
+  user_info?: unknown;
+  participant_info?: unknown;
+  payment_settings?: unknown;
+  extra_info?: unknown;
+}): Echo {
   const e: Echo = {};
   if (f.user_info !== undefined) e.user_info = structuredClone(f.user_info) as Obj;
   if (f.participant_info !== undefined) e.participant_info = structuredClone(f.participant_info) as Obj;
-  if (f.payment_settings !== undefined) e.payment_settings = structuredClone(f.payment_settings) as Echo['payment_settings'];
+  if (f.payment_settings !== undefined)
+    e.payment_settings = structuredClone(f.payment_settings) as Echo['payment_settings'];
   if (f.extra_info !== undefined) e.extra_info = structuredClone(f.extra_info);
   return e;
 }
 
 /** The instrument's kind without resolving it (resolution registers cards). */
-function kindOf(info: { type: string; recurring_token_info?: { initiated_by?: string } } | undefined, drafted: Instrument | undefined) {
-  if (!info) return drafted ? { kind: drafted.kind, initiatedBy: drafted.kind === 'recurring' ? drafted.initiatedBy : undefined } : undefined;
+function kindOf(
+  info: { type: string; recurring_token_info?: { initiated_by?: string } } | undefined,
+  drafted: Instrument | undefined,
+) {
+  if (!info)
+    return drafted
+      ? { kind: drafted.kind, initiatedBy: drafted.kind === 'recurring' ? drafted.initiatedBy : undefined }
+      : undefined;
   const kinds: Record<string, Instrument['kind']> = {
     card_info: 'card',
     fps_info: 'fps',
@@ -72,7 +84,13 @@ function checkBinding(settings: Obj | undefined, sum: Money | undefined): void {
   if (!sum) throw invalid('sum_info', 'not_null');
 }
 
-function planCheckout(ctx: FlowContext, projectId: string, draft: InitiateDraft, req: CheckoutFields, viaWidget = false): Plan<void> {
+function planCheckout(
+  ctx: FlowContext,
+  projectId: string,
+  draft: InitiateDraft,
+  req: CheckoutFields,
+  viaWidget = false,
+): Plan<void> {
   const kind = kindOf(req.payment_info, draft.payment);
   const sum = money(req.sum_info) ?? draft.sum_info;
   const userInfo = (req.user_info ?? draft.user_info) as Obj | undefined;
@@ -91,7 +109,9 @@ function planCheckout(ctx: FlowContext, projectId: string, draft: InitiateDraft,
   if (kind.kind === 'recurring' && kind.initiatedBy === 'client' && typeof settings?.back_url !== 'string') {
     throw invalid('payment_settings.back_url', 'not_null');
   }
-  const prepared: PreparedInstrument | undefined = req.payment_info ? preparePaymentInstrument(ctx.state, projectId, req.payment_info) : undefined;
+  const prepared: PreparedInstrument | undefined = req.payment_info
+    ? preparePaymentInstrument(ctx.state, projectId, req.payment_info)
+    : undefined;
   const echo = echoOf({
     user_info: userInfo,
     participant_info: participant,
@@ -100,7 +120,12 @@ function planCheckout(ctx: FlowContext, projectId: string, draft: InitiateDraft,
   });
   return {
     commit: (session) => {
-      startPayment(ctx, session, { instrument: prepared ? prepared() : draft.payment!, sum, echo, viaWidget });
+      startPayment(ctx, session, {
+        instrument: prepared ? prepared() : draft.payment!,
+        sum,
+        echo,
+        viaWidget,
+      });
     },
   };
 }
@@ -123,7 +148,12 @@ function planTransfer(ctx: FlowContext, draft: InitiateDraft, req: TransferField
   };
 }
 
-function newSession(ctx: FlowContext, projectId: string, submerchantId: string | undefined, draft: InitiateDraft): SessionRecord {
+function newSession(
+  ctx: FlowContext,
+  projectId: string,
+  submerchantId: string | undefined,
+  draft: InitiateDraft,
+): SessionRecord {
   const now = timestamp();
   const session: SessionRecord = {
     id: ctx.state.ids.take('ps'),
@@ -147,8 +177,11 @@ export interface Caller {
 
 export function initiate(ctx: FlowContext, caller: Caller, req: InitiateReq): SessionRecord {
   const sum = money(req.sum_info);
-  if (req.payment_info?.type === 'faster_payment_system_binding') checkBinding(req.payment_settings as Obj | undefined, sum);
-  const payment = req.payment_info ? preparePaymentInstrument(ctx.state, caller.projectId, req.payment_info) : undefined;
+  if (req.payment_info?.type === 'faster_payment_system_binding')
+    checkBinding(req.payment_settings as Obj | undefined, sum);
+  const payment = req.payment_info
+    ? preparePaymentInstrument(ctx.state, caller.projectId, req.payment_info)
+    : undefined;
   const payout = req.payout_info ? preparePayoutInstrument(ctx.state, req.payout_info) : undefined;
   const draft: InitiateDraft = {
     ...(payment ? { payment: payment() } : {}),
@@ -166,10 +199,16 @@ export function findSession(ctx: FlowContext, caller: Caller, sessionId: string)
 }
 
 function requireFresh(session: SessionRecord): void {
-  if (session.payments.length > 0 || session.payouts.length > 0) throw invalid('session_id', 'already_started');
+  if (session.payments.length > 0 || session.payouts.length > 0)
+    throw invalid('session_id', 'already_started');
 }
 
-export function startCheckout(ctx: FlowContext, caller: Caller, req: StartCheckoutReq, viaWidget = false): SessionRecord {
+export function startCheckout(
+  ctx: FlowContext,
+  caller: Caller,
+  req: StartCheckoutReq,
+  viaWidget = false,
+): SessionRecord {
   const session = findSession(ctx, caller, req.session_id);
   requireFresh(session);
   planCheckout(ctx, caller.projectId, session.draft, req, viaWidget).commit(session);
@@ -201,7 +240,10 @@ type IdentityReq = z.output<typeof s.identityCheckRequest>;
 
 /** Rule 5: a session with one payout of nothing, confirmed by the service itself. */
 export function identityCheck(ctx: FlowContext, caller: Caller, req: IdentityReq): SessionRecord {
-  const prepared = preparePayoutInstrument(ctx.state, { type: 'account_info', account_info: req.payout_info.account_info });
+  const prepared = preparePayoutInstrument(ctx.state, {
+    type: 'account_info',
+    account_info: req.payout_info.account_info,
+  });
   const session = newSession(ctx, caller.projectId, caller.submerchantId, {});
   startPayout(ctx, session, {
     instrument: prepared(),

@@ -19,10 +19,12 @@ type TokenStateReq = z.output<typeof s.publicTokenStateRequest>;
 export function issuePublicToken(ctx: FlowContext, caller: Caller, req: PublicTokenReq): string {
   const form = req.payment_form_config;
   if (form) {
-    if (ctx.state.tokens.paymentFormSessions.has(form.session_id)) throw invalid('payment_form_config.session_id', 'not_unique');
+    if (ctx.state.tokens.paymentFormSessions.has(form.session_id))
+      throw invalid('payment_form_config.session_id', 'not_unique');
     const session = ctx.state.session(form.session_id, caller.projectId);
     if (!session) throw notFound('payment_form_config.session_id');
-    if (session.payments.length > 0 || session.payouts.length > 0) throw invalid('payment_form_config.session_id', 'already_started');
+    if (session.payments.length > 0 || session.payouts.length > 0)
+      throw invalid('payment_form_config.session_id', 'already_started');
   }
   const now = Date.now();
   const record: PublicTokenRecord = {
@@ -32,10 +34,17 @@ export function issuePublicToken(ctx: FlowContext, caller: Caller, req: PublicTo
     expiresAtMs: now + ctx.timers.scaled(PUBLIC_TOKEN_LIFETIME_MS),
   };
   if (req.card_tokenize) {
-    record.cardTokenize = { allowTokenization: req.card_tokenize.allow_tokenization, ...(req.card_tokenize.lang ? { lang: req.card_tokenize.lang } : {}) };
+    record.cardTokenize = {
+      allowTokenization: req.card_tokenize.allow_tokenization,
+      ...(req.card_tokenize.lang ? { lang: req.card_tokenize.lang } : {}),
+    };
   }
   if (form) {
-    record.paymentForm = { sessionId: form.session_id, showAutopayOption: form.show_autopay_option === true, ...(form.lang ? { lang: form.lang } : {}) };
+    record.paymentForm = {
+      sessionId: form.session_id,
+      showAutopayOption: form.show_autopay_option === true,
+      ...(form.lang ? { lang: form.lang } : {}),
+    };
     ctx.state.tokens.paymentFormSessions.set(form.session_id, record.token);
   }
   if (req.fps_widget) record.fpsWidget = structuredClone(req.fps_widget);
@@ -46,7 +55,11 @@ export function issuePublicToken(ctx: FlowContext, caller: Caller, req: PublicTo
 export type WidgetKind = 'cardTokenize' | 'paymentForm';
 
 /** Checks a public token for one widget operation; `use()` spends it (one operation per token). */
-export function checkPublicToken(ctx: FlowContext, token: string, widget: WidgetKind): { record: PublicTokenRecord; use: () => void } {
+export function checkPublicToken(
+  ctx: FlowContext,
+  token: string,
+  widget: WidgetKind,
+): { record: PublicTokenRecord; use: () => void } {
   const record = ctx.state.tokens.publicTokens.get(token);
   if (!record) throw notFound('public_token');
   if (!record[widget]) throw invalid('public_token', 'wrong_widget');
@@ -69,7 +82,11 @@ function publicTokenInfo(r: PublicTokenRecord): Record<string, unknown> {
     used: r.usedAtMs !== undefined,
     created_date: tokenTimestamp(r.createdAtMs),
     expiry_date: tokenTimestamp(r.expiresAtMs),
-    widgets: [r.cardTokenize && 'card_tokenize', r.paymentForm && 'payment_form_config', r.fpsWidget && 'fps_widget'].filter(Boolean),
+    widgets: [
+      r.cardTokenize && 'card_tokenize',
+      r.paymentForm && 'payment_form_config',
+      r.fpsWidget && 'fps_widget',
+    ].filter(Boolean),
     ...(r.paymentForm ? { session_id: r.paymentForm.sessionId } : {}),
   };
 }
@@ -86,10 +103,16 @@ function recurringTokenInfo(ctx: FlowContext, t: RecurringTokenRecord): Record<s
 export function tokenState(ctx: FlowContext, caller: Caller, req: TokenStateReq): Record<string, unknown> {
   switch (req.type) {
     case 'card_info': {
-      const hashed = revealCard(req.card_info.hashed_card_details as HashedCardDetails).hashed_card_number ?? '';
+      const hashed =
+        revealCard(req.card_info.hashed_card_details as HashedCardDetails).hashed_card_number ?? '';
       const card = ctx.state.vault.byHashedNumber(hashed);
       if (!card) throw notFound('card_info.hashed_card_details.hashed_card_number');
-      return { type: 'card_info', hashed_card_number: hashed, card_network: card.network, card_last4: card.last4 };
+      return {
+        type: 'card_info',
+        hashed_card_number: hashed,
+        card_network: card.network,
+        card_last4: card.last4,
+      };
     }
     case 'public_token': {
       const r = ctx.state.tokens.publicTokens.get(req.public_token.token);
@@ -104,7 +127,11 @@ export function tokenState(ctx: FlowContext, caller: Caller, req: TokenStateReq)
   }
 }
 
-export function disableRecurringToken(ctx: FlowContext, caller: Caller, token: string): Record<string, unknown> {
+export function disableRecurringToken(
+  ctx: FlowContext,
+  caller: Caller,
+  token: string,
+): Record<string, unknown> {
   const t = ctx.state.tokens.recurring.get(token);
   if (!t || t.projectId !== caller.projectId) throw notFound('recurring_token_info.token');
   t.active = false;

@@ -42,7 +42,9 @@ export function startPayout(ctx: FlowContext, session: SessionRecord, input: New
 }
 
 function inactiveToken(ctx: FlowContext, p: PayoutRecord): boolean {
-  return p.instrument.kind === 'recurring' && ctx.state.tokens.recurring.get(p.instrument.token)?.active !== true;
+  return (
+    p.instrument.kind === 'recurring' && ctx.state.tokens.recurring.get(p.instrument.token)?.active !== true
+  );
 }
 
 function prepare(ctx: FlowContext, p: PayoutRecord): void {
@@ -67,16 +69,20 @@ export function beginPayoutProcessing(ctx: FlowContext, p: PayoutRecord): void {
 
 function execute(ctx: FlowContext, p: PayoutRecord): void {
   if (p.stage !== 'processing') return;
-  if (ctx.scenario(p) === 'loser') return ctx.fail(p, 'payout_declined', 'test behaviour loser: the payout ends with an error');
+  if (ctx.scenario(p) === 'loser')
+    return ctx.fail(p, 'payout_declined', 'test behaviour loser: the payout ends with an error');
   if (inactiveToken(ctx, p)) return ctx.fail(p, 'recurring_token_inactive', 'recurring token is disabled');
   const i = p.instrument;
   if (i.kind === 'fps_account' && !isRegisteredFpsPhone(i.phone, ctx.config.registeredFpsPhones)) {
     return ctx.fail(p, 'recipient_not_registered', 'the recipient is not registered in FPS');
   }
-  if (i.kind === 'card' && ctx.state.vault.get(i.cardId)?.declines) return ctx.fail(p, 'card_declined', 'declined by the issuer');
+  if (i.kind === 'card' && ctx.state.vault.get(i.cardId)?.declines)
+    return ctx.fail(p, 'card_declined', 'declined by the issuer');
   ctx.move(p, 'payout', p.sum.sum);
   p.transactionInfo =
-    i.kind === 'fps_account' ? { fps_transaction_id: `B${randomDigits(20)}` } : { retrieval_ref_number: randomDigits(12), authorization_code: randomDigits(6) };
+    i.kind === 'fps_account'
+      ? { fps_transaction_id: `B${randomDigits(20)}` }
+      : { retrieval_ref_number: randomDigits(12), authorization_code: randomDigits(6) };
   ctx.succeed(p);
 }
 

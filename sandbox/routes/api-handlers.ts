@@ -9,16 +9,24 @@ import { disableRecurringToken, issuePublicToken, tokenState } from '../engine/t
 import type { Money, SessionRecord } from '../model';
 
 /** One handler per endpoint of the spec: parsed request in, the response fields besides `status` out. */
-type Handler<N extends EndpointName> = (ctx: FlowContext, caller: sessions.Caller, req: z.output<Endpoints[N]['request']>) => Record<string, unknown>;
+type Handler<N extends EndpointName> = (
+  ctx: FlowContext,
+  caller: sessions.Caller,
+  req: z.output<Endpoints[N]['request']>,
+) => Record<string, unknown>;
 
-const sessionInfo = (ctx: FlowContext, session: SessionRecord) => ({ session_info: ctx.view.session(session) });
+const sessionInfo = (ctx: FlowContext, session: SessionRecord) => ({
+  session_info: ctx.view.session(session),
+});
 
 const money = (m: { sum: number; currency_code: string } | undefined): Money | undefined =>
   m ? { sum: m.sum, currency_code: m.currency_code } : undefined;
 
 export const apiHandlers: { [N in EndpointName]: Handler<N> } = {
   publicToken: (ctx, caller, req) => ({ public_token: issuePublicToken(ctx, caller, req) }),
-  recurringTokenDisable: (ctx, caller, req) => ({ recurring_token_info: disableRecurringToken(ctx, caller, req.recurring_token_info.token) }),
+  recurringTokenDisable: (ctx, caller, req) => ({
+    recurring_token_info: disableRecurringToken(ctx, caller, req.recurring_token_info.token),
+  }),
   initiate: (ctx, caller, req) => sessionInfo(ctx, sessions.initiate(ctx, caller, req)),
   initCheckout: (ctx, caller, req) => sessionInfo(ctx, sessions.initCheckout(ctx, caller, req)),
   initTransfer: (ctx, caller, req) => sessionInfo(ctx, sessions.initTransfer(ctx, caller, req)),

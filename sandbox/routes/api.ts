@@ -29,23 +29,27 @@ function send(reply: FastifyReply, err: ApiError): FastifyReply {
 function parseJson(req: FastifyRequest, body: Buffer): unknown {
   const mediaType = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
   if (body.length === 0 && req.method === 'GET') return {}; // sbp/banks may come without its empty object
-  if (mediaType !== 'application/json') throw new ApiError('unsupported_media_type', 'Content-Type.invalid_value');
+  if (mediaType !== 'application/json')
+    throw new ApiError('unsupported_media_type', 'Content-Type.invalid_value');
   let json: unknown;
   try {
     json = JSON.parse(body.toString('utf8'));
   } catch {
     throw new ApiError('invalid_request', 'body.malformed_json');
   }
-  if (!json || typeof json !== 'object' || Array.isArray(json)) throw new ApiError('invalid_request', 'body.invalid_type');
+  if (!json || typeof json !== 'object' || Array.isArray(json))
+    throw new ApiError('invalid_request', 'body.invalid_type');
   return json;
 }
 
 function keyOf(req: FastifyRequest, def: EndpointDef): string | undefined {
   const raw = req.headers[IDEMPOTENCY_HEADER];
   if (raw === undefined) return undefined;
-  if (!def.idempotent) throw new ApiError('idempotency_key_not_supported', `X-PARTNER-IDEMPOTENCY-KEY.not_supported`);
+  if (!def.idempotent)
+    throw new ApiError('idempotency_key_not_supported', `X-PARTNER-IDEMPOTENCY-KEY.not_supported`);
   const parsed = idempotencyKey.safeParse(raw);
-  if (!parsed.success) throw new ApiError('invalid_request', `X-PARTNER-IDEMPOTENCY-KEY.${issueRule(parsed.error.issues[0]!)}`);
+  if (!parsed.success)
+    throw new ApiError('invalid_request', `X-PARTNER-IDEMPOTENCY-KEY.${issueRule(parsed.error.issues[0]!)}`);
   return parsed.data;
 }
 
@@ -54,11 +58,15 @@ function keyOf(req: FastifyRequest, def: EndpointDef): string | undefined {
  * the partner needs the field that is wrong, so the deepest issue among the branches is named instead.
  */
 export function innermostIssue(issue: z.core.$ZodIssue): z.core.$ZodIssue {
-  if (issue.code !== 'invalid_union' || !Array.isArray(issue.errors) || issue.errors.length === 0) return issue;
+  if (issue.code !== 'invalid_union' || !Array.isArray(issue.errors) || issue.errors.length === 0)
+    return issue;
   let best: z.core.$ZodIssue = issue;
   for (const branch of issue.errors) {
     for (const inner of branch) {
-      const candidate = innermostIssue({ ...inner, path: [...issue.path, ...inner.path] } as z.core.$ZodIssue);
+      const candidate = innermostIssue({
+        ...inner,
+        path: [...issue.path, ...inner.path],
+      } as z.core.$ZodIssue);
       if (candidate.path.length > best.path.length) best = candidate;
     }
   }
@@ -76,7 +84,9 @@ function validate(def: EndpointDef, json: unknown): unknown {
 export const apiRoutes: FastifyPluginAsync<ApiPluginOptions> = async (app, { ctx }) => {
   // Raw bytes for every content type: the signature is checked over exactly what arrived, before parsing.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: ctx.config.bodyLimit }, (_req, body, done) => done(null, body));
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: ctx.config.bodyLimit }, (_req, body, done) =>
+    done(null, body),
+  );
 
   app.setNotFoundHandler((req, reply) => {
     void send(reply, new ApiError('endpoint_not_found', `${req.method} ${req.url.split('?')[0]}`));
@@ -85,14 +95,20 @@ export const apiRoutes: FastifyPluginAsync<ApiPluginOptions> = async (app, { ctx
   app.setErrorHandler((err: FastifyError, req, reply) => {
     if (err instanceof ApiError) return send(reply, err);
     if (err.statusCode === 413) return send(reply, new ApiError('invalid_request', 'body.too_large'));
-    if (err.statusCode === 415) return send(reply, new ApiError('unsupported_media_type', 'Content-Type.invalid_value'));
-    if (err.statusCode !== undefined && err.statusCode < 500) return send(reply, new ApiError('invalid_request', 'body.invalid'));
+    if (err.statusCode === 415)
+      return send(reply, new ApiError('unsupported_media_type', 'Content-Type.invalid_value'));
+    if (err.statusCode !== undefined && err.statusCode < 500)
+      return send(reply, new ApiError('invalid_request', 'body.invalid'));
     req.log.error({ err: { message: err.message, stack: err.stack } }, 'sandbox handler failed');
     return send(reply, new ApiError('internal_error', 'internal_error'));
   });
 
   for (const [name, def] of Object.entries(endpoints) as [EndpointName, EndpointDef][]) {
-    const handler = apiHandlers[name] as (c: FlowContext, caller: { projectId: string; submerchantId?: string }, r: unknown) => Record<string, unknown>;
+    const handler = apiHandlers[name] as (
+      c: FlowContext,
+      caller: { projectId: string; submerchantId?: string },
+      r: unknown,
+    ) => Record<string, unknown>;
     app.route({
       method: def.method,
       url: `/${def.path}`,
@@ -107,8 +123,13 @@ export const apiRoutes: FastifyPluginAsync<ApiPluginOptions> = async (app, { ctx
 
         if (key !== undefined) {
           const seen = ctx.state.idempotency.begin(project.id, key, requestFingerprint(def.path, json));
-          if (seen.kind === 'mismatch') throw new ApiError('idempotency_key_params_mismatch', 'X-PARTNER-IDEMPOTENCY-KEY.params_mismatch');
-          if (seen.kind === 'in_flight') throw new ApiError('idempotency_key_already_exists', 'X-PARTNER-IDEMPOTENCY-KEY.in_progress');
+          if (seen.kind === 'mismatch')
+            throw new ApiError(
+              'idempotency_key_params_mismatch',
+              'X-PARTNER-IDEMPOTENCY-KEY.params_mismatch',
+            );
+          if (seen.kind === 'in_flight')
+            throw new ApiError('idempotency_key_already_exists', 'X-PARTNER-IDEMPOTENCY-KEY.in_progress');
           if (seen.kind === 'replay') return reply.code(seen.httpStatus).send(seen.body);
         }
         try {

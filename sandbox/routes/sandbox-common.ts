@@ -27,7 +27,8 @@ export function isFormPost(req: FastifyRequest): boolean {
 
 export function useEnvelopeErrors(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError, req, reply) => {
-    if (err instanceof ApiError) return reply.code(err.httpStatus).send(errorEnvelope(err.code, err.description));
+    if (err instanceof ApiError)
+      return reply.code(err.httpStatus).send(errorEnvelope(err.code, err.description));
     if (err.statusCode !== undefined && err.statusCode < 500) {
       return reply.code(err.statusCode).send(errorEnvelope('invalid_request', 'body.invalid'));
     }

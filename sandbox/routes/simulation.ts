@@ -35,7 +35,10 @@ export const simulationRoutes: FastifyPluginAsync<{ ctx: FlowContext }> = async 
 
   app.get('/events', async (req) => {
     const sessionId = (req.query as Record<string, unknown>).session_id;
-    const events = typeof sessionId === 'string' ? ctx.state.events.filter((e) => e.sessionId === sessionId) : ctx.state.events;
+    const events =
+      typeof sessionId === 'string'
+        ? ctx.state.events.filter((e) => e.sessionId === sessionId)
+        : ctx.state.events;
     return { status: 'ok', events: events.map((e) => ({ ...e })) };
   });
 
@@ -56,7 +59,8 @@ export const simulationRoutes: FastifyPluginAsync<{ ctx: FlowContext }> = async 
   app.post<{ Params: { paymentId: string } }>('/fps/:paymentId/pay', async (req, reply) => {
     const { phone_number } = bodyOf(req, fpsPayBody);
     const { session } = payQr(ctx, req.params.paymentId, phone_number);
-    if (isFormPost(req)) return reply.type('text/html').send(page('FPS payment', '<p>Paid. You can return to the shop.</p>'));
+    if (isFormPost(req))
+      return reply.type('text/html').send(page('FPS payment', '<p>Paid. You can return to the shop.</p>'));
     return { status: 'ok', session_info: ctx.view.session(session) };
   });
 
@@ -64,7 +68,11 @@ export const simulationRoutes: FastifyPluginAsync<{ ctx: FlowContext }> = async 
     const body = bodyOf(req, chargebackBody);
     const session = ctx.state.sessions.get(body.session_id);
     if (!session) throw new ApiError('repository_record_not_found', 'session_id');
-    chargeback(ctx, session, body.sum_info ? { sum: body.sum_info.sum, currency_code: body.sum_info.currency_code } : undefined);
+    chargeback(
+      ctx,
+      session,
+      body.sum_info ? { sum: body.sum_info.sum, currency_code: body.sum_info.currency_code } : undefined,
+    );
     return { status: 'ok', session_info: ctx.view.session(session) };
   });
 };

@@ -1,4 +1,4 @@
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { completeChallenge } from '../engine/checkout';
 import type { FlowContext } from '../engine/context';
 import { ApiError } from '../errors';
@@ -12,10 +12,14 @@ import { threeDsBody } from './sandbox-schemas';
  * by the project's returnMethod: a 303 redirect (GET) or an auto-submitted form (POST).
  */
 export const threeDsRoutes: FastifyPluginAsync<{ ctx: FlowContext }> = async (app, { ctx }) => {
-  const challengePage = async (req: { params: { id: string } }, reply: import('fastify').FastifyReply) => {
+  const challengePage = async (req: { params: { id: string } }, reply: FastifyReply) => {
     const paymentId = ctx.state.challenges.get(req.params.id);
     const found = paymentId === undefined ? undefined : ctx.state.payment(paymentId);
-    if (!found) return reply.code(404).type('text/html').send(page('3-D Secure', '<p>This authentication is no longer open.</p>'));
+    if (!found)
+      return reply
+        .code(404)
+        .type('text/html')
+        .send(page('3-D Secure', '<p>This authentication is no longer open.</p>'));
     const p = found.payment;
     const body =
       `<p>Payment ${escapeHtml(p.id)}: ${p.sum.sum} (minor units, ${escapeHtml(p.sum.currency_code)})</p>` +
@@ -34,14 +38,20 @@ export const threeDsRoutes: FastifyPluginAsync<{ ctx: FlowContext }> = async (ap
     try {
       outcome = completeChallenge(ctx, req.params.id, code);
     } catch (err) {
-      if (err instanceof ApiError) return reply.code(404).type('text/html').send(page('3-D Secure', '<p>This authentication is no longer open.</p>'));
+      if (err instanceof ApiError)
+        return reply
+          .code(404)
+          .type('text/html')
+          .send(page('3-D Secure', '<p>This authentication is no longer open.</p>'));
       throw err;
     }
     const { session, payment, passed } = outcome;
     const backUrl = payment.echo.payment_settings?.back_url;
     const result = passed ? 'authenticated' : 'failed';
     if (typeof backUrl !== 'string') {
-      return reply.type('text/html').send(page('3-D Secure', `<p>Authentication ${result}. You can close this window.</p>`));
+      return reply
+        .type('text/html')
+        .send(page('3-D Secure', `<p>Authentication ${result}. You can close this window.</p>`));
     }
     const fields = {
       session_id: session.id,

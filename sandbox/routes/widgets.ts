@@ -45,16 +45,26 @@ export const widgetRoutes: FastifyPluginAsync<{ ctx: FlowContext }> = async (app
         type: 'card_info',
         card_info: {
           type: 'card_details',
-          card_details: { card_number: body.card_number, card_exp_month: body.card_exp_month, card_exp_year: body.card_exp_year, card_code: body.card_code },
+          card_details: {
+            card_number: body.card_number,
+            card_exp_month: body.card_exp_month,
+            card_exp_year: body.card_exp_year,
+            card_code: body.card_code,
+          },
         },
       },
-      ...(consent ? { payment_settings: { ...(session.draft.payment_settings ?? {}), allow_recurring: true } } : {}),
+      ...(consent
+        ? { payment_settings: { ...(session.draft.payment_settings ?? {}), allow_recurring: true } }
+        : {}),
     });
     if (!request.success) throw invalid('card', 'invalid');
     startCheckout(ctx, { projectId: record.projectId }, request.data, true);
     use();
     const payment = session.payments[0]!;
-    if (isFormPost(req)) return reply.type('text/html').send(page('Payment', `<p>Payment ${escapeHtml(payment.id)} accepted.</p>`));
+    if (isFormPost(req))
+      return reply
+        .type('text/html')
+        .send(page('Payment', `<p>Payment ${escapeHtml(payment.id)} accepted.</p>`));
     return { status: 'ok', session_id: session.id, payment_id: payment.id };
   });
 
@@ -78,16 +88,30 @@ export const widgetRoutes: FastifyPluginAsync<{ ctx: FlowContext }> = async (app
       name: body.name_on_card !== undefined,
       code: body.card_code !== undefined,
     });
-    const cardToken = record.cardTokenize!.allowTokenization ? ctx.state.vault.issueToken(card.id) : undefined;
+    const cardToken = record.cardTokenize!.allowTokenization
+      ? ctx.state.vault.issueToken(card.id)
+      : undefined;
     use();
     const result = {
       status: 'ok',
       hashed_card_details: hashed,
       ...(cardToken ? { card_token: cardToken } : {}),
-      card_info: { card_bin: card.bin, card_last4: card.last4, card_network: card.network, country_code_alpha3: card.country },
+      card_info: {
+        card_bin: card.bin,
+        card_last4: card.last4,
+        card_network: card.network,
+        country_code_alpha3: card.country,
+      },
     };
     if (isFormPost(req)) {
-      return reply.type('text/html').send(page('Card', `<p>Card ${escapeHtml(card.bin)}…${escapeHtml(card.last4)} saved.</p><pre>${escapeHtml(JSON.stringify(result, null, 2))}</pre>`));
+      return reply
+        .type('text/html')
+        .send(
+          page(
+            'Card',
+            `<p>Card ${escapeHtml(card.bin)}…${escapeHtml(card.last4)} saved.</p><pre>${escapeHtml(JSON.stringify(result, null, 2))}</pre>`,
+          ),
+        );
     }
     return result;
   });

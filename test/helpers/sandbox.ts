@@ -54,16 +54,34 @@ export interface TestSandbox {
   /** signed GET with the empty JSON body (sbp/banks) */
   get(path: string, opts?: SignedRequestOptions): Promise<ApiResponse>;
   /** unsigned request to a /sandbox route or any other path of the sandbox */
-  plain(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown, headers?: Record<string, string>): Promise<ApiResponse>;
+  plain(
+    method: 'GET' | 'POST' | 'DELETE',
+    path: string,
+    body?: unknown,
+    headers?: Record<string, string>,
+  ): Promise<ApiResponse>;
   ledger(sessionId?: string): Promise<{ entries: LedgerEntry[]; totals: Record<string, number> }>;
   stats(): Promise<{ stats: Record<string, number>; next_ids: Record<string, number> }>;
   /** polls transaction/state until `predicate` holds */
-  waitForSession(sessionId: string, predicate: (session: any) => boolean, opts?: { timeoutMs?: number; projectId?: string }): Promise<any>;
+  waitForSession(
+    sessionId: string,
+    predicate: (session: any) => boolean,
+    opts?: { timeoutMs?: number; projectId?: string },
+  ): Promise<any>;
   close(): Promise<void>;
 }
 
-async function send(method: string, url: string, headers: Record<string, string>, body: Buffer | undefined): Promise<ApiResponse> {
-  const res = await request(url, { method: method as 'GET', headers, ...(body !== undefined ? { body } : {}) });
+async function send(
+  method: string,
+  url: string,
+  headers: Record<string, string>,
+  body: Buffer | undefined,
+): Promise<ApiResponse> {
+  const res = await request(url, {
+    method: method as 'GET',
+    headers,
+    ...(body !== undefined ? { body } : {}),
+  });
   const text = await res.body.text();
   let parsed: unknown;
   try {
@@ -96,15 +114,22 @@ export async function startTestSandbox(opts: TestSandboxOptions = {}): Promise<T
     const bytes = o.raw !== undefined ? Buffer.from(o.raw) : Buffer.from(JSON.stringify(body ?? {}));
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     headers[o.legacyHeaders ? 'x-partner-project' : 'x-project-id'] = o.projectId ?? projectId;
-    if (o.sign !== false) headers[o.legacyHeaders ? 'x-partner-sign' : 'x-signature'] = sign('sha256', bytes, o.key ?? keys.partner.privateKey).toString('base64');
+    if (o.sign !== false)
+      headers[o.legacyHeaders ? 'x-partner-sign' : 'x-signature'] = sign(
+        'sha256',
+        bytes,
+        o.key ?? keys.partner.privateKey,
+      ).toString('base64');
     if (o.idempotencyKey !== undefined) headers['x-partner-idempotency-key'] = o.idempotencyKey;
     Object.assign(headers, o.headers);
     return send(method, `${sandbox.url}/api/v1/${path.replace(/^\/+/, '')}`, headers, bytes);
   };
 
   const plain: TestSandbox['plain'] = (method, path, body, headers = {}) => {
-    const bytes = body === undefined ? undefined : Buffer.from(typeof body === 'string' ? body : JSON.stringify(body));
-    const h = bytes && !headers['content-type'] ? { 'content-type': 'application/json', ...headers } : headers;
+    const bytes =
+      body === undefined ? undefined : Buffer.from(typeof body === 'string' ? body : JSON.stringify(body));
+    const h =
+      bytes && !headers['content-type'] ? { 'content-type': 'application/json', ...headers } : headers;
     return send(method, `${sandbox.url}${path}`, h, bytes);
   };
 
@@ -120,7 +145,10 @@ export async function startTestSandbox(opts: TestSandboxOptions = {}): Promise<T
     get: (path, o) => signed('GET', path, {}, o),
     plain,
     async ledger(sessionId) {
-      const res = await plain('GET', `/sandbox/ledger${sessionId ? `?session_id=${encodeURIComponent(sessionId)}` : ''}`);
+      const res = await plain(
+        'GET',
+        `/sandbox/ledger${sessionId ? `?session_id=${encodeURIComponent(sessionId)}` : ''}`,
+      );
       return res.body;
     },
     async stats() {
@@ -130,10 +158,17 @@ export async function startTestSandbox(opts: TestSandboxOptions = {}): Promise<T
       const deadline = Date.now() + (o.timeoutMs ?? 10_000);
       let last: any;
       for (;;) {
-        const res = await post('transaction/state', { session_id: sessionId }, o.projectId ? { projectId: o.projectId } : {});
+        const res = await post(
+          'transaction/state',
+          { session_id: sessionId },
+          o.projectId ? { projectId: o.projectId } : {},
+        );
         last = res.body?.session_info;
         if (last && predicate(last)) return last;
-        if (Date.now() > deadline) throw new Error(`session ${sessionId} did not reach the expected state; last: ${JSON.stringify(last)}`);
+        if (Date.now() > deadline)
+          throw new Error(
+            `session ${sessionId} did not reach the expected state; last: ${JSON.stringify(last)}`,
+          );
         await new Promise((r) => setTimeout(r, 10));
       }
     },

@@ -29,7 +29,10 @@ export interface WebhookSink {
 
 export async function startWebhookSink(): Promise<WebhookSink> {
   const received: ReceivedWebhook[] = [];
-  const waiters = new Set<{ predicate: (h: ReceivedWebhook) => boolean; resolve: (h: ReceivedWebhook) => void }>();
+  const waiters = new Set<{
+    predicate: (h: ReceivedWebhook) => boolean;
+    resolve: (h: ReceivedWebhook) => void;
+  }>();
   let status: number | ((n: number, hook: ReceivedWebhook) => number) = 200;
 
   const server: Server = createServer((req, res) => {
@@ -43,7 +46,14 @@ export async function startWebhookSink(): Promise<WebhookSink> {
       } catch {
         body = undefined;
       }
-      const hook: ReceivedWebhook = { at: Date.now(), method: req.method ?? '', path: req.url ?? '', headers: req.headers, rawBody, body };
+      const hook: ReceivedWebhook = {
+        at: Date.now(),
+        method: req.method ?? '',
+        path: req.url ?? '',
+        headers: req.headers,
+        rawBody,
+        body,
+      };
       received.push(hook);
       const code = typeof status === 'function' ? status(received.length, hook) : status;
       res.writeHead(code, { 'content-type': 'text/plain' }).end(code < 300 ? 'ok' : 'no');
@@ -77,7 +87,11 @@ export async function startWebhookSink(): Promise<WebhookSink> {
         };
         const timer = setTimeout(() => {
           waiters.delete(w);
-          reject(new Error(`no matching webhook within ${timeoutMs} ms (received ${received.length}: ${received.map((h) => h.body?.type).join(', ')})`));
+          reject(
+            new Error(
+              `no matching webhook within ${timeoutMs} ms (received ${received.length}: ${received.map((h) => h.body?.type).join(', ')})`,
+            ),
+          );
         }, timeoutMs);
         waiters.add(w);
       });

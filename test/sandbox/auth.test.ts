@@ -23,7 +23,10 @@ describe('sandbox: request signatures', () => {
   });
 
   it('accepts the legacy header names X-PARTNER-PROJECT / X-PARTNER-SIGN and X-Submerchant-Id', async () => {
-    const res = await sb.post('transaction/initiate', initiate, { legacyHeaders: true, headers: { 'x-submerchant-id': 'shop-17' } });
+    const res = await sb.post('transaction/initiate', initiate, {
+      legacyHeaders: true,
+      headers: { 'x-submerchant-id': 'shop-17' },
+    });
     expect(res.status).toBe(200);
     expect(res.body.session_info.id).toMatch(/^ps_\d+$/);
   });
@@ -31,7 +34,11 @@ describe('sandbox: request signatures', () => {
   it.each([
     ['no signature', { sign: false }, 'X-Signature.not_null'],
     ['signature by another key', { key: other.privateKey }, 'X-Signature.invalid'],
-    ['key of project beta used for alpha', { projectId: 'alpha', key: other.privateKey }, 'X-Signature.invalid'],
+    [
+      'key of project beta used for alpha',
+      { projectId: 'alpha', key: other.privateKey },
+      'X-Signature.invalid',
+    ],
     ['unknown project', { projectId: 'nobody' }, 'X-Project-Id.unknown'],
     ['signature not Base64', { headers: { 'x-signature': 'not base64!' } }, 'X-Signature.invalid_format'],
   ])('refuses %s with 401 authentication_failed', async (_name, opts, description) => {
@@ -48,11 +55,16 @@ describe('sandbox: request signatures', () => {
     const bytes = JSON.stringify(initiate);
     const res = await request(`${sb.url}/api/v1/transaction/initiate`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-signature': sign('sha256', Buffer.from(bytes), sb.keys.partner.privateKey).toString('base64') },
+      headers: {
+        'content-type': 'application/json',
+        'x-signature': sign('sha256', Buffer.from(bytes), sb.keys.partner.privateKey).toString('base64'),
+      },
       body: bytes,
     });
     expect(res.statusCode).toBe(401);
-    expect(((await res.body.json()) as { error: { error_description: string } }).error.error_description).toBe('X-Project-Id.not_null');
+    expect(
+      ((await res.body.json()) as { error: { error_description: string } }).error.error_description,
+    ).toBe('X-Project-Id.not_null');
   });
 
   it('verifies the exact bytes: a re-serialized body with the signature of the original is refused', async () => {
@@ -75,7 +87,11 @@ describe('sandbox: request signatures', () => {
     const res = await sb.get('sbp/banks');
     expect(res.status).toBe(200);
     expect(res.body.banks.length).toBeGreaterThan(0);
-    expect(res.body.banks[0]).toEqual({ id: expect.any(String), eng_name: expect.any(String), ru_name: expect.any(String) });
+    expect(res.body.banks[0]).toEqual({
+      id: expect.any(String),
+      eng_name: expect.any(String),
+      ru_name: expect.any(String),
+    });
     const unsigned = await sb.get('sbp/banks', { sign: false });
     expect(unsigned.status).toBe(401);
   });

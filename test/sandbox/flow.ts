@@ -10,12 +10,21 @@ export async function eventTypes(sb: TestSandbox, sessionId: string): Promise<st
 }
 
 /** Waits until the session has emitted `type` (count times), whether or not webhooks are on. */
-export async function waitForEvent(sb: TestSandbox, sessionId: string, type: string, count = 1, timeoutMs = 10_000): Promise<void> {
+export async function waitForEvent(
+  sb: TestSandbox,
+  sessionId: string,
+  type: string,
+  count = 1,
+  timeoutMs = 10_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const types = await eventTypes(sb, sessionId);
     if (types.filter((t) => t === type).length >= count) return;
-    if (Date.now() > deadline) throw new Error(`session ${sessionId}: no ${type} within ${timeoutMs} ms (events: ${types.join(', ')})`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `session ${sessionId}: no ${type} within ${timeoutMs} ms (events: ${types.join(', ')})`,
+      );
     await new Promise((r) => setTimeout(r, 10));
   }
 }
@@ -26,7 +35,11 @@ export async function state(sb: TestSandbox, sessionId: string, projectId?: stri
 }
 
 /** init/checkout and approve once approve_pending is there; returns the session id. */
-export async function checkoutApproved(sb: TestSandbox, body: Record<string, unknown>, opts: { projectId?: string } = {}): Promise<string> {
+export async function checkoutApproved(
+  sb: TestSandbox,
+  body: Record<string, unknown>,
+  opts: { projectId?: string } = {},
+): Promise<string> {
   const res = await sb.post('transaction/init/checkout', body, opts);
   if (res.body.status !== 'ok') throw new Error(`init/checkout refused: ${res.text}`);
   const id: string = res.body.session_info.id;
@@ -36,7 +49,11 @@ export async function checkoutApproved(sb: TestSandbox, body: Record<string, unk
   return id;
 }
 
-export async function transferApproved(sb: TestSandbox, body: Record<string, unknown>, opts: { projectId?: string } = {}): Promise<string> {
+export async function transferApproved(
+  sb: TestSandbox,
+  body: Record<string, unknown>,
+  opts: { projectId?: string } = {},
+): Promise<string> {
   const res = await sb.post('transaction/init/transfer', body, opts);
   if (res.body.status !== 'ok') throw new Error(`init/transfer refused: ${res.text}`);
   const id: string = res.body.session_info.id;
@@ -56,5 +73,9 @@ export function parseForm(html: string): { action: string; method: string; field
     const name = attr(m[0], 'name');
     if (name) fields[name] = unescape(attr(m[0], 'value'));
   }
-  return { action: unescape(attr(form, 'action')), method: attr(form, 'method').toUpperCase() || 'GET', fields };
+  return {
+    action: unescape(attr(form, 'action')),
+    method: attr(form, 'method').toUpperCase() || 'GET',
+    fields,
+  };
 }

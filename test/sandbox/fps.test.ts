@@ -27,22 +27,38 @@ describe('sandbox: FPS payments and binding', () => {
     expect(started.body.status).toBe('ok');
     await waitForEvent(sb, id, 'approve_pending');
     await sb.post('transaction/approve', { session_id: id });
-    const hook = await sink.waitFor((h) => h.body?.type === 'action_pending' && h.body.session_info.id === id);
+    const hook = await sink.waitFor(
+      (h) => h.body?.type === 'action_pending' && h.body.session_info.id === id,
+    );
     const payment = hook.body.session_info.payments[0];
     return { id, qr: payment.user_action, paymentId: payment.id };
   }
 
   it('rule 6: start/checkout needs user_id or payer ipv4_address', async () => {
-    const init = await sb.post('transaction/initiate', { payment_info: fpsPayment(), sum_info: RUB(100), user_info: { contact_info: [] } });
+    const init = await sb.post('transaction/initiate', {
+      payment_info: fpsPayment(),
+      sum_info: RUB(100),
+      user_info: { contact_info: [] },
+    });
     const id = init.body.session_info.id;
     const refused = await sb.post('transaction/start/checkout', { session_id: id });
-    expect(refused.body.error).toEqual({ error_code: 'invalid_request', error_description: 'user_id.not_null' });
-    const byIp = await sb.post('transaction/start/checkout', { session_id: id, participant_info: { payer_info: { ipv4_address: '203.0.113.7' } } });
+    expect(refused.body.error).toEqual({
+      error_code: 'invalid_request',
+      error_description: 'user_id.not_null',
+    });
+    const byIp = await sb.post('transaction/start/checkout', {
+      session_id: id,
+      participant_info: { payer_info: { ipv4_address: '203.0.113.7' } },
+    });
     expect(byIp.body.status).toBe('ok');
   });
 
   it('action_pending carries the QR / deep link; the payer pays; checkout_results successful', async () => {
-    const { id, qr, paymentId } = await untilQr({ payment_info: fpsPayment('coffee'), sum_info: RUB(25000), user_info: { user_id: 'u1' } });
+    const { id, qr, paymentId } = await untilQr({
+      payment_info: fpsPayment('coffee'),
+      sum_info: RUB(25000),
+      user_info: { user_id: 'u1' },
+    });
     expect(qr.type).toBe('payment_qr');
     expect(qr.payment_qr.qr_data.qr_content).toBe(`${sb.url}/sandbox/fps/${paymentId}`);
     expect(Buffer.from(qr.payment_qr.qr_data.qr_image, 'base64').toString()).toContain('<svg');
@@ -51,13 +67,20 @@ describe('sandbox: FPS payments and binding', () => {
     expect(await page.body.text()).toContain('Pay');
     const paid = await sb.plain('POST', `/sandbox/fps/${paymentId}/pay`, { phone_number: '+79161234567' });
     expect(paid.body.status).toBe('ok');
-    const results = await sink.waitFor((h) => h.body?.type === 'checkout_results' && h.body.session_info.id === id);
+    const results = await sink.waitFor(
+      (h) => h.body?.type === 'checkout_results' && h.body.session_info.id === id,
+    );
     const session = results.body.session_info;
     expect(session.transaction_status).toBe('completed');
     expect(session.payments[0].transaction_status).toBe('successful');
-    expect(session.payments[0].payment_info).toEqual({ type: 'fps_info', fps_info: { money_purpose: 'coffee' } });
+    expect(session.payments[0].payment_info).toEqual({
+      type: 'fps_info',
+      fps_info: { money_purpose: 'coffee' },
+    });
     expect(session.payments[0].transaction_info.fps_transaction_id).toMatch(/^A\d{20}$/);
-    expect(session.transaction_info.fps_transaction_id).toBe(session.payments[0].transaction_info.fps_transaction_id);
+    expect(session.transaction_info.fps_transaction_id).toBe(
+      session.payments[0].transaction_info.fps_transaction_id,
+    );
     // The payer's phone comes back masked.
     expect(session.payments[0].user_info.contact_info).toContainEqual({ phone_number: '+7******4567' });
     expect(JSON.stringify(session)).not.toContain('79161234567');
@@ -69,9 +92,20 @@ describe('sandbox: FPS payments and binding', () => {
   });
 
   it('rule 7: binding without charge returns a recurring token in checkout_results', async () => {
-    const noConsent = await sb.post('transaction/initiate', { payment_info: { type: 'faster_payment_system_binding' }, sum_info: RUB(1), user_info: { user_id: 'u2' } });
-    expect(noConsent.body.error).toEqual({ error_code: 'invalid_request', error_description: 'payment_settings.allow_recurring.invalid_value' });
-    const noSum = await sb.post('transaction/initiate', { payment_info: { type: 'faster_payment_system_binding' }, payment_settings: { allow_recurring: true }, user_info: { user_id: 'u2' } });
+    const noConsent = await sb.post('transaction/initiate', {
+      payment_info: { type: 'faster_payment_system_binding' },
+      sum_info: RUB(1),
+      user_info: { user_id: 'u2' },
+    });
+    expect(noConsent.body.error).toEqual({
+      error_code: 'invalid_request',
+      error_description: 'payment_settings.allow_recurring.invalid_value',
+    });
+    const noSum = await sb.post('transaction/initiate', {
+      payment_info: { type: 'faster_payment_system_binding' },
+      payment_settings: { allow_recurring: true },
+      user_info: { user_id: 'u2' },
+    });
     expect(noSum.body.error.error_description).toBe('sum_info.not_null');
 
     const { id, paymentId } = await untilQr({
@@ -81,15 +115,24 @@ describe('sandbox: FPS payments and binding', () => {
       user_info: { user_id: 'u2' },
     });
     await sb.plain('POST', `/sandbox/fps/${paymentId}/pay`, {});
-    const results = await sink.waitFor((h) => h.body?.type === 'checkout_results' && h.body.session_info.id === id);
+    const results = await sink.waitFor(
+      (h) => h.body?.type === 'checkout_results' && h.body.session_info.id === id,
+    );
     const payment = results.body.session_info.payments[0];
     expect(payment.transaction_status).toBe('successful');
     expect(payment.sum_info.sum).toBe(0);
-    expect(payment.recurring_token_info).toMatchObject({ token: expect.stringMatching(/^rt_/), token_active: true, type: 'recurring_token' });
+    expect(payment.recurring_token_info).toMatchObject({
+      token: expect.stringMatching(/^rt_/),
+      token_active: true,
+      type: 'recurring_token',
+    });
     expect((await sb.ledger(id)).entries).toEqual([]);
     // The token pays later by MIT, charging the FPS account in one step.
     const mit = await sb.post('transaction/init/checkout', {
-      payment_info: { type: 'recurring_token_info', recurring_token_info: { token: payment.recurring_token_info.token } },
+      payment_info: {
+        type: 'recurring_token_info',
+        recurring_token_info: { token: payment.recurring_token_info.token },
+      },
       sum_info: RUB(999),
       user_info: { user_id: 'u2' },
     });
@@ -119,10 +162,17 @@ describe('sandbox: FPS QR expiry', () => {
   }
 
   it('qr_expired after qrTtlSeconds × timeScale: payment unsuccessful, session canceled; paying then is refused', async () => {
-    const { id, final } = await expired({ payment_info: fpsPayment(), sum_info: RUB(100), user_info: { user_id: 'u3' } });
+    const { id, final } = await expired({
+      payment_info: fpsPayment(),
+      sum_info: RUB(100),
+      user_info: { user_id: 'u3' },
+    });
     expect(final.transaction_status).toBe('canceled');
     expect(final.error.error_code).toBe('session_cancelled');
-    expect(final.payments[0]).toMatchObject({ transaction_status: 'unsuccessful', error: { error_code: 'qr_expired' } });
+    expect(final.payments[0]).toMatchObject({
+      transaction_status: 'unsuccessful',
+      error: { error_code: 'qr_expired' },
+    });
     expect(final.payments[0].user_action).toBeUndefined();
     const late = await sb.plain('POST', `/sandbox/fps/${final.payments[0].id}/pay`, {});
     expect(late.status).toBe(409);

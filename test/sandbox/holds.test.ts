@@ -8,7 +8,10 @@ describe('sandbox: holds and partner decisions (rule 3)', () => {
   let sb: TestSandbox;
   beforeAll(async () => {
     sink = await startWebhookSink();
-    sb = await startTestSandbox({ webhookUrl: sink.url, projects: [{ id: 'hold', hold: true }, { id: 'plain' }] });
+    sb = await startTestSandbox({
+      webhookUrl: sink.url,
+      projects: [{ id: 'hold', hold: true }, { id: 'plain' }],
+    });
   });
   afterAll(async () => {
     await sb.close();
@@ -16,7 +19,11 @@ describe('sandbox: holds and partner decisions (rule 3)', () => {
   });
 
   const held = async (sum = 10000) => {
-    const id = await checkoutApproved(sb, { payment_info: cardPayment(), sum_info: RUB(sum), user_info: user() }, { projectId: 'hold' });
+    const id = await checkoutApproved(
+      sb,
+      { payment_info: cardPayment(), sum_info: RUB(sum), user_info: user() },
+      { projectId: 'hold' },
+    );
     await waitForEvent(sb, id, 'finalization_pending');
     return id;
   };
@@ -24,7 +31,9 @@ describe('sandbox: holds and partner decisions (rule 3)', () => {
 
   it('finalization_pending when funds are frozen: payment pending, next_step finalize', async () => {
     const id = await held();
-    const hook = await sink.waitFor((h) => h.body?.type === 'finalization_pending' && h.body.session_info.id === id);
+    const hook = await sink.waitFor(
+      (h) => h.body?.type === 'finalization_pending' && h.body.session_info.id === id,
+    );
     expect(hook.body.session_info).toMatchObject({ transaction_status: 'active', next_step: 'finalize' });
     expect(hook.body.session_info.payments[0].transaction_status).toBe('pending');
     expect((await sb.ledger(id)).entries.map((e) => e.kind)).toEqual(['hold']);
@@ -56,12 +65,30 @@ describe('sandbox: holds and partner decisions (rule 3)', () => {
 
   it('finalize amount must be > 0, not above the held amount, in the payment currency', async () => {
     const id = await held(5000);
-    const zero = await sb.post('transaction/finalize', { session_id: id, sum_info: RUB(0) }, { projectId: 'hold' });
+    const zero = await sb.post(
+      'transaction/finalize',
+      { session_id: id, sum_info: RUB(0) },
+      { projectId: 'hold' },
+    );
     expect(err(zero)).toEqual({ error_code: 'invalid_request', error_description: 'sum_info.sum.positive' });
-    const above = await sb.post('transaction/finalize', { session_id: id, sum_info: RUB(5001) }, { projectId: 'hold' });
-    expect(err(above)).toEqual({ error_code: 'invalid_request', error_description: 'sum_info.sum.exceeds_held_amount' });
-    const usd = await sb.post('transaction/finalize', { session_id: id, sum_info: { sum: 10, currency_code: 'usd' } }, { projectId: 'hold' });
-    expect(err(usd)).toEqual({ error_code: 'invalid_request', error_description: 'sum_info.currency_code.invalid_value' });
+    const above = await sb.post(
+      'transaction/finalize',
+      { session_id: id, sum_info: RUB(5001) },
+      { projectId: 'hold' },
+    );
+    expect(err(above)).toEqual({
+      error_code: 'invalid_request',
+      error_description: 'sum_info.sum.exceeds_held_amount',
+    });
+    const usd = await sb.post(
+      'transaction/finalize',
+      { session_id: id, sum_info: { sum: 10, currency_code: 'usd' } },
+      { projectId: 'hold' },
+    );
+    expect(err(usd)).toEqual({
+      error_code: 'invalid_request',
+      error_description: 'sum_info.currency_code.invalid_value',
+    });
     // Still waiting, untouched.
     expect((await state(sb, id, 'hold')).next_step).toBe('finalize');
     expect((await sb.ledger(id)).entries.length).toBe(1);
@@ -72,7 +99,10 @@ describe('sandbox: holds and partner decisions (rule 3)', () => {
     const res = await sb.post('transaction/cancel', { session_id: id }, { projectId: 'hold' });
     expect(res.body.session_info.transaction_status).toBe('canceled');
     expect(res.body.session_info.error.error_code).toBe('session_cancelled');
-    expect(res.body.session_info.payments[0]).toMatchObject({ transaction_status: 'unsuccessful', error: { error_code: 'canceled_by_partner' } });
+    expect(res.body.session_info.payments[0]).toMatchObject({
+      transaction_status: 'unsuccessful',
+      error: { error_code: 'canceled_by_partner' },
+    });
     expect((await sb.ledger(id)).entries.map((e) => [e.kind, e.amount])).toEqual([
       ['hold', 3000],
       ['release', 3000],
@@ -81,11 +111,18 @@ describe('sandbox: holds and partner decisions (rule 3)', () => {
   });
 
   it('cancel after approve_pending: nothing moves', async () => {
-    const res = await sb.post('transaction/init/checkout', { payment_info: cardPayment(), sum_info: RUB(100), user_info: user() }, { projectId: 'plain' });
+    const res = await sb.post(
+      'transaction/init/checkout',
+      { payment_info: cardPayment(), sum_info: RUB(100), user_info: user() },
+      { projectId: 'plain' },
+    );
     const id = res.body.session_info.id;
     await waitForEvent(sb, id, 'approve_pending');
     const canceled = await sb.post('transaction/cancel', { session_id: id }, { projectId: 'plain' });
-    expect(canceled.body.session_info).toMatchObject({ transaction_status: 'canceled', error: { error_code: 'session_cancelled' } });
+    expect(canceled.body.session_info).toMatchObject({
+      transaction_status: 'canceled',
+      error: { error_code: 'session_cancelled' },
+    });
     expect((await sb.ledger(id)).entries).toEqual([]);
   });
 
@@ -93,28 +130,58 @@ describe('sandbox: holds and partner decisions (rule 3)', () => {
     // Before approve_pending has been sent: a sandbox at real speed (steps of 1 s) gives the time to try.
     const slow = await startTestSandbox({ timeScale: 1 });
     try {
-      const started = await slow.post('transaction/init/checkout', { payment_info: cardPayment(), sum_info: RUB(100), user_info: user() });
+      const started = await slow.post('transaction/init/checkout', {
+        payment_info: cardPayment(),
+        sum_info: RUB(100),
+        user_info: user(),
+      });
       const early = await slow.post('transaction/approve', { session_id: started.body.session_info.id });
-      expect(err(early)).toEqual({ error_code: 'invalid_request', error_description: 'session_id.not_awaiting_approval' });
+      expect(err(early)).toEqual({
+        error_code: 'invalid_request',
+        error_description: 'session_id.not_awaiting_approval',
+      });
       const earlyCancel = await slow.post('transaction/cancel', { session_id: started.body.session_info.id });
-      expect(err(earlyCancel)).toEqual({ error_code: 'invalid_request', error_description: 'session_id.not_cancellable' });
+      expect(err(earlyCancel)).toEqual({
+        error_code: 'invalid_request',
+        error_description: 'session_id.not_cancellable',
+      });
     } finally {
       await slow.close();
     }
-    const res = await sb.post('transaction/init/checkout', { payment_info: cardPayment(), sum_info: RUB(100), user_info: user() }, { projectId: 'plain' });
+    const res = await sb.post(
+      'transaction/init/checkout',
+      { payment_info: cardPayment(), sum_info: RUB(100), user_info: user() },
+      { projectId: 'plain' },
+    );
     const id = res.body.session_info.id;
     await waitForEvent(sb, id, 'approve_pending');
-    const finalizeTooEarly = await sb.post('transaction/finalize', { session_id: id }, { projectId: 'plain' });
-    expect(err(finalizeTooEarly)).toEqual({ error_code: 'invalid_request', error_description: 'session_id.not_awaiting_finalization' });
+    const finalizeTooEarly = await sb.post(
+      'transaction/finalize',
+      { session_id: id },
+      { projectId: 'plain' },
+    );
+    expect(err(finalizeTooEarly)).toEqual({
+      error_code: 'invalid_request',
+      error_description: 'session_id.not_awaiting_finalization',
+    });
     await sb.post('transaction/approve', { session_id: id }, { projectId: 'plain' });
     const twice = await sb.post('transaction/approve', { session_id: id }, { projectId: 'plain' });
-    expect(err(twice)).toEqual({ error_code: 'invalid_request', error_description: 'session_id.not_awaiting_approval' });
+    expect(err(twice)).toEqual({
+      error_code: 'invalid_request',
+      error_description: 'session_id.not_awaiting_approval',
+    });
     await sb.waitForSession(id, isFinal, { projectId: 'plain' });
     const late = await sb.post('transaction/cancel', { session_id: id }, { projectId: 'plain' });
-    expect(err(late)).toEqual({ error_code: 'invalid_request', error_description: 'session_id.not_cancellable' });
+    expect(err(late)).toEqual({
+      error_code: 'invalid_request',
+      error_description: 'session_id.not_cancellable',
+    });
     // A hold project's session waiting for finalize refuses approve.
     const h = await held(100);
     const approveHeld = await sb.post('transaction/approve', { session_id: h }, { projectId: 'hold' });
-    expect(err(approveHeld)).toEqual({ error_code: 'invalid_request', error_description: 'session_id.not_awaiting_approval' });
+    expect(err(approveHeld)).toEqual({
+      error_code: 'invalid_request',
+      error_description: 'session_id.not_awaiting_approval',
+    });
   });
 });

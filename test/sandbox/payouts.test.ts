@@ -16,7 +16,9 @@ describe('sandbox: payouts', () => {
   });
 
   async function tokenize(card: string, allowTokenization: boolean) {
-    const pt = await sb.post('public_token', { card_tokenize: { allow_tokenization: allowTokenization, lang: 'ru' } });
+    const pt = await sb.post('public_token', {
+      card_tokenize: { allow_tokenization: allowTokenization, lang: 'ru' },
+    });
     expect(pt.body.public_token).toMatch(/^pt_/);
     const widget = await sb.plain('POST', '/sandbox/widgets/card-tokenize', {
       public_token: pt.body.public_token,
@@ -31,10 +33,19 @@ describe('sandbox: payouts', () => {
   }
 
   it('to a raw card: approve_pending, approve, checkout_results, ledger payout', async () => {
-    const id = await transferApproved(sb, { payout_info: cardPayout('5555555555554444'), sum_info: RUB(12000), participant_info: { payee_info: { full_name: 'Ivan Ivanov' } } });
-    const results = await sink.waitFor((h) => h.body?.type === 'checkout_results' && h.body.session_info.id === id);
+    const id = await transferApproved(sb, {
+      payout_info: cardPayout('5555555555554444'),
+      sum_info: RUB(12000),
+      participant_info: { payee_info: { full_name: 'Ivan Ivanov' } },
+    });
+    const results = await sink.waitFor(
+      (h) => h.body?.type === 'checkout_results' && h.body.session_info.id === id,
+    );
     const payout = results.body.session_info.payouts[0];
-    expect(payout).toMatchObject({ transaction_status: 'successful', payout_info: { type: 'card_info', card_info: { card_last4: '4444', card_network: 'mastercard' } } });
+    expect(payout).toMatchObject({
+      transaction_status: 'successful',
+      payout_info: { type: 'card_info', card_info: { card_last4: '4444', card_network: 'mastercard' } },
+    });
     expect(payout.id).toMatch(/^po_\d+$/);
     expect(results.body.session_info.transaction_status).toBe('completed');
     expect((await sb.ledger(id)).entries.map((e) => [e.kind, e.amount])).toEqual([['payout', 12000]]);
@@ -57,46 +68,104 @@ describe('sandbox: payouts', () => {
     const init = await sb.post('transaction/initiate', {});
     const started = await sb.post('transaction/start/transfer', {
       session_id: init.body.session_info.id,
-      payout_info: { type: 'card_info', card_info: { type: 'hashed_card_details', hashed_card_details: widget.hashed_card_details } },
+      payout_info: {
+        type: 'card_info',
+        card_info: { type: 'hashed_card_details', hashed_card_details: widget.hashed_card_details },
+      },
       sum_info: RUB(700),
     });
-    expect(started.body.session_info.payouts[0].payout_info.card_info).toMatchObject({ type: 'hashed_card_details', card_last4: '0004', card_network: 'mir' });
+    expect(started.body.session_info.payouts[0].payout_info.card_info).toMatchObject({
+      type: 'hashed_card_details',
+      card_last4: '0004',
+      card_network: 'mir',
+    });
     const id = init.body.session_info.id;
     await waitForEvent(sb, id, 'approve_pending');
     await sb.post('transaction/approve', { session_id: id });
     expect((await sb.waitForSession(id, isFinal)).payouts[0].transaction_status).toBe('successful');
     // Token inquiry of the hashed card.
-    const info = await sb.post('public_token/state', { type: 'card_info', card_info: { type: 'hashed_card_details', hashed_card_details: { hashed_card_number: widget.hashed_card_details.hashed_card_number } } });
-    expect(info.body.token_info).toEqual({ type: 'card_info', hashed_card_number: widget.hashed_card_details.hashed_card_number, card_network: 'mir', card_last4: '0004' });
+    const info = await sb.post('public_token/state', {
+      type: 'card_info',
+      card_info: {
+        type: 'hashed_card_details',
+        hashed_card_details: { hashed_card_number: widget.hashed_card_details.hashed_card_number },
+      },
+    });
+    expect(info.body.token_info).toEqual({
+      type: 'card_info',
+      hashed_card_number: widget.hashed_card_details.hashed_card_number,
+      card_network: 'mir',
+      card_last4: '0004',
+    });
   });
 
   it('to a tokenized card (allow_tokenization)', async () => {
     const widget = await tokenize('4111111111111111', true);
     expect(widget.card_token).toMatch(/^ct_/);
-    const id = await transferApproved(sb, { payout_info: { type: 'card_info', card_info: { type: 'tokenized_card', tokenized_card: { token: widget.card_token } } }, sum_info: RUB(300) });
+    const id = await transferApproved(sb, {
+      payout_info: {
+        type: 'card_info',
+        card_info: { type: 'tokenized_card', tokenized_card: { token: widget.card_token } },
+      },
+      sum_info: RUB(300),
+    });
     expect((await sb.waitForSession(id, isFinal)).payouts[0].payout_info.card_info.card_last4).toBe('1111');
-    const unknown = await sb.post('transaction/init/transfer', { payout_info: { type: 'card_info', card_info: { type: 'tokenized_card', tokenized_card: { token: 'ct_nope' } } }, sum_info: RUB(300) });
-    expect(unknown.body.error).toEqual({ error_code: 'repository_record_not_found', error_description: 'payout_info.card_info.tokenized_card.token' });
+    const unknown = await sb.post('transaction/init/transfer', {
+      payout_info: {
+        type: 'card_info',
+        card_info: { type: 'tokenized_card', tokenized_card: { token: 'ct_nope' } },
+      },
+      sum_info: RUB(300),
+    });
+    expect(unknown.body.error).toEqual({
+      error_code: 'repository_record_not_found',
+      error_description: 'payout_info.card_info.tokenized_card.token',
+    });
   });
 
   it('the tokenization token serves one operation', async () => {
     const pt = await sb.post('public_token', { card_tokenize: { allow_tokenization: false } });
-    const first = await sb.plain('POST', '/sandbox/widgets/card-tokenize', { public_token: pt.body.public_token, card_number: '4111111111111111' });
+    const first = await sb.plain('POST', '/sandbox/widgets/card-tokenize', {
+      public_token: pt.body.public_token,
+      card_number: '4111111111111111',
+    });
     expect(first.body.status).toBe('ok');
-    const second = await sb.plain('POST', '/sandbox/widgets/card-tokenize', { public_token: pt.body.public_token, card_number: '4111111111111111' });
-    expect(second.body.error).toEqual({ error_code: 'invalid_request', error_description: 'public_token.already_used' });
+    const second = await sb.plain('POST', '/sandbox/widgets/card-tokenize', {
+      public_token: pt.body.public_token,
+      card_number: '4111111111111111',
+    });
+    expect(second.body.error).toEqual({
+      error_code: 'invalid_request',
+      error_description: 'public_token.already_used',
+    });
   });
 
   it('to an FPS account with a bank of sbp/banks', async () => {
     const banks = (await sb.get('sbp/banks')).body.banks;
-    const id = await transferApproved(sb, { payout_info: fpsAccount('+79990001122', banks[1].id), sum_info: RUB(4000) });
+    const id = await transferApproved(sb, {
+      payout_info: fpsAccount('+79990001122', banks[1].id),
+      sum_info: RUB(4000),
+    });
     const final = await sb.waitForSession(id, isFinal);
-    expect(final.payouts[0]).toMatchObject({ transaction_status: 'successful', payout_info: { type: 'account_info' } });
+    expect(final.payouts[0]).toMatchObject({
+      transaction_status: 'successful',
+      payout_info: { type: 'account_info' },
+    });
     expect(final.payouts[0].transaction_info.fps_transaction_id).toBeDefined();
-    const badBank = await sb.post('transaction/init/transfer', { payout_info: fpsAccount('+79990001122', '999'), sum_info: RUB(4000) });
-    expect(badBank.body.error.error_description).toBe('payout_info.account_info.fps_info_verification.bank_identifier.invalid_value');
-    const unregistered = await transferApproved(sb, { payout_info: fpsAccount('+79990000000'), sum_info: RUB(4000) });
-    expect((await sb.waitForSession(unregistered, isFinal)).payouts[0].error.error_code).toBe('recipient_not_registered');
+    const badBank = await sb.post('transaction/init/transfer', {
+      payout_info: fpsAccount('+79990001122', '999'),
+      sum_info: RUB(4000),
+    });
+    expect(badBank.body.error.error_description).toBe(
+      'payout_info.account_info.fps_info_verification.bank_identifier.invalid_value',
+    );
+    const unregistered = await transferApproved(sb, {
+      payout_info: fpsAccount('+79990000000'),
+      sum_info: RUB(4000),
+    });
+    expect((await sb.waitForSession(unregistered, isFinal)).payouts[0].error.error_code).toBe(
+      'recipient_not_registered',
+    );
   });
 });
 
@@ -129,13 +198,19 @@ describe('sandbox: identity check (rule 5)', () => {
   it('any other recipient is canceled', async () => {
     const id = (await check('+79995556677')).body.session_info.id;
     const final = await sb.waitForSession(id, isFinal);
-    expect(final).toMatchObject({ transaction_status: 'canceled', error: { error_code: 'session_cancelled' } });
+    expect(final).toMatchObject({
+      transaction_status: 'canceled',
+      error: { error_code: 'session_cancelled' },
+    });
     expect(final.payouts[0].error.error_code).toBe('recipient_not_registered');
     expect(await eventTypes(sb, id)).toEqual(['checkout_results']);
   });
 
   it('is refused without payee_info', async () => {
     const res = await sb.post('sbp/identity_check', { payout_info: fpsAccount(), participant_info: {} });
-    expect(res.body.error).toEqual({ error_code: 'invalid_request', error_description: 'participant_info.payee_info.not_null' });
+    expect(res.body.error).toEqual({
+      error_code: 'invalid_request',
+      error_description: 'participant_info.payee_info.not_null',
+    });
   });
 });

@@ -10,7 +10,12 @@ describe('sandbox: public tokens (rule 1) and the payment-form widget', () => {
   });
   afterAll(() => sb.close());
 
-  const card = (pan: string = CARDS.frictionless) => ({ card_number: pan, card_exp_month: '12', card_exp_year: '30', card_code: '321' });
+  const card = (pan: string = CARDS.frictionless) => ({
+    card_number: pan,
+    card_exp_month: '12',
+    card_exp_year: '30',
+    card_code: '321',
+  });
 
   async function formSession(extra: Record<string, unknown> = {}) {
     const init = await sb.post('transaction/initiate', { sum_info: RUB(4900), user_info: user(), ...extra });
@@ -23,25 +28,42 @@ describe('sandbox: public tokens (rule 1) and the payment-form widget', () => {
     expect(first.body).toEqual({ status: 'ok', public_token: expect.stringMatching(/^pt_/) });
     const second = await sb.post('public_token', { payment_form_config: { session_id: id } });
     expect(second.status).toBe(400);
-    expect(second.body.error).toEqual({ error_code: 'invalid_request', error_description: 'payment_form_config.session_id.not_unique' });
+    expect(second.body.error).toEqual({
+      error_code: 'invalid_request',
+      error_description: 'payment_form_config.session_id.not_unique',
+    });
     const unknown = await sb.post('public_token', { payment_form_config: { session_id: 'ps_424242' } });
-    expect(unknown.body.error).toEqual({ error_code: 'repository_record_not_found', error_description: 'payment_form_config.session_id' });
+    expect(unknown.body.error).toEqual({
+      error_code: 'repository_record_not_found',
+      error_description: 'payment_form_config.session_id',
+    });
   });
 
   it('the widget pays the session: approve_pending, approve, checkout_results; the token serves one operation', async () => {
     const id = await formSession();
-    const token = (await sb.post('public_token', { payment_form_config: { session_id: id } })).body.public_token;
+    const token = (await sb.post('public_token', { payment_form_config: { session_id: id } })).body
+      .public_token;
     const paid = await sb.plain('POST', '/sandbox/widgets/payment-form', { public_token: token, ...card() });
     expect(paid.body).toEqual({ status: 'ok', session_id: id, payment_id: expect.stringMatching(/^pm_/) });
     await waitForEvent(sb, id, 'approve_pending');
     await sb.post('transaction/approve', { session_id: id });
     const final = await sb.waitForSession(id, isFinal);
-    expect(final.payments[0]).toMatchObject({ transaction_status: 'successful', sum_info: RUB(4900), payment_info: { card_info: { card_last4: '1111' } } });
+    expect(final.payments[0]).toMatchObject({
+      transaction_status: 'successful',
+      sum_info: RUB(4900),
+      payment_info: { card_info: { card_last4: '1111' } },
+    });
     expect(final.payments[0].recurring_token_info).toBeUndefined();
     const again = await sb.plain('POST', '/sandbox/widgets/payment-form', { public_token: token, ...card() });
     expect(again.body.error.error_description).toBe('public_token.already_used');
     const state = await sb.post('public_token/state', { type: 'public_token', public_token: { token } });
-    expect(state.body.token_info).toMatchObject({ type: 'public_token', token, token_active: false, used: true, session_id: id });
+    expect(state.body.token_info).toMatchObject({
+      type: 'public_token',
+      token,
+      token_active: false,
+      used: true,
+      session_id: id,
+    });
     // A bare string is accepted as public_token too.
     const bare = await sb.post('public_token/state', { type: 'public_token', public_token: token });
     expect(bare.body.token_info.token).toBe(token);
@@ -49,8 +71,14 @@ describe('sandbox: public tokens (rule 1) and the payment-form widget', () => {
 
   it('the autopay consent (show_autopay_option) gives a recurring token', async () => {
     const id = await formSession();
-    const token = (await sb.post('public_token', { payment_form_config: { session_id: id, show_autopay_option: true } })).body.public_token;
-    await sb.plain('POST', '/sandbox/widgets/payment-form', { public_token: token, ...card(), autopay: true });
+    const token = (
+      await sb.post('public_token', { payment_form_config: { session_id: id, show_autopay_option: true } })
+    ).body.public_token;
+    await sb.plain('POST', '/sandbox/widgets/payment-form', {
+      public_token: token,
+      ...card(),
+      autopay: true,
+    });
     await waitForEvent(sb, id, 'approve_pending');
     await sb.post('transaction/approve', { session_id: id });
     const final = await sb.waitForSession(id, isFinal);
@@ -60,7 +88,8 @@ describe('sandbox: public tokens (rule 1) and the payment-form widget', () => {
 
   it('the widget HTML page posts a form; a 3-DS card then asks for action_pending', async () => {
     const id = await formSession({ payment_settings: { back_url: 'https://shop.example/done' } });
-    const token = (await sb.post('public_token', { payment_form_config: { session_id: id } })).body.public_token;
+    const token = (await sb.post('public_token', { payment_form_config: { session_id: id } })).body
+      .public_token;
     const page = await request(`${sb.url}/sandbox/widgets/payment-form?public_token=${token}`);
     const form = parseForm(await page.body.text());
     expect(form.fields.public_token).toBe(token);
@@ -79,7 +108,8 @@ describe('sandbox: public tokens (rule 1) and the payment-form widget', () => {
   });
 
   it('a token of the wrong widget is refused and not spent', async () => {
-    const pt = (await sb.post('public_token', { card_tokenize: { allow_tokenization: true } })).body.public_token;
+    const pt = (await sb.post('public_token', { card_tokenize: { allow_tokenization: true } })).body
+      .public_token;
     const wrong = await sb.plain('POST', '/sandbox/widgets/payment-form', { public_token: pt, ...card() });
     expect(wrong.body.error.error_description).toBe('public_token.wrong_widget');
     const state = await sb.post('public_token/state', { type: 'public_token', public_token: { token: pt } });
@@ -96,14 +126,25 @@ describe('sandbox: public token lifetime of 24 h × timeScale', () => {
   afterAll(() => sb.close());
 
   it('expires', async () => {
-    const id = (await sb.post('transaction/initiate', { sum_info: RUB(100), user_info: user() })).body.session_info.id;
-    const token = (await sb.post('public_token', { payment_form_config: { session_id: id } })).body.public_token;
+    const id = (await sb.post('transaction/initiate', { sum_info: RUB(100), user_info: user() })).body
+      .session_info.id;
+    const token = (await sb.post('public_token', { payment_form_config: { session_id: id } })).body
+      .public_token;
     const fresh = await sb.post('public_token/state', { type: 'public_token', public_token: { token } });
     expect(fresh.body.token_info.token_active).toBe(true);
     await new Promise((r) => setTimeout(r, 600));
     const stale = await sb.post('public_token/state', { type: 'public_token', public_token: { token } });
     expect(stale.body.token_info.token_active).toBe(false);
-    const use = await sb.plain('POST', '/sandbox/widgets/payment-form', { public_token: token, card_number: '4111111111111111', card_exp_month: '1', card_exp_year: '30', card_code: '123' });
-    expect(use.body.error).toEqual({ error_code: 'invalid_request', error_description: 'public_token.expired' });
+    const use = await sb.plain('POST', '/sandbox/widgets/payment-form', {
+      public_token: token,
+      card_number: '4111111111111111',
+      card_exp_month: '1',
+      card_exp_year: '30',
+      card_code: '123',
+    });
+    expect(use.body.error).toEqual({
+      error_code: 'invalid_request',
+      error_description: 'public_token.expired',
+    });
   });
 });

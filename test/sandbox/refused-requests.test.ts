@@ -16,9 +16,17 @@ describe('sandbox: refused requests change nothing', () => {
 
   it('ledger, records, idempotency keys and id counters stay as they were', async () => {
     // A session held at finalization_pending: approve / finalize / cancel / refund would all move money.
-    const held = await checkoutApproved(sb, { payment_info: cardPayment(), sum_info: RUB(7000), user_info: user() });
+    const held = await checkoutApproved(sb, {
+      payment_info: cardPayment(),
+      sum_info: RUB(7000),
+      user_info: user(),
+    });
     await waitForEvent(sb, held, 'finalization_pending');
-    const paid = await checkoutApproved(sb, { payment_info: cardPayment(), sum_info: RUB(3000), user_info: user() });
+    const paid = await checkoutApproved(sb, {
+      payment_info: cardPayment(),
+      sum_info: RUB(3000),
+      user_info: user(),
+    });
     await waitForEvent(sb, paid, 'finalization_pending');
     await sb.post('transaction/finalize', { session_id: paid });
     await sb.waitForSession(paid, isFinal);
@@ -43,9 +51,21 @@ describe('sandbox: refused requests change nothing', () => {
       attempts.push([path, body, { raw: '[1,2]' }]);
     }
     // Signed but schema-invalid: negative amounts, blank reference.
-    attempts.push(['transaction/finalize', { session_id: held, sum_info: RUB(-5) }, { idempotencyKey: 'k-neg' }]);
-    attempts.push(['transaction/refund', { session_id: paid, sum_info: { sum: 1.5, currency_code: 'rub' } }, { idempotencyKey: 'k-frac' }]);
-    attempts.push(['transaction/init/checkout', { payment_info: cardPayment(), sum_info: RUB(100), user_info: user(' ') }, { idempotencyKey: 'k-blank' }]);
+    attempts.push([
+      'transaction/finalize',
+      { session_id: held, sum_info: RUB(-5) },
+      { idempotencyKey: 'k-neg' },
+    ]);
+    attempts.push([
+      'transaction/refund',
+      { session_id: paid, sum_info: { sum: 1.5, currency_code: 'rub' } },
+      { idempotencyKey: 'k-frac' },
+    ]);
+    attempts.push([
+      'transaction/init/checkout',
+      { payment_info: cardPayment(), sum_info: RUB(100), user_info: user(' ') },
+      { idempotencyKey: 'k-blank' },
+    ]);
 
     for (const [path, body, opts] of attempts) {
       const res = await sb.post(path, body, opts);

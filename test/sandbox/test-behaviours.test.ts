@@ -10,7 +10,12 @@ describe('sandbox: test behaviours and project settings', () => {
     sink = await startWebhookSink();
     sb = await startTestSandbox({
       webhookUrl: sink.url,
-      projects: [{ id: 'plain' }, { id: 'hold', hold: true }, { id: 'auto', autoApprove: true }, { id: 'quiet', webhooks: false }],
+      projects: [
+        { id: 'plain' },
+        { id: 'hold', hold: true },
+        { id: 'auto', autoApprove: true },
+        { id: 'quiet', webhooks: false },
+      ],
     });
   });
   afterAll(async () => {
@@ -18,18 +23,27 @@ describe('sandbox: test behaviours and project settings', () => {
     await sink.close();
   });
 
-  const pay = (reference: string) => ({ payment_info: cardPayment(), sum_info: RUB(4200), user_info: user(reference) });
+  const pay = (reference: string) => ({
+    payment_info: cardPayment(),
+    sum_info: RUB(4200),
+    user_info: user(reference),
+  });
 
   it('by default operations succeed', async () => {
     const id = await checkoutApproved(sb, pay('order-1'), { projectId: 'plain' });
-    expect((await sb.waitForSession(id, isFinal, { projectId: 'plain' })).transaction_status).toBe('completed');
+    expect((await sb.waitForSession(id, isFinal, { projectId: 'plain' })).transaction_status).toBe(
+      'completed',
+    );
   });
 
   it('thief: the payment is canceled at the hold stage (nothing is held)', async () => {
     const id = await checkoutApproved(sb, pay('thief'), { projectId: 'plain' });
     const final = await sb.waitForSession(id, isFinal, { projectId: 'plain' });
     expect(final.transaction_status).toBe('canceled');
-    expect(final.payments[0]).toMatchObject({ transaction_status: 'unsuccessful', error: { error_code: 'fraud_suspected' } });
+    expect(final.payments[0]).toMatchObject({
+      transaction_status: 'unsuccessful',
+      error: { error_code: 'fraud_suspected' },
+    });
     expect((await sb.ledger(id)).entries).toEqual([]);
   });
 
@@ -40,7 +54,11 @@ describe('sandbox: test behaviours and project settings', () => {
   });
 
   it('thief on an FPS payment: canceled before any QR is shown', async () => {
-    const id = await checkoutApproved(sb, { payment_info: fpsPayment(), sum_info: RUB(100), user_info: user('thief') }, { projectId: 'plain' });
+    const id = await checkoutApproved(
+      sb,
+      { payment_info: fpsPayment(), sum_info: RUB(100), user_info: user('thief') },
+      { projectId: 'plain' },
+    );
     await sb.waitForSession(id, isFinal, { projectId: 'plain' });
     expect(await eventTypes(sb, id)).toEqual(['approve_pending', 'checkout_results']);
   });
@@ -48,7 +66,10 @@ describe('sandbox: test behaviours and project settings', () => {
   it('loser: the payment is canceled at the charge of the held funds (held, then released)', async () => {
     const id = await checkoutApproved(sb, pay('loser'), { projectId: 'plain' });
     const final = await sb.waitForSession(id, isFinal, { projectId: 'plain' });
-    expect(final.payments[0]).toMatchObject({ transaction_status: 'unsuccessful', error: { error_code: 'insufficient_funds' } });
+    expect(final.payments[0]).toMatchObject({
+      transaction_status: 'unsuccessful',
+      error: { error_code: 'insufficient_funds' },
+    });
     expect((await sb.ledger(id)).entries.map((e) => [e.kind, e.amount])).toEqual([
       ['hold', 4200],
       ['release', 4200],
@@ -58,23 +79,38 @@ describe('sandbox: test behaviours and project settings', () => {
   it('loser on a hold project: finalization_pending arrives, the finalize then fails', async () => {
     const id = await checkoutApproved(sb, pay('loser'), { projectId: 'hold' });
     await waitForEvent(sb, id, 'finalization_pending');
-    expect((await sb.post('transaction/finalize', { session_id: id }, { projectId: 'hold' })).body.status).toBe('ok');
+    expect(
+      (await sb.post('transaction/finalize', { session_id: id }, { projectId: 'hold' })).body.status,
+    ).toBe('ok');
     const final = await sb.waitForSession(id, isFinal, { projectId: 'hold' });
     expect(final.transaction_status).toBe('canceled');
     expect((await sb.ledger(id)).entries.map((e) => e.kind)).toEqual(['hold', 'release']);
   });
 
   it('loser: a payout ends with an error', async () => {
-    const id = await transferApproved(sb, { payout_info: cardPayout(), sum_info: RUB(900), user_info: user('loser') }, { projectId: 'plain' });
+    const id = await transferApproved(
+      sb,
+      { payout_info: cardPayout(), sum_info: RUB(900), user_info: user('loser') },
+      { projectId: 'plain' },
+    );
     const final = await sb.waitForSession(id, isFinal, { projectId: 'plain' });
     expect(final.transaction_status).toBe('canceled');
-    expect(final.payouts[0]).toMatchObject({ transaction_status: 'unsuccessful', error: { error_code: 'payout_declined' } });
+    expect(final.payouts[0]).toMatchObject({
+      transaction_status: 'unsuccessful',
+      error: { error_code: 'payout_declined' },
+    });
     expect((await sb.ledger(id)).entries).toEqual([]);
   });
 
   it('thief does not affect payouts ("payments only")', async () => {
-    const id = await transferApproved(sb, { payout_info: cardPayout(), sum_info: RUB(900), user_info: user('thief') }, { projectId: 'plain' });
-    expect((await sb.waitForSession(id, isFinal, { projectId: 'plain' })).payouts[0].transaction_status).toBe('successful');
+    const id = await transferApproved(
+      sb,
+      { payout_info: cardPayout(), sum_info: RUB(900), user_info: user('thief') },
+      { projectId: 'plain' },
+    );
+    expect((await sb.waitForSession(id, isFinal, { projectId: 'plain' })).payouts[0].transaction_status).toBe(
+      'successful',
+    );
   });
 
   it('autoApprove: no approve_pending, approve is refused, the payment goes through', async () => {
@@ -102,8 +138,12 @@ describe('sandbox: test behaviours and project settings', () => {
 
   it('webhooks show the currency in upper case, responses in lower case', async () => {
     const id = await checkoutApproved(sb, pay('order-4'), { projectId: 'plain' });
-    const hook = await sink.waitFor((h) => h.body?.type === 'checkout_results' && h.body.session_info.id === id);
+    const hook = await sink.waitFor(
+      (h) => h.body?.type === 'checkout_results' && h.body.session_info.id === id,
+    );
     expect(hook.body.session_info.payments[0].sum_info).toEqual({ sum: 4200, currency_code: 'RUB' });
-    expect((await sb.waitForSession(id, isFinal, { projectId: 'plain' })).payments[0].sum_info).toEqual(RUB(4200));
+    expect((await sb.waitForSession(id, isFinal, { projectId: 'plain' })).payments[0].sum_info).toEqual(
+      RUB(4200),
+    );
   });
 });

@@ -46,11 +46,18 @@ describe('sandbox: card payment with 3-D Secure', () => {
   async function threeDsSession(projectId: string): Promise<{ id: string; action: any }> {
     const id = await checkoutApproved(
       sb,
-      { payment_info: cardPayment(CARDS.threeDs), sum_info: RUB(5000), user_info: user(), payment_settings: { back_url: backUrl() } },
+      {
+        payment_info: cardPayment(CARDS.threeDs),
+        sum_info: RUB(5000),
+        user_info: user(),
+        payment_settings: { back_url: backUrl() },
+      },
       { projectId },
     );
     await waitForEvent(sb, id, 'action_pending');
-    const hook = await sink.waitFor((h) => h.body?.type === 'action_pending' && h.body.session_info.id === id);
+    const hook = await sink.waitFor(
+      (h) => h.body?.type === 'action_pending' && h.body.session_info.id === id,
+    );
     const action = hook.body.session_info.payments[0].user_action;
     expect(hook.body.session_info.payments[0].transaction_status).toBe('ongoing');
     return { id, action };
@@ -59,7 +66,10 @@ describe('sandbox: card payment with 3-D Secure', () => {
   it('action_pending carries the 3-DS redirect; code 12345 passes and the payer is POSTed back to back_url', async () => {
     const { id, action } = await threeDsSession('post_return');
     expect(action.type).toBe('destination_info');
-    expect(action.destination_info).toMatchObject({ http_method: 'POST', extra_params: { MD: expect.any(String), PaReq: expect.any(String) } });
+    expect(action.destination_info).toMatchObject({
+      http_method: 'POST',
+      extra_params: { MD: expect.any(String), PaReq: expect.any(String) },
+    });
     expect(action.destination_info.url_address).toContain(`${sb.url}/sandbox/3ds/`);
 
     const done = await payerPasses3ds(sb, action, '12345');
@@ -90,7 +100,9 @@ describe('sandbox: card payment with 3-D Secure', () => {
     expect(location.searchParams.get('session_id')).toBe(id);
     await request(location.toString());
     await sink.waitFor((h) => h.method === 'GET' && h.path.includes(`session_id=${id}`));
-    expect((await sb.waitForSession(id, isFinal, { projectId: 'get_return' })).transaction_status).toBe('completed');
+    expect((await sb.waitForSession(id, isFinal, { projectId: 'get_return' })).transaction_status).toBe(
+      'completed',
+    );
   });
 
   it('any other code fails the payment; the page is then closed', async () => {
@@ -99,7 +111,10 @@ describe('sandbox: card payment with 3-D Secure', () => {
     const final = await sb.waitForSession(id, isFinal);
     expect(final.transaction_status).toBe('canceled');
     expect(final.error.error_code).toBe('session_cancelled');
-    expect(final.payments[0]).toMatchObject({ transaction_status: 'unsuccessful', error: { error_code: 'three_ds_failed' } });
+    expect(final.payments[0]).toMatchObject({
+      transaction_status: 'unsuccessful',
+      error: { error_code: 'three_ds_failed' },
+    });
     const again = await request(action.destination_info.url_address);
     expect(again.statusCode).toBe(404);
     await again.body.dump();
@@ -107,13 +122,21 @@ describe('sandbox: card payment with 3-D Secure', () => {
   });
 
   it('a frictionless card needs no payer action', async () => {
-    const id = await checkoutApproved(sb, { payment_info: cardPayment(CARDS.frictionless), sum_info: RUB(100), user_info: user() }, { projectId: 'post_return' });
+    const id = await checkoutApproved(
+      sb,
+      { payment_info: cardPayment(CARDS.frictionless), sum_info: RUB(100), user_info: user() },
+      { projectId: 'post_return' },
+    );
     await sb.waitForSession(id, isFinal);
     expect(await eventTypes(sb, id)).toEqual(['approve_pending', 'checkout_results']);
   });
 
   it('the decline test card ends unsuccessful with card_declined', async () => {
-    const id = await checkoutApproved(sb, { payment_info: cardPayment(CARDS.declined), sum_info: RUB(100), user_info: user() }, { projectId: 'post_return' });
+    const id = await checkoutApproved(
+      sb,
+      { payment_info: cardPayment(CARDS.declined), sum_info: RUB(100), user_info: user() },
+      { projectId: 'post_return' },
+    );
     const final = await sb.waitForSession(id, isFinal);
     expect(final.payments[0].error.error_code).toBe('card_declined');
     expect((await state(sb, id)).transaction_status).toBe('canceled');
