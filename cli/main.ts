@@ -6,6 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Command } from 'commander';
 import type { OutputConfiguration } from 'commander';
+import * as apiCommand from './commands/api';
 import * as keysCommand from './commands/keys';
 import * as sandboxCommand from './commands/sandbox';
 import { findProjectRoot } from './temporal-cli';
@@ -14,7 +15,7 @@ interface CommandModule {
   register(program: Command): void;
 }
 
-const COMMANDS: CommandModule[] = [keysCommand, sandboxCommand];
+const COMMANDS: CommandModule[] = [apiCommand, keysCommand, sandboxCommand];
 
 function packageVersion(): string {
   try {
