@@ -1,0 +1,128 @@
+/**
+ * The API under test, listening on 127.0.0.1:0 over a real stack (sandbox over HTTP, paysaga worker on
+ * the shared Temporal dev server), with the sandbox's webhooks forwarded to the API's receiver.
+ * `call` talks plain HTTP with undici; responses never print request bodies.
+ */
+import { randomUUID } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import { request } from 'undici';
+import { buildApi, type ApiDeps } from '../../api/app';
+import { createWebhookVerifier } from '../../provider';
+import { startStack, type StackOptions, type TestStack } from '../helpers/stack';
+
+/* eslint-disable @typescript-eslint/no-explicit-any -- responses are inspected field by field in tests */
+
+export interface HttpResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: any;
+  text: string;
+}
+
+export interface CallOptions {
+  body?: unknown;
+  /** exact bytes / text to send (with `contentType`) */
+  raw?: string | Buffer;
+  contentType?: string;
+  /** bearer token; `null` sends none (default: the valid token) */
+  token?: string | null;
+  idempotencyKey?: string;
+  headers?: Record<string, string>;
+}
+
+export interface ApiStack {
+  stack: TestStack;
+  app: FastifyInstance;
+  url: string;
+  token: string;
+  call(method: 'GET' | 'POST', path: string, o?: CallOptions): Promise<HttpResponse>;
+  close(): Promise<void>;
+}
+
+export async function startApiStack(
+  opts: StackOptions & { api?: Partial<ApiDeps>; forwardWebhooks?: boolean } = {},
+): Promise<ApiStack> {
+  const stack = await startStack(opts);
+  const token = `test-${randomUUID()}`;
+  let app: FastifyInstance | undefined;
+  try {
+    app = buildApi({
+      payments: stack.payments,
+      provider: stack.provider,
+      temporal: stack.temporal,
+      taskQueue: stack.taskQueue,
+      settings: stack.settings,
+      verifyWebhook: createWebhookVerifier(stack.serviceKeys),
+      apiTokens: [token],
+      temporalUiUrl: 'http://127.0.0.1:8233',
+      ...opts.api,
+    });
+    const url = await app.listen({ port: 0, host: '127.0.0.1' });
+    if (opts.forwardWebhooks !== false) stack.forwardWebhooksTo(`${url}/webhooks/provider`);
+    const api = app;
+    return {
+      stack,
+      app: api,
+      url,
+      token,
+      async call(method, path, o = {}) {
+        const headers: Record<string, string> = { ...o.headers };
+        if (o.token !== null) headers.authorization = `Bearer ${o.token ?? token}`;
+        if (o.idempotencyKey !== undefined) headers['idempotency-key'] = o.idempotencyKey;
+        let body: string | Buffer | undefined;
+        if (o.raw !== undefined) {
+          body = o.raw;
+          headers['content-type'] = o.contentType ?? 'application/json';
+        } else if (o.body !== undefined) {
+          body = JSON.stringify(o.body);
+          headers['content-type'] = 'application/json';
+        }
+        const res = await request(`${url}${path}`, {
+          method,
+          headers,
+          ...(body !== undefined ? { body } : {}),
+          headersTimeout: 30_000,
+          bodyTimeout: 30_000,
+        });
+        const text = await res.body.text();
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(text);
+        } catch {
+          parsed = undefined;
+        }
+        return { status: res.statusCode, headers: res.headers, body: parsed, text };
+      },
+      async close() {
+        stack.forwardWebhooksTo(undefined);
+        await api.close();
+        await stack.close();
+      },
+    };
+  } catch (err) {
+    await app?.close();
+    await stack.close();
+    throw err;
+  }
+}
+
+let n = 0;
+/** A reference no other test uses (also a valid Idempotency-Key). */
+export const ref = (prefix: string) => `${prefix}-${Date.now().toString(36)}-${process.pid}-${++n}`;
+
+export const FRICTIONLESS = '4111111111111111';
+export const THREE_DS = '4000000000003063';
+export const card = (pan: string) => ({ card_number: pan, card_exp_month: '12', card_exp_year: '30', card_code: '123' });
+export const rub = (amount: number) => ({ amount, currency: 'RUB' });
+
+/** The final view of a session's current workflow run. */
+export async function finished(s: ApiStack, sessionId: string): Promise<any> {
+  return s.stack.temporal.workflow.getHandle(sessionId).result();
+}
+
+/** Workflows that visibility knows for a reference (proves "nothing was started"). */
+export async function workflowsFor(s: ApiStack, reference: string): Promise<number> {
+  let count = 0;
+  for await (const _wf of s.stack.temporal.workflow.list({ query: `ClientReference = '${reference}'` })) count++;
+  return count;
+}

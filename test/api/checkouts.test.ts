@@ -1,0 +1,160 @@
+/**
+ * POST /v1/checkouts over HTTP against the real stack: sessions are created once per reference or
+ * Idempotency-Key, bad input is refused naming field and rule with nothing started, and early return
+ * answers with the 3-D Secure redirect.
+ */
+import { card, finished, FRICTIONLESS, ref, rub, startApiStack, THREE_DS, workflowsFor, type ApiStack } from './api-stack';
+
+jest.setTimeout(60_000);
+
+let s: ApiStack;
+beforeAll(async () => {
+  s = await startApiStack();
+});
+afterAll(async () => {
+  await s?.close();
+});
+
+const checkout = (reference: string | undefined, pan = FRICTIONLESS, extra: Record<string, unknown> = {}) => ({
+  method: 'card',
+  ...(reference ? { reference } : {}),
+  amount: rub(1_000),
+  card: card(pan),
+  customer: { user_id: 'u1' },
+  ...extra,
+});
+
+async function sandboxSessions(): Promise<number> {
+  return (await s.stack.sandbox.stats()).stats.sessions ?? 0;
+}
+
+describe('POST /v1/checkouts', () => {
+  it('card: 201 with the session, Location and links; the payment succeeds; no card number comes back', async () => {
+    const res = await s.call('POST', '/v1/checkouts', { body: checkout(ref('card')) });
+    expect(res.status).toBe(201);
+    expect(res.body.sessionId).toMatch(/^ps_/);
+    expect(res.body.kind).toBe('card_checkout');
+    expect(res.headers.location).toBe(`/v1/sessions/${res.body.sessionId}`);
+    expect(res.body.links).toEqual({
+      self: `/v1/sessions/${res.body.sessionId}`,
+      temporal: `http://127.0.0.1:8233/namespaces/default/workflows/${res.body.sessionId}`,
+    });
+    expect(res.text.includes(FRICTIONLESS)).toBe(false);
+    expect((await finished(s, res.body.sessionId)).phase).toBe('succeeded');
+  });
+
+  it('same Idempotency-Key: same session (200, Idempotent-Replayed), one session and one charge at the provider', async () => {
+    const key = ref('idem');
+    const before = await sandboxSessions();
+    const a = await s.call('POST', '/v1/checkouts', { body: checkout(undefined), idempotencyKey: key });
+    expect(a.status).toBe(201);
+    expect(a.body.reference).toBe(key);
+    const b = await s.call('POST', '/v1/checkouts', { body: checkout(undefined), idempotencyKey: key });
+    expect(b.status).toBe(200);
+    expect(b.headers['idempotent-replayed']).toBe('true');
+    expect(b.body.sessionId).toBe(a.body.sessionId);
+    // the body's reference equal to the header is the same request too
+    const c = await s.call('POST', '/v1/checkouts', { body: checkout(key), idempotencyKey: key });
+    expect(c.body.sessionId).toBe(a.body.sessionId);
+    await finished(s, a.body.sessionId);
+    const d = await s.call('POST', '/v1/checkouts', { body: checkout(key) });
+    expect(d.status).toBe(200);
+    expect(d.body.sessionId).toBe(a.body.sessionId);
+    expect(d.body.phase).toBe('succeeded');
+    expect((await sandboxSessions()) - before).toBe(1);
+    const ledger = await s.stack.sandbox.ledger(a.body.sessionId);
+    expect(ledger.entries.filter((e) => e.kind === 'capture' || e.kind === 'charge')).toHaveLength(1);
+  });
+
+  it('3-D Secure with ?wait: answers with the redirect in userAction', async () => {
+    const res = await s.call('POST', '/v1/checkouts?wait=15000', {
+      body: checkout(ref('3ds'), THREE_DS, { backUrl: `${s.url}/return/placeholder` }),
+    });
+    expect(res.status).toBe(201);
+    expect(res.body.phase).toBe('awaiting_payer');
+    expect(res.body.userAction.destination_info.url_address).toContain('/sandbox/3ds/');
+    await s.stack.payments.cancel(res.body.sessionId).catch(() => undefined);
+  });
+
+  describe('bad input: 400 naming field and rule, nothing started', () => {
+    const cases: [string, Record<string, unknown>, { field: string; rule?: RegExp }[]][] = [
+      ['unknown method', { method: 'cash', amount: rub(100) }, [{ field: 'method', rule: /expected one of/ }]],
+      ['negative amount, bad currency', { ...checkout(undefined), amount: { amount: -5, currency: 'rubles' } }, [
+        { field: 'amount.amount', rule: /0/ },
+        { field: 'amount.currency', rule: /3-letter/ },
+      ]],
+      ['malformed card number', { ...checkout(undefined), card: { card_number: '4111-1111' } }, [{ field: 'card' }]],
+      ['missing card', { ...checkout(undefined), card: undefined }, [{ field: 'card' }]],
+      ['back URL not http(s)', { ...checkout(undefined), backUrl: 'ftp://x' }, [{ field: 'backUrl' }]],
+      ['FPS without payer id', { method: 'fps', amount: rub(100) }, [{ field: 'customer.user_id', rule: /required for FPS/ }]],
+      ['recurring CIT without backUrl', { method: 'recurring', amount: rub(100), token: 't', initiatedBy: 'client' }, [
+        { field: 'backUrl', rule: /3-D Secure/ },
+      ]],
+    ];
+    it.each(cases)('%s', async (_name, body, expected) => {
+      const reference = ref('bad');
+      const before = await sandboxSessions();
+      const res = await s.call('POST', '/v1/checkouts', { body: { ...body, reference } });
+      expect(res.status).toBe(400);
+      expect(res.body.error.code).toBe('invalid_request');
+      expect(res.body.error.retryable).toBe(false);
+      for (const e of expected) {
+        const f = (res.body.error.fields as { field: string; rule: string }[]).find((x) => x.field === e.field);
+        expect(f).toBeDefined();
+        if (e.rule) expect(f!.rule).toMatch(e.rule);
+      }
+      expect(res.text.includes('4111')).toBe(false);
+      expect(await sandboxSessions()).toBe(before);
+      expect(await workflowsFor(s, reference)).toBe(0);
+    });
+
+    it('neither reference nor Idempotency-Key', async () => {
+      const before = await sandboxSessions();
+      const res = await s.call('POST', '/v1/checkouts', { body: checkout(undefined) });
+      expect(res.status).toBe(400);
+      expect(res.body.error.fields).toEqual([
+        { field: 'reference', rule: 'required: send a reference field or an Idempotency-Key header' },
+      ]);
+      expect(await sandboxSessions()).toBe(before);
+    });
+
+    it('reference and Idempotency-Key differ', async () => {
+      const reference = ref('mismatch');
+      const before = await sandboxSessions();
+      const res = await s.call('POST', '/v1/checkouts', { body: checkout(reference), idempotencyKey: ref('other') });
+      expect(res.status).toBe(400);
+      expect(res.body.error.fields).toEqual([
+        { field: 'reference', rule: 'must equal the Idempotency-Key header when both are given' },
+      ]);
+      expect(await sandboxSessions()).toBe(before);
+      expect(await workflowsFor(s, reference)).toBe(0);
+    });
+
+    it('an Idempotency-Key that is not a valid reference', async () => {
+      const res = await s.call('POST', '/v1/checkouts', { body: checkout(undefined), idempotencyKey: 'a b' });
+      expect(res.status).toBe(400);
+      expect(res.body.error.fields.map((f: { field: string }) => f.field)).toContain('Idempotency-Key');
+    });
+
+    it('?wait out of bounds', async () => {
+      const reference = ref('wait');
+      const res = await s.call('POST', '/v1/checkouts?wait=60000', { body: checkout(reference) });
+      expect(res.status).toBe(400);
+      expect(res.body.error.fields[0]).toMatchObject({ field: 'wait' });
+      expect(await workflowsFor(s, reference)).toBe(0);
+    });
+
+    it('a body that is not JSON is refused without quoting it back', async () => {
+      const res = await s.call('POST', '/v1/checkouts', { raw: `{"card":{"card_number":"${FRICTIONLESS}"` });
+      expect(res.status).toBe(400);
+      expect(res.body.error.code).toBe('invalid_json');
+      expect(res.text.includes(FRICTIONLESS)).toBe(false);
+    });
+
+    it('a JSON array body', async () => {
+      const res = await s.call('POST', '/v1/checkouts', { body: [1, 2] });
+      expect(res.status).toBe(400);
+      expect(res.body.error.fields).toEqual([{ field: '(body)', rule: 'a JSON object' }]);
+    });
+  });
+});
