@@ -184,15 +184,15 @@ describe('sandbox: idempotency (X-PARTNER-IDEMPOTENCY-KEY)', () => {
   });
 });
 
-describe('sandbox: idempotency while processing and key lifetime', () => {
+describe('sandbox: idempotency while the first request is processed', () => {
   let sb: TestSandbox;
   beforeAll(async () => {
-    // Each mutating request takes 300 ms; keys live 24 h × 0.00001 = 864 ms.
-    sb = await startTestSandbox({ timeScale: 0.00001, config: { processingMs: 300 } });
+    // Each mutating request takes 300 ms of real time.
+    sb = await startTestSandbox({ config: { processingMs: 300 } });
   });
   afterAll(() => sb.close());
 
-  it('same key while the first request is processed: idempotency_key_already_exists', async () => {
+  it('same key meanwhile: idempotency_key_already_exists; afterwards the stored answer', async () => {
     const body = { payout_info: cardPayout(), sum_info: RUB(100) };
     const [first, second] = await Promise.all([
       sb.post('transaction/init/transfer', body, { idempotencyKey: 'concurrent-1' }),
@@ -205,9 +205,19 @@ describe('sandbox: idempotency while processing and key lifetime', () => {
     expect(second.body.error.error_code).toBe('idempotency_key_already_exists');
     const third = await sb.post('transaction/init/transfer', body, { idempotencyKey: 'concurrent-1' });
     expect(third.body).toEqual(first.body);
+    expect((await sb.stats()).stats.payouts).toBe(1);
   });
+});
 
-  it('after 24 h × timeScale the key is forgotten: the same request is a new operation', async () => {
+describe('sandbox: idempotency key lifetime of 24 h × timeScale', () => {
+  let sb: TestSandbox;
+  beforeAll(async () => {
+    // keys live 24 h × 0.00001 = 864 ms
+    sb = await startTestSandbox({ timeScale: 0.00001 });
+  });
+  afterAll(() => sb.close());
+
+  it('after it the key is forgotten: the same request is a new operation', async () => {
     const first = await sb.post(
       'transaction/initiate',
       { sum_info: RUB(1) },

@@ -120,8 +120,8 @@ describe('sandbox: public tokens (rule 1) and the payment-form widget', () => {
 describe('sandbox: public token lifetime of 24 h × timeScale', () => {
   let sb: TestSandbox;
   beforeAll(async () => {
-    // 24 h × 0.000005 = 432 ms
-    sb = await startTestSandbox({ timeScale: 0.000005 });
+    // 24 h × 0.00002 = 1.728 s
+    sb = await startTestSandbox({ timeScale: 0.00002 });
   });
   afterAll(() => sb.close());
 
@@ -132,7 +132,7 @@ describe('sandbox: public token lifetime of 24 h × timeScale', () => {
       .public_token;
     const fresh = await sb.post('public_token/state', { type: 'public_token', public_token: { token } });
     expect(fresh.body.token_info.token_active).toBe(true);
-    await new Promise((r) => setTimeout(r, 600));
+    await new Promise((r) => setTimeout(r, 1900));
     const stale = await sb.post('public_token/state', { type: 'public_token', public_token: { token } });
     expect(stale.body.token_info.token_active).toBe(false);
     const use = await sb.plain('POST', '/sandbox/widgets/payment-form', {
