@@ -48,8 +48,6 @@ export async function startSandbox(
   const app = Fastify({
     ...(opts.logger ? { loggerInstance: opts.logger } : { logger: false }),
     bodyLimit: cfg.bodyLimit,
-    // Payers and tests follow links with query strings; keep /path and /path/ apart like the real service would.
-    routerOptions: { ignoreTrailingSlash: false },
   });
   // sbp/banks is a GET that carries a signed empty JSON body (spec, Endpoints).
   app.addHttpMethod('GET', { hasBody: true, overrideExisting: true });
@@ -83,6 +81,15 @@ export async function startSandbox(
   await app.register(
     async (sandbox) => {
       await sandbox.register(formbody);
+      // `curl -X POST -H 'content-type: application/json' .../pay` without a body is a normal way to press "Pay".
+      sandbox.removeContentTypeParser('application/json');
+      sandbox.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+        try {
+          done(null, body === '' ? {} : JSON.parse(body as string));
+        } catch {
+          done(Object.assign(new Error('malformed JSON'), { statusCode: 400 }), undefined);
+        }
+      });
       useEnvelopeErrors(sandbox);
       await sandbox.register(simulationRoutes, { ctx });
       await sandbox.register(threeDsRoutes, { prefix: '/3ds', ctx });
