@@ -6,7 +6,7 @@
  * issuer posted is not needed and is neither read nor logged.
  */
 import formbody from '@fastify/formbody';
-import type { FastifyPluginAsync, FastifyReply } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { SessionNotFoundError } from '../../client/errors';
 import type { PaymentsClient } from '../../client/payments-client';
 import type { SessionView } from '../../workflows/types';
@@ -71,11 +71,32 @@ ${sessionId ? `<p>Session <code id="session-id">${escape(sessionId)}</code></p>`
 `;
 }
 
+/**
+ * The session id from the path, else from `session_id` in the query or the posted fields (the
+ * back_url is fixed at initiate, before the session id exists, so a partner may register the bare
+ * `/return` and rely on the provider's return parameters).
+ */
+function sessionIdOf(request: FastifyRequest): string {
+  const fromPath = (request.params as { sessionId?: unknown } | undefined)?.sessionId;
+  const fromQuery = (request.query as { session_id?: unknown } | undefined)?.session_id;
+  const body = request.body as { session_id?: unknown } | undefined;
+  const fromBody = body && typeof body === 'object' ? body.session_id : undefined;
+  const id = [fromPath, fromQuery, fromBody].find((v) => typeof v === 'string' && v !== '');
+  return typeof id === 'string' ? id : '';
+}
+
 export const returnRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
-  // Issuers post forms (formbody parses them); JSON or anything else is read and dropped, never
-  // answered with a 415 or a JSON syntax error: a payer is looking at this page.
+  // Issuers post forms (formbody); JSON is read leniently; anything else is read and dropped. The
+  // payer never gets a 415 or a JSON syntax error: a person is looking at this page.
   app.removeAllContentTypeParsers();
   await app.register(formbody);
+  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: 64 * 1024 }, (_request, body, done) => {
+    try {
+      done(null, JSON.parse(String(body)));
+    } catch {
+      done(null, undefined);
+    }
+  });
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: 64 * 1024 }, (_request, _body, done) =>
     done(null, undefined),
   );
@@ -87,8 +108,8 @@ export const returnRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
       .type('text/html; charset=utf-8')
       .send(resultPage(kind, id));
 
-  const handler = async (request: { params: unknown }, reply: FastifyReply) => {
-    const id = (request.params as { sessionId?: string }).sessionId ?? '';
+  const handler = async (request: FastifyRequest, reply: FastifyReply) => {
+    const id = sessionIdOf(request);
     if (!SESSION_ID.test(id)) return page(reply, 404, 'not_found');
     let view: SessionView;
     try {
@@ -109,14 +130,18 @@ export const returnRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
     return page(reply, 200, outcomeOf(view), id);
   };
 
-  const schema = (method: string) => ({
+  const schema = (method: string, withId: boolean) => ({
     tags: ['payer'],
-    summary: `Payer return (${method})`,
+    summary: `Payer return (${method})${withId ? '' : ', session_id in the query or the posted fields'}`,
     description:
       'The back_url of 3-D Secure and FPS. Triggers an immediate state check and shows a result page ' +
       '(or 303 to PAYSAGA_RETURN_URL?session_id=). Unknown session: 404 page.',
-    params: { type: 'object', properties: { sessionId: { type: 'string' } } },
+    ...(withId
+      ? { params: { type: 'object', properties: { sessionId: { type: 'string' } } } }
+      : { querystring: { type: 'object', properties: { session_id: { type: 'string' } } } }),
   });
-  app.get('/return/:sessionId', { schema: schema('GET') }, handler);
-  app.post('/return/:sessionId', { schema: schema('POST') }, handler);
+  app.get('/return/:sessionId', { schema: schema('GET', true) }, handler);
+  app.post('/return/:sessionId', { schema: schema('POST', true) }, handler);
+  app.get('/return', { schema: schema('GET', false) }, handler);
+  app.post('/return', { schema: schema('POST', false) }, handler);
 };

@@ -148,7 +148,7 @@ export const sessionRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
       const id = sessionIdParam(request.params);
       const body = withReference(request, objectBody(request.body));
       const o = { waitMs: waitMs(request.query, DEFAULT_REFUND_WAIT_MS) };
-      const input = parse(inputs.refundInput, body);
+      const input = await explainMissingReference(body, async () => parse(inputs.refundInput, body));
       // A repeat is answered from the refund it started, whether it runs or has finished
       // (PaymentsClient.refund would refuse it: still running, or nothing left to refund).
       const earlier = await findRefund(deps, id, input.reference);

@@ -1,0 +1,144 @@
+/**
+ * Following and deciding sessions over HTTP: GET, approve / cancel / finalize through the workflow's
+ * Updates, and refunds (idempotent by reference). The sandbox project holds card payments, so a
+ * session with manual finalization stops at awaiting_finalization.
+ */
+import { card, finished, FRICTIONLESS, ref, rub, startApiStack, type ApiStack } from './api-stack';
+
+jest.setTimeout(60_000);
+
+let s: ApiStack;
+beforeAll(async () => {
+  s = await startApiStack({ hold: true });
+});
+afterAll(async () => {
+  await s?.close();
+});
+
+const manual = { mode: 'manual', deadlineMs: 30_000 };
+async function start(settings: Record<string, unknown> = {}, amount = 1_000) {
+  const res = await s.call('POST', '/v1/checkouts?wait=15000', {
+    body: { method: 'card', reference: ref('sess'), amount: rub(amount), card: card(FRICTIONLESS), customer: { user_id: 'u1' }, settings },
+  });
+  expect(res.status).toBe(201);
+  return res.body as { sessionId: string; phase: string };
+}
+
+describe('GET /v1/sessions/{id}', () => {
+  it('returns the session view with links', async () => {
+    const { sessionId } = await start();
+    const res = await s.call('GET', `/v1/sessions/${sessionId}`);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ sessionId, kind: 'card_checkout', links: { self: `/v1/sessions/${sessionId}` } });
+    expect(Array.isArray(res.body.events)).toBe(true);
+  });
+
+  it('404 for an unknown session', async () => {
+    const res = await s.call('GET', '/v1/sessions/ps_999999999');
+    expect(res.status).toBe(404);
+    expect(res.body.error).toMatchObject({ code: 'session_not_found', retryable: false });
+  });
+
+  it('400 for an id that cannot be a session id', async () => {
+    const res = await s.call('GET', `/v1/sessions/${encodeURIComponent('ps 1')}`);
+    expect(res.status).toBe(400);
+    expect(res.body.error.fields[0].field).toBe('id');
+  });
+});
+
+describe('decisions', () => {
+  it('approve: a session awaiting approval goes on and succeeds', async () => {
+    const started = await start({ approval: manual });
+    expect(started.phase).toBe('awaiting_approval');
+    const res = await s.call('POST', `/v1/sessions/${started.sessionId}/approve`);
+    expect(res.status).toBe(200);
+    expect(res.body.sessionId).toBe(started.sessionId);
+    expect((await finished(s, started.sessionId)).phase).toBe('succeeded');
+  });
+
+  it('approve on a finished session: 409; on an unknown one: 404', async () => {
+    const started = await start();
+    await finished(s, started.sessionId);
+    const res = await s.call('POST', `/v1/sessions/${started.sessionId}/approve`);
+    expect(res.status).toBe(409);
+    expect(res.body.error.code).toBe('invalid_state');
+    expect((await s.call('POST', '/v1/sessions/ps_999999998/approve')).status).toBe(404);
+  });
+
+  it('cancel with a reason: the session ends canceled, nothing charged', async () => {
+    const started = await start({ approval: manual });
+    const res = await s.call('POST', `/v1/sessions/${started.sessionId}/cancel`, { body: { reason: 'customer changed mind' } });
+    expect(res.status).toBe(200);
+    const result = await finished(s, started.sessionId);
+    expect(result.phase).toBe('canceled');
+    const ledger = await s.stack.sandbox.ledger(started.sessionId);
+    expect(ledger.entries.filter((e) => e.kind === 'capture' || e.kind === 'charge')).toHaveLength(0);
+  });
+
+  it('cancel: 400 for a bad reason field', async () => {
+    const started = await start({ approval: manual });
+    const res = await s.call('POST', `/v1/sessions/${started.sessionId}/cancel`, { body: { reason: 42 } });
+    expect(res.status).toBe(400);
+    expect(res.body.error.fields[0].field).toBe('reason');
+    await s.call('POST', `/v1/sessions/${started.sessionId}/cancel`);
+  });
+
+  it('finalize: partial amount of a held payment; above the held amount is refused (409), a bad amount is 400', async () => {
+    const started = await start({ finalization: manual }, 5_000);
+    expect(started.phase).toBe('awaiting_finalization');
+    const bad = await s.call('POST', `/v1/sessions/${started.sessionId}/finalize`, { body: { amount: 'all' } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.fields[0].field).toBe('amount');
+    const above = await s.call('POST', `/v1/sessions/${started.sessionId}/finalize`, { body: { amount: 9_000 } });
+    expect(above.status).toBe(409);
+    expect(above.body.error.message).toMatch(/amount/);
+    const res = await s.call('POST', `/v1/sessions/${started.sessionId}/finalize`, { body: { amount: 3_000 } });
+    expect(res.status).toBe(200);
+    expect((await finished(s, started.sessionId)).phase).toBe('succeeded');
+    const ledger = await s.stack.sandbox.ledger(started.sessionId);
+    expect(ledger.totals.capture).toBe(3_000);
+  });
+});
+
+describe('POST /v1/sessions/{id}/refunds', () => {
+  it('partial refund, the same key again returns the same refund (200), the rest by another key; more is 400', async () => {
+    const started = await start({}, 2_000);
+    const running = await s.call('POST', `/v1/sessions/${started.sessionId}/refunds`, { body: { amount: 100 }, idempotencyKey: ref('early') });
+    // the payment may still be finishing: refused until it has finished
+    if (running.status !== 201) expect(running.status).toBe(409);
+    const paid = await finished(s, started.sessionId);
+    expect(paid.phase).toBe('succeeded');
+    const before = running.status === 201 ? 100 : 0;
+    if (running.status === 201) await finished(s, started.sessionId);
+
+    const key = ref('refund');
+    const first = await s.call('POST', `/v1/sessions/${started.sessionId}/refunds?wait=10000`, { body: { amount: 500 }, idempotencyKey: key });
+    expect(first.status).toBe(201);
+    expect(first.body).toMatchObject({ sessionId: started.sessionId, kind: 'refund', reference: key });
+    const again = await s.call('POST', `/v1/sessions/${started.sessionId}/refunds`, { body: { amount: 500 }, idempotencyKey: key });
+    expect(again.status).toBe(200);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect((await finished(s, started.sessionId)).phase).toBe('succeeded');
+    const afterDone = await s.call('POST', `/v1/sessions/${started.sessionId}/refunds`, { body: { reference: key, amount: 500 } });
+    expect(afterDone.status).toBe(200);
+
+    const tooMuch = await s.call('POST', `/v1/sessions/${started.sessionId}/refunds`, { body: { amount: 5_000 }, idempotencyKey: ref('much') });
+    expect(tooMuch.status).toBe(400);
+    expect(tooMuch.body.error.fields[0].field).toBe('amount');
+
+    const rest = await s.call('POST', `/v1/sessions/${started.sessionId}/refunds?wait=10000`, { idempotencyKey: ref('rest') });
+    expect(rest.status).toBe(201);
+    expect((await finished(s, started.sessionId)).phase).toBe('succeeded');
+    const ledger = await s.stack.sandbox.ledger(started.sessionId);
+    expect(ledger.totals.refund).toBe(2_000);
+    expect(ledger.entries.filter((e) => e.kind === 'refund')).toHaveLength(before ? 3 : 2);
+  });
+
+  it('404 for an unknown session; 400 without a reference', async () => {
+    expect((await s.call('POST', '/v1/sessions/ps_999999997/refunds', { idempotencyKey: ref('x') })).status).toBe(404);
+    const started = await start();
+    const res = await s.call('POST', `/v1/sessions/${started.sessionId}/refunds`, { body: { amount: 1 } });
+    expect(res.status).toBe(400);
+    expect(res.body.error.fields[0].field).toBe('reference');
+  });
+});
