@@ -8,12 +8,16 @@ export type IdPrefix = 'ps' | 'pm' | 'po' | 'rf';
  * tests can tell from the next id that nothing happened in between.
  */
 export class IdAllocator {
-  private readonly next: Record<IdPrefix, number> = {
-    ps: 1_000_001,
-    pm: 2_000_001,
-    po: 3_000_001,
-    rf: 4_000_001,
-  };
+  private readonly next: Record<IdPrefix, number>;
+
+  /**
+   * Ids are unique across sandbox restarts and instances, like the real service's: partners key
+   * durable state on them (paysaga's workflow id is the session id), so a restarted sandbox must
+   * never hand out an id an earlier one did. The base is the start time in ms, times 1000.
+   */
+  constructor(base = Date.now() * 1000 + Math.floor(Math.random() * 1000)) {
+    this.next = { ps: base, pm: base, po: base, rf: base };
+  }
 
   take(prefix: IdPrefix): string {
     return `${prefix}_${this.next[prefix]++}`;

@@ -38,8 +38,7 @@ export const provider = wf.proxyActivities<SessionActivities>({
   retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '20s', maximumAttempts: 10 },
 });
 
-/** Phases in which someone other than the provider has to act, so a caller waiting for news can stop. */
-const NEEDS_SOMEONE: SessionPhase[] = ['awaiting_payer', 'awaiting_approval', 'awaiting_finalization'];
+
 
 const MAX_EVENTS = 200;
 
@@ -85,7 +84,7 @@ export class SessionRun {
     wf.setHandler(sessionQuery, () => this.view());
     wf.setHandler(awaitProgressUpdate, async ({ timeoutMs }) => {
       await wf.condition(
-        () => this.isFinal() || NEEDS_SOMEONE.includes(this.phase) || this.publicToken !== undefined,
+        () => this.isFinal() || this.needsSomeone() || this.publicToken !== undefined,
         timeoutMs,
       );
       return this.view();
@@ -137,6 +136,14 @@ export class SessionRun {
         },
       },
     );
+  }
+
+  /** The payer or the partner (manual policy) has to act: a caller waiting for news can stop. */
+  needsSomeone(): boolean {
+    const { approval, finalization } = this.opts.settings;
+    if (this.phase === 'awaiting_payer') return true;
+    if (this.phase === 'awaiting_approval') return approval.mode === 'manual';
+    return this.phase === 'awaiting_finalization' && finalization.mode === 'manual';
   }
 
   isFinal(): boolean {

@@ -1,0 +1,136 @@
+/**
+ * The whole partner side for integration tests: a real sandbox over HTTP with real keys, a real
+ * paysaga worker on the shared Temporal dev server, the PaymentsClient, and a webhook receiver that
+ * verifies and routes exactly as the API does (or forwards to the API under test).
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Client } from '@temporalio/client';
+import { NativeConnection, type Worker } from '@temporalio/worker';
+import { request } from 'undici';
+import { PaymentsClient } from '../../client/payments-client';
+import { mergeSettings, DEFAULT_SETTINGS, type SettingsOverrides } from '../../client/settings';
+import { handleProviderWebhook, type WebhookHandling } from '../../client/webhook-handler';
+import { createWebhookVerifier, ProviderClient } from '../../provider';
+import { createPaysagaWorker } from '../../workers/worker';
+import type { SessionSettings } from '../../workflows/types';
+import { startTestSandbox, type TestSandbox, type TestSandboxOptions } from './sandbox';
+import { connectTestClient, sharedWorkflowBundlePath, testAddress, testNamespace, uniqueTaskQueue } from './temporal';
+
+export interface StackOptions {
+  webhooks?: boolean;
+  hold?: boolean;
+  autoApprove?: boolean;
+  /** More sandbox projects (e.g. a second one for cross-project tokens). */
+  extraProjects?: TestSandboxOptions['projects'];
+  sandbox?: Omit<TestSandboxOptions, 'projects' | 'webhookUrl'>;
+  settings?: SettingsOverrides;
+  providerRetries?: number;
+}
+
+/** Short timings for tests: polling within a second, deadlines within a minute. */
+export const TEST_SETTINGS: SessionSettings = mergeSettings(DEFAULT_SETTINGS, {
+  polling: { lateAfterMs: 2_000, initialMs: 250, maxMs: 1_000, factor: 1.5 },
+  deadlines: { payerActionMs: 30_000, sessionMs: 90_000, startMs: 15_000 },
+});
+
+export interface TestStack {
+  sandbox: TestSandbox;
+  provider: ProviderClient;
+  temporal: Client;
+  taskQueue: string;
+  payments: PaymentsClient;
+  settings: SessionSettings;
+  serviceKeys: string[];
+  /** Every webhook the receiver handled, with what it answered. */
+  webhooks: WebhookHandling[];
+  /** Send the sandbox's webhooks (raw bytes + headers) on to this URL instead of handling them here. */
+  forwardWebhooksTo(url: string | undefined): void;
+  close(): Promise<void>;
+}
+
+export async function startStack(opts: StackOptions = {}): Promise<TestStack> {
+  const taskQueue = uniqueTaskQueue('stack');
+  const settings = mergeSettings(TEST_SETTINGS, { ...opts.settings, polling: { webhooks: opts.webhooks !== false, ...opts.settings?.polling } });
+  const { client: temporal, close: closeClient } = await connectTestClient();
+  const handled: WebhookHandling[] = [];
+  let forwardTo: string | undefined;
+  let verify: ReturnType<typeof createWebhookVerifier> | undefined;
+
+  const receiver: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const raw = Buffer.concat(chunks);
+      const signature = req.headers['x-signature'] as string | undefined;
+      const answer = async (): Promise<number> => {
+        if (forwardTo) {
+          const r = await request(forwardTo, { method: 'POST', body: raw, headers: { 'content-type': 'application/json', ...(signature ? { 'x-signature': signature } : {}) } });
+          await r.body.dump();
+          return r.statusCode;
+        }
+        const h = await handleProviderWebhook(raw, signature, { verify: verify!, temporal, taskQueue, settings });
+        handled.push(h);
+        return h.status;
+      };
+      answer().then(
+        (status) => res.writeHead(status).end(),
+        () => res.writeHead(500).end(),
+      );
+    });
+  });
+  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+  const webhookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/webhooks/provider`;
+
+  const sandbox = await startTestSandbox({
+    ...opts.sandbox,
+    projects: [
+      { webhooks: opts.webhooks !== false, hold: !!opts.hold, autoApprove: !!opts.autoApprove, webhookUrl },
+      ...(opts.extraProjects ?? []).map((p) => ({ webhookUrl, ...p })),
+    ],
+  });
+  const serviceKeys = [sandbox.keys.service.publicPem];
+  verify = createWebhookVerifier(serviceKeys);
+  const provider = new ProviderClient({
+    baseUrl: sandbox.url,
+    projectId: sandbox.projectId,
+    privateKey: sandbox.keys.partner.privateKey,
+    maxRetries: opts.providerRetries ?? 0,
+    timeoutMs: 10_000,
+  });
+
+  const connection = await NativeConnection.connect({ address: testAddress() });
+  const worker: Worker = await createPaysagaWorker({
+    connection,
+    namespace: testNamespace(),
+    taskQueue,
+    provider,
+    workflowBundlePath: sharedWorkflowBundlePath(),
+  });
+  const running = worker.run();
+  const payments = new PaymentsClient({ temporal, provider, taskQueue, settings });
+
+  return {
+    sandbox,
+    provider,
+    temporal,
+    taskQueue,
+    payments,
+    settings,
+    serviceKeys,
+    webhooks: handled,
+    forwardWebhooksTo: (url) => (forwardTo = url),
+    async close() {
+      worker.shutdown();
+      await running.catch(() => undefined);
+      await connection.close();
+      await sandbox.close();
+      await provider.close();
+      await new Promise<void>((r) => {
+        receiver.closeAllConnections();
+        receiver.close(() => r());
+      });
+      await closeClient();
+    },
+  };
+}
