@@ -15,14 +15,22 @@ function formFields(html: string): Record<string, string> {
  * Opens the 3-DS page the way user_action says (method, extra params), submits `code`, and returns
  * where the page sends the payer back (back_url, by GET redirect or an auto-posted form).
  */
-export async function completeThreeDs(action: UserAction | undefined, code: string): Promise<{ status: number; location?: string; html: string }> {
+export async function completeThreeDs(
+  action: UserAction | undefined,
+  code: string,
+): Promise<{ status: number; location?: string; html: string }> {
   const dest = action?.destination_info;
   if (!dest) throw new Error(`no 3-DS redirect in user_action: ${JSON.stringify(action)}`);
   const params = new URLSearchParams();
-  for (const [k, v] of Object.entries({ ...dest.additional_params, ...dest.extra_params })) params.set(k, String(v));
+  for (const [k, v] of Object.entries({ ...dest.additional_params, ...dest.extra_params }))
+    params.set(k, String(v));
   const opened =
     dest.http_method === 'POST'
-      ? await request(dest.url_address, { method: 'POST', body: params.toString(), headers: { 'content-type': 'application/x-www-form-urlencoded' } })
+      ? await request(dest.url_address, {
+          method: 'POST',
+          body: params.toString(),
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        })
       : await request(dest.url_address, { method: 'GET' });
   const page = await opened.body.text();
   const action_ = /<form[^>]*action="([^"]*)"/i.exec(page)?.[1];
@@ -40,7 +48,11 @@ export async function completeThreeDs(action: UserAction | undefined, code: stri
 
 /** The payer pays the FPS QR in the bank app (sandbox simulation route). */
 export async function payFpsQr(sandboxUrl: string, paymentId: string): Promise<number> {
-  const res = await request(`${sandboxUrl}/sandbox/fps/${paymentId}/pay`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
+  const res = await request(`${sandboxUrl}/sandbox/fps/${paymentId}/pay`, {
+    method: 'POST',
+    body: '{}',
+    headers: { 'content-type': 'application/json' },
+  });
   await res.body.dump();
   return res.statusCode;
 }

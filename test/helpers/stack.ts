@@ -15,7 +15,13 @@ import { createWebhookVerifier, ProviderClient } from '../../provider';
 import { createPaysagaWorker } from '../../workers/worker';
 import type { SessionSettings } from '../../workflows/types';
 import { startTestSandbox, type TestSandbox, type TestSandboxOptions } from './sandbox';
-import { connectTestClient, sharedWorkflowBundlePath, testAddress, testNamespace, uniqueTaskQueue } from './temporal';
+import {
+  connectTestClient,
+  sharedWorkflowBundlePath,
+  testAddress,
+  testNamespace,
+  uniqueTaskQueue,
+} from './temporal';
 
 export interface StackOptions {
   webhooks?: boolean;
@@ -51,7 +57,10 @@ export interface TestStack {
 
 export async function startStack(opts: StackOptions = {}): Promise<TestStack> {
   const taskQueue = uniqueTaskQueue('stack');
-  const settings = mergeSettings(TEST_SETTINGS, { ...opts.settings, polling: { webhooks: opts.webhooks !== false, ...opts.settings?.polling } });
+  const settings = mergeSettings(TEST_SETTINGS, {
+    ...opts.settings,
+    polling: { webhooks: opts.webhooks !== false, ...opts.settings?.polling },
+  });
   const { client: temporal, close: closeClient } = await connectTestClient();
   const handled: WebhookHandling[] = [];
   let forwardTo: string | undefined;
@@ -65,11 +74,23 @@ export async function startStack(opts: StackOptions = {}): Promise<TestStack> {
       const signature = req.headers['x-signature'] as string | undefined;
       const answer = async (): Promise<number> => {
         if (forwardTo) {
-          const r = await request(forwardTo, { method: 'POST', body: raw, headers: { 'content-type': 'application/json', ...(signature ? { 'x-signature': signature } : {}) } });
+          const r = await request(forwardTo, {
+            method: 'POST',
+            body: raw,
+            headers: {
+              'content-type': 'application/json',
+              ...(signature ? { 'x-signature': signature } : {}),
+            },
+          });
           await r.body.dump();
           return r.statusCode;
         }
-        const h = await handleProviderWebhook(raw, signature, { verify: verify!, temporal, taskQueue, settings });
+        const h = await handleProviderWebhook(raw, signature, {
+          verify: verify!,
+          temporal,
+          taskQueue,
+          settings,
+        });
         handled.push(h);
         return h.status;
       };

@@ -4,7 +4,8 @@ import { startStack, type TestStack } from '../helpers/stack';
 
 const FRICTIONLESS = '4111111111111111';
 const THREE_DS = '4000000000003063';
-const card = (pan: string) => new CardDetails({ card_number: pan, card_exp_month: '12', card_exp_year: '30', card_code: '123' });
+const card = (pan: string) =>
+  new CardDetails({ card_number: pan, card_exp_month: '12', card_exp_year: '30', card_code: '123' });
 const rub = (amount: number) => ({ amount, currency: 'RUB' });
 let n = 0;
 const ref = (p: string) => `${p}-${Date.now()}-${++n}`;
@@ -24,22 +25,47 @@ describe.each([true, false])('card checkout (webhooks %s)', (webhooks) => {
   }
 
   it('charges a frictionless card once, approved automatically', async () => {
-    const started = await stack.payments.startCardCheckout({ reference: ref('card'), amount: rub(10_000), card: card(FRICTIONLESS), customer: { user_id: 'u1' } });
+    const started = await stack.payments.startCardCheckout({
+      reference: ref('card'),
+      amount: rub(10_000),
+      card: card(FRICTIONLESS),
+      customer: { user_id: 'u1' },
+    });
     expect(started.sessionId).toMatch(/^ps_/);
     const result = await finished(started.sessionId);
     expect(result.phase).toBe('succeeded');
-    expect(result.operations[0]).toMatchObject({ kind: 'payment', status: 'successful', amount: 10_000, currency: 'rub' });
+    expect(result.operations[0]).toMatchObject({
+      kind: 'payment',
+      status: 'successful',
+      amount: 10_000,
+      currency: 'rub',
+    });
     const ledger = await stack.sandbox.ledger(started.sessionId);
     expect(ledger.entries.filter((e) => e.kind === 'capture' || e.kind === 'charge')).toHaveLength(1);
   });
 
   it('a repeated start with the same reference returns the same session and charges once', async () => {
     const reference = ref('same');
-    const a = await stack.payments.startCardCheckout({ reference, amount: rub(500), card: card(FRICTIONLESS), customer: { user_id: 'u1' } });
-    const b = await stack.payments.startCardCheckout({ reference, amount: rub(500), card: card(FRICTIONLESS), customer: { user_id: 'u1' } });
+    const a = await stack.payments.startCardCheckout({
+      reference,
+      amount: rub(500),
+      card: card(FRICTIONLESS),
+      customer: { user_id: 'u1' },
+    });
+    const b = await stack.payments.startCardCheckout({
+      reference,
+      amount: rub(500),
+      card: card(FRICTIONLESS),
+      customer: { user_id: 'u1' },
+    });
     expect(b.sessionId).toBe(a.sessionId);
     await finished(a.sessionId);
-    const c = await stack.payments.startCardCheckout({ reference, amount: rub(500), card: card(FRICTIONLESS), customer: { user_id: 'u1' } });
+    const c = await stack.payments.startCardCheckout({
+      reference,
+      amount: rub(500),
+      card: card(FRICTIONLESS),
+      customer: { user_id: 'u1' },
+    });
     expect(c.sessionId).toBe(a.sessionId);
     expect(c.phase).toBe('succeeded');
     const ledger = await stack.sandbox.ledger(a.sessionId);
@@ -48,14 +74,15 @@ describe.each([true, false])('card checkout (webhooks %s)', (webhooks) => {
 
   it('3-D Secure: surfaces the redirect early, the right code succeeds after the payer returns', async () => {
     const started = await stack.payments.startCardCheckout(
-      { reference: ref('3ds'), amount: rub(2_000), card: card(THREE_DS), customer: { user_id: 'u1' }, backUrl: 'https://shop.example/return' },
+      {
+        reference: ref('3ds'),
+        amount: rub(2_000),
+        card: card(THREE_DS),
+        customer: { user_id: 'u1' },
+        backUrl: 'https://shop.example/return',
+      },
       { waitMs: 15_000 },
     );
-    if (started.phase !== 'awaiting_payer') {
-      const h = await stack.temporal.workflow.getHandle(started.sessionId).fetchHistory();
-      console.log(h.events!.map((e) => `${new Date(Number(e.eventTime!.seconds) * 1000 + Math.round((e.eventTime!.nanos ?? 0) / 1e6)).toISOString()} ${e.eventType} ${e.workflowTaskStartedEventAttributes?.identity ?? ''} ${e.workflowTaskScheduledEventAttributes?.taskQueue?.name ?? ''}`).join('\n'));
-      console.log(JSON.stringify((await stack.sandbox.plain('GET', `/sandbox/events?session_id=${started.sessionId}`)).body));
-    }
     expect(started.phase).toBe('awaiting_payer');
     expect(started.userAction?.destination_info?.url_address).toContain('/sandbox/3ds/');
     const back = await completeThreeDs(started.userAction, '12345');
@@ -67,7 +94,13 @@ describe.each([true, false])('card checkout (webhooks %s)', (webhooks) => {
 
   it('3-D Secure: a wrong code fails the payment, nothing charged', async () => {
     const started = await stack.payments.startCardCheckout(
-      { reference: ref('3ds-bad'), amount: rub(2_000), card: card(THREE_DS), customer: { user_id: 'u1' }, backUrl: 'https://shop.example/return' },
+      {
+        reference: ref('3ds-bad'),
+        amount: rub(2_000),
+        card: card(THREE_DS),
+        customer: { user_id: 'u1' },
+        backUrl: 'https://shop.example/return',
+      },
       { waitMs: 15_000 },
     );
     await completeThreeDs(started.userAction, '00000');
@@ -79,14 +112,25 @@ describe.each([true, false])('card checkout (webhooks %s)', (webhooks) => {
   });
 
   it('thief: canceled at the hold stage', async () => {
-    const started = await stack.payments.startCardCheckout({ reference: ref('thief'), amount: rub(700), card: card(FRICTIONLESS), customer: { user_id: 'u1', customer: { reference: 'thief' } } });
+    const started = await stack.payments.startCardCheckout({
+      reference: ref('thief'),
+      amount: rub(700),
+      card: card(FRICTIONLESS),
+      customer: { user_id: 'u1', customer: { reference: 'thief' } },
+    });
     const result = await finished(started.sessionId);
     expect(['failed', 'canceled']).toContain(result.phase);
   });
 
   it('manual approval: the Update approves; a finalize now is refused synchronously', async () => {
     const started = await stack.payments.startCardCheckout(
-      { reference: ref('manual'), amount: rub(900), card: card(FRICTIONLESS), customer: { user_id: 'u1' }, settings: { approval: { mode: 'manual', deadlineMs: 30_000 } } },
+      {
+        reference: ref('manual'),
+        amount: rub(900),
+        card: card(FRICTIONLESS),
+        customer: { user_id: 'u1' },
+        settings: { approval: { mode: 'manual', deadlineMs: 30_000 } },
+      },
       { waitMs: 15_000 },
     );
     expect(started.phase).toBe('awaiting_approval');
