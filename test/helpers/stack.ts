@@ -63,8 +63,8 @@ export async function startStack(opts: StackOptions = {}): Promise<TestStack> {
   });
   const { client: temporal, close: closeClient } = await connectTestClient();
   const handled: WebhookHandling[] = [];
-  let forwardTo: string | undefined;
-  let verify: ReturnType<typeof createWebhookVerifier> | undefined;
+  // Set once the sandbox (and so its service key) exists, and by forwardWebhooksTo.
+  const routing: { forwardTo?: string; verify?: ReturnType<typeof createWebhookVerifier> } = {};
 
   const receiver: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -73,8 +73,8 @@ export async function startStack(opts: StackOptions = {}): Promise<TestStack> {
       const raw = Buffer.concat(chunks);
       const signature = req.headers['x-signature'] as string | undefined;
       const answer = async (): Promise<number> => {
-        if (forwardTo) {
-          const r = await request(forwardTo, {
+        if (routing.forwardTo) {
+          const r = await request(routing.forwardTo, {
             method: 'POST',
             body: raw,
             headers: {
@@ -86,7 +86,7 @@ export async function startStack(opts: StackOptions = {}): Promise<TestStack> {
           return r.statusCode;
         }
         const h = await handleProviderWebhook(raw, signature, {
-          verify: verify!,
+          verify: routing.verify!,
           temporal,
           taskQueue,
           settings,
@@ -111,7 +111,7 @@ export async function startStack(opts: StackOptions = {}): Promise<TestStack> {
     ],
   });
   const serviceKeys = [sandbox.keys.service.publicPem];
-  verify = createWebhookVerifier(serviceKeys);
+  routing.verify = createWebhookVerifier(serviceKeys);
   const provider = new ProviderClient({
     baseUrl: sandbox.url,
     projectId: sandbox.projectId,
@@ -140,7 +140,7 @@ export async function startStack(opts: StackOptions = {}): Promise<TestStack> {
     settings,
     serviceKeys,
     webhooks: handled,
-    forwardWebhooksTo: (url) => (forwardTo = url),
+    forwardWebhooksTo: (url) => (routing.forwardTo = url),
     async close() {
       worker.shutdown();
       await running.catch(() => undefined);
