@@ -67,7 +67,9 @@ export function phaseOf(s: SessionInfo | undefined): SessionPhase {
   const op = operationOf(s);
   if (!s || !op) return s?.transaction_status === 'canceled' ? 'canceled' : 'starting';
   if (op.transaction_status === 'successful') return 'succeeded';
-  if (op.transaction_status === 'unsuccessful') return 'failed';
+  // The partner's own cancel (manual decision, deadline) ends the operation unsuccessful too.
+  if (op.transaction_status === 'unsuccessful')
+    return op.error?.error_code === 'canceled_by_partner' ? 'canceled' : 'failed';
   if (s.transaction_status === 'canceled') return 'canceled';
   if (op.transaction_status === 'pending')
     return s.next_step === 'finalize' ? 'awaiting_finalization' : 'awaiting_approval';

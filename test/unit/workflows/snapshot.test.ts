@@ -57,6 +57,10 @@ describe('phaseOf', () => {
     [snap('ongoing', 1, [payment('ongoing')]), 'processing'],
     [snap('completed', 1, [payment('successful')]), 'succeeded'],
     [snap('canceled', 1, [payment('unsuccessful')]), 'failed'],
+    [
+      snap('canceled', 1, [payment('unsuccessful', { error: { error_code: 'canceled_by_partner' } })]),
+      'canceled',
+    ],
   ])('%#', (s, phase) => expect(phaseOf(s)).toBe(phase));
 });
 
