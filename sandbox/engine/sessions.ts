@@ -203,6 +203,20 @@ function requireFresh(session: SessionRecord): void {
     throw invalid('session_id', 'already_started');
 }
 
+/**
+ * An FPS payment whose QR expired "must be restarted" (spec, FPS payment): start/checkout on such a
+ * session creates a new FPS payment, appended to `payments`, and the session is active again.
+ */
+function isExpiredFps(session: SessionRecord): boolean {
+  const last = session.payments.at(-1);
+  return (
+    session.payouts.length === 0 &&
+    last?.instrument.kind === 'fps' &&
+    last.stage === 'done' &&
+    last.error?.error_code === 'qr_expired'
+  );
+}
+
 export function startCheckout(
   ctx: FlowContext,
   caller: Caller,
@@ -210,9 +224,24 @@ export function startCheckout(
   viaWidget = false,
 ): SessionRecord {
   const session = findSession(ctx, caller, req.session_id);
-  requireFresh(session);
-  planCheckout(ctx, caller.projectId, session.draft, req, viaWidget).commit(session);
+  const restart = isExpiredFps(session);
+  if (!restart) requireFresh(session);
+  // A restart repeats what was asked: the expired payment's details unless the request gives new ones.
+  const draft = restart ? restartDraft(session) : session.draft;
+  if (restart && kindOf(req.payment_info, draft.payment)?.kind !== 'fps')
+    throw invalid('payment_info.type', 'invalid_value');
+  planCheckout(ctx, caller.projectId, draft, req, viaWidget).commit(session);
   return session;
+}
+
+function restartDraft(session: SessionRecord): InitiateDraft {
+  const expired = session.payments.at(-1)!;
+  return {
+    ...session.draft,
+    payment: expired.instrument,
+    sum_info: expired.sum,
+    ...echoOf(expired.echo),
+  };
 }
 
 export function startTransfer(ctx: FlowContext, caller: Caller, req: StartTransferReq): SessionRecord {

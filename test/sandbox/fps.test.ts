@@ -1,8 +1,8 @@
 import { request } from 'undici';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox';
 import { startWebhookSink, type WebhookSink } from '../helpers/webhook-sink';
-import { eventTypes, waitForEvent } from './flow';
-import { fpsPayment, isFinal, RUB } from './fixtures';
+import { eventTypes, state, waitForEvent } from './flow';
+import { cardPayment, fpsPayment, isFinal, RUB } from './fixtures';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 
@@ -87,7 +87,9 @@ describe('sandbox: FPS payments and binding', () => {
     expect((await sb.ledger(id)).entries.map((e) => [e.kind, e.amount])).toEqual([['charge', 25000]]);
     expect(await eventTypes(sb, id)).toEqual(['approve_pending', 'action_pending', 'checkout_results']);
     // Paying twice is refused (an empty JSON post, as curl sends it, is fine).
-    const twice = await sb.plain('POST', `/sandbox/fps/${paymentId}/pay`, '', { 'content-type': 'application/json' });
+    const twice = await sb.plain('POST', `/sandbox/fps/${paymentId}/pay`, '', {
+      'content-type': 'application/json',
+    });
     expect(twice.body.error.error_description).toBe('payment_id.not_awaiting_payment');
   });
 
@@ -190,5 +192,99 @@ describe('sandbox: FPS QR expiry', () => {
     expect(final.transaction_status).toBe('canceled');
     expect(final.payments[0].recurring_token_info).toBeUndefined();
     expect(final.payments[0].error.error_code).toBe('qr_expired');
+  });
+});
+
+describe('sandbox: FPS payment restarted after qr_expired', () => {
+  let sb: TestSandbox;
+  beforeAll(async () => {
+    // 100 s × 0.01 = 1 s of real time: long enough to pay the second QR at once
+    sb = await startTestSandbox({ qrTtlSeconds: 100 });
+  });
+  afterAll(() => sb.close());
+
+  async function untilExpired(body: Record<string, unknown>): Promise<string> {
+    const res = await sb.post('transaction/initiate', body);
+    const id = res.body.session_info.id;
+    await sb.post('transaction/start/checkout', { session_id: id, payment_info: fpsPayment('tea') });
+    await waitForEvent(sb, id, 'approve_pending');
+    await sb.post('transaction/approve', { session_id: id });
+    await sb.waitForSession(id, isFinal);
+    return id;
+  }
+
+  it('start/checkout creates a new payment on the session; paying its QR succeeds, charged once', async () => {
+    const id = await untilExpired({ sum_info: RUB(300), user_info: { user_id: 'u5' } });
+    const restarted = await sb.post(
+      'transaction/start/checkout',
+      { session_id: id, payment_info: fpsPayment('tea') },
+      { idempotencyKey: `restart-${id}` },
+    );
+    expect(restarted.body.status).toBe('ok');
+    const session = restarted.body.session_info;
+    expect(session.transaction_status).toBe('active');
+    expect(session.error).toBeUndefined();
+    expect(session.payments).toHaveLength(2);
+    expect(session.payments[0]).toMatchObject({
+      transaction_status: 'unsuccessful',
+      error: { error_code: 'qr_expired' },
+    });
+    expect(session.payments[1]).toMatchObject({
+      transaction_status: 'pending',
+      sum_info: RUB(300),
+      payment_info: { type: 'fps_info', fps_info: { money_purpose: 'tea' } },
+    });
+    expect(session.payments[1].id).not.toBe(session.payments[0].id);
+    // The same request again (same key) is the same restart, not a third payment.
+    const again = await sb.post(
+      'transaction/start/checkout',
+      { session_id: id, payment_info: fpsPayment('tea') },
+      { idempotencyKey: `restart-${id}` },
+    );
+    expect(again.body.session_info.payments).toHaveLength(2);
+    // An open payment cannot be restarted.
+    const twice = await sb.post('transaction/start/checkout', { session_id: id });
+    expect(twice.body.error.error_description).toBe('session_id.already_started');
+
+    await waitForEvent(sb, id, 'approve_pending', 2);
+    await sb.post('transaction/approve', { session_id: id });
+    await waitForEvent(sb, id, 'action_pending', 2);
+    const qr = (await state(sb, id)).payments[1];
+    expect(qr.user_action.payment_qr.qr_data.qr_content).toContain(qr.id);
+    const paid = await sb.plain('POST', `/sandbox/fps/${qr.id}/pay`, {});
+    expect(paid.body.status).toBe('ok');
+    const final = await sb.waitForSession(id, isFinal);
+    expect(final.transaction_status).toBe('completed');
+    expect(final.payments.map((p: any) => p.transaction_status)).toEqual(['unsuccessful', 'successful']);
+    expect((await sb.ledger(id)).entries.map((e) => [e.kind, e.amount])).toEqual([['charge', 300]]);
+  });
+
+  it('without payment_info the restart repeats the expired payment; another kind is refused', async () => {
+    const id = await untilExpired({ sum_info: RUB(400), user_info: { user_id: 'u6' } });
+    const card = await sb.post('transaction/start/checkout', { session_id: id, payment_info: cardPayment() });
+    expect(card.body.error.error_description).toBe('payment_info.type.invalid_value');
+    const same = await sb.post('transaction/start/checkout', { session_id: id });
+    expect(same.body.status).toBe('ok');
+    expect(same.body.session_info.payments[1]).toMatchObject({
+      transaction_status: 'pending',
+      sum_info: RUB(400),
+      payment_info: { type: 'fps_info', fps_info: { money_purpose: 'tea' } },
+      user_info: { user_id: 'u6' },
+    });
+  });
+
+  it('an FPS payment that failed otherwise (thief) is not restarted', async () => {
+    const res = await sb.post('transaction/init/checkout', {
+      payment_info: fpsPayment(),
+      sum_info: RUB(100),
+      user_info: { user_id: 'u7', customer: { reference: 'thief' } },
+    });
+    const id = res.body.session_info.id;
+    await waitForEvent(sb, id, 'approve_pending');
+    await sb.post('transaction/approve', { session_id: id });
+    const final = await sb.waitForSession(id, isFinal);
+    expect(final.payments[0].error.error_code).toBe('fraud_suspected');
+    const refused = await sb.post('transaction/start/checkout', { session_id: id });
+    expect(refused.body.error.error_description).toBe('session_id.already_started');
   });
 });
