@@ -1,3 +1,4 @@
+import type { DataConverter } from '@temporalio/common';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import type { ProviderClient } from '../provider';
 import { createSessionActivities } from '../activities/session-activities';
@@ -9,6 +10,8 @@ export interface PaysagaWorkerOptions {
   provider: ProviderClient;
   /** A prebuilt bundle (production) — else workflows are bundled from source at start. */
   workflowBundlePath?: string;
+  /** With the payload codec (workers/codec.ts), so that what enters Temporal is encrypted. */
+  dataConverter?: DataConverter;
   tuning?: Pick<
     WorkerOptions,
     'maxConcurrentActivityTaskExecutions' | 'maxConcurrentWorkflowTaskExecutions' | 'maxCachedWorkflows'
@@ -22,6 +25,7 @@ export async function createPaysagaWorker(o: PaysagaWorkerOptions): Promise<Work
     namespace: o.namespace ?? 'default',
     taskQueue: o.taskQueue,
     activities: createSessionActivities(o.provider),
+    ...(o.dataConverter ? { dataConverter: o.dataConverter } : {}),
     ...(o.workflowBundlePath
       ? { workflowBundle: { codePath: o.workflowBundlePath } }
       : { workflowsPath: require.resolve('../workflows') }),

@@ -6,6 +6,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Client } from '@temporalio/client';
+import type { PayloadCodec } from '@temporalio/common';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { request } from 'undici';
 import { PaymentsClient } from '../../client/payments-client';
@@ -32,6 +33,8 @@ export interface StackOptions {
   sandbox?: Omit<TestSandboxOptions, 'projects' | 'webhookUrl'>;
   settings?: SettingsOverrides;
   providerRetries?: number;
+  /** Encrypt payloads with this codec in the worker and the client (DESIGN decision 2). */
+  codec?: PayloadCodec;
 }
 
 /** Short timings for tests: polling within a second, deadlines within a minute. */
@@ -61,7 +64,10 @@ export async function startStack(opts: StackOptions = {}): Promise<TestStack> {
     ...opts.settings,
     polling: { webhooks: opts.webhooks !== false, ...opts.settings?.polling },
   });
-  const { client: temporal, close: closeClient } = await connectTestClient();
+  const dataConverter = opts.codec ? { payloadCodecs: [opts.codec] } : undefined;
+  const { client: temporal, close: closeClient } = await connectTestClient(
+    dataConverter ? { dataConverter } : {},
+  );
   const handled: WebhookHandling[] = [];
   // Set once the sandbox (and so its service key) exists, and by forwardWebhooksTo.
   const routing: { forwardTo?: string; verify?: ReturnType<typeof createWebhookVerifier> } = {};
@@ -127,6 +133,7 @@ export async function startStack(opts: StackOptions = {}): Promise<TestStack> {
     taskQueue,
     provider,
     workflowBundlePath: sharedWorkflowBundlePath(),
+    ...(dataConverter ? { dataConverter } : {}),
   });
   const running = worker.run();
   const payments = new PaymentsClient({ temporal, provider, taskQueue, settings });

@@ -1,0 +1,51 @@
+import { CardDetails } from '../../provider';
+import {
+  EncryptionCodec,
+  ENCRYPTED_ENCODING,
+  generateCodecKeySpec,
+  parseCodecKeys,
+} from '../../workers/codec';
+import { startStack, type TestStack } from '../helpers/stack';
+import { connectTestClient } from '../helpers/temporal';
+
+describe('payloads in Temporal are encrypted (DESIGN decision 2)', () => {
+  let stack: TestStack;
+  beforeAll(async () => {
+    stack = await startStack({ codec: new EncryptionCodec(parseCodecKeys(generateCodecKeySpec('test'))) });
+  });
+  afterAll(async () => {
+    await stack?.close();
+  });
+
+  it('a checkout runs with the codec, and its history holds no readable payload', async () => {
+    const reference = `codec-${Date.now()}`;
+    const started = await stack.payments.startCardCheckout({
+      reference,
+      amount: { amount: 1234, currency: 'rub' },
+      card: new CardDetails({
+        card_number: '4111111111111111',
+        card_exp_month: '01',
+        card_exp_year: '31',
+        card_code: '999',
+      }),
+      customer: { user_id: 'codec-user' },
+    });
+    const result = await stack.temporal.workflow.getHandle(started.sessionId).result();
+    expect(result.phase).toBe('succeeded');
+    expect(result.reference).toBe(reference);
+
+    // Read the history without the codec, as the server stores it.
+    const raw = await connectTestClient();
+    try {
+      const history = await raw.client.workflow.getHandle(started.sessionId).fetchHistory();
+      const text = JSON.stringify(history);
+      expect(text).not.toContain(reference);
+      expect(text).not.toContain('codec-user');
+      const inputs = history.events!.find((e) => e.workflowExecutionStartedEventAttributes)!
+        .workflowExecutionStartedEventAttributes!.input!.payloads!;
+      expect(Buffer.from(inputs[0]!.metadata!.encoding!).toString()).toBe(ENCRYPTED_ENCODING);
+    } finally {
+      await raw.close();
+    }
+  });
+});

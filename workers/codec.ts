@@ -1,0 +1,100 @@
+/**
+ * AES-256-GCM payload codec (DESIGN decision 2): every payload paysaga puts into Temporal
+ * (inputs, results, signals, queries, failures' details) is encrypted at rest in the server.
+ * Keys carry ids so they can be rotated: the first key encrypts, all of them decrypt.
+ */
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { METADATA_ENCODING_KEY, type Payload, type PayloadCodec } from '@temporalio/common';
+import { temporal } from '@temporalio/proto';
+
+export const ENCRYPTED_ENCODING = 'binary/encrypted';
+const KEY_ID = 'encryption-key-id';
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+
+export interface CodecKey {
+  id: string;
+  /** 32 bytes. */
+  key: Buffer;
+}
+
+export class CodecKeyError extends Error {
+  override name = 'CodecKeyError';
+}
+
+/** `kid1:<base64 32 bytes>,kid2:<...>`; the first key encrypts. */
+export function parseCodecKeys(spec: string): CodecKey[] {
+  const keys = spec
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .map((entry) => {
+      const i = entry.indexOf(':');
+      if (i <= 0)
+        throw new CodecKeyError(`codec key "${entry.slice(0, 8)}…" must look like <id>:<base64 key>`);
+      const key = Buffer.from(entry.slice(i + 1), 'base64');
+      if (key.length !== 32)
+        throw new CodecKeyError(
+          `codec key ${entry.slice(0, i)} must be 32 bytes (base64), got ${key.length}`,
+        );
+      return { id: entry.slice(0, i), key };
+    });
+  if (keys.length === 0) throw new CodecKeyError('no codec key given');
+  if (new Set(keys.map((k) => k.id)).size !== keys.length)
+    throw new CodecKeyError('codec key ids must be unique');
+  return keys;
+}
+
+export function generateCodecKeySpec(id = `k${Date.now().toString(36)}`): string {
+  return `${id}:${randomBytes(32).toString('base64')}`;
+}
+
+export class EncryptionCodec implements PayloadCodec {
+  private readonly byId: Map<string, Buffer>;
+  private readonly active: CodecKey;
+
+  constructor(keys: CodecKey[]) {
+    if (keys.length === 0) throw new CodecKeyError('EncryptionCodec needs at least one key');
+    this.active = keys[0]!;
+    this.byId = new Map(keys.map((k) => [k.id, k.key]));
+  }
+
+  async encode(payloads: Payload[]): Promise<Payload[]> {
+    return payloads.map((p) => {
+      const iv = randomBytes(IV_BYTES);
+      const cipher = createCipheriv('aes-256-gcm', this.active.key, iv);
+      const plain = temporal.api.common.v1.Payload.encode(p).finish();
+      const data = Buffer.concat([iv, cipher.update(plain), cipher.final(), cipher.getAuthTag()]);
+      return {
+        metadata: {
+          [METADATA_ENCODING_KEY]: Buffer.from(ENCRYPTED_ENCODING),
+          [KEY_ID]: Buffer.from(this.active.id),
+        },
+        data,
+      };
+    });
+  }
+
+  async decode(payloads: Payload[]): Promise<Payload[]> {
+    return payloads.map((p) => {
+      const encoding = p.metadata?.[METADATA_ENCODING_KEY];
+      if (!encoding || Buffer.from(encoding).toString() !== ENCRYPTED_ENCODING) return p;
+      const id = Buffer.from(p.metadata?.[KEY_ID] ?? '').toString();
+      const key = this.byId.get(id);
+      if (!key) throw new CodecKeyError(`payload encrypted with unknown key id "${id}"`);
+      const data = Buffer.from(p.data ?? new Uint8Array());
+      const decipher = createDecipheriv('aes-256-gcm', key, data.subarray(0, IV_BYTES));
+      decipher.setAuthTag(data.subarray(data.length - TAG_BYTES));
+      const plain = Buffer.concat([
+        decipher.update(data.subarray(IV_BYTES, data.length - TAG_BYTES)),
+        decipher.final(),
+      ]);
+      return temporal.api.common.v1.Payload.decode(plain) as Payload;
+    });
+  }
+}
+
+/** From `PAYSAGA_CODEC_KEYS`; without it payloads are not encrypted (say so in the logs). */
+export function codecFromEnv(env: NodeJS.ProcessEnv = process.env): EncryptionCodec | undefined {
+  return env.PAYSAGA_CODEC_KEYS ? new EncryptionCodec(parseCodecKeys(env.PAYSAGA_CODEC_KEYS)) : undefined;
+}
