@@ -38,8 +38,29 @@ export function issuePath(issue: z.core.$ZodIssue): string {
   return issue.path.map(String).join('.');
 }
 
+/**
+ * For a union (e.g. card details given as an instance or as fields), the branch issue that reaches
+ * deepest names the field the caller got wrong (`card_details.card_number`), not the union itself.
+ */
+export function innermostIssue(issue: z.core.$ZodIssue): z.core.$ZodIssue {
+  if (issue.code !== 'invalid_union' || !Array.isArray(issue.errors) || issue.errors.length === 0)
+    return issue;
+  let best: z.core.$ZodIssue = issue;
+  for (const branch of issue.errors) {
+    for (const inner of branch) {
+      const candidate = innermostIssue({
+        ...inner,
+        path: [...issue.path, ...inner.path],
+      } as z.core.$ZodIssue);
+      if (candidate.path.length > best.path.length) best = candidate;
+    }
+  }
+  return best;
+}
+
 /** `field.rule` of the first issue: the provider names one field per error. */
-export function describeIssue(issue: z.core.$ZodIssue): string {
+export function describeIssue(raw: z.core.$ZodIssue): string {
+  const issue = innermostIssue(raw);
   const path = issuePath(issue);
   return path ? `${path}.${issueRule(issue)}` : issueRule(issue);
 }

@@ -2,7 +2,7 @@ import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } f
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { endpoints, type EndpointDef, type EndpointName } from '../../provider/endpoints';
-import { issuePath, issueRule } from '../../provider/schemas';
+import { innermostIssue, issuePath, issueRule } from '../../provider/schemas';
 import { authenticate, submerchantOf } from '../auth';
 import type { FlowContext } from '../engine/context';
 import { ApiError, errorEnvelope, specField } from '../errors';
@@ -51,26 +51,6 @@ function keyOf(req: FastifyRequest, def: EndpointDef): string | undefined {
   if (!parsed.success)
     throw new ApiError('invalid_request', `X-PARTNER-IDEMPOTENCY-KEY.${issueRule(parsed.error.issues[0]!)}`);
   return parsed.data;
-}
-
-/**
- * A union (e.g. card_details: a CardDetails instance or plain fields) reports only "no branch matched";
- * the partner needs the field that is wrong, so the deepest issue among the branches is named instead.
- */
-export function innermostIssue(issue: z.core.$ZodIssue): z.core.$ZodIssue {
-  if (issue.code !== 'invalid_union' || !Array.isArray(issue.errors) || issue.errors.length === 0)
-    return issue;
-  let best: z.core.$ZodIssue = issue;
-  for (const branch of issue.errors) {
-    for (const inner of branch) {
-      const candidate = innermostIssue({
-        ...inner,
-        path: [...issue.path, ...inner.path],
-      } as z.core.$ZodIssue);
-      if (candidate.path.length > best.path.length) best = candidate;
-    }
-  }
-  return best;
 }
 
 function validate(def: EndpointDef, json: unknown): unknown {

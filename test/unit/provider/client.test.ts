@@ -54,7 +54,7 @@ const cases: Record<EndpointName, { ok: unknown; bad: unknown; field: string }> 
       },
       sum_info: { sum: 5, currency_code: 'rub' },
     },
-    field: 'payout_info.card_info.card_details',
+    field: 'payout_info.card_info.card_details.card_number.invalid_format',
   },
   startCheckout: {
     ok: { session_id: 'ps_1' },
