@@ -1,0 +1,169 @@
+/**
+ * What every route shares: bearer auth on /v1 (401 with WWW-Authenticate, nothing started), and the
+ * operational routes: /healthz (Temporal reachable or not), /metrics, /docs, /openapi.json.
+ */
+import { Client, Connection } from '@temporalio/client';
+import { request } from 'undici';
+import { buildApi } from '../../api/app';
+import { createWebhookVerifier } from '../../provider';
+import { card, FRICTIONLESS, ref, rub, startApiStack, workflowsFor, type ApiStack } from './api-stack';
+
+jest.setTimeout(60_000);
+
+let s: ApiStack;
+beforeAll(async () => {
+  s = await startApiStack();
+});
+afterAll(async () => {
+  await s?.close();
+});
+
+// [method, path] of every /v1 route, with ids that need not exist (auth comes before anything else).
+const V1: [('GET' | 'POST'), string][] = [
+  ['POST', '/v1/checkouts'],
+  ['POST', '/v1/payouts'],
+  ['POST', '/v1/identity-checks'],
+  ['POST', '/v1/fps-bindings'],
+  ['GET', '/v1/sessions/ps_1'],
+  ['POST', '/v1/sessions/ps_1/approve'],
+  ['POST', '/v1/sessions/ps_1/cancel'],
+  ['POST', '/v1/sessions/ps_1/finalize'],
+  ['POST', '/v1/sessions/ps_1/refunds'],
+  ['POST', '/v1/public-tokens'],
+  ['GET', '/v1/banks'],
+  ['POST', '/v1/token-info'],
+  ['POST', '/v1/recurring-tokens/disable'],
+];
+
+describe('bearer auth on /v1', () => {
+  it.each(V1)('%s %s: 401 without a token and with a wrong one', async (method, path) => {
+    const none = await s.call(method, path, { token: null, ...(method === 'POST' ? { body: {} } : {}) });
+    expect(none.status).toBe(401);
+    expect(none.headers['www-authenticate']).toBe('Bearer realm="paysaga"');
+    expect(none.body.error).toMatchObject({ code: 'unauthorized', retryable: false });
+    const wrong = await s.call(method, path, { token: 'not-the-token', ...(method === 'POST' ? { body: {} } : {}) });
+    expect(wrong.status).toBe(401);
+    expect(wrong.headers['www-authenticate']).toMatch(/error="invalid_token"/);
+  });
+
+  it('a valid checkout without a token starts nothing; Basic auth is not accepted', async () => {
+    const reference = ref('noauth');
+    const before = (await s.stack.sandbox.stats()).stats.sessions;
+    const body = { method: 'card', reference, amount: rub(100), card: card(FRICTIONLESS) };
+    expect((await s.call('POST', '/v1/checkouts', { body, token: null })).status).toBe(401);
+    const basic = await s.call('POST', '/v1/checkouts', { body, token: null, headers: { authorization: `Basic ${Buffer.from(`x:${s.token}`).toString('base64')}` } });
+    expect(basic.status).toBe(401);
+    expect((await s.stack.sandbox.stats()).stats.sessions).toBe(before);
+    expect(await workflowsFor(s, reference)).toBe(0);
+  });
+
+  it('the webhook receiver, the return page and the operational routes need no token', async () => {
+    for (const path of ['/healthz', '/metrics', '/openapi.json', '/docs']) {
+      expect((await s.call('GET', path, { token: null })).status).toBe(200);
+    }
+  });
+});
+
+describe('GET /healthz', () => {
+  it('200 when Temporal answers', async () => {
+    const res = await s.call('GET', '/healthz', { token: null });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ status: 'ok', temporal: 'ok' });
+  });
+
+  it('503 when Temporal cannot be reached', async () => {
+    // A lazy connection to a port nothing listens on: the check fails within its deadline.
+    const connection = Connection.lazy({ address: '127.0.0.1:1' });
+    const temporal = new Client({ connection });
+    const app = buildApi({
+      payments: s.stack.payments,
+      provider: s.stack.provider,
+      temporal,
+      taskQueue: s.stack.taskQueue,
+      settings: s.stack.settings,
+      verifyWebhook: createWebhookVerifier(s.stack.serviceKeys),
+      apiTokens: ['t'],
+    });
+    try {
+      const url = await app.listen({ port: 0, host: '127.0.0.1' });
+      const res = await request(`${url}/healthz`);
+      expect(res.statusCode).toBe(503);
+      expect(await res.body.json()).toMatchObject({ status: 'unavailable' });
+    } finally {
+      await app.close();
+      await connection.close().catch(() => undefined);
+    }
+  });
+});
+
+describe('GET /metrics', () => {
+  it('Prometheus text: default metrics and requests by route pattern (never by session id)', async () => {
+    await s.call('GET', '/v1/sessions/ps_424242');
+    const res = await request(`${s.url}/metrics`);
+    const text = await res.body.text();
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toMatch(/text\/plain/);
+    expect(text).toContain('process_cpu_user_seconds_total');
+    expect(text).toMatch(/paysaga_http_requests_total\{method="GET",route="\/v1\/sessions\/:id",status_code="404"\} \d+/);
+    expect(text).toContain('paysaga_http_request_duration_seconds_bucket');
+    expect(text).toContain('# TYPE paysaga_webhooks_received_total counter');
+    expect(text).not.toContain('ps_424242');
+  });
+});
+
+describe('API documentation', () => {
+  it('GET /openapi.json: OpenAPI 3.1 with every route, bearer auth, Idempotency-Key and the error envelope', async () => {
+    const res = await s.call('GET', '/openapi.json', { token: null });
+    expect(res.status).toBe(200);
+    const doc = res.body;
+    expect(doc.openapi).toBe('3.1.0');
+    const paths = Object.keys(doc.paths);
+    for (const p of [
+      '/v1/checkouts',
+      '/v1/payouts',
+      '/v1/identity-checks',
+      '/v1/fps-bindings',
+      '/v1/sessions/{id}',
+      '/v1/sessions/{id}/approve',
+      '/v1/sessions/{id}/cancel',
+      '/v1/sessions/{id}/finalize',
+      '/v1/sessions/{id}/refunds',
+      '/v1/public-tokens',
+      '/v1/banks',
+      '/v1/token-info',
+      '/v1/recurring-tokens/disable',
+      '/webhooks/provider',
+      '/return/{sessionId}',
+      '/return',
+      '/healthz',
+    ]) {
+      expect(paths).toContain(p);
+    }
+    expect(doc.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
+    expect(doc.components.schemas.ApiError.properties.error.properties.fields).toBeDefined();
+    const checkout = doc.paths['/v1/checkouts'].post;
+    expect(checkout.security).toEqual([{ bearerAuth: [] }]);
+    expect(checkout.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`)).toEqual(
+      expect.arrayContaining(['header:idempotency-key', 'query:wait']),
+    );
+    const variants = checkout.requestBody.content['application/json'].schema.oneOf;
+    expect(variants).toHaveLength(4);
+    const cardVariant = variants.find((v: { properties: { method: { enum?: string[]; const?: string } } }) =>
+      (v.properties.method.enum ?? [v.properties.method.const]).includes('card'),
+    );
+    expect(cardVariant.properties.card.properties.card_number).toBeDefined();
+    expect(checkout.responses['400'].content['application/json'].schema.$ref).toBe('#/components/schemas/ApiError');
+    expect(doc.paths['/webhooks/provider'].post.security).toBeUndefined();
+  });
+
+  it('GET /docs: Swagger UI', async () => {
+    const res = await request(`${s.url}/docs`, { maxRedirections: 0 } as never);
+    const status = res.statusCode;
+    const html = await res.body.text();
+    expect([200, 302]).toContain(status);
+    if (status === 200) expect(html).toContain('Swagger UI');
+    const init = await request(`${s.url}/docs/static/swagger-initializer.js`);
+    expect(init.statusCode).toBe(200);
+    await init.body.dump();
+  });
+});
