@@ -8,9 +8,6 @@ import { closeSession } from './session-lifecycle';
 import { SessionRun } from './session-run';
 import type { LateEventInput, SessionResult, SessionSettings } from './types';
 
-/** Events of one burst (e.g. a duplicate delivery) land in the same run. */
-const QUIET_PERIOD = '30 seconds';
-
 export async function lateEventWorkflow(
   input: LateEventInput,
   settings: SessionSettings,
@@ -21,17 +18,21 @@ export async function lateEventWorkflow(
     reference: input.sessionId,
     settings,
   });
+  const chargebacks = () => run.view().operations.filter((o) => o.kind === 'chargeback');
+  // Events of one burst (a duplicate delivery, a refund's events) land in the same run: it stays
+  // open while events keep coming, as long as the workflow waits for a late event elsewhere.
+  const quietMs = Math.max(settings.polling.lateAfterMs, 1_000);
   let seen = 0;
-  while (await wf.condition(() => run.events.length > seen, seen === 0 ? '1 minute' : QUIET_PERIOD)) {
+  while (await wf.condition(() => run.events.length > seen, seen === 0 ? '1 minute' : quietMs)) {
     seen = run.events.length;
+    // Findable at once (the session run sets PaymentStatus to the snapshot's phase; this wins).
+    const status = chargebacks().length ? 'chargeback' : 'late_event';
+    wf.upsertSearchAttributes([{ key: PaymentStatus, value: status }]);
   }
-  const chargebacks = run.view().operations.filter((o) => o.kind === 'chargeback');
+  const found = chargebacks();
   const types = [...new Set(run.events.map((e) => e.type))].join(', ');
-  run.reason = chargebacks.length
-    ? `chargeback: ${chargebacks.map((c) => `${c.id} ${c.amount ?? ''} ${c.currency ?? ''}`.trim()).join('; ')}`
+  run.reason = found.length
+    ? `chargeback: ${found.map((c) => `${c.id} ${c.amount ?? ''} ${c.currency ?? ''}`.trim()).join('; ')}`
     : `late_event: ${types}`;
-  wf.upsertSearchAttributes([
-    { key: PaymentStatus, value: chargebacks.length ? 'chargeback' : 'late_event' },
-  ]);
   return closeSession(run);
 }
