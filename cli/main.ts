@@ -7,15 +7,25 @@ import * as path from 'node:path';
 import { Command } from 'commander';
 import type { OutputConfiguration } from 'commander';
 import * as apiCommand from './commands/api';
+import * as demoCommand from './commands/demo';
+import * as devCommand from './commands/dev';
 import * as keysCommand from './commands/keys';
 import * as sandboxCommand from './commands/sandbox';
+import * as workerCommand from './commands/worker';
 import { findProjectRoot } from './temporal-cli';
 
 interface CommandModule {
   register(program: Command): void;
 }
 
-const COMMANDS: CommandModule[] = [apiCommand, keysCommand, sandboxCommand];
+const COMMANDS: CommandModule[] = [
+  apiCommand,
+  keysCommand,
+  sandboxCommand,
+  devCommand,
+  workerCommand,
+  demoCommand,
+];
 
 function packageVersion(): string {
   try {

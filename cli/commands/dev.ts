@@ -1,0 +1,369 @@
+/**
+ * `paysaga dev` (the README's `npm start`): everything on one machine until Ctrl-C:
+ *
+ *   1. the Temporal dev server (`temporal server start-dev`, SQLite in the data folder, UI on its port)
+ *   2. the sandbox provider, in-process, with keys generated once into `<data>/keys`
+ *   3. the paysaga worker, in-process
+ *   4. the HTTP API, in-process, with a bearer token generated once into `<data>/api-token`
+ *
+ * Ctrl-C (SIGINT) or SIGTERM stops them in the opposite order: API, worker, sandbox, Temporal. A second
+ * signal while stopping kills what is left at once. See cli/README.md for flags and variables.
+ */
+import * as path from 'node:path';
+import type { Command } from 'commander';
+import type { Logger as PinoLogger } from 'pino';
+import type { RunningApi, startApiFromEnv as StartApiFromEnv } from '../../api/server';
+import type { RunningSandbox, startSandbox as StartSandbox } from '../../sandbox';
+import type { SandboxConfigInput } from '../../sandbox/config';
+import type * as WorkerMain from '../../workers/main';
+import {
+  prepareDataDir,
+  removeDevState,
+  resolveDataDir,
+  runningDev,
+  writeDevState,
+  type DevData,
+} from '../dev/data-dir';
+import { parsePort, settlePorts, type PortSpec } from '../dev/ports';
+import { startTemporalDevServer, type TemporalDevServer } from '../dev/temporal-server';
+import { describeTemporalCli, resolveTemporalCli } from '../temporal-cli';
+
+export const DEV_DEFAULTS = {
+  host: '127.0.0.1',
+  apiPort: 8080,
+  sandboxPort: 8090,
+  temporalPort: 7233,
+  temporalUiPort: 8233,
+  namespace: 'default',
+  projectId: 'dev-shop',
+} as const;
+
+export interface DevOptions {
+  data?: string;
+  host?: string;
+  apiPort?: string;
+  sandboxPort?: string;
+  temporalPort?: string;
+  temporalUiPort?: string;
+  logLevel?: string;
+  temporalLogLevel?: string;
+}
+
+/** The process seams, replaceable so a test can run the command in-process and "send" it a signal. */
+export interface DevCommandDeps {
+  signals: Pick<NodeJS.EventEmitter, 'on' | 'removeListener'>;
+  out: (line: string) => void;
+  err: (line: string) => void;
+  env: NodeJS.ProcessEnv;
+  /** Called on a second signal while stopping, after the Temporal server was killed. */
+  exit: (code: number) => void;
+}
+
+const processDeps: DevCommandDeps = {
+  signals: process,
+  out: (line) => process.stdout.write(`${line}\n`),
+  err: (line) => process.stderr.write(`${line}\n`),
+  env: process.env,
+  exit: (code) => process.exit(code),
+};
+
+export function register(program: Command, deps: DevCommandDeps = processDeps): void {
+  program
+    .command('dev')
+    .description(
+      'run everything on one machine: Temporal dev server (UI), sandbox provider, worker and API; ' +
+        'Ctrl-C stops it all',
+    )
+    .option(
+      '--data <dir>',
+      'data folder: Temporal SQLite, keys, API token (default PAYSAGA_DATA_DIR or .data)',
+    )
+    .option(
+      '--host <host>',
+      `address every server listens on (default PAYSAGA_DEV_HOST or ${DEV_DEFAULTS.host})`,
+    )
+    .option('--api-port <n>', `API port (default PAYSAGA_API_PORT or ${DEV_DEFAULTS.apiPort}; 0: a free one)`)
+    .option(
+      '--sandbox-port <n>',
+      `sandbox port (default PAYSAGA_SANDBOX_PORT or ${DEV_DEFAULTS.sandboxPort}; 0: a free one)`,
+    )
+    .option(
+      '--temporal-port <n>',
+      `Temporal gRPC port (default PAYSAGA_TEMPORAL_PORT or ${DEV_DEFAULTS.temporalPort}; 0: a free one)`,
+    )
+    .option(
+      '--temporal-ui-port <n>',
+      `Temporal UI port (default PAYSAGA_TEMPORAL_UI_PORT or ${DEV_DEFAULTS.temporalUiPort}; 0: a free one)`,
+    )
+    .option(
+      '--log-level <level>',
+      'log level of API, worker and sandbox on stderr (default PAYSAGA_LOG_LEVEL or warn)',
+    )
+    .option(
+      '--temporal-log-level <level>',
+      'log level of the Temporal server (debug, info, warn, error)',
+      'warn',
+    )
+    .action(async (opts: DevOptions) => {
+      await runDev(opts, deps);
+      // The process should now end by itself; should a stray handle keep it alive, do not hang on shutdown.
+      if (deps === processDeps) setTimeout(() => process.exit(), 3_000).unref();
+    });
+}
+
+function portOption(flag: string | undefined, envValue: string | undefined, fallback: number, what: string) {
+  if (flag !== undefined) return parsePort(flag, what);
+  if (envValue !== undefined && envValue !== '') return parsePort(envValue, what);
+  return fallback;
+}
+
+interface Step {
+  name: string;
+  stop: () => Promise<void>;
+}
+
+/** Starts the stack, waits for SIGINT/SIGTERM, stops it; resolves once everything has stopped. */
+export async function runDev(opts: DevOptions, deps: DevCommandDeps = processDeps): Promise<void> {
+  const env = deps.env;
+  // Loaded lazily so `paysaga --help` and the other commands start fast.
+  /* eslint-disable @typescript-eslint/no-require-imports */
+  const workerMain = require('../../workers/main') as typeof WorkerMain;
+  const { startApiFromEnv } = require('../../api/server') as { startApiFromEnv: typeof StartApiFromEnv };
+  const { startSandbox } = require('../../sandbox') as { startSandbox: typeof StartSandbox };
+  /* eslint-enable @typescript-eslint/no-require-imports */
+
+  // --- configuration: every mistake is reported before anything starts ---
+  const dataDir = resolveDataDir(opts.data, env);
+  const host = opts.host || env.PAYSAGA_DEV_HOST || DEV_DEFAULTS.host;
+  const logLevel = workerMain.parseLogLevel(opts.logLevel ?? env.PAYSAGA_LOG_LEVEL, 'warn');
+  const wanted: PortSpec[] = [
+    {
+      name: 'API',
+      port: portOption(opts.apiPort, env.PAYSAGA_API_PORT, DEV_DEFAULTS.apiPort, '--api-port'),
+      how: '--api-port or PAYSAGA_API_PORT',
+    },
+    {
+      name: 'sandbox',
+      port: portOption(
+        opts.sandboxPort,
+        env.PAYSAGA_SANDBOX_PORT,
+        DEV_DEFAULTS.sandboxPort,
+        '--sandbox-port',
+      ),
+      how: '--sandbox-port or PAYSAGA_SANDBOX_PORT',
+    },
+    {
+      name: 'Temporal',
+      port: portOption(
+        opts.temporalPort,
+        env.PAYSAGA_TEMPORAL_PORT,
+        DEV_DEFAULTS.temporalPort,
+        '--temporal-port',
+      ),
+      how: '--temporal-port or PAYSAGA_TEMPORAL_PORT',
+    },
+    {
+      name: 'Temporal UI',
+      port: portOption(
+        opts.temporalUiPort,
+        env.PAYSAGA_TEMPORAL_UI_PORT,
+        DEV_DEFAULTS.temporalUiPort,
+        '--temporal-ui-port',
+      ),
+      how: '--temporal-ui-port or PAYSAGA_TEMPORAL_UI_PORT',
+    },
+  ];
+  const other = runningDev(dataDir);
+  if (other)
+    throw new Error(
+      `paysaga dev already runs on ${dataDir} (pid ${other.pid}, API ${other.apiUrl}); ` +
+        'stop it first, or use another --data folder',
+    );
+  const cli = resolveTemporalCli({ env });
+  if (!cli.path)
+    throw new Error(
+      'no Temporal CLI found (TEMPORAL_CLI_PATH, `temporal` on PATH, or .tools/ from `npm run setup`); ' +
+        'run `npm run setup` first',
+    );
+  const [apiPort, sandboxPort, temporalPort, uiPort] = (await settlePorts(host, wanted)).map(
+    (p) => p.port,
+  ) as [number, number, number, number];
+
+  // --- signals: the first one stops everything (also during start), a second one kills ---
+  const abort = new AbortController();
+  let wake: (signal: string) => void = () => undefined;
+  const stopRequested = new Promise<string>((resolve) => (wake = resolve));
+  const started: Step[] = [];
+  let temporal: TemporalDevServer | undefined;
+  let stopping = false;
+  const onSignal = (name: string) => () => {
+    if (!stopping && !abort.signal.aborted) {
+      deps.err(`dev: ${name}, stopping (again to kill at once)`);
+      abort.abort();
+      wake(name);
+      return;
+    }
+    deps.err('dev: killed');
+    if (temporal?.child.pid) killGroup(temporal.child.pid);
+    deps.exit(1);
+  };
+  const onInt = onSignal('SIGINT');
+  const onTerm = onSignal('SIGTERM');
+  deps.signals.on('SIGINT', onInt);
+  deps.signals.on('SIGTERM', onTerm);
+
+  const stopAll = async () => {
+    stopping = true;
+    let failed = false;
+    for (const step of [...started].reverse()) {
+      try {
+        await step.stop();
+        deps.err(`dev: ${step.name} stopped`);
+      } catch (err) {
+        failed = true;
+        deps.err(`dev: stopping ${step.name} failed: ${(err as Error).message}`);
+      }
+    }
+    started.length = 0;
+    removeDevState(dataDir);
+    return failed;
+  };
+  const checkAborted = () => {
+    if (abort.signal.aborted) throw new Error('interrupted while starting');
+  };
+
+  try {
+    let data: DevData;
+    let sandbox: RunningSandbox;
+    let api: RunningApi;
+    let logger: PinoLogger;
+    try {
+      data = await prepareDataDir(dataDir);
+      logger = workerMain.createLogger({ service: 'paysaga-dev', level: logLevel, fd: 2 });
+
+      deps.out(`starting the Temporal dev server (${describeTemporalCli(cli)}) ...`);
+      temporal = await startTemporalDevServer({
+        cliPath: cli.path,
+        dbFile: data.dbFile,
+        host,
+        port: temporalPort,
+        uiPort,
+        namespace: DEV_DEFAULTS.namespace,
+        logLevel: opts.temporalLogLevel ?? 'warn',
+        onLine: (line) => deps.err(`[temporal] ${line}`),
+        signal: abort.signal,
+      });
+      const server = temporal;
+      started.push({ name: 'Temporal dev server', stop: () => server.stop() });
+      checkAborted();
+
+      const apiUrl = `http://${host}:${apiPort}`;
+      const sandboxConfig: SandboxConfigInput = {
+        serviceKey: data.keys.servicePrivate,
+        projects: [
+          {
+            id: DEV_DEFAULTS.projectId,
+            publicKey: data.keys.partnerPublic,
+            webhookUrl: `${apiUrl}/webhooks/provider`,
+            webhooks: true,
+            // Card payments stop at finalization_pending, so a session can hold and finalize in part;
+            // the default finalization policy (auto) charges the whole hold right away.
+            hold: true,
+          },
+        ],
+      };
+      sandbox = await startSandbox(sandboxConfig, {
+        port: sandboxPort,
+        host,
+        logger: logger.child({ service: 'sandbox' }),
+      });
+      const sb = sandbox;
+      started.push({ name: 'sandbox', stop: () => sb.close() });
+      checkAborted();
+
+      const stackEnv: NodeJS.ProcessEnv = {
+        ...env,
+        TEMPORAL_ADDRESS: temporal.address,
+        TEMPORAL_NAMESPACE: DEV_DEFAULTS.namespace,
+        PAYSAGA_PROVIDER_ENV: 'test',
+        PAYSAGA_PROVIDER_URL: sandbox.url,
+        PAYSAGA_PROJECT_ID: DEV_DEFAULTS.projectId,
+        PAYSAGA_PARTNER_PRIVATE_KEY: data.keys.partnerPrivate,
+        PAYSAGA_PROVIDER_TEST_SERVICE_KEYS: data.keys.servicePublic,
+        PAYSAGA_API_TOKENS: data.token,
+        PAYSAGA_TEMPORAL_UI_URL: temporal.uiUrl,
+        PAYSAGA_LOG_LEVEL: logLevel,
+      };
+      // shutdownSignals []: the worker must not stop by itself on Ctrl-C, the API goes first.
+      const worker = await workerMain.startWorkerFromEnv({
+        env: stackEnv,
+        logger: logger.child({ service: 'worker' }),
+        shutdownSignals: [],
+      });
+      started.push({ name: 'worker', stop: () => worker.shutdown() });
+      checkAborted();
+
+      api = await startApiFromEnv(stackEnv, { port: apiPort, host });
+      const a = api;
+      started.push({ name: 'API', stop: () => a.close() });
+      checkAborted();
+    } catch (err) {
+      await stopAll();
+      throw err;
+    }
+
+    writeDevState(dataDir, {
+      pid: process.pid,
+      apiUrl: api.url,
+      sandboxUrl: sandbox.url,
+      temporalAddress: temporal.address,
+      temporalUiUrl: temporal.uiUrl,
+      namespace: DEV_DEFAULTS.namespace,
+      temporalPid: temporal.pid,
+      startedAt: new Date().toISOString(),
+    });
+    printBanner(deps, { data, apiUrl: api.url, sandboxUrl: sandbox.url, temporal, dataFlag: opts.data });
+
+    // Should the Temporal server die by itself, the stack is useless: stop the rest and say so.
+    const serverDied = temporal.exited.then((code) => `the Temporal dev server exited (${code})`);
+    const reason = await Promise.race([stopRequested, serverDied]);
+    if (!abort.signal.aborted) deps.err(`dev: ${reason}; stopping`);
+    const failed = await stopAll();
+    deps.out('paysaga dev stopped');
+    if (!abort.signal.aborted || failed) process.exitCode = 1;
+  } finally {
+    deps.signals.removeListener('SIGINT', onInt);
+    deps.signals.removeListener('SIGTERM', onTerm);
+  }
+}
+
+function killGroup(pid: number): void {
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // already gone
+  }
+}
+
+function printBanner(
+  deps: DevCommandDeps,
+  o: { data: DevData; apiUrl: string; sandboxUrl: string; temporal: TemporalDevServer; dataFlag?: string },
+): void {
+  const rel = path.relative(process.cwd(), o.data.dir) || '.';
+  const demo = o.dataFlag ? `paysaga demo --data ${rel}` : 'paysaga demo';
+  const lines = [
+    '',
+    'paysaga dev is up',
+    `  API          ${o.apiUrl}`,
+    `  API docs     ${o.apiUrl}/docs`,
+    `  API token    ${o.data.token}   (${o.data.tokenFile}${o.data.created.token ? ', new' : ''})`,
+    `  Temporal UI  ${o.temporal.uiUrl}`,
+    `  Temporal     ${o.temporal.address}  namespace ${DEV_DEFAULTS.namespace}  pid ${o.temporal.pid}`,
+    `  Sandbox      ${o.sandboxUrl}  (project ${DEV_DEFAULTS.projectId})`,
+    `  Data         ${o.data.dir}`,
+    '',
+    `Try every session kind end to end: ${demo}   (or: npm run paysaga -- demo)`,
+    'Ctrl-C stops everything.',
+  ];
+  for (const line of lines) deps.out(line);
+}

@@ -1,0 +1,125 @@
+/**
+ * The data folder of `paysaga dev` (default `.data/`):
+ *
+ *   temporal.sqlite   the Temporal dev server's state (sessions survive a restart)
+ *   keys/             partner and sandbox-service RSA keys, generated once (cli/keys.ts)
+ *   api-token         the bearer token of the local API, generated once (mode 0600)
+ *   dev.json          while `paysaga dev` runs: its pid and URLs (read by `paysaga demo`)
+ */
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { generateKeys, KEY_FILES, type KeyFileName } from '../keys';
+
+export const DEFAULT_DATA_DIR = '.data';
+export const API_TOKEN_FILE = 'api-token';
+export const DEV_STATE_FILE = 'dev.json';
+
+export interface DevData {
+  dir: string;
+  dbFile: string;
+  keysDir: string;
+  keys: Record<KeyFileName, string>;
+  tokenFile: string;
+  token: string;
+  /** What this run created (false: reused from an earlier run). */
+  created: { keys: boolean; token: boolean };
+}
+
+/** What a running `paysaga dev` writes to `<data>/dev.json`. */
+export interface DevState {
+  pid: number;
+  apiUrl: string;
+  sandboxUrl: string;
+  temporalAddress: string;
+  temporalUiUrl: string;
+  namespace: string;
+  temporalPid: number;
+  startedAt: string;
+}
+
+export function resolveDataDir(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
+  return path.resolve(flag || env.PAYSAGA_DATA_DIR || DEFAULT_DATA_DIR);
+}
+
+export function readApiToken(dir: string): string | undefined {
+  try {
+    const token = fs.readFileSync(path.join(dir, API_TOKEN_FILE), 'utf8').trim();
+    return token || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Creates the folder, the keys and the API token when missing; reuses them otherwise. */
+export async function prepareDataDir(dir: string): Promise<DevData> {
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const keysDir = path.join(dir, 'keys');
+  const keys = Object.fromEntries(
+    Object.entries(KEY_FILES).map(([k, name]) => [k, path.join(keysDir, name)]),
+  ) as Record<KeyFileName, string>;
+  const present = Object.values(keys).filter((f) => fs.existsSync(f));
+  let createdKeys = false;
+  if (present.length === 0) {
+    await generateKeys({ outDir: keysDir });
+    createdKeys = true;
+  } else if (present.length < Object.keys(keys).length) {
+    throw new Error(
+      `${keysDir} holds only some of the key files (${present.map((f) => path.basename(f)).join(', ')}); ` +
+        'remove the folder to have new keys made, or complete it with `paysaga keys generate --out <dir> --force`',
+    );
+  }
+
+  const tokenFile = path.join(dir, API_TOKEN_FILE);
+  let token = readApiToken(dir);
+  let createdToken = false;
+  if (!token) {
+    token = `psg_dev_${randomBytes(24).toString('base64url')}`;
+    fs.writeFileSync(tokenFile, `${token}\n`, { mode: 0o600 });
+    fs.chmodSync(tokenFile, 0o600);
+    createdToken = true;
+  }
+  return {
+    dir,
+    dbFile: path.join(dir, 'temporal.sqlite'),
+    keysDir,
+    keys,
+    tokenFile,
+    token,
+    created: { keys: createdKeys, token: createdToken },
+  };
+}
+
+export function readDevState(dir: string): DevState | undefined {
+  try {
+    return JSON.parse(fs.readFileSync(path.join(dir, DEV_STATE_FILE), 'utf8')) as DevState;
+  } catch {
+    return undefined;
+  }
+}
+
+export function writeDevState(dir: string, state: DevState): void {
+  const file = path.join(dir, DEV_STATE_FILE);
+  fs.writeFileSync(`${file}.tmp`, `${JSON.stringify(state, null, 2)}\n`);
+  fs.renameSync(`${file}.tmp`, file);
+}
+
+export function removeDevState(dir: string, pid = process.pid): void {
+  if (readDevState(dir)?.pid === pid) fs.rmSync(path.join(dir, DEV_STATE_FILE), { force: true });
+}
+
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** The state of another `paysaga dev` that still runs on this folder, if any. */
+export function runningDev(dir: string): DevState | undefined {
+  const state = readDevState(dir);
+  if (state && state.pid !== process.pid && processAlive(state.pid)) return state;
+  return undefined;
+}

@@ -1,0 +1,447 @@
+/**
+ * What `paysaga demo` does against a running stack: one scenario per session kind, each end to end
+ * through the HTTP API (and, where a person or a bank would act, the sandbox's payer pages and
+ * simulation routes). Scenarios run concurrently; `recurring` waits for the token the card checkout
+ * obtained.
+ *
+ * The dev sandbox's one project has `hold: true`: card payments stop at finalization_pending and the
+ * session's finalization policy decides. Every scenario keeps the default (auto: the whole hold is
+ * charged at once) except `hold`, which asks for `manual` and finalizes part of the hold through
+ * `POST /v1/sessions/{id}/finalize`.
+ */
+import { randomBytes } from 'node:crypto';
+import type { DemoApi } from './demo-http';
+import { firstForm, openPage, postJson } from './demo-http';
+
+/* eslint-disable @typescript-eslint/no-explicit-any -- session views are read field by field */
+
+export const DEMO_KINDS = [
+  'card',
+  'three-ds',
+  'payment-form',
+  'fps',
+  'hold',
+  'refund',
+  'payout',
+  'identity-check',
+  'chargeback',
+  'fps-binding',
+  'recurring',
+] as const;
+export type DemoKind = (typeof DEMO_KINDS)[number];
+
+export interface DemoContext {
+  api: DemoApi;
+  /** Base URL of the sandbox (simulation routes: chargebacks). */
+  sandboxUrl: string;
+  temporalUiUrl: string;
+  namespace: string;
+  /** How long one scenario may take. */
+  timeoutMs: number;
+  progress: (kind: DemoKind, message: string) => void;
+}
+
+export interface DemoResult {
+  kind: DemoKind;
+  sessionId?: string;
+  ok: boolean;
+  outcome: string;
+  temporalUrl?: string;
+  ms: number;
+}
+
+// Test cards of the sandbox (sandbox/README.md); never printed.
+const FRICTIONLESS = '4111111111111111';
+const THREE_DS = '4000000000003063';
+const card = (pan: string) => ({
+  card_number: pan,
+  card_exp_month: '12',
+  card_exp_year: '30',
+  card_code: '123',
+});
+const rub = (amount: number) => ({ amount, currency: 'RUB' });
+const FPS_PHONE = '+79001234567';
+const SANDBOX_BANK = '100000000999';
+const FINAL = new Set(['succeeded', 'failed', 'canceled']);
+const WAIT_MS = 10_000;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+class Scenario {
+  sessionId?: string;
+  temporalUrl?: string;
+  readonly api: DemoApi;
+  private readonly deadline: number;
+
+  constructor(
+    readonly kind: DemoKind,
+    private readonly ctx: DemoContext,
+    private readonly run: string,
+  ) {
+    this.api = ctx.api;
+    this.deadline = Date.now() + ctx.timeoutMs;
+  }
+
+  ref(suffix = ''): string {
+    return `demo-${this.kind}-${this.run}${suffix}`;
+  }
+
+  say(message: string): void {
+    this.ctx.progress(this.kind, message);
+  }
+
+  /** Remembers the session (the first one a scenario creates is the one in the table). */
+  track(view: any): any {
+    if (!this.sessionId && view?.sessionId) {
+      this.sessionId = view.sessionId;
+      this.temporalUrl =
+        view.links?.temporal ??
+        `${this.ctx.temporalUiUrl}/namespaces/${encodeURIComponent(this.ctx.namespace)}/workflows/${encodeURIComponent(view.sessionId)}`;
+    }
+    return view;
+  }
+
+  async create(path: string, body: Record<string, unknown>): Promise<any> {
+    const res = await this.api.call('POST', `${path}?wait=${WAIT_MS}`, body);
+    const view = this.track(res.body);
+    this.say(`${view.sessionId} created: ${describe(view)}`);
+    return view;
+  }
+
+  async get(sessionId: string): Promise<any> {
+    return (await this.api.call('GET', `/v1/sessions/${encodeURIComponent(sessionId)}`)).body;
+  }
+
+  /** Reads the session until `done(view)`, within the scenario's time. */
+  async until(sessionId: string, what: string, done: (view: any) => boolean): Promise<any> {
+    let view = await this.get(sessionId);
+    let shown = describe(view);
+    while (!done(view)) {
+      if (Date.now() > this.deadline)
+        throw new Error(`timed out waiting for ${what}; the session is ${describe(view)}`);
+      await sleep(400);
+      view = await this.get(sessionId);
+      const now = describe(view);
+      if (now !== shown) this.say(`${sessionId} ${now}`);
+      shown = now;
+    }
+    return view;
+  }
+
+  async final(sessionId: string): Promise<any> {
+    return this.until(sessionId, 'the end of the session', (v) => FINAL.has(v.phase));
+  }
+}
+
+function describe(view: any): string {
+  const status = view.providerStatus ? ` (${view.providerStatus})` : '';
+  return `${view.kind ?? '?'}: ${view.phase ?? '?'}${status}${view.reason ? `, ${view.reason}` : ''}`;
+}
+
+const payment = (view: any) => (view.operations ?? []).find((o: any) => o.kind === 'payment');
+
+function expectPhase(view: any, phase: string): string {
+  if (view.phase !== phase) throw new Error(`ended ${describe(view)}, expected ${phase}`);
+  return phase;
+}
+
+/** The payer answers the 3-D Secure challenge over HTTP and follows the page back to the API. */
+async function playThreeDs(s: Scenario, view: any, code: string): Promise<string> {
+  const dest = view.userAction?.destination_info;
+  if (!dest?.url_address)
+    throw new Error(`no 3-D Secure redirect in userAction: ${JSON.stringify(view.userAction)}`);
+  const params: Record<string, string> = {};
+  for (const [k, v] of Object.entries({ ...dest.additional_params, ...dest.extra_params }))
+    params[k] = String(v);
+  s.say(`payer opens the 3-D Secure page (${dest.http_method ?? 'GET'} ${new URL(dest.url_address).origin})`);
+  const challenge = await openPage(dest.url_address, dest.http_method === 'POST' ? 'POST' : 'GET', params);
+  const form = firstForm(challenge.html, challenge.url);
+  if (challenge.status !== 200 || !form)
+    throw new Error(`the 3-D Secure page was not served (${challenge.status})`);
+  s.say('payer types the code and confirms');
+  const submitted = await openPage(form.action, form.method === 'GET' ? 'GET' : 'POST', {
+    ...form.fields,
+    code,
+  });
+  // Back to back_url: a redirect (GET) or an auto-submitted form (POST), as the issuer chooses.
+  let back = submitted;
+  if (submitted.location) back = await openPage(submitted.location, 'GET');
+  else {
+    const auto = firstForm(submitted.html, submitted.url);
+    if (!auto) throw new Error(`the 3-D Secure page did not send the payer back (${submitted.status})`);
+    back = await openPage(auto.action, auto.method === 'GET' ? 'GET' : 'POST', auto.fields);
+  }
+  const outcome = /data-outcome="([^"]+)"/.exec(back.html)?.[1] ?? `HTTP ${back.status}`;
+  s.say(`payer lands on ${new URL(back.url).pathname}: ${outcome}`);
+  return outcome;
+}
+
+/** The payer's bank pays the FPS QR (sandbox simulation route behind the QR's deep link). */
+async function payQr(s: Scenario, view: any): Promise<void> {
+  const content = view.userAction?.payment_qr?.qr_data?.qr_content;
+  if (typeof content !== 'string') throw new Error(`no QR in userAction: ${JSON.stringify(view.userAction)}`);
+  s.say('payer scans the QR and pays in the bank app');
+  const res = await postJson(`${content}/pay`, { phone_number: FPS_PHONE });
+  if (res.status !== 200)
+    throw new Error(`the bank app refused to pay (${res.status}): ${res.text.slice(0, 200)}`);
+}
+
+async function awaitQr(s: Scenario, view: any): Promise<any> {
+  return s.until(view.sessionId, 'the QR', (v) => !!v.userAction?.payment_qr || FINAL.has(v.phase));
+}
+
+async function successfulCardPayment(s: Scenario, amount: number, extra: Record<string, unknown> = {}) {
+  const view = await s.create('/v1/checkouts', {
+    method: 'card',
+    reference: s.ref(),
+    amount: rub(amount),
+    card: card(FRICTIONLESS),
+    ...extra,
+  });
+  const done = await s.final(view.sessionId);
+  expectPhase(done, 'succeeded');
+  return done;
+}
+
+type ScenarioFn = (s: Scenario, ctx: DemoContext, shared: Shared) => Promise<string>;
+
+interface Shared {
+  /** The recurring token the card checkout obtained (allowRecurring). */
+  cardToken: Promise<string>;
+  setCardToken(token: string): void;
+  failCardToken(err: Error): void;
+}
+
+const SCENARIOS: Record<DemoKind, ScenarioFn> = {
+  async card(s, _ctx, shared) {
+    try {
+      const done = await successfulCardPayment(s, 125_000, { allowRecurring: true });
+      if (done.recurringToken) shared.setCardToken(done.recurringToken);
+      else shared.failCardToken(new Error('the card checkout obtained no recurring token'));
+      return `succeeded, ${payment(done)?.amount ?? '?'} charged${done.recurringToken ? ', recurring token' : ''}`;
+    } catch (err) {
+      shared.failCardToken(err as Error);
+      throw err;
+    }
+  },
+
+  async 'three-ds'(s, ctx) {
+    const view = await s.create('/v1/checkouts', {
+      method: 'card',
+      reference: s.ref(),
+      amount: rub(89_900),
+      card: card(THREE_DS),
+      backUrl: `${ctx.api.baseUrl}/return`,
+    });
+    const waiting = view.userAction
+      ? view
+      : await s.until(view.sessionId, 'the 3-D Secure redirect', (v) => !!v.userAction || FINAL.has(v.phase));
+    const page = await playThreeDs(s, waiting, '12345');
+    const done = await s.final(view.sessionId);
+    return `${expectPhase(done, 'succeeded')}, return page: ${page}`;
+  },
+
+  async 'payment-form'(s, ctx) {
+    const view = await s.create('/v1/checkouts', {
+      method: 'payment_form',
+      reference: s.ref(),
+      amount: rub(42_000),
+    });
+    const ready = view.publicToken
+      ? view
+      : await s.until(view.sessionId, 'the public token', (v) => !!v.publicToken || FINAL.has(v.phase));
+    if (!ready.publicToken) throw new Error(`no public token: ${describe(ready)}`);
+    s.say('payer fills in the payment-form widget');
+    const res = await postJson(`${ctx.sandboxUrl}/sandbox/widgets/payment-form`, {
+      public_token: ready.publicToken,
+      ...card(FRICTIONLESS),
+    });
+    if (res.status !== 200)
+      throw new Error(`the widget refused the card (${res.status}): ${res.text.slice(0, 200)}`);
+    return expectPhase(await s.final(view.sessionId), 'succeeded');
+  },
+
+  async fps(s) {
+    const view = await s.create('/v1/checkouts', {
+      method: 'fps',
+      reference: s.ref(),
+      amount: rub(31_500),
+      customer: { user_id: 'demo-payer' },
+      moneyPurpose: 'paysaga demo',
+    });
+    await payQr(s, await awaitQr(s, view));
+    return expectPhase(await s.final(view.sessionId), 'succeeded');
+  },
+
+  async hold(s) {
+    const held = 200_000;
+    const charged = 120_000;
+    const view = await s.create('/v1/checkouts', {
+      method: 'card',
+      reference: s.ref(),
+      amount: rub(held),
+      card: card(FRICTIONLESS),
+      settings: { finalization: { mode: 'manual', deadlineMs: 10 * 60_000 } },
+    });
+    await s.until(
+      view.sessionId,
+      'the hold',
+      (v) => v.phase === 'awaiting_finalization' || FINAL.has(v.phase),
+    );
+    s.say(`funds held; finalizing ${charged} of ${held}`);
+    expectPhase(await s.get(view.sessionId), 'awaiting_finalization');
+    const finalized = await s.api.call('POST', `/v1/sessions/${view.sessionId}/finalize`, {
+      amount: charged,
+    });
+    s.say(`finalize answered: ${describe(finalized.body)}`);
+    const done = await s.final(view.sessionId);
+    expectPhase(done, 'succeeded');
+    const amount = payment(done)?.amount;
+    return `succeeded, held ${held}, finalized ${charged}${amount !== undefined ? ` (payment shows ${amount})` : ''}`;
+  },
+
+  async refund(s) {
+    const paid = await successfulCardPayment(s, 75_000);
+    s.say(`refunding 25000 of ${payment(paid)?.amount ?? 75_000}`);
+    const res = await s.api.call('POST', `/v1/sessions/${paid.sessionId}/refunds?wait=${WAIT_MS}`, {
+      reference: s.ref('-r'),
+      amount: 25_000,
+    });
+    s.say(`refund started: ${describe(res.body)}`);
+    const done = await s.until(
+      paid.sessionId,
+      'the refund',
+      (v) => v.kind === 'refund' && FINAL.has(v.phase),
+    );
+    return `refund ${expectPhase(done, 'succeeded')}`;
+  },
+
+  async payout(s) {
+    const view = await s.create('/v1/payouts', {
+      reference: s.ref(),
+      amount: rub(50_000),
+      destination: { type: 'card', card: { card_number: FRICTIONLESS } },
+    });
+    return expectPhase(await s.final(view.sessionId), 'succeeded');
+  },
+
+  async 'identity-check'(s) {
+    const view = await s.create('/v1/identity-checks', {
+      reference: s.ref(),
+      phone: FPS_PHONE,
+      bankId: SANDBOX_BANK,
+      payee: { given_name: 'Ivan', family_name: 'Petrov' },
+    });
+    return `${expectPhase(await s.final(view.sessionId), 'succeeded')} (recipient registered in FPS)`;
+  },
+
+  async chargeback(s, ctx) {
+    const paid = await successfulCardPayment(s, 64_000);
+    s.say("the payer's bank files a chargeback");
+    const res = await postJson(`${ctx.sandboxUrl}/sandbox/chargebacks`, { session_id: paid.sessionId });
+    if (res.status !== 200)
+      throw new Error(`the sandbox refused the chargeback (${res.status}): ${res.text.slice(0, 200)}`);
+    const seen = await s.until(paid.sessionId, 'the chargeback on the session', (v) =>
+      (v.operations ?? []).some((o: any) => o.kind === 'chargeback'),
+    );
+    const cb = seen.operations.find((o: any) => o.kind === 'chargeback');
+    return `chargeback ${cb.id} ${cb.amount ?? ''} recorded (${seen.kind})`.replace('  ', ' ');
+  },
+
+  async 'fps-binding'(s) {
+    const view = await s.create('/v1/fps-bindings', {
+      reference: s.ref(),
+      customer: { user_id: 'demo-payer' },
+    });
+    await payQr(s, await awaitQr(s, view));
+    const done = await s.final(view.sessionId);
+    expectPhase(done, 'succeeded');
+    if (!done.recurringToken) throw new Error('succeeded without a recurring token');
+    return 'succeeded, FPS account bound (recurring token)';
+  },
+
+  async recurring(s, _ctx, shared) {
+    s.say('waiting for the recurring token of the card checkout');
+    const token = await shared.cardToken;
+    const view = await s.create('/v1/checkouts', {
+      method: 'recurring',
+      reference: s.ref(),
+      amount: rub(9_900),
+      token,
+      initiatedBy: 'merchant',
+    });
+    return `${expectPhase(await s.final(view.sessionId), 'succeeded')} (merchant-initiated, by token)`;
+  },
+};
+
+/** A run id for references: unique across runs against the same (persistent) Temporal server. */
+export function demoRunId(): string {
+  return `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
+}
+
+export async function runDemo(
+  ctx: DemoContext,
+  kinds: readonly DemoKind[] = DEMO_KINDS,
+): Promise<DemoResult[]> {
+  const run = demoRunId();
+  let setCardToken: (t: string) => void = () => undefined;
+  let failCardToken: (e: Error) => void = () => undefined;
+  const cardToken = new Promise<string>((resolve, reject) => {
+    setCardToken = resolve;
+    failCardToken = reject;
+  });
+  cardToken.catch(() => undefined);
+  const shared: Shared = { cardToken, setCardToken, failCardToken };
+  if (!kinds.includes('card')) failCardToken(new Error('needs the card scenario (its recurring token)'));
+
+  return Promise.all(
+    kinds.map(async (kind): Promise<DemoResult> => {
+      const started = Date.now();
+      const s = new Scenario(kind, ctx, run);
+      try {
+        const outcome = await SCENARIOS[kind](s, ctx, shared);
+        ctx.progress(kind, `done: ${outcome}`);
+        return result(s, true, outcome, started);
+      } catch (err) {
+        const message = err instanceof Error ? err.message : String(err);
+        ctx.progress(kind, `FAILED: ${message}`);
+        return result(s, false, message, started);
+      }
+    }),
+  );
+}
+
+function result(s: Scenario, ok: boolean, outcome: string, started: number): DemoResult {
+  return {
+    kind: s.kind,
+    ok,
+    outcome,
+    ms: Date.now() - started,
+    ...(s.sessionId ? { sessionId: s.sessionId } : {}),
+    ...(s.temporalUrl ? { temporalUrl: s.temporalUrl } : {}),
+  };
+}
+
+/** The table `paysaga demo` prints (plain text, one line per kind). */
+export function formatTable(results: DemoResult[]): string[] {
+  const rows = results.map((r) => [
+    r.kind,
+    r.sessionId ?? '-',
+    r.ok ? 'ok' : 'FAILED',
+    r.outcome,
+    r.temporalUrl ?? '-',
+  ]);
+  const head = ['KIND', 'SESSION', 'RESULT', 'OUTCOME', 'TEMPORAL UI'];
+  const widths = head.map((h, i) =>
+    Math.max(h.length, ...rows.map((r) => Math.min(r[i]!.length, i === 3 ? 60 : 200))),
+  );
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) =>
+        i === cells.length - 1
+          ? c
+          : (c.length > widths[i]! ? `${c.slice(0, widths[i]! - 1)}…` : c).padEnd(widths[i]!),
+      )
+      .join('  ');
+  return [line(head), ...rows.map(line)];
+}

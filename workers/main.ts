@@ -1,0 +1,285 @@
+/**
+ * The worker process: every session workflow and its activities, configured by environment variables
+ * (Temporal: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, PAYSAGA_TASK_QUEUE; provider: PAYSAGA_PROVIDER_URL,
+ * PAYSAGA_PROJECT_ID, PAYSAGA_PARTNER_PRIVATE_KEY, ...; logs: PAYSAGA_LOG_LEVEL). Run alone by
+ * `paysaga worker`, in-process by `paysaga dev`.
+ *
+ * Workflow code: `PAYSAGA_WORKFLOW_BUNDLE` (a file written by bundleWorkflowCode), else the prebuilt
+ * `dist/workflow-bundle.js` (`npm run build`) when it is newer than the compiled workflows, else the
+ * workflows are bundled at start (a few seconds) and, when running from dist/, the bundle is saved there
+ * for the next start.
+ *
+ * Logs are pino JSON lines carrying `sessionId` (= workflow id) for everything a session does. Card
+ * data never reaches a worker (DESIGN decision 2); the log formatter also blanks any card-looking field.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { LogLevel, LogMetadata, Logger } from '@temporalio/common';
+import { bundleWorkflowCode, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
+import pino, { type Logger as PinoLogger } from 'pino';
+import { ProviderClient, providerConfigFromEnv, resolveEnvironment } from '../provider';
+import { temporalSettingsFromEnv } from './config';
+import { createPaysagaWorker } from './worker';
+
+export const PINO_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type PinoLevel = (typeof PINO_LEVELS)[number];
+
+/** Field names whose values are blanked in every log line, at any depth. */
+const SECRET_FIELD =
+  /^(card_number|card_code|cvv|cvc|card_details|card|pan|privateKey|partnerPrivateKey|authorization)$/i;
+const MAX_SCRUB_DEPTH = 6;
+
+function scrub(value: unknown, depth = 0): unknown {
+  if (value === null || typeof value !== 'object' || depth > MAX_SCRUB_DEPTH) return value;
+  if (value instanceof Error) return value;
+  if (Array.isArray(value)) return value.map((v) => scrub(v, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value))
+    out[k] = SECRET_FIELD.test(k) ? '[redacted]' : scrub(v, depth + 1);
+  return out;
+}
+
+export interface CreateLoggerOptions {
+  level?: PinoLevel;
+  /** `service` field of every line. */
+  service: string;
+  /** 1: stdout (default), 2: stderr. */
+  fd?: 1 | 2;
+}
+
+/** A pino logger with paysaga's conventions: JSON lines, `service`, card-looking fields blanked. */
+export function createLogger(o: CreateLoggerOptions): PinoLogger {
+  return pino(
+    {
+      level: o.level ?? 'info',
+      base: { service: o.service },
+      formatters: { log: (obj) => scrub(obj) as Record<string, unknown> },
+    },
+    pino.destination({ fd: o.fd ?? 1, sync: true }),
+  );
+}
+
+export function parseLogLevel(value: string | undefined, fallback: PinoLevel): PinoLevel {
+  if (value === undefined || value === '') return fallback;
+  const v = value.toLowerCase();
+  if (!(PINO_LEVELS as readonly string[]).includes(v))
+    throw new Error(`log level must be one of ${PINO_LEVELS.join(', ')}, got ${value}`);
+  return v as PinoLevel;
+}
+
+const TO_PINO: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = {
+  TRACE: 'trace',
+  DEBUG: 'debug',
+  INFO: 'info',
+  WARN: 'warn',
+  ERROR: 'error',
+};
+
+/** Temporal metadata as log fields: the workflow id is the session id; task tokens are noise. */
+function sessionFields(meta: LogMetadata | undefined): Record<string, unknown> {
+  if (!meta) return {};
+  const fields: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(meta)) if (k !== 'taskToken') fields[k] = v;
+  if (typeof meta.workflowId === 'string') fields.sessionId = meta.workflowId;
+  return fields;
+}
+
+/** The Temporal SDK's Logger interface over pino (SDK, workflow and activity logs). */
+export function temporalLogger(logger: PinoLogger): Logger {
+  const log = (level: LogLevel, message: string, meta?: LogMetadata) =>
+    logger[TO_PINO[level] ?? 'info'](sessionFields(meta), message);
+  return {
+    log,
+    trace: (m, meta) => log('TRACE', m, meta),
+    debug: (m, meta) => log('DEBUG', m, meta),
+    info: (m, meta) => log('INFO', m, meta),
+    warn: (m, meta) => log('WARN', m, meta),
+    error: (m, meta) => log('ERROR', m, meta),
+  };
+}
+
+/**
+ * Installs the Temporal Runtime once per process with `logger` (native core logs forwarded to it).
+ * `shutdownSignals`: the SDK's default (SIGINT, SIGTERM, SIGQUIT, SIGUSR2) shuts every worker down by
+ * itself; `[]` leaves stopping to the caller (`paysaga dev` stops the API first). Returns false when a
+ * Runtime already existed (its settings stay).
+ */
+export function installRuntime(logger: PinoLogger, shutdownSignals?: NodeJS.Signals[]): boolean {
+  try {
+    Runtime.install({
+      logger: temporalLogger(logger),
+      telemetryOptions: { logging: { filter: { core: 'WARN', other: 'ERROR' }, forward: {} } },
+      ...(shutdownSignals ? { shutdownSignals } : {}),
+    });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Files the prebuilt bundle is made from (compiled workflows and the search attributes they import). */
+function bundleInputs(distDir: string): string[] {
+  const files: string[] = [];
+  const walk = (dir: string) => {
+    let entries: fs.Dirent[];
+    try {
+      entries = fs.readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      const full = path.join(dir, e.name);
+      if (e.isDirectory()) walk(full);
+      else if (e.name.endsWith('.js')) files.push(full);
+    }
+  };
+  walk(path.join(distDir, 'workflows'));
+  files.push(path.join(distDir, 'workers', 'search-attributes.js'));
+  return files;
+}
+
+/** True when `bundle` exists and no input it was built from is newer. */
+export function bundleIsFresh(bundle: string, distDir: string): boolean {
+  let built: number;
+  try {
+    built = fs.statSync(bundle).mtimeMs;
+  } catch {
+    return false;
+  }
+  for (const input of bundleInputs(distDir)) {
+    try {
+      if (fs.statSync(input).mtimeMs > built) return false;
+    } catch {
+      // an input that no longer exists: the bundle may hold stale code
+      return false;
+    }
+  }
+  return true;
+}
+
+/** Where the prebuilt bundle lives when this module runs compiled (dist/workers/main.js). */
+export function prebuiltBundlePath(): string | undefined {
+  return __filename.endsWith('.js') ? path.resolve(__dirname, '..', 'workflow-bundle.js') : undefined;
+}
+
+export interface WorkflowCode {
+  /** A bundle file for the worker; undefined: the worker bundles from source itself. */
+  bundlePath?: string;
+  source: 'env' | 'prebuilt' | 'bundled' | 'source';
+}
+
+/** Decides which workflow code the worker loads (see the file comment). */
+export async function resolveWorkflowCode(env: NodeJS.ProcessEnv, logger: PinoLogger): Promise<WorkflowCode> {
+  const fromEnv = env.PAYSAGA_WORKFLOW_BUNDLE;
+  if (fromEnv) {
+    if (!fs.existsSync(fromEnv))
+      throw new Error(`PAYSAGA_WORKFLOW_BUNDLE is set to ${fromEnv}, but no file is there`);
+    return { bundlePath: path.resolve(fromEnv), source: 'env' };
+  }
+  const prebuilt = prebuiltBundlePath();
+  if (!prebuilt) return { source: 'source' };
+  const distDir = path.dirname(prebuilt);
+  if (bundleIsFresh(prebuilt, distDir)) return { bundlePath: prebuilt, source: 'prebuilt' };
+
+  const started = Date.now();
+  logger.info('bundling workflows (no fresh dist/workflow-bundle.js; `npm run build` makes one)');
+  const { code } = await bundleWorkflowCode({
+    workflowsPath: require.resolve('../workflows'),
+    logger: temporalLogger(logger.child({ component: 'bundler' }, { level: 'warn' })),
+  });
+  // Written next to the inputs for the next start; a temp name first so a reader never sees half a file.
+  const tmp = `${prebuilt}.${process.pid}.tmp`;
+  fs.writeFileSync(tmp, code);
+  fs.renameSync(tmp, prebuilt);
+  logger.info({ ms: Date.now() - started, bundle: prebuilt }, 'workflows bundled');
+  return { bundlePath: prebuilt, source: 'bundled' };
+}
+
+export interface StartWorkerOptions {
+  env?: NodeJS.ProcessEnv;
+  logger?: PinoLogger;
+  /** Passed to {@link installRuntime}; omitted: the SDK's default signals. */
+  shutdownSignals?: NodeJS.Signals[];
+}
+
+export interface RunningWorker {
+  worker: Worker;
+  address: string;
+  namespace: string;
+  taskQueue: string;
+  workflowCode: WorkflowCode;
+  /** Settles when the worker has stopped (by {@link RunningWorker.shutdown} or a shutdown signal). */
+  done: Promise<void>;
+  /** Stops polling, lets in-flight activities finish (grace time 10 s), closes the connections. */
+  shutdown(): Promise<void>;
+}
+
+/** Builds and starts the worker from the environment; configuration errors are thrown before connecting. */
+export async function startWorkerFromEnv(o: StartWorkerOptions = {}): Promise<RunningWorker> {
+  const env = o.env ?? process.env;
+  const logger =
+    o.logger ?? createLogger({ service: 'worker', level: parseLogLevel(env.PAYSAGA_LOG_LEVEL, 'info') });
+  const temporal = temporalSettingsFromEnv(env);
+  const providerConfig = providerConfigFromEnv(env);
+  const environment = resolveEnvironment(providerConfig);
+  installRuntime(logger, o.shutdownSignals);
+
+  const workflowCode = await resolveWorkflowCode(env, logger);
+  const provider = new ProviderClient({
+    baseUrl: environment.baseUrl,
+    projectId: providerConfig.projectId,
+    privateKey: providerConfig.partnerPrivateKey,
+    legacyHeaders: providerConfig.legacyHeaders,
+    timeoutMs: providerConfig.timeoutMs,
+    ...(providerConfig.submerchantId ? { submerchantId: providerConfig.submerchantId } : {}),
+  });
+  let connection: NativeConnection | undefined;
+  let worker: Worker;
+  try {
+    connection = await NativeConnection.connect({ address: temporal.address });
+    worker = await createPaysagaWorker({
+      connection,
+      namespace: temporal.namespace,
+      taskQueue: temporal.taskQueue,
+      provider,
+      ...(workflowCode.bundlePath ? { workflowBundlePath: workflowCode.bundlePath } : {}),
+    });
+  } catch (err) {
+    await connection?.close().catch(() => undefined);
+    await provider.close();
+    throw err;
+  }
+  const conn = connection;
+  const done = (async () => {
+    try {
+      await worker.run();
+    } finally {
+      await conn.close().catch(() => undefined);
+      await provider.close().catch(() => undefined);
+      logger.info('worker stopped');
+    }
+  })();
+  logger.info(
+    {
+      address: temporal.address,
+      namespace: temporal.namespace,
+      taskQueue: temporal.taskQueue,
+      provider: environment.baseUrl,
+      projectId: providerConfig.projectId,
+      workflowCode: workflowCode.source,
+    },
+    'worker polling',
+  );
+  return {
+    worker,
+    address: temporal.address,
+    namespace: temporal.namespace,
+    taskQueue: temporal.taskQueue,
+    workflowCode,
+    done,
+    async shutdown() {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await done;
+    },
+  };
+}
