@@ -11,6 +11,7 @@ import { jsonBodyPlugin } from './plugins/json-body';
 import { createApiMetrics, metricsPlugin } from './plugins/metrics';
 import { openapiPlugin } from './plugins/openapi';
 import { checkoutRoutes } from './routes/checkouts';
+import { codecRoutes } from './routes/codec';
 import { healthRoutes } from './routes/health';
 import { returnRoutes } from './routes/return';
 import { sessionRoutes } from './routes/sessions';
@@ -55,5 +56,12 @@ export function buildApi(deps: ApiDeps): FastifyInstance {
   );
   app.register(webhookRoutes, { ...resolved, metrics });
   app.register(returnRoutes, resolved);
+  if (deps.codec) {
+    app.register(codecRoutes, {
+      codec: deps.codec,
+      tokens: deps.codecTokens ?? [],
+      corsOrigins: deps.codecCorsOrigins ?? [],
+    });
+  }
   return app;
 }

@@ -1,4 +1,5 @@
 import type { Client } from '@temporalio/client';
+import type { PayloadCodec } from '@temporalio/common';
 import type { FastifyServerOptions } from 'fastify';
 import type { PaymentsClient } from '../client/payments-client';
 import type { createWebhookVerifier, ProviderClient } from '../provider';
@@ -24,4 +25,13 @@ export interface ApiDeps {
   /** How long the return page waits for the session to settle (default 3000 ms). */
   returnWaitMs?: number;
   logger?: FastifyServerOptions['logger'];
+  /**
+   * The payload codec of the worker: with it, POST /codec/encode and /codec/decode serve the Temporal
+   * UI (its codec endpoint setting) so staff can read encrypted sessions. Without it, no codec routes.
+   */
+  codec?: PayloadCodec;
+  /** Bearer tokens for the codec routes; empty: open (only behind a network boundary staff own). */
+  codecTokens?: string[];
+  /** Origins allowed to call the codec routes from a browser (the Temporal UI), default none. */
+  codecCorsOrigins?: string[];
 }

@@ -2,10 +2,7 @@
  * The API's one error shape, and how every error class of paysaga maps onto it. Messages never carry
  * request bodies: zod messages name rules, not values, and provider descriptions are PAN-redacted.
  */
-import {
-  ServiceError,
-  WorkflowUpdateRPCTimeoutOrCancelledError,
-} from '@temporalio/client';
+import { ServiceError, WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
 import { InputValidationError, SessionNotFoundError, SessionStateError } from '../client/errors';
 import {
   ProviderError,
@@ -69,16 +66,10 @@ export function toApiError(err: unknown): ApiError {
     return new ApiError(400, 'invalid_request', 'invalid input', false, err.fields);
   if (err instanceof ProviderValidationError)
     return new ApiError(400, 'invalid_request', 'invalid input', false, err.fields.map(splitProviderField));
-  if (err instanceof SessionNotFoundError)
-    return new ApiError(404, 'session_not_found', err.message);
+  if (err instanceof SessionNotFoundError) return new ApiError(404, 'session_not_found', err.message);
   if (err instanceof SessionStateError) return new ApiError(409, 'invalid_state', err.message);
   if (err instanceof ProviderOutcomeUnknownError)
-    return new ApiError(
-      504,
-      'outcome_unknown',
-      'outcome unknown, retry with the same Idempotency-Key',
-      true,
-    );
+    return new ApiError(504, 'outcome_unknown', 'outcome unknown, retry with the same Idempotency-Key', true);
   if (err instanceof ProviderUnavailableError)
     return new ApiError(503, 'provider_unavailable', 'the payment provider cannot be reached', true);
   if (err instanceof ProviderError) return new ApiError(502, err.errorCode, err.message, err.retryable);

@@ -43,7 +43,10 @@ export function sessionIdParam(params: unknown): string {
  * Both given and different is a mistake the caller must hear about (which one did they mean?).
  * Returns the body with the reference filled in.
  */
-export function withReference(request: FastifyRequest, body: Record<string, unknown>): Record<string, unknown> {
+export function withReference(
+  request: FastifyRequest,
+  body: Record<string, unknown>,
+): Record<string, unknown> {
   const header = request.headers['idempotency-key'];
   if (header === undefined) return body;
   if (Array.isArray(header))
@@ -61,7 +64,10 @@ export function withReference(request: FastifyRequest, body: Record<string, unkn
 }
 
 /** When neither names the request, say both ways of naming it. */
-export async function explainMissingReference<T>(body: Record<string, unknown>, run: () => Promise<T>): Promise<T> {
+export async function explainMissingReference<T>(
+  body: Record<string, unknown>,
+  run: () => Promise<T>,
+): Promise<T> {
   try {
     return await run();
   } catch (err) {
@@ -83,7 +89,10 @@ export interface LinkOptions {
   temporalUiUrl?: string;
 }
 
-export function withLinks(view: SessionView, o: LinkOptions): SessionView & { links: Record<string, string> } {
+export function withLinks(
+  view: SessionView,
+  o: LinkOptions,
+): SessionView & { links: Record<string, string> } {
   const links: Record<string, string> = { self: `/v1/sessions/${encodeURIComponent(view.sessionId)}` };
   if (o.temporalUiUrl) {
     const ns = encodeURIComponent(o.temporal.options.namespace);

@@ -30,7 +30,10 @@ function tidy(node: unknown): unknown {
 }
 
 /** The input side of a zod schema (what a caller sends) as JSON schema. */
-export function docSchema(schema: z.ZodType, patch: { description?: string; optional?: string[]; extra?: Json } = {}): Json {
+export function docSchema(
+  schema: z.ZodType,
+  patch: { description?: string; optional?: string[]; extra?: Json } = {},
+): Json {
   const json = tidy(z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' })) as Json;
   if (patch.optional && Array.isArray(json.required)) {
     json.required = (json.required as string[]).filter((r) => !patch.optional!.includes(r));
@@ -101,7 +104,10 @@ export const sharedSchemas: Json[] = [
           'late_event',
         ],
       },
-      reference: { type: 'string', description: 'The caller reference (or Idempotency-Key) it was created with.' },
+      reference: {
+        type: 'string',
+        description: 'The caller reference (or Idempotency-Key) it was created with.',
+      },
       phase: {
         type: 'string',
         enum: [
@@ -136,7 +142,7 @@ export const sharedSchemas: Json[] = [
       },
       userAction: {
         type: 'object',
-        description: "What the payer must do: 3-D Secure redirect (destination_info) or FPS QR (payment_qr).",
+        description: 'What the payer must do: 3-D Secure redirect (destination_info) or FPS QR (payment_qr).',
         additionalProperties: true,
       },
       publicToken: { type: 'string', description: 'Payment form: the widget token.' },
@@ -192,7 +198,10 @@ export const sessionParams = {
 };
 
 export const errorResponses = {
-  400: { description: 'Invalid input: `fields` names each field and rule. Nothing was started.', ...ERROR_REF },
+  400: {
+    description: 'Invalid input: `fields` names each field and rule. Nothing was started.',
+    ...ERROR_REF,
+  },
   401: { description: 'Missing or wrong bearer token.', ...ERROR_REF },
   502: { description: 'The provider refused: `code` is its error_code.', ...ERROR_REF },
   503: { description: 'Provider or Temporal unreachable; retry.', ...ERROR_REF },

@@ -8,7 +8,13 @@ import { Client, Connection } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import { PaymentsClient } from '../client/payments-client';
 import { DEFAULT_SETTINGS } from '../client/settings';
-import { createWebhookVerifier, ProviderClient, providerConfigFromEnv, resolveEnvironment } from '../provider';
+import {
+  createWebhookVerifier,
+  ProviderClient,
+  providerConfigFromEnv,
+  resolveEnvironment,
+} from '../provider';
+import { codecFromEnv } from '../workers/codec';
 import { temporalSettingsFromEnv } from '../workers/config';
 import type { SessionSettings } from '../workflows/types';
 import { buildApi } from './app';
@@ -72,6 +78,9 @@ export async function startApiFromEnv(
   const returnUrl = env.PAYSAGA_RETURN_URL || undefined;
   if (returnUrl) new URL(returnUrl); // throws on a malformed URL, at startup rather than per payer
   const temporalSettings = temporalSettingsFromEnv(env);
+  // The same codec as the worker (PAYSAGA_CODEC_KEYS): without it the API could not read what the
+  // worker encrypted (queries, results) and would start workflows with plain payloads.
+  const codec = codecFromEnv(env);
   const settings = opts.settings ?? DEFAULT_SETTINGS;
   const listenPort = opts.port ?? port(env.PAYSAGA_API_PORT);
   const host = opts.host ?? (env.PAYSAGA_API_HOST || DEFAULT_API_HOST);
@@ -87,8 +96,17 @@ export async function startApiFromEnv(
   let connection: Connection | undefined;
   try {
     connection = await Connection.connect({ address: temporalSettings.address });
-    const temporal = new Client({ connection, namespace: temporalSettings.namespace });
-    const payments = new PaymentsClient({ temporal, provider, taskQueue: temporalSettings.taskQueue, settings });
+    const temporal = new Client({
+      connection,
+      namespace: temporalSettings.namespace,
+      ...(codec ? { dataConverter: { payloadCodecs: [codec] } } : {}),
+    });
+    const payments = new PaymentsClient({
+      temporal,
+      provider,
+      taskQueue: temporalSettings.taskQueue,
+      settings,
+    });
     const app = buildApi({
       payments,
       provider,
@@ -100,6 +118,9 @@ export async function startApiFromEnv(
       ...(returnUrl ? { returnUrl } : {}),
       ...(env.PAYSAGA_TEMPORAL_UI_URL ? { temporalUiUrl: env.PAYSAGA_TEMPORAL_UI_URL } : {}),
       logger: logger(env),
+      ...(codec ? { codec } : {}),
+      codecTokens: list(env.PAYSAGA_CODEC_TOKENS),
+      ...(env.PAYSAGA_CODEC_CORS_ORIGINS ? { codecCorsOrigins: list(env.PAYSAGA_CODEC_CORS_ORIGINS) } : {}),
     });
     const url = await app.listen({ port: listenPort, host });
     const conn = connection;

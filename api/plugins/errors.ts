@@ -15,7 +15,11 @@ export const errorsPlugin = rootPlugin('paysaga-errors', async (app) => {
   });
   app.setNotFoundHandler((request, reply) =>
     reply.code(404).send({
-      error: { code: 'not_found', message: `no route ${request.method} ${request.url.split('?')[0]}`, retryable: false },
+      error: {
+        code: 'not_found',
+        message: `no route ${request.method} ${request.url.split('?')[0]}`,
+        retryable: false,
+      },
     }),
   );
 });

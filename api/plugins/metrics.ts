@@ -41,18 +41,21 @@ export function createApiMetrics(): ApiMetrics {
   };
 }
 
-export const metricsPlugin = rootPlugin<{ metrics: ApiMetrics }>('paysaga-metrics', async (app, { metrics }) => {
-  app.addHook('onResponse', async (request, reply) => {
-    // The route pattern, not the URL: session ids must not become label values.
-    const labels = {
-      method: request.method,
-      route: request.routeOptions.url ?? 'unmatched',
-      status_code: String(reply.statusCode),
-    };
-    metrics.httpRequests.inc(labels);
-    metrics.httpDuration.observe(labels, reply.elapsedTime / 1000);
-  });
-  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) =>
-    reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
-  );
-});
+export const metricsPlugin = rootPlugin<{ metrics: ApiMetrics }>(
+  'paysaga-metrics',
+  async (app, { metrics }) => {
+    app.addHook('onResponse', async (request, reply) => {
+      // The route pattern, not the URL: session ids must not become label values.
+      const labels = {
+        method: request.method,
+        route: request.routeOptions.url ?? 'unmatched',
+        status_code: String(reply.statusCode),
+      };
+      metrics.httpRequests.inc(labels);
+      metrics.httpDuration.observe(labels, reply.elapsedTime / 1000);
+    });
+    app.get('/metrics', { schema: { hide: true } }, async (_request, reply) =>
+      reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
+    );
+  },
+);

@@ -45,7 +45,11 @@ const checkoutBody = {
 
 const createdResponses = {
   201: { description: 'Created (Location: /v1/sessions/{id}).', ...SESSION_REF },
-  200: { description: 'The session an earlier request with the same reference created (Idempotent-Replayed: true).', ...SESSION_REF },
+  200: {
+    description:
+      'The session an earlier request with the same reference created (Idempotent-Replayed: true).',
+    ...SESSION_REF,
+  },
   ...errorResponses,
 };
 
@@ -68,7 +72,13 @@ export const checkoutRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => 
 
   /** Shared shape of every creating handler: name it, start it, answer 201 or 200. */
   const create =
-    (start: (body: Record<string, unknown>, request: FastifyRequest, o: StartOptions) => Promise<SessionView>) =>
+    (
+      start: (
+        body: Record<string, unknown>,
+        request: FastifyRequest,
+        o: StartOptions,
+      ) => Promise<SessionView>,
+    ) =>
     async (request: FastifyRequest, reply: FastifyReply) => {
       const receivedAt = new Date();
       const body = withReference(request, objectBody(request.body));

@@ -58,7 +58,8 @@ const TEXT: Record<Outcome | 'not_found' | 'unavailable', [string, string]> = {
 
 export function resultPage(kind: keyof typeof TEXT, sessionId?: string): string {
   const [title, text] = TEXT[kind];
-  const refresh = kind === 'processing' || kind === 'unavailable' ? '<meta http-equiv="refresh" content="5">' : '';
+  const refresh =
+    kind === 'processing' || kind === 'unavailable' ? '<meta http-equiv="refresh" content="5">' : '';
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 ${refresh}<title>${title}</title>
@@ -90,13 +91,17 @@ export const returnRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
   // payer never gets a 415 or a JSON syntax error: a person is looking at this page.
   app.removeAllContentTypeParsers();
   await app.register(formbody);
-  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: 64 * 1024 }, (_request, body, done) => {
-    try {
-      done(null, JSON.parse(String(body)));
-    } catch {
-      done(null, undefined);
-    }
-  });
+  app.addContentTypeParser(
+    'application/json',
+    { parseAs: 'string', bodyLimit: 64 * 1024 },
+    (_request, body, done) => {
+      try {
+        done(null, JSON.parse(String(body)));
+      } catch {
+        done(null, undefined);
+      }
+    },
+  );
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: 64 * 1024 }, (_request, _body, done) =>
     done(null, undefined),
   );

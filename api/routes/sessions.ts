@@ -18,7 +18,14 @@ import {
   withLinks,
   withReference,
 } from '../http';
-import { docSchema, errorResponses, idempotencyHeader, SESSION_REF, sessionParams, waitQuery } from '../schemas';
+import {
+  docSchema,
+  errorResponses,
+  idempotencyHeader,
+  SESSION_REF,
+  sessionParams,
+  waitQuery,
+} from '../schemas';
 
 const cancelBody = z.object({ reason: z.string().min(1).max(500).optional() });
 const finalizeBody = z.object({ amount: z.number().int().positive().optional() });
@@ -28,7 +35,10 @@ const DEFAULT_REFUND_WAIT_MS = 5_000;
 const decisionResponses = {
   200: { description: 'The session after the decision was carried out.', ...SESSION_REF },
   404: { description: 'No such session.', $ref: 'ApiError#' },
-  409: { description: 'The session is not waiting for this decision (or the amount is refused).', $ref: 'ApiError#' },
+  409: {
+    description: 'The session is not waiting for this decision (or the amount is refused).',
+    $ref: 'ApiError#',
+  },
   ...errorResponses,
 };
 
@@ -58,7 +68,11 @@ export const sessionRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
         summary: 'Read a session',
         security: [{ bearerAuth: [] }],
         params: sessionParams,
-        response: { 200: SESSION_REF, 404: { description: 'No such session.', $ref: 'ApiError#' }, ...errorResponses },
+        response: {
+          200: SESSION_REF,
+          404: { description: 'No such session.', $ref: 'ApiError#' },
+          ...errorResponses,
+        },
       },
     },
     async (request) => withLinks(await payments.getSession(sessionIdParam(request.params)), links),
@@ -164,7 +178,11 @@ export const sessionRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
 };
 
 /** The refund with this reference in the session's lane: its latest run, else any run visibility knows. */
-async function findRefund(deps: ApiDeps, sessionId: string, reference: string): Promise<SessionView | undefined> {
+async function findRefund(
+  deps: ApiDeps,
+  sessionId: string,
+  reference: string,
+): Promise<SessionView | undefined> {
   const latest = await deps.payments.getSession(sessionId);
   if (latest.kind === 'refund' && latest.reference === reference) return latest;
   const query =

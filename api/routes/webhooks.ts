@@ -60,7 +60,8 @@ export const webhookRoutes: FastifyPluginAsync<ApiDeps & { metrics: ApiMetrics }
         { sessionId: handled.sessionId, outcome: handled.outcome, status: handled.status },
         'provider webhook',
       );
-      if (handled.status === 200) return reply.code(200).send({ outcome: handled.outcome, sessionId: handled.sessionId });
+      if (handled.status === 200)
+        return reply.code(200).send({ outcome: handled.outcome, sessionId: handled.sessionId });
       return reply.code(handled.status).send({
         error: {
           code: CODE_OF_STATUS[handled.status] ?? 'invalid_webhook',

@@ -34,11 +34,15 @@ export function register(program: Command, deps: ApiCommandDeps = processDeps): 
 }
 
 /** Starts the API and resolves once it has shut down after SIGINT or SIGTERM. */
-export async function runApi(opts: { port?: string; host?: string }, deps: ApiCommandDeps = processDeps): Promise<void> {
+export async function runApi(
+  opts: { port?: string; host?: string },
+  deps: ApiCommandDeps = processDeps,
+): Promise<void> {
   const o: StartApiOptions = {};
   if (opts.port !== undefined) {
     const n = Number(opts.port);
-    if (!Number.isInteger(n) || n < 0 || n > 65_535) throw new Error(`--port must be an integer 0..65535, got ${opts.port}`);
+    if (!Number.isInteger(n) || n < 0 || n > 65_535)
+      throw new Error(`--port must be an integer 0..65535, got ${opts.port}`);
     o.port = n;
   }
   if (opts.host !== undefined) o.host = opts.host;

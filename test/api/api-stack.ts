@@ -112,7 +112,12 @@ export const ref = (prefix: string) => `${prefix}-${Date.now().toString(36)}-${p
 
 export const FRICTIONLESS = '4111111111111111';
 export const THREE_DS = '4000000000003063';
-export const card = (pan: string) => ({ card_number: pan, card_exp_month: '12', card_exp_year: '30', card_code: '123' });
+export const card = (pan: string) => ({
+  card_number: pan,
+  card_exp_month: '12',
+  card_exp_year: '30',
+  card_code: '123',
+});
 export const rub = (amount: number) => ({ amount, currency: 'RUB' });
 
 /** The final view of a session's current workflow run. */
@@ -123,6 +128,7 @@ export async function finished(s: ApiStack, sessionId: string): Promise<any> {
 /** Workflows that visibility knows for a reference (proves "nothing was started"). */
 export async function workflowsFor(s: ApiStack, reference: string): Promise<number> {
   let count = 0;
-  for await (const _wf of s.stack.temporal.workflow.list({ query: `ClientReference = '${reference}'` })) count++;
+  for await (const _wf of s.stack.temporal.workflow.list({ query: `ClientReference = '${reference}'` }))
+    count++;
   return count;
 }

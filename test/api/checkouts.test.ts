@@ -3,7 +3,17 @@
  * Idempotency-Key, bad input is refused naming field and rule with nothing started, and early return
  * answers with the 3-D Secure redirect.
  */
-import { card, finished, FRICTIONLESS, ref, rub, startApiStack, THREE_DS, workflowsFor, type ApiStack } from './api-stack';
+import {
+  card,
+  finished,
+  FRICTIONLESS,
+  ref,
+  rub,
+  startApiStack,
+  THREE_DS,
+  workflowsFor,
+  type ApiStack,
+} from './api-stack';
 
 jest.setTimeout(60_000);
 
@@ -15,7 +25,11 @@ afterAll(async () => {
   await s?.close();
 });
 
-const checkout = (reference: string | undefined, pan = FRICTIONLESS, extra: Record<string, unknown> = {}) => ({
+const checkout = (
+  reference: string | undefined,
+  pan = FRICTIONLESS,
+  extra: Record<string, unknown> = {},
+) => ({
   method: 'card',
   ...(reference ? { reference } : {}),
   amount: rub(1_000),
@@ -78,18 +92,36 @@ describe('POST /v1/checkouts', () => {
 
   describe('bad input: 400 naming field and rule, nothing started', () => {
     const cases: [string, Record<string, unknown>, { field: string; rule?: RegExp }[]][] = [
-      ['unknown method', { method: 'cash', amount: rub(100) }, [{ field: 'method', rule: /expected one of/ }]],
-      ['negative amount, bad currency', { ...checkout(undefined), amount: { amount: -5, currency: 'rubles' } }, [
-        { field: 'amount.amount', rule: /0/ },
-        { field: 'amount.currency', rule: /3-letter/ },
-      ]],
-      ['malformed card number', { ...checkout(undefined), card: { card_number: '4111-1111' } }, [{ field: 'card' }]],
+      [
+        'unknown method',
+        { method: 'cash', amount: rub(100) },
+        [{ field: 'method', rule: /expected one of/ }],
+      ],
+      [
+        'negative amount, bad currency',
+        { ...checkout(undefined), amount: { amount: -5, currency: 'rubles' } },
+        [
+          { field: 'amount.amount', rule: /0/ },
+          { field: 'amount.currency', rule: /3-letter/ },
+        ],
+      ],
+      [
+        'malformed card number',
+        { ...checkout(undefined), card: { card_number: '4111-1111' } },
+        [{ field: 'card' }],
+      ],
       ['missing card', { ...checkout(undefined), card: undefined }, [{ field: 'card' }]],
       ['back URL not http(s)', { ...checkout(undefined), backUrl: 'ftp://x' }, [{ field: 'backUrl' }]],
-      ['FPS without payer id', { method: 'fps', amount: rub(100) }, [{ field: 'customer.user_id', rule: /required for FPS/ }]],
-      ['recurring CIT without backUrl', { method: 'recurring', amount: rub(100), token: 't', initiatedBy: 'client' }, [
-        { field: 'backUrl', rule: /3-D Secure/ },
-      ]],
+      [
+        'FPS without payer id',
+        { method: 'fps', amount: rub(100) },
+        [{ field: 'customer.user_id', rule: /required for FPS/ }],
+      ],
+      [
+        'recurring CIT without backUrl',
+        { method: 'recurring', amount: rub(100), token: 't', initiatedBy: 'client' },
+        [{ field: 'backUrl', rule: /3-D Secure/ }],
+      ],
     ];
     it.each(cases)('%s', async (_name, body, expected) => {
       const reference = ref('bad');
@@ -99,7 +131,9 @@ describe('POST /v1/checkouts', () => {
       expect(res.body.error.code).toBe('invalid_request');
       expect(res.body.error.retryable).toBe(false);
       for (const e of expected) {
-        const f = (res.body.error.fields as { field: string; rule: string }[]).find((x) => x.field === e.field);
+        const f = (res.body.error.fields as { field: string; rule: string }[]).find(
+          (x) => x.field === e.field,
+        );
         expect(f).toBeDefined();
         if (e.rule) expect(f!.rule).toMatch(e.rule);
       }
@@ -121,7 +155,10 @@ describe('POST /v1/checkouts', () => {
     it('reference and Idempotency-Key differ', async () => {
       const reference = ref('mismatch');
       const before = await sandboxSessions();
-      const res = await s.call('POST', '/v1/checkouts', { body: checkout(reference), idempotencyKey: ref('other') });
+      const res = await s.call('POST', '/v1/checkouts', {
+        body: checkout(reference),
+        idempotencyKey: ref('other'),
+      });
       expect(res.status).toBe(400);
       expect(res.body.error.fields).toEqual([
         { field: 'reference', rule: 'must equal the Idempotency-Key header when both are given' },

@@ -17,7 +17,14 @@ afterAll(async () => {
 const manual = { mode: 'manual', deadlineMs: 30_000 };
 async function start(settings: Record<string, unknown>, amount: number) {
   const res = await s.call('POST', '/v1/checkouts?wait=15000', {
-    body: { method: 'card', reference: ref('hold'), amount: rub(amount), card: card(FRICTIONLESS), customer: { user_id: 'u1' }, settings },
+    body: {
+      method: 'card',
+      reference: ref('hold'),
+      amount: rub(amount),
+      card: card(FRICTIONLESS),
+      customer: { user_id: 'u1' },
+      settings,
+    },
   });
   if (res.status !== 201) throw new Error(`checkout answered ${res.status}: ${res.text}`);
   return res.body as { sessionId: string; phase: string };
@@ -27,13 +34,19 @@ describe('POST /v1/sessions/{id}/finalize', () => {
   it('finalize: partial amount of a held payment; above the held amount is refused (409), a bad amount is 400', async () => {
     const started = await start({ finalization: manual }, 5_000);
     expect(started.phase).toBe('awaiting_finalization');
-    const bad = await s.call('POST', `/v1/sessions/${started.sessionId}/finalize`, { body: { amount: 'all' } });
+    const bad = await s.call('POST', `/v1/sessions/${started.sessionId}/finalize`, {
+      body: { amount: 'all' },
+    });
     expect(bad.status).toBe(400);
     expect(bad.body.error.fields[0].field).toBe('amount');
-    const above = await s.call('POST', `/v1/sessions/${started.sessionId}/finalize`, { body: { amount: 9_000 } });
+    const above = await s.call('POST', `/v1/sessions/${started.sessionId}/finalize`, {
+      body: { amount: 9_000 },
+    });
     expect(above.status).toBe(409);
     expect(above.body.error.message).toMatch(/amount/);
-    const res = await s.call('POST', `/v1/sessions/${started.sessionId}/finalize`, { body: { amount: 3_000 } });
+    const res = await s.call('POST', `/v1/sessions/${started.sessionId}/finalize`, {
+      body: { amount: 3_000 },
+    });
     expect(res.status).toBe(200);
     expect((await finished(s, started.sessionId)).phase).toBe('succeeded');
     const ledger = await s.stack.sandbox.ledger(started.sessionId);

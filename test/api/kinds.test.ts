@@ -4,7 +4,16 @@
  */
 import { request } from 'undici';
 import { payFpsQr } from '../helpers/payer';
-import { card, finished, FRICTIONLESS, ref, rub, startApiStack, workflowsFor, type ApiStack } from './api-stack';
+import {
+  card,
+  finished,
+  FRICTIONLESS,
+  ref,
+  rub,
+  startApiStack,
+  workflowsFor,
+  type ApiStack,
+} from './api-stack';
 
 jest.setTimeout(60_000);
 
@@ -26,17 +35,27 @@ async function create(path: string, body: Record<string, unknown>, wait = 15_000
 
 describe('checkout methods', () => {
   it('payment_form: answers with the widget public token; token-info knows it', async () => {
-    const view = await create('/v1/checkouts', { method: 'payment_form', amount: rub(1_200), customer: { user_id: 'u1' } });
+    const view = await create('/v1/checkouts', {
+      method: 'payment_form',
+      amount: rub(1_200),
+      customer: { user_id: 'u1' },
+    });
     expect(view.kind).toBe('payment_form');
     expect(typeof view.publicToken).toBe('string');
-    const info = await s.call('POST', '/v1/token-info', { body: { type: 'public_token', public_token: { token: view.publicToken } } });
+    const info = await s.call('POST', '/v1/token-info', {
+      body: { type: 'public_token', public_token: { token: view.publicToken } },
+    });
     expect(info.status).toBe(200);
     expect(info.body.token_info).toBeDefined();
     await s.call('POST', `/v1/sessions/${view.sessionId}/cancel`);
   });
 
   it('fps: answers with the QR; the payer pays; the session succeeds', async () => {
-    const view = await create('/v1/checkouts', { method: 'fps', amount: rub(3_000), customer: { user_id: 'u1' } });
+    const view = await create('/v1/checkouts', {
+      method: 'fps',
+      amount: rub(3_000),
+      customer: { user_id: 'u1' },
+    });
     expect(view.phase).toBe('awaiting_payer');
     expect(view.userAction.payment_qr.qr_data.qr_content).toBeTruthy();
     const paymentId = view.lastSnapshot.payments.at(-1).id as string;
@@ -45,20 +64,33 @@ describe('checkout methods', () => {
   });
 
   it('recurring: a card payment that asks for a token, then a merchant-initiated charge with it; disable; token-info', async () => {
-    const first = await create('/v1/checkouts', { method: 'card', amount: rub(100), card: card(FRICTIONLESS), customer: { user_id: 'u1' }, allowRecurring: true });
+    const first = await create('/v1/checkouts', {
+      method: 'card',
+      amount: rub(100),
+      card: card(FRICTIONLESS),
+      customer: { user_id: 'u1' },
+      allowRecurring: true,
+    });
     const paid = await finished(s, first.sessionId);
     expect(paid.phase).toBe('succeeded');
     const token = paid.recurringToken as string;
     expect(token).toBeTruthy();
 
-    const mit = await create('/v1/checkouts', { method: 'recurring', amount: rub(250), token, customer: { user_id: 'u1' } });
+    const mit = await create('/v1/checkouts', {
+      method: 'recurring',
+      amount: rub(250),
+      token,
+      customer: { user_id: 'u1' },
+    });
     expect(mit.kind).toBe('recurring_payment');
     expect((await finished(s, mit.sessionId)).phase).toBe('succeeded');
 
     const disabled = await s.call('POST', '/v1/recurring-tokens/disable', { body: { token } });
     expect(disabled.status).toBe(200);
     expect(disabled.body.recurring_token_info.token_active).toBe(false);
-    const info = await s.call('POST', '/v1/token-info', { body: { type: 'recurring_token', recurring_token: { token } } });
+    const info = await s.call('POST', '/v1/token-info', {
+      body: { type: 'recurring_token', recurring_token: { token } },
+    });
     expect(info.status).toBe(200);
     expect(info.body.token_info.token_active).toBe(false);
   });
@@ -77,15 +109,22 @@ describe('POST /v1/payouts', () => {
   });
 
   it('to an FPS account', async () => {
-    const view = await create('/v1/payouts', { amount: rub(800), destination: { type: 'fps_account', phone: '+79001234567', bankId: BANK } });
+    const view = await create('/v1/payouts', {
+      amount: rub(800),
+      destination: { type: 'fps_account', phone: '+79001234567', bankId: BANK },
+    });
     expect((await finished(s, view.sessionId)).phase).toBe('succeeded');
   });
 
   it('400 naming the field for a bad destination, nothing started', async () => {
     const reference = ref('bad-payout');
-    const res = await s.call('POST', '/v1/payouts', { body: { reference, amount: rub(800), destination: { type: 'fps_account', phone: '12', bankId: BANK } } });
+    const res = await s.call('POST', '/v1/payouts', {
+      body: { reference, amount: rub(800), destination: { type: 'fps_account', phone: '12', bankId: BANK } },
+    });
     expect(res.status).toBe(400);
-    expect(res.body.error.fields).toEqual([{ field: 'destination.phone', rule: 'a phone number of 10 to 15 digits' }]);
+    expect(res.body.error.fields).toEqual([
+      { field: 'destination.phone', rule: 'a phone number of 10 to 15 digits' },
+    ]);
     expect(await workflowsFor(s, reference)).toBe(0);
   });
 });
@@ -94,11 +133,17 @@ describe('POST /v1/identity-checks', () => {
   it('a registered phone succeeds; one not registered ends canceled; the same key returns the same check', async () => {
     const payee = { full_name: 'Ivan Petrov' };
     const key = ref('idc');
-    const ok = await s.call('POST', '/v1/identity-checks?wait=15000', { body: { phone: '+79001234567', bankId: BANK, payee }, idempotencyKey: key });
+    const ok = await s.call('POST', '/v1/identity-checks?wait=15000', {
+      body: { phone: '+79001234567', bankId: BANK, payee },
+      idempotencyKey: key,
+    });
     expect(ok.status).toBe(201);
     expect(ok.body.kind).toBe('identity_check');
     expect((await finished(s, ok.body.sessionId)).phase).toBe('succeeded');
-    const again = await s.call('POST', '/v1/identity-checks', { body: { phone: '+79001234567', bankId: BANK, payee }, idempotencyKey: key });
+    const again = await s.call('POST', '/v1/identity-checks', {
+      body: { phone: '+79001234567', bankId: BANK, payee },
+      idempotencyKey: key,
+    });
     expect(again.status).toBe(200);
     expect(again.body.sessionId).toBe(ok.body.sessionId);
     const unknown = await create('/v1/identity-checks', { phone: '+79000000000', bankId: BANK, payee });
@@ -106,7 +151,9 @@ describe('POST /v1/identity-checks', () => {
   });
 
   it('400 for a missing payee', async () => {
-    const res = await s.call('POST', '/v1/identity-checks', { body: { reference: ref('idc-bad'), phone: '+79001234567', bankId: BANK } });
+    const res = await s.call('POST', '/v1/identity-checks', {
+      body: { reference: ref('idc-bad'), phone: '+79001234567', bankId: BANK },
+    });
     expect(res.status).toBe(400);
     expect(res.body.error.fields[0].field).toBe('payee');
   });
@@ -127,7 +174,9 @@ describe('POST /v1/fps-bindings', () => {
 
 describe('provider pass-through', () => {
   it('POST /v1/public-tokens: 201 with a token; 400 naming the field when no config is given', async () => {
-    const res = await s.call('POST', '/v1/public-tokens', { body: { card_tokenize: { allow_tokenization: true } } });
+    const res = await s.call('POST', '/v1/public-tokens', {
+      body: { card_tokenize: { allow_tokenization: true } },
+    });
     expect(res.status).toBe(201);
     expect(typeof res.body.public_token).toBe('string');
     const bad = await s.call('POST', '/v1/public-tokens', { body: {} });
@@ -136,13 +185,16 @@ describe('provider pass-through', () => {
   });
 
   it('the card-tokenize widget hashes a card; token-info describes it (no card number back)', async () => {
-    const tok = await s.call('POST', '/v1/public-tokens', { body: { card_tokenize: { allow_tokenization: false } } });
+    const tok = await s.call('POST', '/v1/public-tokens', {
+      body: { card_tokenize: { allow_tokenization: false } },
+    });
     const widget = await request(`${s.stack.sandbox.url}/sandbox/widgets/card-tokenize`, {
       method: 'POST',
       body: JSON.stringify({ public_token: tok.body.public_token, card_number: FRICTIONLESS }),
       headers: { 'content-type': 'application/json' },
     });
-    const hashed = ((await widget.body.json()) as { hashed_card_details: Record<string, string> }).hashed_card_details;
+    const hashed = ((await widget.body.json()) as { hashed_card_details: Record<string, string> })
+      .hashed_card_details;
     const info = await s.call('POST', '/v1/token-info', {
       body: { type: 'card_info', card_info: { type: 'hashed_card_details', hashed_card_details: hashed } },
     });
@@ -158,7 +210,9 @@ describe('provider pass-through', () => {
   });
 
   it("POST /v1/token-info: an unknown token is the provider's error (502 with its code); a bad type is 400", async () => {
-    const res = await s.call('POST', '/v1/token-info', { body: { type: 'recurring_token', recurring_token: { token: 'nope' } } });
+    const res = await s.call('POST', '/v1/token-info', {
+      body: { type: 'recurring_token', recurring_token: { token: 'nope' } },
+    });
     expect(res.status).toBe(502);
     expect(res.body.error).toMatchObject({ code: 'repository_record_not_found', retryable: false });
     const bad = await s.call('POST', '/v1/token-info', { body: { type: 'banana' } });

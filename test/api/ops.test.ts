@@ -19,7 +19,7 @@ afterAll(async () => {
 });
 
 // [method, path] of every /v1 route, with ids that need not exist (auth comes before anything else).
-const V1: [('GET' | 'POST'), string][] = [
+const V1: ['GET' | 'POST', string][] = [
   ['POST', '/v1/checkouts'],
   ['POST', '/v1/payouts'],
   ['POST', '/v1/identity-checks'],
@@ -41,7 +41,10 @@ describe('bearer auth on /v1', () => {
     expect(none.status).toBe(401);
     expect(none.headers['www-authenticate']).toBe('Bearer realm="paysaga"');
     expect(none.body.error).toMatchObject({ code: 'unauthorized', retryable: false });
-    const wrong = await s.call(method, path, { token: 'not-the-token', ...(method === 'POST' ? { body: {} } : {}) });
+    const wrong = await s.call(method, path, {
+      token: 'not-the-token',
+      ...(method === 'POST' ? { body: {} } : {}),
+    });
     expect(wrong.status).toBe(401);
     expect(wrong.headers['www-authenticate']).toMatch(/error="invalid_token"/);
   });
@@ -51,7 +54,11 @@ describe('bearer auth on /v1', () => {
     const before = (await s.stack.sandbox.stats()).stats.sessions;
     const body = { method: 'card', reference, amount: rub(100), card: card(FRICTIONLESS) };
     expect((await s.call('POST', '/v1/checkouts', { body, token: null })).status).toBe(401);
-    const basic = await s.call('POST', '/v1/checkouts', { body, token: null, headers: { authorization: `Basic ${Buffer.from(`x:${s.token}`).toString('base64')}` } });
+    const basic = await s.call('POST', '/v1/checkouts', {
+      body,
+      token: null,
+      headers: { authorization: `Basic ${Buffer.from(`x:${s.token}`).toString('base64')}` },
+    });
     expect(basic.status).toBe(401);
     expect((await s.stack.sandbox.stats()).stats.sessions).toBe(before);
     expect(await workflowsFor(s, reference)).toBe(0);
@@ -104,7 +111,9 @@ describe('GET /metrics', () => {
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toMatch(/text\/plain/);
     expect(text).toContain('process_cpu_user_seconds_total');
-    expect(text).toMatch(/paysaga_http_requests_total\{method="GET",route="\/v1\/sessions\/:id",status_code="404"\} \d+/);
+    expect(text).toMatch(
+      /paysaga_http_requests_total\{method="GET",route="\/v1\/sessions\/:id",status_code="404"\} \d+/,
+    );
     expect(text).toContain('paysaga_http_request_duration_seconds_bucket');
     expect(text).toContain('# TYPE paysaga_webhooks_received_total counter');
     expect(text).not.toContain('ps_424242');
@@ -152,7 +161,9 @@ describe('API documentation', () => {
       (v.properties.method.enum ?? [v.properties.method.const]).includes('card'),
     );
     expect(cardVariant.properties.card.properties.card_number).toBeDefined();
-    expect(checkout.responses['400'].content['application/json'].schema.$ref).toBe('#/components/schemas/ApiError');
+    expect(checkout.responses['400'].content['application/json'].schema.$ref).toBe(
+      '#/components/schemas/ApiError',
+    );
     expect(doc.paths['/webhooks/provider'].post.security).toBeUndefined();
   });
 

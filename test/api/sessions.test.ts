@@ -17,7 +17,14 @@ afterAll(async () => {
 const manual = { mode: 'manual', deadlineMs: 30_000 };
 async function start(settings: Record<string, unknown> = {}, amount = 1_000) {
   const res = await s.call('POST', '/v1/checkouts?wait=15000', {
-    body: { method: 'card', reference: ref('sess'), amount: rub(amount), card: card(FRICTIONLESS), customer: { user_id: 'u1' }, settings },
+    body: {
+      method: 'card',
+      reference: ref('sess'),
+      amount: rub(amount),
+      card: card(FRICTIONLESS),
+      customer: { user_id: 'u1' },
+      settings,
+    },
   });
   if (res.status !== 201) throw new Error(`checkout answered ${res.status}: ${res.text}`);
   return res.body as { sessionId: string; phase: string };
@@ -28,7 +35,11 @@ describe('GET /v1/sessions/{id}', () => {
     const { sessionId } = await start();
     const res = await s.call('GET', `/v1/sessions/${sessionId}`);
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ sessionId, kind: 'card_checkout', links: { self: `/v1/sessions/${sessionId}` } });
+    expect(res.body).toMatchObject({
+      sessionId,
+      kind: 'card_checkout',
+      links: { self: `/v1/sessions/${sessionId}` },
+    });
     expect(Array.isArray(res.body.events)).toBe(true);
   });
 
@@ -66,7 +77,9 @@ describe('decisions', () => {
 
   it('cancel with a reason: the session ends canceled, nothing charged', async () => {
     const started = await start({ approval: manual });
-    const res = await s.call('POST', `/v1/sessions/${started.sessionId}/cancel`, { body: { reason: 'customer changed mind' } });
+    const res = await s.call('POST', `/v1/sessions/${started.sessionId}/cancel`, {
+      body: { reason: 'customer changed mind' },
+    });
     expect(res.status).toBe(200);
     const result = await finished(s, started.sessionId);
     expect(result.phase).toBe('canceled');
@@ -81,13 +94,15 @@ describe('decisions', () => {
     expect(res.body.error.fields[0].field).toBe('reason');
     await s.call('POST', `/v1/sessions/${started.sessionId}/cancel`);
   });
-
 });
 
 describe('POST /v1/sessions/{id}/refunds', () => {
   it('partial refund, the same key again returns the same refund (200), the rest by another key; more is 400', async () => {
     const started = await start({}, 2_000);
-    const running = await s.call('POST', `/v1/sessions/${started.sessionId}/refunds`, { body: { amount: 100 }, idempotencyKey: ref('early') });
+    const running = await s.call('POST', `/v1/sessions/${started.sessionId}/refunds`, {
+      body: { amount: 100 },
+      idempotencyKey: ref('early'),
+    });
     // the payment may still be finishing: refused until it has finished
     if (running.status !== 201) expect(running.status).toBe(409);
     const paid = await finished(s, started.sessionId);
@@ -96,21 +111,34 @@ describe('POST /v1/sessions/{id}/refunds', () => {
     if (running.status === 201) await finished(s, started.sessionId);
 
     const key = ref('refund');
-    const first = await s.call('POST', `/v1/sessions/${started.sessionId}/refunds?wait=10000`, { body: { amount: 500 }, idempotencyKey: key });
+    const first = await s.call('POST', `/v1/sessions/${started.sessionId}/refunds?wait=10000`, {
+      body: { amount: 500 },
+      idempotencyKey: key,
+    });
     expect(first.status).toBe(201);
     expect(first.body).toMatchObject({ sessionId: started.sessionId, kind: 'refund', reference: key });
-    const again = await s.call('POST', `/v1/sessions/${started.sessionId}/refunds`, { body: { amount: 500 }, idempotencyKey: key });
+    const again = await s.call('POST', `/v1/sessions/${started.sessionId}/refunds`, {
+      body: { amount: 500 },
+      idempotencyKey: key,
+    });
     expect(again.status).toBe(200);
     expect(again.headers['idempotent-replayed']).toBe('true');
     expect((await finished(s, started.sessionId)).phase).toBe('succeeded');
-    const afterDone = await s.call('POST', `/v1/sessions/${started.sessionId}/refunds`, { body: { reference: key, amount: 500 } });
+    const afterDone = await s.call('POST', `/v1/sessions/${started.sessionId}/refunds`, {
+      body: { reference: key, amount: 500 },
+    });
     expect(afterDone.status).toBe(200);
 
-    const tooMuch = await s.call('POST', `/v1/sessions/${started.sessionId}/refunds`, { body: { amount: 5_000 }, idempotencyKey: ref('much') });
+    const tooMuch = await s.call('POST', `/v1/sessions/${started.sessionId}/refunds`, {
+      body: { amount: 5_000 },
+      idempotencyKey: ref('much'),
+    });
     expect(tooMuch.status).toBe(400);
     expect(tooMuch.body.error.fields[0].field).toBe('amount');
 
-    const rest = await s.call('POST', `/v1/sessions/${started.sessionId}/refunds?wait=10000`, { idempotencyKey: ref('rest') });
+    const rest = await s.call('POST', `/v1/sessions/${started.sessionId}/refunds?wait=10000`, {
+      idempotencyKey: ref('rest'),
+    });
     expect(rest.status).toBe(201);
     expect((await finished(s, started.sessionId)).phase).toBe('succeeded');
     const ledger = await s.stack.sandbox.ledger(started.sessionId);
@@ -119,7 +147,9 @@ describe('POST /v1/sessions/{id}/refunds', () => {
   });
 
   it('404 for an unknown session; 400 without a reference', async () => {
-    expect((await s.call('POST', '/v1/sessions/ps_999999997/refunds', { idempotencyKey: ref('x') })).status).toBe(404);
+    expect(
+      (await s.call('POST', '/v1/sessions/ps_999999997/refunds', { idempotencyKey: ref('x') })).status,
+    ).toBe(404);
     const started = await start();
     const res = await s.call('POST', `/v1/sessions/${started.sessionId}/refunds`, { body: { amount: 1 } });
     expect(res.status).toBe(400);

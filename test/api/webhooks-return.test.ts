@@ -21,7 +21,14 @@ afterAll(async () => {
 
 async function checkout(pan: string, extra: Record<string, unknown> = {}) {
   const res = await s.call('POST', '/v1/checkouts?wait=15000', {
-    body: { method: 'card', reference: ref('wh'), amount: rub(1_500), card: card(pan), customer: { user_id: 'u1' }, ...extra },
+    body: {
+      method: 'card',
+      reference: ref('wh'),
+      amount: rub(1_500),
+      card: card(pan),
+      customer: { user_id: 'u1' },
+      ...extra,
+    },
   });
   expect(res.status).toBe(201);
   return res.body;
@@ -36,11 +43,18 @@ function postWebhook(raw: string, signature?: string) {
   return request(`${s.url}/webhooks/provider`, {
     method: 'POST',
     body: raw,
-    headers: { 'content-type': 'application/json', ...(signature !== undefined ? { 'x-signature': signature } : {}) },
-  }).then(async (r) => ({ status: r.statusCode, body: (await r.body.json()) as { error?: { code: string; retryable: boolean }; outcome?: string } }));
+    headers: {
+      'content-type': 'application/json',
+      ...(signature !== undefined ? { 'x-signature': signature } : {}),
+    },
+  }).then(async (r) => ({
+    status: r.statusCode,
+    body: (await r.body.json()) as { error?: { code: string; retryable: boolean }; outcome?: string },
+  }));
 }
 
-const serviceSign = (raw: string) => sign('sha256', Buffer.from(raw), s.stack.sandbox.keys.service.privateKey).toString('base64');
+const serviceSign = (raw: string) =>
+  sign('sha256', Buffer.from(raw), s.stack.sandbox.keys.service.privateKey).toString('base64');
 
 async function metric(name: string, labels: string): Promise<number> {
   const text = await (await request(`${s.url}/metrics`)).body.text();
@@ -57,7 +71,9 @@ describe('POST /webhooks/provider', () => {
   });
 
   it('a bad signature is 401 and nothing is signaled; a missing one too', async () => {
-    const started = await checkout(FRICTIONLESS, { settings: { approval: { mode: 'manual', deadlineMs: 30_000 } } });
+    const started = await checkout(FRICTIONLESS, {
+      settings: { approval: { mode: 'manual', deadlineMs: 30_000 } },
+    });
     expect(started.phase).toBe('awaiting_approval');
     const signals = await signalsOf(started.sessionId);
     const raw = JSON.stringify({ type: 'checkout_results', session_info: started.lastSnapshot });
@@ -66,7 +82,10 @@ describe('POST /webhooks/provider', () => {
     expect(forged.status).toBe(401);
     expect(forged.body.error?.code).toBe('unauthorized');
     // signed bytes, then one byte changed
-    const tampered = await postWebhook(raw.replace('"type":"checkout_results"', '"type":"checkout_resultz"'), serviceSign(raw));
+    const tampered = await postWebhook(
+      raw.replace('"type":"checkout_results"', '"type":"checkout_resultz"'),
+      serviceSign(raw),
+    );
     expect(tampered.status).toBe(401);
     expect((await postWebhook(raw)).status).toBe(401);
     expect(await signalsOf(started.sessionId)).toBe(signals);
@@ -74,7 +93,9 @@ describe('POST /webhooks/provider', () => {
   });
 
   it('a valid event for a running session is signaled: 200', async () => {
-    const started = await checkout(FRICTIONLESS, { settings: { approval: { mode: 'manual', deadlineMs: 30_000 } } });
+    const started = await checkout(FRICTIONLESS, {
+      settings: { approval: { mode: 'manual', deadlineMs: 30_000 } },
+    });
     const signals = await signalsOf(started.sessionId);
     const raw = JSON.stringify({ type: 'approve_pending', session_info: started.lastSnapshot });
     const res = await postWebhook(raw, serviceSign(raw));
@@ -85,7 +106,10 @@ describe('POST /webhooks/provider', () => {
   });
 
   it('a valid event for a session with no workflow is 503 (the provider delivers it again)', async () => {
-    const raw = JSON.stringify({ type: 'checkout_results', session_info: { id: 'ps_987654321', transaction_status: 'completed' } });
+    const raw = JSON.stringify({
+      type: 'checkout_results',
+      session_info: { id: 'ps_987654321', transaction_status: 'completed' },
+    });
     const before = await metric('paysaga_webhooks_received_total', 'outcome="unknown_session"');
     const res = await postWebhook(raw, serviceSign(raw));
     expect(res.status).toBe(503);
@@ -188,7 +212,11 @@ describe('payer return', () => {
     const url = await other.listen({ port: 0, host: '127.0.0.1' });
     try {
       const { sessionId } = await threeDs('12345');
-      const res = await request(`${url}/return/${sessionId}`, { method: 'POST', body: '', headers: { 'content-type': 'text/plain' } });
+      const res = await request(`${url}/return/${sessionId}`, {
+        method: 'POST',
+        body: '',
+        headers: { 'content-type': 'text/plain' },
+      });
       await res.body.dump();
       expect(res.statusCode).toBe(303);
       expect(res.headers.location).toBe(`https://shop.example/thanks?from=pay&session_id=${sessionId}`);
