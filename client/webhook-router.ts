@@ -1,21 +1,38 @@
 import { WorkflowIdReusePolicy } from '@temporalio/common';
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
 import type { WebhookEvent } from '../provider/schemas';
 import { PaymentKind, PaymentStatus } from '../workers/search-attributes';
 import { providerEventSignal } from '../workflows/definitions';
-import type { SessionSettings } from '../workflows/types';
+import { isNewer } from '../workflows/snapshot';
+import type { SessionResult, SessionSettings } from '../workflows/types';
 
 export type RouteOutcome =
   /** Signaled to the session's running workflow. */
   | 'signaled'
   /** The session's workflow had closed: a late-event workflow holds the event. */
   | 'late_event'
+  /**
+   * The session's workflow had closed already knowing this state or a newer one (a duplicate or
+   * an out-of-order delivery after the result): the closed run's result holds it.
+   */
+  | 'already_known'
   /** No workflow for this session (yet): the provider must deliver again later. */
   | 'unknown_session';
 
+/** Whether the closed run's result already shows the event's state (or a newer one). `handle` names that run. */
+async function knownToClosedRun(handle: WorkflowHandle, event: WebhookEvent): Promise<boolean> {
+  try {
+    const result = (await handle.result()) as SessionResult | undefined;
+    return !!result?.lastSnapshot && !isNewer(event.session_info, result.lastSnapshot);
+  } catch {
+    // failed, terminated, or started again meanwhile: let the late-event path decide
+    return false;
+  }
+}
+
 /**
- * Hands a verified provider event to Temporal (DESIGN decision 3). Only `signaled` and
- * `late_event` mean the event is safely stored; `unknown_session` must not be acknowledged.
+ * Hands a verified provider event to Temporal (DESIGN decision 3). Only `signaled`, `late_event`
+ * and `already_known` mean the event is safely stored; `unknown_session` must not be acknowledged.
  */
 export async function routeProviderEvent(
   client: Client,
@@ -25,8 +42,11 @@ export async function routeProviderEvent(
   const id = event.session_info.id;
   const handle = client.workflow.getHandle(id);
   let running: boolean;
+  let runId: string;
   try {
-    running = (await handle.describe()).status.name === 'RUNNING';
+    const described = await handle.describe();
+    running = described.status.name === 'RUNNING';
+    runId = described.runId;
   } catch (err) {
     if (err instanceof WorkflowNotFoundError) return 'unknown_session';
     throw err;
@@ -40,6 +60,9 @@ export async function routeProviderEvent(
       // closed between describe and signal: record it as a late event below
     }
   }
+  // A copy of what the session ended with must not open a late-event run (that would take the
+  // session's id for nothing and hide its result from getSession).
+  if (await knownToClosedRun(client.workflow.getHandle(id, runId), event)) return 'already_known';
   // signalWithStart signals whatever runs under this id now, or starts the late-event workflow.
   await client.workflow.signalWithStart('lateEventWorkflow', {
     workflowId: id,

@@ -71,10 +71,11 @@ export function phaseOf(s: SessionInfo | undefined): SessionPhase {
   if (op.transaction_status === 'unsuccessful')
     return op.error?.error_code === 'canceled_by_partner' ? 'canceled' : 'failed';
   if (s.transaction_status === 'canceled') return 'canceled';
-  if (op.transaction_status === 'pending')
-    return s.next_step === 'finalize' ? 'awaiting_finalization' : 'awaiting_approval';
+  // A decision is due only once the provider asks for it (next_step); a pending operation without
+  // one is still being prepared by the provider (approving it then is refused).
   if (s.next_step === 'finalize') return 'awaiting_finalization';
   if (s.next_step === 'approve') return 'awaiting_approval';
+  if (op.transaction_status === 'pending') return 'processing';
   if ('user_action' in op && op.user_action) return 'awaiting_payer';
   return 'processing';
 }

@@ -49,6 +49,8 @@ describe('phaseOf', () => {
   it.each([
     [snap('created', 1), 'starting'],
     [snap('active', 1, [payment('pending')], { next_step: 'approve' }), 'awaiting_approval'],
+    // being prepared by the provider: nothing to decide yet
+    [snap('active', 1, [payment('pending')]), 'processing'],
     [snap('active', 1, [payment('pending')], { next_step: 'finalize' }), 'awaiting_finalization'],
     [
       snap('active', 1, [payment('ongoing', { user_action: { type: 'destination_info' } })]),
