@@ -204,25 +204,22 @@ export class SessionRun {
   async waitForProgress(deadline: number): Promise<boolean> {
     const { polling } = this.opts.settings;
     const seen = this.version;
-    let delay = polling.webhooks ? polling.lateAfterMs : polling.initialMs;
+    // With webhooks on, the first wait is for the event itself; polling starts once it is late.
+    let wait = polling.webhooks ? polling.lateAfterMs : polling.initialMs;
+    let interval = polling.initialMs;
     for (;;) {
       const remaining = deadline - Date.now();
       if (remaining <= 0) return false;
       await wf.condition(
         () => this.version !== seen || this.pollRequested || this.pendingDecision !== undefined,
-        Math.min(delay, remaining),
+        Math.min(wait, remaining),
       );
       if (this.version !== seen || this.pendingDecision !== undefined) return true;
       this.pollRequested = false;
       await this.poll();
       if (this.version !== seen) return true;
-      delay = Math.min(
-        Math.max(
-          delay === polling.lateAfterMs ? polling.initialMs : delay * polling.factor,
-          polling.initialMs,
-        ),
-        polling.maxMs,
-      );
+      wait = interval;
+      interval = Math.min(interval * polling.factor, polling.maxMs);
     }
   }
 
