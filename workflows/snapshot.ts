@@ -16,7 +16,8 @@ function progress(s: SessionInfo): number[] {
     : s.transaction_status === 'created'
       ? 0
       : 1;
-  const opRank = (status: string) => (FINAL_OP.has(status) ? 2 : status === 'ongoing' ? 1 : 0);
+  // pending and ongoing alternate (approved -> ongoing -> held, pending finalize): only final ranks higher.
+  const opRank = (status: string) => (FINAL_OP.has(status) ? 1 : 0);
   const ops = [...(s.payments ?? []), ...(s.payouts ?? [])];
   const refunds = (s.payments ?? []).flatMap((p) => p.moneyback ?? []);
   const refundRank = refunds.reduce((n, r) => n + (r.transaction_status === 'ongoing' ? 1 : 2), 0);

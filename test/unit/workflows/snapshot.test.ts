@@ -99,3 +99,11 @@ it('operationsOf lists payments, refunds and chargebacks', () => {
     'chargeback:rf_2:repaid',
   ]);
 });
+
+it('a held payment awaiting finalization (pending) follows its approval (ongoing)', () => {
+  const approved = snap('ongoing', 2, [payment('ongoing')]);
+  const held = snap('active', 3, [payment('pending')], { next_step: 'finalize' });
+  expect(isNewer(held, approved)).toBe(true);
+  expect(phaseOf(held)).toBe('awaiting_finalization');
+  expect(isNewer(approved, held)).toBe(false);
+});
