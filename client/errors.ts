@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { innermostIssue } from '../provider/schemas/validation';
 
 /** A request to paysaga that fails validation: nothing was started or changed. */
 export class InputValidationError extends Error {
@@ -8,7 +9,8 @@ export class InputValidationError extends Error {
   }
   static fromZod(error: z.ZodError, prefix = ''): InputValidationError {
     return new InputValidationError(
-      error.issues.map((i) => ({
+      // A union (card given as an instance or as fields) is named by its deepest issue: card.card_number.
+      error.issues.map(innermostIssue).map((i) => ({
         field: [prefix, ...i.path.map(String)].filter(Boolean).join('.') || '(body)',
         rule: i.message,
       })),

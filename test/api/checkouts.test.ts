@@ -108,7 +108,7 @@ describe('POST /v1/checkouts', () => {
       [
         'malformed card number',
         { ...checkout(undefined), card: { card_number: '4111-1111' } },
-        [{ field: 'card' }],
+        [{ field: 'card.card_number', rule: /invalid_format/ }],
       ],
       ['missing card', { ...checkout(undefined), card: undefined }, [{ field: 'card' }]],
       ['back URL not http(s)', { ...checkout(undefined), backUrl: 'ftp://x' }, [{ field: 'backUrl' }]],
