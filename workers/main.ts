@@ -18,6 +18,7 @@ import type { LogLevel, LogMetadata, Logger } from '@temporalio/common';
 import { bundleWorkflowCode, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import pino, { type Logger as PinoLogger } from 'pino';
 import { ProviderClient, providerConfigFromEnv, resolveEnvironment } from '../provider';
+import { codecFromEnv } from './codec';
 import { temporalSettingsFromEnv } from './config';
 import { createPaysagaWorker } from './worker';
 
@@ -222,6 +223,8 @@ export async function startWorkerFromEnv(o: StartWorkerOptions = {}): Promise<Ru
   const temporal = temporalSettingsFromEnv(env);
   const providerConfig = providerConfigFromEnv(env);
   const environment = resolveEnvironment(providerConfig);
+  // PAYSAGA_CODEC_KEYS: payloads encrypted at rest (the API must have the same keys).
+  const codec = codecFromEnv(env);
   installRuntime(logger, o.shutdownSignals);
 
   const workflowCode = await resolveWorkflowCode(env, logger);
@@ -243,6 +246,7 @@ export async function startWorkerFromEnv(o: StartWorkerOptions = {}): Promise<Ru
       taskQueue: temporal.taskQueue,
       provider,
       ...(workflowCode.bundlePath ? { workflowBundlePath: workflowCode.bundlePath } : {}),
+      ...(codec ? { dataConverter: { payloadCodecs: [codec] } } : {}),
     });
   } catch (err) {
     await connection?.close().catch(() => undefined);
@@ -267,9 +271,11 @@ export async function startWorkerFromEnv(o: StartWorkerOptions = {}): Promise<Ru
       provider: environment.baseUrl,
       projectId: providerConfig.projectId,
       workflowCode: workflowCode.source,
+      payloads: codec ? 'encrypted' : 'plain',
     },
     'worker polling',
   );
+  if (!codec) logger.warn('PAYSAGA_CODEC_KEYS is not set: payloads are stored in Temporal unencrypted');
   return {
     worker,
     address: temporal.address,

@@ -241,8 +241,10 @@ export async function runDev(opts: DevOptions, deps: DevCommandDeps = processDep
       data = await prepareDataDir(dataDir);
       logger = workerMain.createLogger({ service: 'paysaga-dev', level: logLevel, fd: 2 });
 
+      const apiUrl = `http://${host}:${apiPort}`;
       deps.out(`starting the Temporal dev server (${describeTemporalCli(cli)}) ...`);
       temporal = await startTemporalDevServer({
+        codecEndpoint: `${apiUrl}/codec`,
         cliPath: cli.path,
         dbFile: data.dbFile,
         host,
@@ -257,7 +259,6 @@ export async function runDev(opts: DevOptions, deps: DevCommandDeps = processDep
       started.push({ name: 'Temporal dev server', stop: () => server.stop() });
       checkAborted();
 
-      const apiUrl = `http://${host}:${apiPort}`;
       const sandboxConfig: SandboxConfigInput = {
         serviceKey: data.keys.servicePrivate,
         projects: [
@@ -293,6 +294,10 @@ export async function runDev(opts: DevOptions, deps: DevCommandDeps = processDep
         PAYSAGA_API_TOKENS: data.token,
         PAYSAGA_TEMPORAL_UI_URL: temporal.uiUrl,
         PAYSAGA_LOG_LEVEL: logLevel,
+        // Payloads encrypted at rest; the UI reads them through the API's /codec (open on this machine).
+        PAYSAGA_CODEC_KEYS: env.PAYSAGA_CODEC_KEYS || data.codecKeys,
+        PAYSAGA_CODEC_CORS_ORIGINS:
+          env.PAYSAGA_CODEC_CORS_ORIGINS || `${temporal.uiUrl},http://localhost:${uiPort}`,
       };
       // shutdownSignals []: the worker must not stop by itself on Ctrl-C, the API goes first.
       const worker = await workerMain.startWorkerFromEnv({
@@ -350,7 +355,8 @@ function printBanner(
   o: { data: DevData; apiUrl: string; sandboxUrl: string; temporal: TemporalDevServer; dataFlag?: string },
 ): void {
   const rel = path.relative(process.cwd(), o.data.dir) || '.';
-  const demo = o.dataFlag ? `paysaga demo --data ${rel}` : 'paysaga demo';
+  const shown = rel.startsWith('..') ? o.data.dir : rel;
+  const dataArg = o.dataFlag ? ` --data ${shown}` : '';
   const lines = [
     '',
     'paysaga dev is up',
@@ -362,7 +368,7 @@ function printBanner(
     `  Sandbox      ${o.sandboxUrl}  (project ${DEV_DEFAULTS.projectId})`,
     `  Data         ${o.data.dir}`,
     '',
-    `Try every session kind end to end: ${demo}   (or: npm run paysaga -- demo)`,
+    `Try every session kind end to end: paysaga demo${dataArg}   (or: npm run paysaga -- demo${dataArg})`,
     'Ctrl-C stops everything.',
   ];
   for (const line of lines) deps.out(line);

@@ -4,16 +4,19 @@
  *   temporal.sqlite   the Temporal dev server's state (sessions survive a restart)
  *   keys/             partner and sandbox-service RSA keys, generated once (cli/keys.ts)
  *   api-token         the bearer token of the local API, generated once (mode 0600)
+ *   codec-keys        the payload codec key (PAYSAGA_CODEC_KEYS format), generated once (mode 0600)
  *   dev.json          while `paysaga dev` runs: its pid and URLs (read by `paysaga demo`)
  */
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { generateCodecKeySpec } from '../../workers/codec';
 import { generateKeys, KEY_FILES, type KeyFileName } from '../keys';
 
 export const DEFAULT_DATA_DIR = '.data';
 export const API_TOKEN_FILE = 'api-token';
 export const DEV_STATE_FILE = 'dev.json';
+export const CODEC_KEYS_FILE = 'codec-keys';
 
 export interface DevData {
   dir: string;
@@ -22,8 +25,11 @@ export interface DevData {
   keys: Record<KeyFileName, string>;
   tokenFile: string;
   token: string;
+  codecKeysFile: string;
+  /** `id:base64key` (PAYSAGA_CODEC_KEYS format). */
+  codecKeys: string;
   /** What this run created (false: reused from an earlier run). */
-  created: { keys: boolean; token: boolean };
+  created: { keys: boolean; token: boolean; codecKeys: boolean };
 }
 
 /** What a running `paysaga dev` writes to `<data>/dev.json`. */
@@ -42,13 +48,22 @@ export function resolveDataDir(flag: string | undefined, env: NodeJS.ProcessEnv 
   return path.resolve(flag || env.PAYSAGA_DATA_DIR || DEFAULT_DATA_DIR);
 }
 
-export function readApiToken(dir: string): string | undefined {
+function readSecret(file: string): string | undefined {
   try {
-    const token = fs.readFileSync(path.join(dir, API_TOKEN_FILE), 'utf8').trim();
-    return token || undefined;
+    const value = fs.readFileSync(file, 'utf8').trim();
+    return value || undefined;
   } catch {
     return undefined;
   }
+}
+
+function writeSecret(file: string, value: string): void {
+  fs.writeFileSync(file, `${value}\n`, { mode: 0o600 });
+  fs.chmodSync(file, 0o600);
+}
+
+export function readApiToken(dir: string): string | undefined {
+  return readSecret(path.join(dir, API_TOKEN_FILE));
 }
 
 /** Creates the folder, the keys and the API token when missing; reuses them otherwise. */
@@ -71,13 +86,18 @@ export async function prepareDataDir(dir: string): Promise<DevData> {
   }
 
   const tokenFile = path.join(dir, API_TOKEN_FILE);
-  let token = readApiToken(dir);
-  let createdToken = false;
+  let token = readSecret(tokenFile);
+  const createdToken = !token;
   if (!token) {
     token = `psg_dev_${randomBytes(24).toString('base64url')}`;
-    fs.writeFileSync(tokenFile, `${token}\n`, { mode: 0o600 });
-    fs.chmodSync(tokenFile, 0o600);
-    createdToken = true;
+    writeSecret(tokenFile, token);
+  }
+  const codecKeysFile = path.join(dir, CODEC_KEYS_FILE);
+  let codecKeys = readSecret(codecKeysFile);
+  const createdCodecKeys = !codecKeys;
+  if (!codecKeys) {
+    codecKeys = generateCodecKeySpec('dev1');
+    writeSecret(codecKeysFile, codecKeys);
   }
   return {
     dir,
@@ -86,7 +106,9 @@ export async function prepareDataDir(dir: string): Promise<DevData> {
     keys,
     tokenFile,
     token,
-    created: { keys: createdKeys, token: createdToken },
+    codecKeysFile,
+    codecKeys,
+    created: { keys: createdKeys, token: createdToken, codecKeys: createdCodecKeys },
   };
 }
 

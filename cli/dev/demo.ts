@@ -61,6 +61,8 @@ const card = (pan: string) => ({
 });
 const rub = (amount: number) => ({ amount, currency: 'RUB' });
 const FPS_PHONE = '+79001234567';
+/** The payer as the partner knows them (card payments need user_info). */
+const CUSTOMER = { user_id: 'demo-payer' };
 const SANDBOX_BANK = '100000000999';
 const FINAL = new Set(['succeeded', 'failed', 'canceled']);
 const WAIT_MS = 10_000;
@@ -147,6 +149,7 @@ function expectPhase(view: any, phase: string): string {
 
 /** The payer answers the 3-D Secure challenge over HTTP and follows the page back to the API. */
 async function playThreeDs(s: Scenario, view: any, code: string): Promise<string> {
+  if (FINAL.has(view.phase)) throw new Error(`ended before the payer could act: ${describe(view)}`);
   const dest = view.userAction?.destination_info;
   if (!dest?.url_address)
     throw new Error(`no 3-D Secure redirect in userAction: ${JSON.stringify(view.userAction)}`);
@@ -178,6 +181,7 @@ async function playThreeDs(s: Scenario, view: any, code: string): Promise<string
 
 /** The payer's bank pays the FPS QR (sandbox simulation route behind the QR's deep link). */
 async function payQr(s: Scenario, view: any): Promise<void> {
+  if (FINAL.has(view.phase)) throw new Error(`ended before the payer could act: ${describe(view)}`);
   const content = view.userAction?.payment_qr?.qr_data?.qr_content;
   if (typeof content !== 'string') throw new Error(`no QR in userAction: ${JSON.stringify(view.userAction)}`);
   s.say('payer scans the QR and pays in the bank app');
@@ -194,6 +198,7 @@ async function successfulCardPayment(s: Scenario, amount: number, extra: Record<
   const view = await s.create('/v1/checkouts', {
     method: 'card',
     reference: s.ref(),
+    customer: CUSTOMER,
     amount: rub(amount),
     card: card(FRICTIONLESS),
     ...extra,
@@ -229,6 +234,7 @@ const SCENARIOS: Record<DemoKind, ScenarioFn> = {
     const view = await s.create('/v1/checkouts', {
       method: 'card',
       reference: s.ref(),
+      customer: CUSTOMER,
       amount: rub(89_900),
       card: card(THREE_DS),
       backUrl: `${ctx.api.baseUrl}/return`,
@@ -245,6 +251,7 @@ const SCENARIOS: Record<DemoKind, ScenarioFn> = {
     const view = await s.create('/v1/checkouts', {
       method: 'payment_form',
       reference: s.ref(),
+      customer: CUSTOMER,
       amount: rub(42_000),
     });
     const ready = view.publicToken
@@ -266,7 +273,7 @@ const SCENARIOS: Record<DemoKind, ScenarioFn> = {
       method: 'fps',
       reference: s.ref(),
       amount: rub(31_500),
-      customer: { user_id: 'demo-payer' },
+      customer: CUSTOMER,
       moneyPurpose: 'paysaga demo',
     });
     await payQr(s, await awaitQr(s, view));
@@ -279,6 +286,7 @@ const SCENARIOS: Record<DemoKind, ScenarioFn> = {
     const view = await s.create('/v1/checkouts', {
       method: 'card',
       reference: s.ref(),
+      customer: CUSTOMER,
       amount: rub(held),
       card: card(FRICTIONLESS),
       settings: { finalization: { mode: 'manual', deadlineMs: 10 * 60_000 } },
@@ -351,7 +359,7 @@ const SCENARIOS: Record<DemoKind, ScenarioFn> = {
   async 'fps-binding'(s) {
     const view = await s.create('/v1/fps-bindings', {
       reference: s.ref(),
-      customer: { user_id: 'demo-payer' },
+      customer: CUSTOMER,
     });
     await payQr(s, await awaitQr(s, view));
     const done = await s.final(view.sessionId);
@@ -366,6 +374,7 @@ const SCENARIOS: Record<DemoKind, ScenarioFn> = {
     const view = await s.create('/v1/checkouts', {
       method: 'recurring',
       reference: s.ref(),
+      customer: CUSTOMER,
       amount: rub(9_900),
       token,
       initiatedBy: 'merchant',

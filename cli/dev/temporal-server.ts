@@ -16,6 +16,8 @@ export interface TemporalDevServerOptions {
   port: number;
   uiPort: number;
   namespace: string;
+  /** The UI's remote codec endpoint (the API's `/codec`), so the UI shows decrypted payloads. */
+  codecEndpoint?: string;
   /** Temporal server log level (debug, info, warn, error). */
   logLevel?: string;
   /** How long to wait for the server to answer. */
@@ -54,6 +56,8 @@ export function temporalDevServerArgs(o: TemporalDevServerOptions): string[] {
     '--namespace',
     o.namespace,
     ...searchAttributeCliArgs(),
+    ...(o.codecEndpoint ? ['--ui-codec-endpoint', o.codecEndpoint] : []),
+    '--ui-disable-news-fetch',
     '--log-level',
     o.logLevel ?? 'warn',
   ];
@@ -68,12 +72,14 @@ export async function startTemporalDevServer(o: TemporalDevServerOptions): Promi
     detached: true,
   });
   const lines: string[] = [];
+  // Once asked to stop, the server's complaints about closing connections are noise.
+  let stopping = false;
   const take = (chunk: Buffer) => {
     for (const line of chunk.toString('utf8').split(/\r?\n/)) {
       if (!line.trim()) continue;
       lines.push(line);
       if (lines.length > 40) lines.shift();
-      o.onLine?.(line);
+      if (!stopping) o.onLine?.(line);
     }
   };
   child.stdout?.on('data', take);
@@ -103,6 +109,7 @@ export async function startTemporalDevServer(o: TemporalDevServerOptions): Promi
   process.once('exit', killOnExit);
 
   const stop = async (graceMs = 10_000) => {
+    stopping = true;
     if (exitedWith === undefined && child.pid) {
       const signalGroup = (sig: NodeJS.Signals) => {
         try {
