@@ -19,7 +19,8 @@ export function normalizeInstrument(value: unknown): unknown {
 const digits = (min: number, max: number) =>
   z.string().regex(new RegExp(`^\\d{${min},${max}}$`), 'invalid_format');
 
-const cardDetailsFields = z.object({
+/** Card fields as the payer or partner types them (also the sandbox's widget forms). */
+export const cardDetailsFields = z.object({
   card_number: digits(12, 19),
   card_exp_month: z
     .string()
