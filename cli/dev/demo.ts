@@ -280,7 +280,7 @@ const SCENARIOS: Record<DemoKind, ScenarioFn> = {
     return expectPhase(await s.final(view.sessionId), 'succeeded');
   },
 
-  async hold(s) {
+  async hold(s, ctx) {
     const held = 200_000;
     const charged = 120_000;
     const view = await s.create('/v1/checkouts', {
@@ -296,16 +296,23 @@ const SCENARIOS: Record<DemoKind, ScenarioFn> = {
       'the hold',
       (v) => v.phase === 'awaiting_finalization' || FINAL.has(v.phase),
     );
-    s.say(`funds held; finalizing ${charged} of ${held}`);
     expectPhase(await s.get(view.sessionId), 'awaiting_finalization');
+    s.say(`funds held; finalizing ${charged} of ${held}`);
     const finalized = await s.api.call('POST', `/v1/sessions/${view.sessionId}/finalize`, {
       amount: charged,
     });
     s.say(`finalize answered: ${describe(finalized.body)}`);
-    const done = await s.final(view.sessionId);
-    expectPhase(done, 'succeeded');
-    const amount = payment(done)?.amount;
-    return `succeeded, held ${held}, finalized ${charged}${amount !== undefined ? ` (payment shows ${amount})` : ''}`;
+    expectPhase(await s.final(view.sessionId), 'succeeded');
+    // What the payer's card saw, from the sandbox's ledger: the part charged, the rest released.
+    const ledger = await fetch(
+      `${ctx.sandboxUrl}/sandbox/ledger?session_id=${encodeURIComponent(view.sessionId)}`,
+    );
+    const totals = ((await ledger.json()) as { totals?: Record<string, number> }).totals ?? {};
+    if (totals.capture !== charged || totals.release !== held - charged)
+      throw new Error(
+        `ledger shows capture ${totals.capture}, release ${totals.release}; expected ${charged}, ${held - charged}`,
+      );
+    return `succeeded, held ${held}, charged ${charged}, released ${held - charged}`;
   },
 
   async refund(s) {
