@@ -27,3 +27,17 @@ export interface SessionActivities {
     widget: { lang?: string; showAutopayOption?: boolean },
   ): Promise<string>;
 }
+
+/** Recurring billing: the provider session of one charge attempt of one subscription period. */
+export interface SubscriptionActivities {
+  /**
+   * transaction/initiate for (subscription, period, attempt), key from (subscription id,
+   * `period:N:attempt:M`): a retried or replayed call answers with the same session, never a second one.
+   */
+  initiateRecurringSession(
+    subscriptionId: string,
+    period: number,
+    attempt: number,
+    body: Record<string, unknown>,
+  ): Promise<SessionInfo>;
+}

@@ -2,6 +2,7 @@ import type { DataConverter } from '@temporalio/common';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import type { ProviderClient } from '../provider';
 import { createSessionActivities } from '../activities/session-activities';
+import { createSubscriptionActivities } from '../activities/subscription-activities';
 
 export interface PaysagaWorkerOptions {
   connection: NativeConnection;
@@ -24,7 +25,7 @@ export async function createPaysagaWorker(o: PaysagaWorkerOptions): Promise<Work
     connection: o.connection,
     namespace: o.namespace ?? 'default',
     taskQueue: o.taskQueue,
-    activities: createSessionActivities(o.provider),
+    activities: { ...createSessionActivities(o.provider), ...createSubscriptionActivities(o.provider) },
     ...(o.dataConverter ? { dataConverter: o.dataConverter } : {}),
     ...(o.workflowBundlePath
       ? { workflowBundle: { codePath: o.workflowBundlePath } }

@@ -4,6 +4,7 @@
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { WebhookEvent } from '../provider/schemas';
+import type { SubscriptionChange, SubscriptionView } from './subscription-types';
 import type { SessionView } from './types';
 
 /** A verified provider webhook for this session. */
@@ -21,3 +22,16 @@ export const cancelUpdate = defineUpdate<SessionView, [{ reason?: string }]>('ca
 export const finalizeUpdate = defineUpdate<SessionView, [{ amount?: number }]>('finalize');
 /** Returns once the payer's action (3-DS, QR) or a final result is known, or after `timeoutMs`. */
 export const awaitProgressUpdate = defineUpdate<SessionView, [{ timeoutMs: number }]>('awaitProgress');
+
+// Recurring billing (workflows/subscription.ts): its own names, so that a subscription's cancel can
+// never be mistaken for a session's cancel. Each answers the subscription after the change.
+export const subscriptionQuery = defineQuery<SubscriptionView>('subscription');
+export const cancelSubscriptionUpdate = defineUpdate<SubscriptionView, [{ reason?: string }]>(
+  'cancelSubscription',
+);
+export const pauseSubscriptionUpdate = defineUpdate<SubscriptionView, []>('pauseSubscription');
+export const resumeSubscriptionUpdate = defineUpdate<SubscriptionView, []>('resumeSubscription');
+/** Applies from the next period: a charge already started keeps its amount. */
+export const changeSubscriptionUpdate = defineUpdate<SubscriptionView, [SubscriptionChange]>(
+  'changeSubscription',
+);

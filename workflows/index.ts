@@ -6,3 +6,4 @@ export { payoutWorkflow } from './payout';
 export { identityCheckWorkflow } from './identity-check';
 export { refundWorkflow } from './refund';
 export { lateEventWorkflow } from './late-event';
+export { subscriptionWorkflow } from './subscription';
