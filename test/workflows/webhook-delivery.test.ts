@@ -1,0 +1,275 @@
+/**
+ * Webhooks are accelerators, never the truth (DESIGN decision 3): duplicated, reordered and late
+ * deliveries (sandbox webhook faults) leave the result and the ledger exactly as without them, and a
+ * webhook that arrives before its session's workflow exists is answered 503 and lands on redelivery.
+ */
+import { sign } from 'node:crypto';
+import { mergeSettings } from '../../client/settings';
+import { handleProviderWebhook } from '../../client/webhook-handler';
+import { createWebhookVerifier, deriveIdempotencyKey } from '../../provider';
+import type { SessionInput, SessionResult } from '../../workflows/types';
+import { CardDetails } from '../../provider';
+import { startStack, type TestStack } from '../helpers/stack';
+
+const card = (pan: string) =>
+  new CardDetails({ card_number: pan, card_exp_month: '12', card_exp_year: '30', card_code: '123' });
+let n = 0;
+const ref = (p: string) => `${p}-${Date.now()}-${++n}`;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+interface Delivery {
+  eventId: string;
+  copy: number;
+  type: string;
+  attempt: number;
+  httpStatus?: number;
+  state: string;
+}
+
+jest.setTimeout(90_000);
+
+describe('webhook delivery faults change nothing (hold project: approve, finalize, result)', () => {
+  let stack: TestStack;
+  beforeAll(async () => {
+    stack = await startStack({ webhooks: true, hold: true });
+  });
+  afterAll(async () => {
+    await stack?.close();
+  });
+  afterEach(async () => {
+    await stack.sandbox.plain('DELETE', '/sandbox/faults');
+  });
+
+  async function setFaults(rules: object[]) {
+    const res = await stack.sandbox.plain('POST', '/sandbox/faults', { rules });
+    expect(res.status).toBe(200);
+  }
+
+  async function deliveries(sessionId: string): Promise<Delivery[]> {
+    const res = await stack.sandbox.plain('GET', `/sandbox/webhooks?session_id=${sessionId}`);
+    return res.body.deliveries as Delivery[];
+  }
+
+  /** Waits until every emitted event (each copy) has been delivered: nothing more can arrive. */
+  async function allDelivered(sessionId: string, copies: number): Promise<Delivery[]> {
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const events = (await stack.sandbox.plain('GET', `/sandbox/events?session_id=${sessionId}`)).body
+        .events as unknown[];
+      const log = await deliveries(sessionId);
+      const delivered = new Set(
+        log.filter((d) => d.state === 'delivered').map((d) => `${d.eventId}/${d.copy}`),
+      );
+      if (delivered.size === events.length * copies) return log;
+      if (Date.now() > deadline)
+        throw new Error(`not all webhooks delivered: ${JSON.stringify(log.map((d) => [d.type, d.state]))}`);
+      await sleep(100);
+    }
+  }
+
+  /** What must not change: the phase, the operations (ids aside), the reason and the ledger. */
+  async function checkout(): Promise<{ id: string; result: SessionResult; outcome: unknown }> {
+    const started = await stack.payments.startCardCheckout({
+      reference: ref('wh'),
+      amount: { amount: 3_000, currency: 'RUB' },
+      card: card('4111111111111111'),
+      customer: { user_id: 'u1' },
+    });
+    const result = (await stack.temporal.workflow.getHandle(started.sessionId).result()) as SessionResult;
+    const ledger = (await stack.sandbox.ledger(started.sessionId)).entries.map((e) => [e.kind, e.amount]);
+    return {
+      id: started.sessionId,
+      result,
+      outcome: {
+        phase: result.phase,
+        reason: result.reason,
+        providerStatus: result.providerStatus,
+        operations: result.operations.map(({ id: _id, ...o }) => o),
+        ledger,
+      },
+    };
+  }
+
+  /** The outcome without any fault (asserted first below); every faulty run must equal it. */
+  const baseline = {
+    phase: 'succeeded',
+    reason: undefined,
+    providerStatus: 'completed',
+    operations: [{ kind: 'payment', status: 'successful', amount: 3_000, currency: 'rub' }],
+    ledger: [
+      ['hold', 3_000],
+      ['capture', 3_000],
+    ],
+  };
+
+  it('baseline without faults', async () => {
+    const { id, outcome } = await checkout();
+    expect(outcome).toEqual(baseline);
+    const log = await allDelivered(id, 1);
+    expect(log.map((d) => d.type)).toEqual(['approve_pending', 'finalization_pending', 'checkout_results']);
+  });
+
+  /** After every copy landed, the session is still its checkout run, and every answer was 200. */
+  async function expectUntouched(id: string, copies: number) {
+    const log = await allDelivered(id, copies);
+    const described = await stack.temporal.workflow.getHandle(id).describe();
+    expect(described.type).toBe('checkoutWorkflow');
+    expect(described.status.name).toBe('COMPLETED');
+    expect((await stack.payments.getSession(id)).kind).toBe('card_checkout');
+    const answers = stack.webhooks.filter((w) => w.sessionId === id);
+    expect(answers.every((w) => w.status === 200)).toBe(true);
+    expect(answers.map((w) => w.outcome)).not.toContain('late_event');
+    return { log, answers };
+  }
+
+  it('duplicated webhooks: same result, same ledger; copies are ignored', async () => {
+    await setFaults([{ kind: 'webhook_duplicate' }]);
+    const { id, result, outcome } = await checkout();
+    expect(outcome).toEqual(baseline);
+    const { log } = await expectUntouched(id, 2);
+    expect(log.filter((d) => d.copy === 1 && d.state === 'delivered')).toHaveLength(3);
+    // A copy that reached the running workflow is logged as ignored; one after the end is already known.
+    const ignored = result.events.filter((e) => e.detail?.startsWith('ignored')).length;
+    const known = stack.webhooks.filter((w) => w.sessionId === id && w.outcome === 'already_known').length;
+    expect(ignored + known).toBeGreaterThanOrEqual(3);
+  });
+
+  it('reordered webhooks: same result, same ledger; the older event after the newer one is ignored', async () => {
+    // Held longer than the polling fallback waits, so each later event overtakes the held one.
+    await setFaults([
+      { kind: 'webhook_reorder', eventType: 'approve_pending', maxHoldMs: 10_000 },
+      { kind: 'webhook_reorder', eventType: 'finalization_pending', maxHoldMs: 10_000 },
+    ]);
+    const { id, result, outcome } = await checkout();
+    expect(outcome).toEqual(baseline);
+    const { log, answers } = await expectUntouched(id, 1);
+    const ignored = result.events.filter((e) => e.detail?.startsWith('ignored')).length;
+    expect(ignored + answers.filter((w) => w.outcome === 'already_known').length).toBeGreaterThanOrEqual(1);
+    const firstDelivered = log.filter((d) => d.state === 'delivered').map((d) => d.type);
+    expect(firstDelivered).not.toEqual(['approve_pending', 'finalization_pending', 'checkout_results']);
+  });
+
+  it('late webhooks (delayed past the polling fallback): same result, same ledger', async () => {
+    await setFaults([{ kind: 'webhook_delay', ms: 5_000 }]);
+    const started = Date.now();
+    const { id, result, outcome } = await checkout();
+    expect(outcome).toEqual(baseline);
+    // The saga did not wait for the webhooks: polling found each step.
+    expect(Date.now() - started).toBeLessThan(5_000 + 2_000);
+    expect(result.events.filter((e) => e.source === 'poll').length).toBeGreaterThan(0);
+    const { answers } = await expectUntouched(id, 1);
+    expect(answers.map((w) => w.outcome)).toContain('already_known');
+  });
+
+  it('all at once (duplicate + reorder + delay): same result, same ledger', async () => {
+    await setFaults([
+      { kind: 'webhook_duplicate', rate: 0.5 },
+      { kind: 'webhook_reorder', maxHoldMs: 500 },
+      { kind: 'webhook_delay', ms: 1_500, rate: 0.5 },
+    ]);
+    const { id, outcome } = await checkout();
+    expect(outcome).toEqual(baseline);
+    const events = (await stack.sandbox.plain('GET', `/sandbox/events?session_id=${id}`)).body.events.length;
+    // 0.5 duplicates: some events have a second copy; wait for whatever was made.
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const log = await deliveries(id);
+      const copies = new Set(log.map((d) => `${d.eventId}/${d.copy}`));
+      const delivered = new Set(
+        log.filter((d) => d.state === 'delivered').map((d) => `${d.eventId}/${d.copy}`),
+      );
+      if (copies.size >= events && delivered.size === copies.size) break;
+      if (Date.now() > deadline) throw new Error('webhooks not delivered');
+      await sleep(100);
+    }
+    expect((await stack.temporal.workflow.getHandle(id).describe()).type).toBe('checkoutWorkflow');
+    expect(stack.webhooks.filter((w) => w.sessionId === id).every((w) => w.status === 200)).toBe(true);
+  });
+});
+
+describe('a webhook that arrives before its workflow exists is not lost', () => {
+  let stack: TestStack;
+  beforeAll(async () => {
+    stack = await startStack({ webhooks: true });
+  });
+  afterAll(async () => {
+    await stack?.close();
+  });
+
+  it('is answered 503, and the provider redelivers it once the workflow exists (200)', async () => {
+    const reference = ref('early');
+    const money = { amount: 1_500, currency: 'rub' };
+    const init = await stack.provider.initiate(
+      { sum_info: { sum: money.amount, currency_code: money.currency } },
+      { idempotencyKey: deriveIdempotencyKey(`ref:${reference}`, 'initiate') },
+    );
+    const id = init.session_info.id;
+
+    // 1. Straight into the handler: a validly signed event for a session with no workflow -> 503.
+    const raw = Buffer.from(JSON.stringify({ type: 'approve_pending', session_info: init.session_info }));
+    const handled = await handleProviderWebhook(
+      raw,
+      sign('sha256', raw, stack.sandbox.keys.service.privateKey).toString('base64'),
+      {
+        verify: createWebhookVerifier(stack.serviceKeys),
+        temporal: stack.temporal,
+        taskQueue: stack.taskQueue,
+        settings: stack.settings,
+      },
+    );
+    expect(handled).toMatchObject({ status: 503, outcome: 'unknown_session', sessionId: id });
+    await expect(stack.temporal.workflow.getHandle(id).describe()).rejects.toThrow();
+
+    // 2. The real provider: the operation starts before any workflow, its approve_pending gets 503.
+    const banks = (await stack.sandbox.get('sbp/banks')).body.banks as { id: string }[];
+    const startedOp = await stack.provider.startTransfer(
+      {
+        session_id: id,
+        payout_info: {
+          type: 'account_info',
+          account_info: {
+            payment_system: 'fps_info_verification',
+            fps_info_verification: { phone_number: '+79990001122', bank_identifier: banks[0]!.id },
+          },
+        },
+      },
+      { idempotencyKey: deriveIdempotencyKey(id, 'start') },
+    );
+    const deadline = Date.now() + 10_000;
+    const log = async () =>
+      (await stack.sandbox.plain('GET', `/sandbox/webhooks?session_id=${id}`)).body.deliveries as Delivery[];
+    while (!(await log()).some((d) => d.type === 'approve_pending' && d.httpStatus === 503)) {
+      if (Date.now() > deadline) throw new Error('approve_pending was never answered 503');
+      await sleep(20);
+    }
+
+    // 3. Now the workflow. Polling is pushed far out: only the redelivered webhook can move it.
+    const settings = mergeSettings(stack.settings, { polling: { lateAfterMs: 120_000 } });
+    const input: SessionInput = {
+      sessionId: id,
+      kind: 'payout',
+      reference,
+      money,
+      start: { by: 'starter' },
+      settings,
+      initialSnapshot: startedOp.session_info,
+    };
+    const handle = await stack.temporal.workflow.start('payoutWorkflow', {
+      workflowId: id,
+      taskQueue: stack.taskQueue,
+      args: [input],
+    });
+    const result = (await handle.result()) as SessionResult;
+    expect(result.phase).toBe('succeeded');
+    expect(result.events.filter((e) => e.source === 'poll')).toEqual([]);
+    expect((await stack.sandbox.ledger(id)).entries.map((e) => e.kind)).toEqual(['payout']);
+
+    // The delivery log: approve_pending was refused (503, retrying), then delivered (200) later.
+    const attempts = (await log()).filter((d) => d.type === 'approve_pending');
+    expect(attempts[0]).toMatchObject({ attempt: 1, httpStatus: 503, state: 'retrying' });
+    expect(attempts.at(-1)).toMatchObject({ httpStatus: 200, state: 'delivered' });
+    expect(attempts.at(-1)!.attempt).toBeGreaterThan(1);
+    const answers = stack.webhooks.filter((w) => w.sessionId === id && w.status !== 503);
+    expect(answers.map((w) => w.outcome)).toContain('signaled');
+  });
+});
