@@ -55,6 +55,12 @@ export interface TestStack {
   webhooks: WebhookHandling[];
   /** Send the sandbox's webhooks (raw bytes + headers) on to this URL instead of handling them here. */
   forwardWebhooksTo(url: string | undefined): void;
+  /** Shuts the paysaga worker down (as a crash or a deploy would); sessions wait, nothing runs them. */
+  stopWorker(): Promise<void>;
+  /** Starts a fresh worker on the same task queue (no-op when one is running). */
+  startWorker(): Promise<void>;
+  /** stopWorker() then startWorker(). */
+  restartWorker(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -127,15 +133,27 @@ export async function startStack(opts: StackOptions = {}): Promise<TestStack> {
   });
 
   const connection = await NativeConnection.connect({ address: testAddress() });
-  const worker: Worker = await createPaysagaWorker({
-    connection,
-    namespace: testNamespace(),
-    taskQueue,
-    provider,
-    workflowBundlePath: sharedWorkflowBundlePath(),
-    ...(dataConverter ? { dataConverter } : {}),
-  });
-  const running = worker.run();
+  let current: { worker: Worker; running: Promise<void> } | undefined;
+  const startWorker = async () => {
+    if (current) return;
+    const worker = await createPaysagaWorker({
+      connection,
+      namespace: testNamespace(),
+      taskQueue,
+      provider,
+      workflowBundlePath: sharedWorkflowBundlePath(),
+      ...(dataConverter ? { dataConverter } : {}),
+    });
+    current = { worker, running: worker.run() };
+  };
+  const stopWorker = async () => {
+    const stopping = current;
+    current = undefined;
+    if (!stopping) return;
+    stopping.worker.shutdown();
+    await stopping.running.catch(() => undefined);
+  };
+  await startWorker();
   const payments = new PaymentsClient({ temporal, provider, taskQueue, settings });
 
   return {
@@ -148,9 +166,14 @@ export async function startStack(opts: StackOptions = {}): Promise<TestStack> {
     serviceKeys,
     webhooks: handled,
     forwardWebhooksTo: (url) => (routing.forwardTo = url),
+    stopWorker,
+    startWorker,
+    async restartWorker() {
+      await stopWorker();
+      await startWorker();
+    },
     async close() {
-      worker.shutdown();
-      await running.catch(() => undefined);
+      await stopWorker();
       await connection.close();
       await sandbox.close();
       await provider.close();
