@@ -1,0 +1,262 @@
+/**
+ * A real browser plays the payer of a 3-D Secure card checkout (headless Chromium via playwright-core):
+ * the checkout is created through the HTTP API, the browser opens the issuer page from `userAction`
+ * (by its http_method: a POST carrying the extra params), types 12345, submits, is sent back to the
+ * API's return page by the issuer's auto-posted form, and sees "Payment successful"; the session ends
+ * succeeded. Screenshots of the result page and of the Temporal UI showing that workflow (payloads
+ * decoded through the API's codec endpoint) are saved under test-results/screenshots/.
+ *
+ * The stack is `paysaga dev` run in-process (runDev) on a temp data folder and free ports, with its own
+ * Temporal dev server and UI; the worker uses the workflow bundle of the test run.
+ */
+import { EventEmitter } from 'node:events';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Connection } from '@temporalio/client';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { runDev } from '../../cli/commands/dev';
+import { sharedWorkflowBundlePath } from '../helpers/temporal';
+
+const CHROMIUM = process.env.PAYSAGA_CHROMIUM_PATH || '/usr/bin/chromium';
+const SCREENSHOTS = path.resolve(__dirname, '../../test-results/screenshots');
+const THREE_DS_CARD = {
+  card_number: '4000000000003063',
+  card_exp_month: '12',
+  card_exp_year: '30',
+  card_code: '123',
+};
+
+jest.setTimeout(180_000);
+
+/* eslint-disable @typescript-eslint/no-explicit-any -- API answers are read field by field */
+
+interface Dev {
+  signals: EventEmitter;
+  done: Promise<void>;
+  out: string[];
+  err: string[];
+  apiUrl: string;
+  uiUrl: string;
+  temporalAddress: string;
+  token: string;
+}
+
+let dev: Dev | undefined;
+let browser: Browser | undefined;
+let dataDir: string;
+
+function bannerField(lines: string[], name: string): string {
+  // `  Temporal UI  http://...` and `  Temporal     127.0.0.1:...`: the name, then two spaces or more.
+  const pattern = new RegExp(`^  ${name}\\s{2,}(\\S+)`);
+  for (const line of lines) {
+    const m = pattern.exec(line);
+    if (m) return m[1]!;
+  }
+  throw new Error(`no "${name}" in the dev banner:\n${lines.join('\n')}`);
+}
+
+async function startDev(): Promise<Dev> {
+  const signals = new EventEmitter();
+  const out: string[] = [];
+  const err: string[] = [];
+  let failed: unknown;
+  const done = runDev(
+    {
+      data: dataDir,
+      apiPort: '0',
+      sandboxPort: '0',
+      temporalPort: '0',
+      temporalUiPort: '0',
+      logLevel: 'warn',
+    },
+    {
+      signals,
+      out: (l) => out.push(l),
+      err: (l) => err.push(l),
+      env: { ...process.env, PAYSAGA_WORKFLOW_BUNDLE: sharedWorkflowBundlePath() },
+      exit: () => undefined,
+    },
+  ).catch((e: unknown) => {
+    failed = e;
+  });
+  const deadline = Date.now() + 90_000;
+  while (!out.some((l) => l.startsWith('Ctrl-C stops everything'))) {
+    if (failed) throw failed;
+    if (Date.now() > deadline)
+      throw new Error(`paysaga dev did not come up:\n${out.join('\n')}\n${err.join('\n')}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return {
+    signals,
+    done,
+    out,
+    err,
+    apiUrl: bannerField(out, 'API'),
+    uiUrl: bannerField(out, 'Temporal UI'),
+    temporalAddress: bannerField(out, 'Temporal'),
+    token: bannerField(out, 'API token'),
+  };
+}
+
+async function api(method: 'GET' | 'POST', url: string, body?: unknown): Promise<any> {
+  const res = await fetch(`${dev!.apiUrl}${url}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${dev!.token}`,
+      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+    },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+  const json = await res.json();
+  if (res.status >= 300) throw new Error(`${method} ${url}: ${res.status} ${JSON.stringify(json)}`);
+  return json;
+}
+
+async function until(sessionId: string, done: (v: any) => boolean, ms = 30_000): Promise<any> {
+  const deadline = Date.now() + ms;
+  let view = await api('GET', `/v1/sessions/${sessionId}`);
+  while (!done(view)) {
+    if (Date.now() > deadline) throw new Error(`session ${sessionId} is still ${view.phase}`);
+    await new Promise((r) => setTimeout(r, 300));
+    view = await api('GET', `/v1/sessions/${sessionId}`);
+  }
+  return view;
+}
+
+const escapeAttr = (s: string) => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
+
+/** Navigates the way user_action says: a GET, or a POST of the extra params (as the partner's page would). */
+async function openUserAction(page: Page, dest: any): Promise<void> {
+  const params: Record<string, string> = {};
+  for (const [k, v] of Object.entries({ ...dest.additional_params, ...dest.extra_params }))
+    params[k] = String(v);
+  if (dest.http_method !== 'POST') {
+    const url = new URL(dest.url_address);
+    for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
+    await page.goto(url.toString());
+    return;
+  }
+  const inputs = Object.entries(params)
+    .map(([k, v]) => `<input type="hidden" name="${escapeAttr(k)}" value="${escapeAttr(v)}">`)
+    .join('');
+  await page.setContent(
+    `<form id="go" method="POST" action="${escapeAttr(dest.url_address)}">${inputs}</form>` +
+      '<script>document.getElementById("go").submit()</script>',
+  );
+  await page.waitForURL((u) => u.toString().startsWith(dest.url_address));
+}
+
+beforeAll(async () => {
+  if (!fs.existsSync(CHROMIUM))
+    throw new Error(
+      `${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium) or set PAYSAGA_CHROMIUM_PATH`,
+    );
+  fs.mkdirSync(SCREENSHOTS, { recursive: true });
+  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'paysaga-browser-'));
+  dev = await startDev();
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--no-first-run',
+    ],
+  });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  if (dev) {
+    dev.signals.emit('SIGINT');
+    await dev.done;
+  }
+  fs.rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe('a payer in a real browser', () => {
+  it('completes 3-D Secure, lands on the return page, and the session succeeds; the Temporal UI shows it', async () => {
+    const reference = `browser-3ds-${Date.now().toString(36)}`;
+    // The back_url is fixed before the session id exists: the API's bare /return takes session_id from
+    // the fields the issuer sends back.
+    const created = await api('POST', '/v1/checkouts?wait=10000', {
+      method: 'card',
+      reference,
+      customer: { user_id: 'browser-payer' },
+      amount: { amount: 129_900, currency: 'RUB' },
+      card: THREE_DS_CARD,
+      backUrl: `${dev!.apiUrl}/return`,
+    });
+    const sessionId: string = created.sessionId;
+    const waiting = created.userAction ? created : await until(sessionId, (v) => !!v.userAction);
+    expect(waiting.phase).toBe('awaiting_payer');
+    const dest = waiting.userAction.destination_info;
+    expect(dest.url_address).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/sandbox\/3ds\//);
+
+    const context = await browser!.newContext({ viewport: { width: 1280, height: 900 } });
+    try {
+      const page = await context.newPage();
+      await openUserAction(page, dest);
+      await page.locator('input[name="code"]').waitFor();
+      await page.screenshot({ path: path.join(SCREENSHOTS, 'three-ds-page.png') });
+      await page.fill('input[name="code"]', '12345');
+      await Promise.all([
+        // The issuer's auto-posted form takes the payer on to the API's return page.
+        page.waitForURL((u) => u.toString().startsWith(`${dev!.apiUrl}/return`), { timeout: 30_000 }),
+        page.click('button[type="submit"]'),
+      ]);
+      await page.waitForSelector('[data-outcome]');
+      let outcome = await page.getAttribute('[data-outcome]', 'data-outcome');
+      if (outcome === 'processing') {
+        // The page waits briefly for the bank; when it is slower, the payer sees the final page on reload.
+        await until(sessionId, (v) => ['succeeded', 'failed', 'canceled'].includes(v.phase));
+        await page.goto(`${dev!.apiUrl}/return/${sessionId}`);
+        outcome = await page.getAttribute('[data-outcome]', 'data-outcome');
+      }
+      expect(outcome).toBe('success');
+      expect(await page.textContent('h1')).toBe('Payment successful');
+      expect(await page.textContent('#session-id')).toBe(sessionId);
+      const html = await page.content();
+      expect(html).not.toContain(THREE_DS_CARD.card_number);
+      await page.screenshot({ path: path.join(SCREENSHOTS, 'three-ds-result.png') });
+
+      const done = await until(sessionId, (v) => ['succeeded', 'failed', 'canceled'].includes(v.phase));
+      expect(done.phase).toBe('succeeded');
+      expect(done.events.some((e: any) => e.source === 'payer')).toBe(true);
+
+      // What Temporal stores is encrypted (the dev stack's codec key): read without the codec, the
+      // workflow input is an opaque binary/encrypted payload.
+      const connection = await Connection.connect({ address: dev!.temporalAddress });
+      try {
+        const history = await connection.workflowService.getWorkflowExecutionHistory({
+          namespace: 'default',
+          execution: { workflowId: sessionId },
+        });
+        const input =
+          history.history?.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
+        expect(Buffer.from(input?.metadata?.encoding ?? []).toString()).toBe('binary/encrypted');
+        expect(Buffer.from(input?.data ?? []).toString('latin1')).not.toContain(reference);
+      } finally {
+        await connection.close();
+      }
+
+      // The Temporal UI of the dev stack shows the workflow (id = session id), completed, with its
+      // input decoded through the API's codec endpoint (payloads are encrypted at rest).
+      const ui = await context.newPage();
+      await ui.goto(`${dev!.uiUrl}/namespaces/default/workflows/${sessionId}`);
+      await ui.getByText(sessionId, { exact: true }).first().waitFor({ timeout: 30_000 });
+      await ui
+        .getByText(/completed/i)
+        .first()
+        .waitFor({ timeout: 30_000 });
+      await ui.getByText('"card_checkout"').first().waitFor({ timeout: 30_000 });
+      await ui.waitForLoadState('networkidle').catch(() => undefined);
+      await ui.screenshot({ path: path.join(SCREENSHOTS, 'temporal-ui-workflow.png') });
+    } finally {
+      await context.close();
+    }
+  });
+});
