@@ -33,3 +33,12 @@ export class SessionStateError extends Error {
     this.name = 'SessionStateError';
   }
 }
+
+/** No subscription with this id (`sub-<reference>`). Answered like an unknown session (404). */
+export class SubscriptionNotFoundError extends SessionNotFoundError {
+  constructor(readonly subscriptionId: string) {
+    super(subscriptionId);
+    this.message = `subscription ${subscriptionId} not found`;
+    this.name = 'SubscriptionNotFoundError';
+  }
+}

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { CardDetails, HashedCardDetails } from '../provider/card';
 import { cardDetails, hashedCardDetails, participantInfo, userInfo } from '../provider/schemas';
+import { SUBSCRIPTION_LIMITS } from '../workflows/subscription-types';
 
 export const reference = z
   .string()
@@ -140,6 +141,61 @@ export const refundInput = z.object({
   amount: z.number().int().positive().optional(),
 });
 
+const DAY_MS = 24 * 3_600_000;
+
+const intervalMs = z
+  .number()
+  .int()
+  .min(SUBSCRIPTION_LIMITS.minIntervalMs)
+  .max(SUBSCRIPTION_LIMITS.maxIntervalMs);
+const subscriptionToken = z.string().min(1).max(SUBSCRIPTION_LIMITS.maxTokenLength);
+
+/** Dunning defaults: retry after 1, 3 and 7 days, then cancel. */
+export const DEFAULT_DUNNING = {
+  retryDelaysMs: [DAY_MS, 3 * DAY_MS, 7 * DAY_MS],
+  onExhausted: 'cancel',
+} as const;
+
+export const subscriptionInput = z.object({
+  reference,
+  /** A recurring token from a first payment with allowRecurring (merchant-initiated charges). */
+  token: subscriptionToken,
+  amount: money,
+  intervalMs,
+  /** ISO 8601 time or epoch ms of the first charge; omitted or past: at once. */
+  firstChargeAt: z
+    .union([z.iso.datetime({ offset: true }), z.number().int().positive()])
+    .transform((t) => (typeof t === 'number' ? t : Date.parse(t)))
+    .optional(),
+  dunning: z
+    .object({
+      retryDelaysMs: z
+        .array(z.number().int().positive().max(SUBSCRIPTION_LIMITS.maxIntervalMs))
+        .max(SUBSCRIPTION_LIMITS.maxRetries)
+        .default([...DEFAULT_DUNNING.retryDelaysMs]),
+      onExhausted: z.enum(['cancel', 'pause']).default(DEFAULT_DUNNING.onExhausted),
+    })
+    .optional(),
+  /** The payer (user_info, at least user_id): the provider requires it for every charge. */
+  customer: userInfo,
+  settings: settingsOverrides.optional(),
+  /** Continue-as-new after this many periods (bounds the workflow's history). */
+  periodsPerRun: z.number().int().min(1).max(1_000).optional(),
+});
+
+export const subscriptionChangeInput = z
+  .object({
+    amount: z.number().int().positive().optional(),
+    token: subscriptionToken.optional(),
+    intervalMs: intervalMs.optional(),
+  })
+  .refine((c) => c.amount !== undefined || c.token !== undefined || c.intervalMs !== undefined, {
+    path: ['amount'],
+    message: 'send at least one of amount, token, intervalMs',
+  });
+
+export const subscriptionCancelInput = z.object({ reason: z.string().min(1).max(500).optional() });
+
 export type CardCheckoutInput = z.input<typeof cardCheckoutInput>;
 export type PaymentFormInput = z.input<typeof paymentFormInput>;
 export type RecurringPaymentInput = z.input<typeof recurringPaymentInput>;
@@ -148,4 +204,6 @@ export type FpsBindingInput = z.input<typeof fpsBindingInput>;
 export type PayoutInput = z.input<typeof payoutInput>;
 export type IdentityCheckInput = z.input<typeof identityCheckInput>;
 export type RefundRequestInput = z.input<typeof refundInput>;
+export type SubscriptionStartInput = z.input<typeof subscriptionInput>;
+export type SubscriptionChangeInput = z.input<typeof subscriptionChangeInput>;
 export { CardDetails, HashedCardDetails };

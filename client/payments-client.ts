@@ -23,13 +23,19 @@ import {
 import {
   approveUpdate,
   awaitProgressUpdate,
+  cancelSubscriptionUpdate,
   cancelUpdate,
+  changeSubscriptionUpdate,
   finalizeUpdate,
+  pauseSubscriptionUpdate,
   payerReturnedSignal,
   providerEventSignal,
+  resumeSubscriptionUpdate,
   sessionQuery,
   startFailedSignal,
+  subscriptionQuery,
 } from '../workflows/definitions';
+import type { SubscriptionInput, SubscriptionView } from '../workflows/subscription-types';
 import type {
   Money,
   SessionInput,
@@ -38,7 +44,12 @@ import type {
   SessionView,
   StartSpec,
 } from '../workflows/types';
-import { InputValidationError, SessionNotFoundError, SessionStateError } from './errors';
+import {
+  InputValidationError,
+  SessionNotFoundError,
+  SessionStateError,
+  SubscriptionNotFoundError,
+} from './errors';
 import * as inputs from './inputs';
 import { DEFAULT_SETTINGS, mergeSettings } from './settings';
 
@@ -53,6 +64,10 @@ const WORKFLOW_OF: Record<SessionKind, string> = {
   refund: 'refundWorkflow',
   late_event: 'lateEventWorkflow',
 };
+
+/** Subscriptions are workflows `sub-<reference>`: never a provider session id (ps_...). */
+export const SUBSCRIPTION_ID_PREFIX = 'sub-';
+export const subscriptionIdOf = (reference: string): string => `${SUBSCRIPTION_ID_PREFIX}${reference}`;
 
 export interface PaymentsClientOptions {
   temporal: Client;
@@ -310,6 +325,131 @@ export class PaymentsClient {
         args: [amount !== undefined ? { amount } : {}],
       }),
     );
+  }
+
+  /**
+   * Recurring billing: one workflow per subscription, id `sub-<reference>` (no provider session backs
+   * a subscription; each charge is its own session and child workflow). Idempotent by reference: the
+   * same reference returns the same subscription, running or finished, whatever else the repeat says.
+   */
+  async startSubscription(input: inputs.SubscriptionStartInput): Promise<SubscriptionView> {
+    const i = parse(inputs.subscriptionInput, input);
+    const subscriptionId = subscriptionIdOf(i.reference);
+    const args: SubscriptionInput = {
+      subscriptionId,
+      reference: i.reference,
+      token: i.token,
+      amount: i.amount,
+      intervalMs: i.intervalMs,
+      ...(i.firstChargeAt !== undefined ? { firstChargeAt: i.firstChargeAt } : {}),
+      dunning: i.dunning ?? {
+        retryDelaysMs: [...inputs.DEFAULT_DUNNING.retryDelaysMs],
+        onExhausted: inputs.DEFAULT_DUNNING.onExhausted,
+      },
+      settings: mergeSettings(this.settings, i.settings),
+      customer: i.customer as Record<string, unknown>,
+      ...(i.periodsPerRun ? { periodsPerRun: i.periodsPerRun } : {}),
+    };
+    try {
+      await this.opts.temporal.workflow.start('subscriptionWorkflow', {
+        workflowId: subscriptionId,
+        taskQueue: this.opts.taskQueue,
+        args: [args],
+        workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
+        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+        typedSearchAttributes: [
+          { key: PaymentKind, value: 'subscription' },
+          { key: PaymentStatus, value: 'active' },
+          { key: ClientReference, value: i.reference },
+          { key: AmountMinor, value: i.amount.amount },
+          { key: CurrencyCode, value: i.amount.currency },
+        ],
+      });
+    } catch (err) {
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+    }
+    return this.getSubscription(subscriptionId);
+  }
+
+  /** The subscription as its latest run knows it (running, or finished when canceled). */
+  async getSubscription(subscriptionId: string): Promise<SubscriptionView> {
+    if (!subscriptionId.startsWith(SUBSCRIPTION_ID_PREFIX))
+      throw new SubscriptionNotFoundError(subscriptionId);
+    try {
+      return await this.handle(subscriptionId).query(subscriptionQuery);
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) throw new SubscriptionNotFoundError(subscriptionId);
+      throw err;
+    }
+  }
+
+  /** No charge while paused; periods that fall due meanwhile are not charged later. */
+  async pauseSubscription(subscriptionId: string): Promise<SubscriptionView> {
+    return this.updateSubscription(subscriptionId, (h) =>
+      h.executeUpdate(pauseSubscriptionUpdate, { args: [] }),
+    );
+  }
+
+  /** From paused or past_due: a due time already passed is charged at once. */
+  async resumeSubscription(subscriptionId: string): Promise<SubscriptionView> {
+    return this.updateSubscription(subscriptionId, (h) =>
+      h.executeUpdate(resumeSubscriptionUpdate, { args: [] }),
+    );
+  }
+
+  /** No further charge; a charge already started finishes. */
+  async cancelSubscription(subscriptionId: string, reason?: string): Promise<SubscriptionView> {
+    const i = parse(inputs.subscriptionCancelInput, reason !== undefined ? { reason } : {});
+    return this.updateSubscription(subscriptionId, (h) =>
+      h.executeUpdate(cancelSubscriptionUpdate, { args: [i.reason ? { reason: i.reason } : {}] }),
+    );
+  }
+
+  /** Amount, token and/or interval, from the next period on. */
+  async changeSubscription(
+    subscriptionId: string,
+    change: inputs.SubscriptionChangeInput,
+  ): Promise<SubscriptionView> {
+    const c = parse(inputs.subscriptionChangeInput, change);
+    return this.updateSubscription(subscriptionId, (h) =>
+      h.executeUpdate(changeSubscriptionUpdate, {
+        args: [
+          {
+            ...(c.amount !== undefined ? { amount: c.amount } : {}),
+            ...(c.token !== undefined ? { token: c.token } : {}),
+            ...(c.intervalMs !== undefined ? { intervalMs: c.intervalMs } : {}),
+          },
+        ],
+      }),
+    );
+  }
+
+  /**
+   * Validators refuse synchronously: `state.*` is a state conflict, `<field>.<rule>` a bad value. A
+   * finished (canceled) subscription answers updates with "not found": that is a state conflict too.
+   */
+  private async updateSubscription(
+    subscriptionId: string,
+    run: (h: ReturnType<PaymentsClient['handle']>) => Promise<SubscriptionView>,
+  ): Promise<SubscriptionView> {
+    if (!subscriptionId.startsWith(SUBSCRIPTION_ID_PREFIX))
+      throw new SubscriptionNotFoundError(subscriptionId);
+    try {
+      return await run(this.handle(subscriptionId));
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) {
+        const view = await this.getSubscription(subscriptionId);
+        throw new SessionStateError(`subscription ${subscriptionId} is ${view.status}; nothing can change`);
+      }
+      if (err instanceof WorkflowUpdateFailedError) {
+        const message = err.cause?.message ?? err.message;
+        const m = /^([A-Za-z]+)\.([a-z_]+): (.*)$/.exec(message);
+        if (m && m[1] !== 'state')
+          throw new InputValidationError([{ field: m[1] === 'change' ? '(body)' : m[1]!, rule: m[3]! }]);
+        throw new SessionStateError(message);
+      }
+      throw err;
+    }
   }
 
   /** The session as its latest workflow run knows it (running or closed). */

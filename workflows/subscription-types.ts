@@ -34,8 +34,8 @@ export interface SubscriptionInput {
   dunning: DunningPolicy;
   /** Settings of every charge session (polling, deadlines). */
   settings: SessionSettings;
-  /** The payer as the provider's user_info, sent with every charge's initiate. */
-  customer?: Record<string, unknown>;
+  /** The payer as the provider's user_info (required for a charge), sent with every charge's initiate. */
+  customer: Record<string, unknown>;
   /** Continue-as-new after this many periods in one run (default 100). */
   periodsPerRun?: number;
 }

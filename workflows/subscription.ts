@@ -168,7 +168,7 @@ class Subscription {
     const money = (s.periodAmount ??= { ...s.amount });
     const session = await billing.initiateRecurringSession(this.input.subscriptionId, s.period, s.attempt, {
       sum_info: { sum: money.amount, currency_code: money.currency },
-      ...(this.input.customer ? { user_info: this.input.customer } : {}),
+      user_info: this.input.customer,
     });
     const record: ChargeRecord = {
       period: s.period,

@@ -1,0 +1,298 @@
+/**
+ * Recurring billing end to end: the subscription workflow on a real worker against the sandbox, with
+ * a recurring token from a first card payment. Periods are 1.5 s; dunning delays are fractions of a
+ * second. The sandbox ledger proves what moved: one capture/charge per paid period session.
+ */
+import { WorkflowUpdateFailedError } from '@temporalio/client';
+import { InputValidationError, SessionStateError, SubscriptionNotFoundError } from '../../client/errors';
+import { CardDetails } from '../../provider';
+import { PaymentKind, PaymentStatus } from '../../workers/search-attributes';
+import { changeSubscriptionUpdate } from '../../workflows/definitions';
+import type { SubscriptionView } from '../../workflows/subscription-types';
+import { startStack, type TestStack } from '../helpers/stack';
+
+const INTERVAL = 1_500;
+const customer = { user_id: 'subscriber' };
+const rub = (amount: number) => ({ amount, currency: 'RUB' });
+let n = 0;
+const ref = (p: string) => `${p}-${Date.now()}-${++n}`;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('subscriptions', () => {
+  let stack: TestStack;
+  beforeAll(async () => {
+    stack = await startStack({ webhooks: true });
+  });
+  afterAll(async () => {
+    await stack?.close();
+  });
+
+  /** A recurring token from a first card payment that asked for one. */
+  async function newToken(): Promise<string> {
+    const paid = await stack.payments.startCardCheckout({
+      reference: ref('first'),
+      amount: rub(100),
+      card: new CardDetails({
+        card_number: '4111111111111111',
+        card_exp_month: '12',
+        card_exp_year: '30',
+        card_code: '123',
+      }),
+      allowRecurring: true,
+      customer: { user_id: 'subscriber' },
+    });
+    const result = await stack.temporal.workflow.getHandle(paid.sessionId).result();
+    expect(result.recurringToken).toMatch(/^rt_/);
+    return result.recurringToken as string;
+  }
+
+  async function until(
+    id: string,
+    predicate: (v: SubscriptionView) => boolean,
+    timeoutMs = 30_000,
+  ): Promise<SubscriptionView> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const v = await stack.payments.getSubscription(id);
+      if (predicate(v)) return v;
+      if (Date.now() > deadline)
+        throw new Error(
+          `timed out waiting for ${id}: ${JSON.stringify({ ...v, charges: v.charges.length })}`,
+        );
+      await sleep(200);
+    }
+  }
+
+  /** What the sandbox moved for one charge session: capture or charge entries. */
+  async function moved(sessionId: string) {
+    const { entries } = await stack.sandbox.ledger(sessionId);
+    return entries.filter((e) => e.kind === 'capture' || e.kind === 'charge');
+  }
+
+  const settled = (v: SubscriptionView) => v.charges.every((c) => c.outcome !== 'pending');
+
+  it('charges three periods once each, one session per period; the same reference is the same subscription', async () => {
+    const token = await newToken();
+    const reference = ref('three');
+    const started = await stack.payments.startSubscription({
+      reference,
+      token,
+      amount: rub(1_000),
+      intervalMs: INTERVAL,
+      customer,
+    });
+    expect(started.subscriptionId).toBe(`sub-${reference}`);
+    expect(started.status).toBe('active');
+    const again = await stack.payments.startSubscription({
+      reference,
+      token,
+      amount: rub(9_999),
+      intervalMs: 60_000,
+      customer,
+    });
+    expect(again.subscriptionId).toBe(started.subscriptionId);
+    expect(again.amount.amount).toBe(1_000);
+
+    const v = await until(started.subscriptionId, (s) => s.totals.succeeded >= 3);
+    const done = await stack.payments.cancelSubscription(started.subscriptionId);
+    expect(done.status).toBe('canceled');
+    const final = await until(started.subscriptionId, settled);
+
+    const paid = final.charges.filter((c) => c.outcome === 'succeeded');
+    expect(paid.length).toBeGreaterThanOrEqual(3);
+    expect(paid.slice(0, 3).map((c) => c.period)).toEqual([1, 2, 3]);
+    expect(new Set(final.charges.map((c) => c.sessionId)).size).toBe(final.charges.length);
+    for (const c of paid) {
+      const m = await moved(c.sessionId);
+      expect(m).toHaveLength(1);
+      expect(m[0]).toMatchObject({ amount: 1_000, currency: 'rub' });
+    }
+    // The periods follow the schedule: consecutive charges at least about one interval apart.
+    const starts = paid.slice(0, 3).map((c) => Date.parse(c.startedAt));
+    expect(starts[2]! - starts[0]!).toBeGreaterThanOrEqual(2 * INTERVAL - 100);
+    expect(v.totals.failed).toBe(0);
+
+    const described = await stack.temporal.workflow.getHandle(started.subscriptionId).describe();
+    expect(described.typedSearchAttributes.get(PaymentKind)).toBe('subscription');
+    expect(described.typedSearchAttributes.get(PaymentStatus)).toBe('canceled');
+    // Each period is a child checkout workflow under its session id, kind recurring_payment.
+    const child = await stack.temporal.workflow.getHandle(paid[0]!.sessionId).describe();
+    expect(child.typedSearchAttributes.get(PaymentKind)).toBe('recurring_payment');
+  }, 90_000);
+
+  it('pause: no charge while paused; resume: charging again', async () => {
+    const token = await newToken();
+    const { subscriptionId } = await stack.payments.startSubscription({
+      reference: ref('pause'),
+      token,
+      amount: rub(700),
+      intervalMs: INTERVAL,
+      customer,
+    });
+    await until(subscriptionId, (s) => s.totals.succeeded >= 1);
+    const paused = await stack.payments.pauseSubscription(subscriptionId);
+    expect(paused.status).toBe('paused');
+    expect(paused.nextChargeAt).toBeUndefined();
+    const before = await until(subscriptionId, settled);
+    await sleep(3 * INTERVAL);
+    const during = await stack.payments.getSubscription(subscriptionId);
+    expect(during.totals.attempts).toBe(before.totals.attempts);
+    await expect(stack.payments.pauseSubscription(subscriptionId)).rejects.toThrow(SessionStateError);
+
+    const resumed = await stack.payments.resumeSubscription(subscriptionId);
+    expect(resumed.status).toBe('active');
+    const after = await until(subscriptionId, (s) => s.totals.succeeded > before.totals.succeeded);
+    expect(after.totals.attempts).toBe(before.totals.attempts + 1);
+    await expect(stack.payments.resumeSubscription(subscriptionId)).rejects.toThrow(SessionStateError);
+    await stack.payments.cancelSubscription(subscriptionId);
+  }, 90_000);
+
+  it('change: the next period is charged the new amount; bad input is refused synchronously', async () => {
+    const token = await newToken();
+    const { subscriptionId } = await stack.payments.startSubscription({
+      reference: ref('change'),
+      token,
+      amount: rub(1_000),
+      intervalMs: INTERVAL,
+      customer,
+    });
+    await until(subscriptionId, (s) => s.totals.succeeded >= 1);
+
+    // Refused by the client's zod input and by the workflow's validator alike; nothing changes.
+    await expect(stack.payments.changeSubscription(subscriptionId, { amount: -5 })).rejects.toThrow(
+      InputValidationError,
+    );
+    await expect(stack.payments.changeSubscription(subscriptionId, {})).rejects.toThrow(InputValidationError);
+    const handle = stack.temporal.workflow.getHandle(subscriptionId);
+    const refused = await handle
+      .executeUpdate(changeSubscriptionUpdate, { args: [{ amount: -5 }] })
+      .catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(WorkflowUpdateFailedError);
+    expect((refused as WorkflowUpdateFailedError).cause?.message).toMatch(/^amount\.positive/);
+    const tooShort = await handle
+      .executeUpdate(changeSubscriptionUpdate, { args: [{ intervalMs: 10 }] })
+      .catch((e: unknown) => e);
+    expect((tooShort as WorkflowUpdateFailedError).cause?.message).toMatch(/^intervalMs\.range/);
+    expect((await stack.payments.getSubscription(subscriptionId)).amount.amount).toBe(1_000);
+
+    const changed = await stack.payments.changeSubscription(subscriptionId, { amount: 2_500 });
+    expect(changed.amount).toEqual({ amount: 2_500, currency: 'rub' });
+    const v = await until(subscriptionId, (s) =>
+      s.charges.some((c) => c.period > changed.period && c.outcome === 'succeeded'),
+    );
+    await stack.payments.cancelSubscription(subscriptionId);
+    const later = v.charges.filter((c) => c.period > changed.period);
+    expect(later.length).toBeGreaterThan(0);
+    for (const c of later) expect(c.amount).toBe(2_500);
+    const paidLater = later.find((c) => c.outcome === 'succeeded')!;
+    expect((await moved(paidLater.sessionId)).map((e) => e.amount)).toEqual([2_500]);
+    // Periods before the change kept the amount they were charged.
+    for (const c of v.charges.filter((x) => x.period < changed.period)) expect(c.amount).toBe(1_000);
+  }, 90_000);
+
+  it('a disabled token: dunning retries, then past_due -> canceled; nothing charged, no attempt twice', async () => {
+    const token = await newToken();
+    await stack.provider.recurringTokenDisable({ recurring_token_info: { token } });
+    const { subscriptionId } = await stack.payments.startSubscription({
+      reference: ref('dunning'),
+      token,
+      amount: rub(1_200),
+      intervalMs: INTERVAL,
+      customer,
+      dunning: { retryDelaysMs: [300, 600], onExhausted: 'cancel' },
+    });
+    const result = (await stack.temporal.workflow.getHandle(subscriptionId).result()) as SubscriptionView;
+    expect(result.status).toBe('canceled');
+    expect(result.canceledReason).toMatch(/^past_due: period 1 unpaid after 3 attempts/);
+    expect(result.dunning).toMatchObject({ period: 1, failures: 3, exhausted: true });
+    expect(result.charges.map((c) => [c.period, c.attempt, c.outcome])).toEqual([
+      [1, 0, 'failed'],
+      [1, 1, 'failed'],
+      [1, 2, 'failed'],
+    ]);
+    expect(new Set(result.charges.map((c) => c.sessionId)).size).toBe(3);
+    expect(result.totals).toMatchObject({ attempts: 3, succeeded: 0, failed: 3, chargedAmount: 0 });
+    for (const c of result.charges) expect(await moved(c.sessionId)).toHaveLength(0);
+    // The retries waited their delays.
+    const t = result.charges.map((c) => Date.parse(c.startedAt));
+    expect(t[1]! - Date.parse(result.charges[0]!.finishedAt!)).toBeGreaterThanOrEqual(250);
+    expect(t[2]! - Date.parse(result.charges[1]!.finishedAt!)).toBeGreaterThanOrEqual(550);
+    const described = await stack.temporal.workflow.getHandle(subscriptionId).describe();
+    expect(described.typedSearchAttributes.get(PaymentStatus)).toBe('canceled');
+    await expect(stack.payments.resumeSubscription(subscriptionId)).rejects.toThrow(SessionStateError);
+  }, 90_000);
+
+  it('dunning with the pause policy: past_due until a new token and resume, then charging again', async () => {
+    const bad = await newToken();
+    await stack.provider.recurringTokenDisable({ recurring_token_info: { token: bad } });
+    const good = await newToken();
+    const { subscriptionId } = await stack.payments.startSubscription({
+      reference: ref('pastdue'),
+      token: bad,
+      amount: rub(800),
+      intervalMs: INTERVAL,
+      customer,
+      dunning: { retryDelaysMs: [300], onExhausted: 'pause' },
+    });
+    const pastDue = await until(subscriptionId, (s) => s.status === 'past_due');
+    expect(pastDue.dunning).toMatchObject({ period: 1, failures: 2, exhausted: true });
+    expect(pastDue.period).toBe(2);
+    await stack.payments.changeSubscription(subscriptionId, { token: good });
+    await stack.payments.resumeSubscription(subscriptionId);
+    const v = await until(subscriptionId, (s) => s.totals.succeeded >= 1);
+    await stack.payments.cancelSubscription(subscriptionId);
+    const paid = v.charges.find((c) => c.outcome === 'succeeded')!;
+    expect(paid.period).toBe(2);
+    expect(v.dunning).toBeUndefined();
+    expect(await moved(paid.sessionId)).toHaveLength(1);
+  }, 90_000);
+
+  it('continue-as-new after 2 periods keeps the schedule and the charge history', async () => {
+    const token = await newToken();
+    const { subscriptionId } = await stack.payments.startSubscription({
+      reference: ref('can'),
+      token,
+      amount: rub(300),
+      intervalMs: INTERVAL,
+      customer,
+      periodsPerRun: 2,
+    });
+    const handle = stack.temporal.workflow.getHandle(subscriptionId);
+    const firstRun = (await handle.describe()).runId;
+    const v = await until(subscriptionId, (s) => s.totals.succeeded >= 3 && settled(s), 45_000);
+    await stack.payments.cancelSubscription(subscriptionId);
+    expect(v.runs).toBeGreaterThanOrEqual(1);
+    expect((await handle.describe()).runId).not.toBe(firstRun);
+    expect(v.charges.map((c) => c.period).slice(0, 3)).toEqual([1, 2, 3]);
+    expect(v.charges).toHaveLength(v.totals.attempts);
+    expect(v.period).toBe(v.totals.succeeded + 1);
+    expect(v.totals.chargedAmount).toBe(300 * v.totals.succeeded);
+    // The schedule carried on: the third period (in the second run) came an interval after the second.
+    const starts = v.charges.map((c) => Date.parse(c.startedAt));
+    expect(starts[2]! - starts[1]!).toBeGreaterThanOrEqual(INTERVAL - 200);
+    expect(starts[2]! - starts[1]!).toBeLessThan(4 * INTERVAL);
+  }, 90_000);
+
+  it('cancel stops future charges; the canceled subscription stays readable; unknown ids are not found', async () => {
+    const token = await newToken();
+    const { subscriptionId } = await stack.payments.startSubscription({
+      reference: ref('cancel'),
+      token,
+      amount: rub(400),
+      intervalMs: INTERVAL,
+      customer,
+    });
+    await until(subscriptionId, (s) => s.totals.succeeded >= 1);
+    const canceled = await stack.payments.cancelSubscription(subscriptionId, 'customer left');
+    expect(canceled).toMatchObject({ status: 'canceled', canceledReason: 'customer left' });
+    const result = (await stack.temporal.workflow.getHandle(subscriptionId).result()) as SubscriptionView;
+    await sleep(2 * INTERVAL);
+    const later = await stack.payments.getSubscription(subscriptionId);
+    expect(later.status).toBe('canceled');
+    expect(later.totals.attempts).toBe(result.totals.attempts);
+    expect(later.charges.every((c) => c.outcome !== 'pending')).toBe(true);
+    await expect(stack.payments.cancelSubscription(subscriptionId)).rejects.toThrow(SessionStateError);
+    await expect(stack.payments.getSubscription('sub-nope-never')).rejects.toThrow(SubscriptionNotFoundError);
+    await expect(stack.payments.getSubscription('ps_123')).rejects.toThrow(SubscriptionNotFoundError);
+  }, 60_000);
+});
