@@ -117,6 +117,9 @@ function portOption(flag: string | undefined, envValue: string | undefined, fall
   return fallback;
 }
 
+/** Signals this close to the first one are the same Ctrl-C delivered twice. */
+const DUPLICATE_SIGNAL_MS = 1_500;
+
 interface Step {
   name: string;
   stop: () => Promise<void>;
@@ -196,13 +199,18 @@ export async function runDev(opts: DevOptions, deps: DevCommandDeps = processDep
   const started: Step[] = [];
   let temporal: TemporalDevServer | undefined;
   let stopping = false;
+  let firstSignalAt = 0;
   const onSignal = (name: string) => () => {
     if (!stopping && !abort.signal.aborted) {
+      firstSignalAt = Date.now();
       deps.err(`dev: ${name}, stopping (again to kill at once)`);
       abort.abort();
       wake(name);
       return;
     }
+    // Under `npm start` one Ctrl-C arrives twice (from the terminal and forwarded by npm): only a
+    // signal that comes later is a second request.
+    if (Date.now() - firstSignalAt < DUPLICATE_SIGNAL_MS) return;
     deps.err('dev: killed');
     if (temporal?.child.pid) killGroup(temporal.child.pid);
     deps.exit(1);

@@ -20,7 +20,17 @@ export function register(program: Command): void {
       const { startWorkerFromEnv } = require('../../workers/main') as {
         startWorkerFromEnv: typeof StartWorkerFromEnv;
       };
-      const running = await startWorkerFromEnv();
+      let running;
+      try {
+        running = await startWorkerFromEnv();
+      } catch (err) {
+        const message = err instanceof Error ? err.message : String(err);
+        throw new Error(
+          `${message}\n(the worker is configured by TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, PAYSAGA_TASK_QUEUE, ` +
+            'PAYSAGA_PROVIDER_URL, PAYSAGA_PROJECT_ID, PAYSAGA_PARTNER_PRIVATE_KEY, PAYSAGA_CODEC_KEYS: see cli/README.md)',
+          { cause: err },
+        );
+      }
       await running.done;
       // The process should now end by itself; should a stray handle keep it alive, do not hang on shutdown.
       setTimeout(() => process.exit(), 3_000).unref();
