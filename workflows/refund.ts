@@ -38,7 +38,9 @@ export async function refundWorkflow(input: RefundInput): Promise<SessionResult>
       run.end('failed', 'refund_not_recorded: the provider answered without a refund record');
       return;
     }
-    run.apply(snapshot, 'call', 'transaction/refund');
+    // A webhook may have brought a newer state before this answer (e.g. after a resend with the same
+    // key): then the answer is not applied, and the phase is read from what is known now.
+    if (!run.apply(snapshot, 'call', 'transaction/refund')) run.setPhase(refundPhase(find(run.snapshot)));
     const deadline = Date.now() + input.settings.deadlines.sessionMs;
     while (!run.isFinal()) {
       const refund = find(run.snapshot);
