@@ -1,0 +1,153 @@
+/**
+ * Held payments (project with holds): the funds are frozen at finalization_pending, then finalized in
+ * full or in part, or canceled, per the session's policy; each with webhooks on and off (polling only).
+ */
+import { CardDetails } from '../../provider';
+import type { SessionView } from '../../workflows/types';
+import { startStack, type TestStack } from '../helpers/stack';
+
+const FRICTIONLESS = '4111111111111111';
+const card = () =>
+  new CardDetails({ card_number: FRICTIONLESS, card_exp_month: '12', card_exp_year: '30', card_code: '123' });
+const rub = (amount: number) => ({ amount, currency: 'RUB' });
+let n = 0;
+const ref = (p: string) => `hold-${p}-${Date.now()}-${++n}`;
+
+describe.each([true, false])('held payments (webhooks %s)', (webhooks) => {
+  let stack: TestStack;
+  beforeAll(async () => {
+    stack = await startStack({ webhooks, hold: true });
+  });
+  afterAll(async () => {
+    await stack?.close();
+  });
+
+  const finished = (sessionId: string): Promise<SessionView> =>
+    stack.temporal.workflow.getHandle(sessionId).result();
+
+  async function moves(sessionId: string): Promise<[string, number][]> {
+    const ledger = await stack.sandbox.ledger(sessionId);
+    return ledger.entries.map((e) => [e.kind, e.amount]);
+  }
+
+  function start(
+    name: string,
+    amount: number,
+    settings?: Parameters<TestStack['payments']['startCardCheckout']>[0]['settings'],
+    reference?: string,
+  ): Promise<SessionView> {
+    return stack.payments.startCardCheckout(
+      {
+        reference: ref(name),
+        amount: rub(amount),
+        card: card(),
+        customer: { user_id: 'u1', ...(reference ? { customer: { reference } } : {}) },
+        ...(settings ? { settings } : {}),
+      },
+      { waitMs: 15_000 },
+    );
+  }
+
+  const manual = { finalization: { mode: 'manual' as const, deadlineMs: 30_000 } };
+
+  it('auto: finalized in full, captured once', async () => {
+    const started = await start('auto', 1_000);
+    const result = await finished(started.sessionId);
+    expect(result.phase).toBe('succeeded');
+    expect(result.operations).toEqual([
+      { id: expect.any(String), kind: 'payment', status: 'successful', amount: 1_000, currency: 'rub' },
+    ]);
+    expect(result.events.some((e) => e.type === 'finalize' && e.source === 'call')).toBe(true);
+    expect(await moves(started.sessionId)).toEqual([
+      ['hold', 1_000],
+      ['capture', 1_000],
+    ]);
+  });
+
+  it('auto_partial: captures the policy amount and releases the rest', async () => {
+    const started = await start('partial', 1_000, { finalization: { mode: 'auto_partial', amount: 600 } });
+    const result = await finished(started.sessionId);
+    expect(result.phase).toBe('succeeded');
+    expect(result.reason).toBeUndefined();
+    expect(await moves(started.sessionId)).toEqual([
+      ['hold', 1_000],
+      ['capture', 600],
+      ['release', 400],
+    ]);
+  });
+
+  it('manual: the finalize Update with a partial amount captures that amount', async () => {
+    const started = await start('manual', 1_000, manual);
+    expect(started.phase).toBe('awaiting_finalization');
+    expect(await moves(started.sessionId)).toEqual([['hold', 1_000]]);
+    const finalized = await stack.payments.finalize(started.sessionId, 300);
+    expect(['processing', 'succeeded']).toContain(finalized.phase);
+    const result = await finished(started.sessionId);
+    expect(result.phase).toBe('succeeded');
+    expect(await moves(started.sessionId)).toEqual([
+      ['hold', 1_000],
+      ['capture', 300],
+      ['release', 700],
+    ]);
+  });
+
+  it('manual: an over-amount finalize is refused synchronously and changes nothing', async () => {
+    const started = await start('over', 1_000, manual);
+    expect(started.phase).toBe('awaiting_finalization');
+    await expect(stack.payments.finalize(started.sessionId, 1_001)).rejects.toThrow(/amount\.max/);
+    await expect(stack.payments.finalize(started.sessionId, 0)).rejects.toThrow(/amount\.positive/);
+    await expect(stack.payments.approve(started.sessionId)).rejects.toThrow(/state\.invalid/);
+    const after = await stack.payments.getSession(started.sessionId);
+    expect(after.phase).toBe('awaiting_finalization');
+    expect(after.events.some((e) => e.source === 'decision')).toBe(false);
+    expect((await stack.provider.state({ session_id: started.sessionId })).session_info.next_step).toBe(
+      'finalize',
+    );
+    expect(await moves(started.sessionId)).toEqual([['hold', 1_000]]);
+    // The held amount itself is fine.
+    await stack.payments.finalize(started.sessionId, 1_000);
+    expect((await finished(started.sessionId)).phase).toBe('succeeded');
+    expect(await moves(started.sessionId)).toEqual([
+      ['hold', 1_000],
+      ['capture', 1_000],
+    ]);
+  });
+
+  it('manual: the cancel Update at finalization releases the hold', async () => {
+    const started = await start('cancel', 1_000, manual);
+    expect(started.phase).toBe('awaiting_finalization');
+    const canceled = await stack.payments.cancel(started.sessionId, 'customer left');
+    expect(canceled.phase).toBe('canceled');
+    const result = await finished(started.sessionId);
+    expect(result.phase).toBe('canceled');
+    expect(result.reason).toBe('canceled_by_partner: customer left');
+    expect(await moves(started.sessionId)).toEqual([
+      ['hold', 1_000],
+      ['release', 1_000],
+    ]);
+    const truth = (await stack.provider.state({ session_id: started.sessionId })).session_info;
+    expect(truth.transaction_status).toBe('canceled');
+  });
+
+  it('manual: no decision before the deadline cancels and releases the hold', async () => {
+    const started = await start('deadline', 1_000, { finalization: { mode: 'manual', deadlineMs: 1_500 } });
+    const result = await finished(started.sessionId);
+    expect(result.phase).toBe('canceled');
+    expect(result.reason).toMatch(/^decision_deadline: no finalize decision/);
+    expect(await moves(started.sessionId)).toEqual([
+      ['hold', 1_000],
+      ['release', 1_000],
+    ]);
+  });
+
+  it('loser: canceled at the charge of the held funds, released, nothing captured', async () => {
+    const started = await start('loser', 1_000, undefined, 'loser');
+    const result = await finished(started.sessionId);
+    expect(result.phase).toBe('failed');
+    expect(result.operations[0]).toMatchObject({ status: 'unsuccessful', error: 'insufficient_funds' });
+    expect(await moves(started.sessionId)).toEqual([
+      ['hold', 1_000],
+      ['release', 1_000],
+    ]);
+  });
+});
