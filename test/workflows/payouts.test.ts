@@ -189,3 +189,30 @@ describe.each([true, false])('payouts (webhooks %s)', (webhooks) => {
     await expectPaidOnce(started.sessionId, 650);
   });
 });
+
+/*
+ * A provider slower than the saga: start/transfer answers a payout that is still being prepared
+ * (pending, no next_step). Approving then is refused (not_awaiting_approval); the saga must wait for
+ * approve_pending. Regression: such a payout used to end failed with a provider error.
+ */
+describe.each([true, false])('payouts with a slow provider (webhooks %s)', (webhooks) => {
+  let stack: TestStack;
+  beforeAll(async () => {
+    stack = await startStack({ webhooks, sandbox: { timeScale: 0.3 } });
+  });
+  afterAll(async () => {
+    await stack?.close();
+  });
+
+  it('waits for approve_pending before approving, paid once', async () => {
+    const started = await stack.payments.startPayout({
+      reference: ref('po-slow'),
+      amount: rub(1_200),
+      destination: { type: 'card', card: card('4111111111111111') },
+    });
+    const result = (await stack.temporal.workflow.getHandle(started.sessionId).result()) as SessionResult;
+    expect(result.phase).toBe('succeeded');
+    expect(result.reason).toBeUndefined();
+    expect((await stack.sandbox.ledger(started.sessionId)).entries.map((e) => e.kind)).toEqual(['payout']);
+  });
+});
