@@ -15,6 +15,7 @@ import { codecRoutes } from './routes/codec';
 import { healthRoutes } from './routes/health';
 import { returnRoutes } from './routes/return';
 import { sessionRoutes } from './routes/sessions';
+import { subscriptionRoutes } from './routes/subscriptions';
 import { tokenRoutes } from './routes/tokens';
 import { webhookRoutes } from './routes/webhooks';
 
@@ -50,6 +51,7 @@ export function buildApi(deps: ApiDeps): FastifyInstance {
       await v1.register(authPlugin, { tokens: deps.apiTokens });
       await v1.register(checkoutRoutes, resolved);
       await v1.register(sessionRoutes, resolved);
+      await v1.register(subscriptionRoutes, resolved);
       await v1.register(tokenRoutes, resolved);
     },
     { prefix: '/v1' },

@@ -36,6 +36,7 @@ export const openapiPlugin = rootPlugin('paysaga-openapi', async (app) => {
       tags: [
         { name: 'sessions', description: 'Start and follow payment sessions' },
         { name: 'decisions', description: 'Partner decisions on a waiting session' },
+        { name: 'subscriptions', description: 'Recurring billing by token: one workflow per subscription' },
         { name: 'provider', description: 'Pass-through to the Payment Session Service' },
         { name: 'webhooks', description: 'Provider notifications' },
         { name: 'payer', description: 'Pages the payer sees' },

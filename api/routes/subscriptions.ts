@@ -1,0 +1,235 @@
+/**
+ * Recurring billing over HTTP: create a subscription (named by reference or Idempotency-Key: the same
+ * name is the same subscription), read it, and pause / resume / cancel / change it (Temporal Updates,
+ * validated by the workflow, so a wrong state is refused at once with 409).
+ */
+import type { FastifyPluginAsync, FastifyReply } from 'fastify';
+import { z } from 'zod';
+import * as inputs from '../../client/inputs';
+import type { SubscriptionView } from '../../workflows/subscription-types';
+import type { ApiDeps } from '../deps';
+import { explainMissingReference, objectBody, parse, withReference } from '../http';
+import { docSchema, errorResponses, idempotencyHeader } from '../schemas';
+
+const subscriptionIdSchema = z
+  .string()
+  .regex(/^sub-[A-Za-z0-9._:-]{4,64}$/, 'a subscription id (sub-<reference>)');
+
+const idParams = {
+  type: 'object',
+  required: ['id'],
+  properties: { id: { type: 'string', description: 'Subscription id: `sub-<reference>`.' } },
+};
+
+const money = {
+  type: 'object',
+  properties: { amount: { type: 'integer', description: 'minor units' }, currency: { type: 'string' } },
+};
+
+/** SubscriptionView (workflows/subscription-types.ts) plus links, for the OpenAPI document. */
+const SUBSCRIPTION = {
+  type: 'object',
+  description: 'A subscription as its workflow knows it (SubscriptionView), plus links.',
+  required: ['subscriptionId', 'reference', 'status', 'amount', 'intervalMs', 'period', 'charges', 'totals'],
+  properties: {
+    subscriptionId: { type: 'string', description: '`sub-<reference>`, also the workflow id.' },
+    reference: { type: 'string' },
+    status: { type: 'string', enum: ['active', 'paused', 'past_due', 'canceled'] },
+    amount: money,
+    token: { type: 'string', description: 'The recurring token charged.' },
+    intervalMs: { type: 'integer' },
+    nextChargeAt: { type: 'string', format: 'date-time', description: 'Absent unless active.' },
+    period: { type: 'integer', description: 'The period charged next (or being charged), from 1.' },
+    charges: {
+      type: 'array',
+      description: 'The latest charge attempts, oldest first: one provider session (and workflow) each.',
+      items: {
+        type: 'object',
+        properties: {
+          period: { type: 'integer' },
+          attempt: { type: 'integer', description: '0: the scheduled charge; 1..: dunning retries.' },
+          sessionId: { type: 'string', description: 'ps_...: GET /v1/sessions/{id} shows it.' },
+          amount: { type: 'integer' },
+          currency: { type: 'string' },
+          startedAt: { type: 'string', format: 'date-time' },
+          finishedAt: { type: 'string', format: 'date-time' },
+          outcome: { type: 'string', enum: ['pending', 'succeeded', 'failed'] },
+          reason: { type: 'string' },
+        },
+      },
+    },
+    totals: {
+      type: 'object',
+      properties: {
+        attempts: { type: 'integer' },
+        succeeded: { type: 'integer' },
+        failed: { type: 'integer' },
+        chargedAmount: { type: 'integer' },
+      },
+    },
+    dunning: {
+      type: 'object',
+      description: 'Present while a period is being retried, or after every retry failed.',
+      properties: {
+        period: { type: 'integer' },
+        failures: { type: 'integer' },
+        nextRetryAt: { type: 'string', format: 'date-time' },
+        lastReason: { type: 'string' },
+        exhausted: { type: 'boolean' },
+      },
+    },
+    dunningPolicy: {
+      type: 'object',
+      properties: {
+        retryDelaysMs: { type: 'array', items: { type: 'integer' } },
+        onExhausted: { type: 'string', enum: ['cancel', 'pause'] },
+      },
+    },
+    canceledReason: { type: 'string' },
+    runs: { type: 'integer', description: 'Continue-as-new count.' },
+    createdAt: { type: 'string', format: 'date-time' },
+    links: {
+      type: 'object',
+      properties: { self: { type: 'string' }, temporal: { type: 'string' } },
+    },
+  },
+};
+
+const notFound = { description: 'No such subscription.', $ref: 'ApiError#' };
+const changeResponses = {
+  200: { ...SUBSCRIPTION, description: 'The subscription after the change.' },
+  404: notFound,
+  409: { description: 'Not possible in the current status (e.g. canceled).', $ref: 'ApiError#' },
+  ...errorResponses,
+};
+
+export const subscriptionRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
+  const { payments } = deps;
+
+  const withLinks = (view: SubscriptionView) => {
+    const links: Record<string, string> = {
+      self: `/v1/subscriptions/${encodeURIComponent(view.subscriptionId)}`,
+    };
+    if (deps.temporalUiUrl) {
+      const ns = encodeURIComponent(deps.temporal.options.namespace);
+      links.temporal = `${deps.temporalUiUrl.replace(/\/+$/, '')}/namespaces/${ns}/workflows/${encodeURIComponent(view.subscriptionId)}`;
+    }
+    return { ...view, links };
+  };
+  const idOf = (params: unknown) => parse(z.object({ id: subscriptionIdSchema }), params).id;
+  const action = (summary: string, description: string, body?: z.ZodType) => ({
+    schema: {
+      tags: ['subscriptions'],
+      summary,
+      description,
+      security: [{ bearerAuth: [] }],
+      params: idParams,
+      ...(body ? { body: docSchema(body) } : {}),
+      response: changeResponses,
+    },
+  });
+
+  app.post(
+    '/subscriptions',
+    {
+      schema: {
+        tags: ['subscriptions'],
+        summary: 'Start a subscription (recurring billing by token)',
+        description:
+          'Charges `amount` every `intervalMs` with a recurring token (merchant-initiated, no payer ' +
+          'action), from `firstChargeAt` (default now). A failed charge is retried after each of ' +
+          '`dunning.retryDelaysMs` (default 1, 3, 7 days); then the subscription is past_due and ' +
+          '`dunning.onExhausted` cancels it (default) or leaves it past_due until resumed. The same ' +
+          '`reference` (or Idempotency-Key) returns the same subscription.',
+        security: [{ bearerAuth: [] }],
+        headers: idempotencyHeader,
+        body: docSchema(inputs.subscriptionInput, { optional: ['reference'] }),
+        response: {
+          201: { ...SUBSCRIPTION, description: 'Created (Location: /v1/subscriptions/{id}).' },
+          200: {
+            ...SUBSCRIPTION,
+            description:
+              'The subscription an earlier request with the same reference created (Idempotent-Replayed: true).',
+          },
+          ...errorResponses,
+        },
+      },
+    },
+    async (request, reply: FastifyReply) => {
+      const receivedAt = new Date();
+      const body = withReference(request, objectBody(request.body));
+      const view = await explainMissingReference(body, () =>
+        payments.startSubscription(body as inputs.SubscriptionStartInput),
+      );
+      // Its run started before this request arrived: an earlier request with this reference created it
+      // (a run after continue-as-new started earlier still, unless it began during this very request).
+      const { startTime } = await deps.temporal.workflow.getHandle(view.subscriptionId).describe();
+      const replayed = startTime.getTime() < receivedAt.getTime();
+      reply.header('location', `/v1/subscriptions/${encodeURIComponent(view.subscriptionId)}`);
+      if (replayed) reply.header('idempotent-replayed', 'true');
+      return reply.code(replayed ? 200 : 201).send(withLinks(view));
+    },
+  );
+
+  app.get(
+    '/subscriptions/:id',
+    {
+      schema: {
+        tags: ['subscriptions'],
+        summary: 'Read a subscription',
+        security: [{ bearerAuth: [] }],
+        params: idParams,
+        response: { 200: SUBSCRIPTION, 404: notFound, ...errorResponses },
+      },
+    },
+    async (request) => withLinks(await payments.getSubscription(idOf(request.params))),
+  );
+
+  app.post(
+    '/subscriptions/:id/pause',
+    action(
+      'Pause a subscription',
+      'No charge while paused; periods that fall due meanwhile are not charged.',
+    ),
+    async (request) => withLinks(await payments.pauseSubscription(idOf(request.params))),
+  );
+
+  app.post(
+    '/subscriptions/:id/resume',
+    action(
+      'Resume a paused or past_due subscription',
+      'When the next due time has passed, the next period is charged at once.',
+    ),
+    async (request) => withLinks(await payments.resumeSubscription(idOf(request.params))),
+  );
+
+  app.post(
+    '/subscriptions/:id/cancel',
+    action(
+      'Cancel a subscription',
+      'No further charge; a charge already started finishes.',
+      inputs.subscriptionCancelInput,
+    ),
+    async (request) => {
+      const id = idOf(request.params);
+      const { reason } = parse(inputs.subscriptionCancelInput, objectBody(request.body));
+      return withLinks(await payments.cancelSubscription(id, reason));
+    },
+  );
+
+  app.post(
+    '/subscriptions/:id/change',
+    action(
+      'Change amount, token or interval',
+      'Applies from the next period: a charge already started (or being retried) keeps its amount; ' +
+        'the next charge keeps its date and is charged the new amount; a new interval spaces the ' +
+        'charges after it. A new token is also used by the next dunning retry.',
+      inputs.subscriptionChangeInput,
+    ),
+    async (request) => {
+      const id = idOf(request.params);
+      const change = parse(inputs.subscriptionChangeInput, objectBody(request.body));
+      return withLinks(await payments.changeSubscription(id, change));
+    },
+  );
+};

@@ -1,0 +1,183 @@
+/**
+ * The subscription routes over HTTP: create (201, then 200 for the same Idempotency-Key), read,
+ * pause / resume / change / cancel, 400 naming the field, 404 unknown, 409 wrong status, OpenAPI.
+ */
+import { card, finished, FRICTIONLESS, ref, rub, startApiStack, type ApiStack } from './api-stack';
+
+jest.setTimeout(60_000);
+
+let s: ApiStack;
+beforeAll(async () => {
+  s = await startApiStack();
+});
+afterAll(async () => {
+  await s?.close();
+});
+
+const customer = { user_id: 'api-subscriber' };
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function recurringToken(): Promise<string> {
+  const res = await s.call('POST', '/v1/checkouts?wait=0', {
+    body: {
+      method: 'card',
+      reference: ref('first'),
+      amount: rub(100),
+      card: card(FRICTIONLESS),
+      customer,
+      allowRecurring: true,
+    },
+  });
+  expect(res.status).toBe(201);
+  const paid = await finished(s, res.body.sessionId);
+  expect(paid.phase).toBe('succeeded');
+  return paid.recurringToken as string;
+}
+
+const fields = (res: { body: { error: { fields?: { field: string }[] } } }) =>
+  (res.body.error.fields ?? []).map((f) => f.field);
+
+describe('/v1/subscriptions', () => {
+  it('create by Idempotency-Key: 201 then 200 for the same key; charges; pause, resume, change, cancel', async () => {
+    const token = await recurringToken();
+    const key = ref('sub');
+    const body = { token, amount: rub(1_500), intervalMs: 1_500, customer };
+    const created = await s.call('POST', '/v1/subscriptions', { idempotencyKey: key, body });
+    expect(created.status).toBe(201);
+    expect(created.headers.location).toBe(`/v1/subscriptions/sub-${key}`);
+    expect(created.body).toMatchObject({
+      subscriptionId: `sub-${key}`,
+      reference: key,
+      status: 'active',
+      amount: { amount: 1_500, currency: 'rub' },
+      links: { self: `/v1/subscriptions/sub-${key}` },
+    });
+    const id = created.body.subscriptionId as string;
+
+    const again = await s.call('POST', '/v1/subscriptions', { idempotencyKey: key, body });
+    expect(again.status).toBe(200);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.body.subscriptionId).toBe(id);
+
+    // The first period is charged.
+    let view = created.body;
+    for (const deadline = Date.now() + 30_000; view.totals.succeeded < 1 && Date.now() < deadline;) {
+      await sleep(250);
+      view = (await s.call('GET', `/v1/subscriptions/${id}`)).body;
+    }
+    expect(view.totals.succeeded).toBeGreaterThanOrEqual(1);
+    expect(view.charges[0]).toMatchObject({ period: 1, attempt: 0, outcome: 'succeeded', amount: 1_500 });
+    const session = await s.call('GET', `/v1/sessions/${view.charges[0].sessionId}`);
+    expect(session.status).toBe(200);
+    expect(session.body).toMatchObject({ kind: 'recurring_payment', phase: 'succeeded' });
+
+    const paused = await s.call('POST', `/v1/subscriptions/${id}/pause`);
+    expect(paused.status).toBe(200);
+    expect(paused.body.status).toBe('paused');
+    const pausedAgain = await s.call('POST', `/v1/subscriptions/${id}/pause`);
+    expect(pausedAgain.status).toBe(409);
+    expect(pausedAgain.body.error.code).toBe('invalid_state');
+
+    const resumed = await s.call('POST', `/v1/subscriptions/${id}/resume`);
+    expect(resumed.status).toBe(200);
+    expect(resumed.body.status).toBe('active');
+
+    const badChange = await s.call('POST', `/v1/subscriptions/${id}/change`, { body: { amount: 0 } });
+    expect(badChange.status).toBe(400);
+    expect(fields(badChange)).toEqual(['amount']);
+    const emptyChange = await s.call('POST', `/v1/subscriptions/${id}/change`, { body: {} });
+    expect(emptyChange.status).toBe(400);
+    const changed = await s.call('POST', `/v1/subscriptions/${id}/change`, {
+      body: { amount: 2_000, intervalMs: 2_000 },
+    });
+    expect(changed.status).toBe(200);
+    expect(changed.body).toMatchObject({ amount: { amount: 2_000 }, intervalMs: 2_000 });
+
+    const canceled = await s.call('POST', `/v1/subscriptions/${id}/cancel`, {
+      body: { reason: 'customer asked' },
+    });
+    expect(canceled.status).toBe(200);
+    expect(canceled.body).toMatchObject({ status: 'canceled', canceledReason: 'customer asked' });
+    await s.stack.temporal.workflow.getHandle(id).result();
+    const afterCancel = await s.call('POST', `/v1/subscriptions/${id}/resume`);
+    expect(afterCancel.status).toBe(409);
+    const read = await s.call('GET', `/v1/subscriptions/${id}`);
+    expect(read.status).toBe(200);
+    expect(read.body.status).toBe('canceled');
+  });
+
+  it('400 names the field; nothing is started', async () => {
+    const noCustomer = await s.call('POST', '/v1/subscriptions', {
+      body: { reference: ref('bad'), token: 'rt_x', amount: rub(100), intervalMs: 1_500 },
+    });
+    expect(noCustomer.status).toBe(400);
+    expect(fields(noCustomer)).toEqual(['customer']);
+
+    const short = await s.call('POST', '/v1/subscriptions', {
+      body: { reference: ref('bad'), token: 'rt_x', amount: rub(100), intervalMs: 10, customer },
+    });
+    expect(short.status).toBe(400);
+    expect(fields(short)).toEqual(['intervalMs']);
+
+    const noName = await s.call('POST', '/v1/subscriptions', {
+      body: { token: 'rt_x', amount: rub(100), intervalMs: 1_500, customer },
+    });
+    expect(noName.status).toBe(400);
+    expect(noName.body.error.fields).toEqual([
+      { field: 'reference', rule: 'required: send a reference field or an Idempotency-Key header' },
+    ]);
+
+    const dunning = await s.call('POST', '/v1/subscriptions', {
+      body: {
+        reference: ref('bad'),
+        token: 'rt_x',
+        amount: rub(100),
+        intervalMs: 1_500,
+        customer,
+        dunning: { onExhausted: 'explode' },
+      },
+    });
+    expect(dunning.status).toBe(400);
+    expect(fields(dunning)).toEqual(['dunning.onExhausted']);
+
+    const reference = ref('never');
+    const r = await s.call('POST', '/v1/subscriptions', {
+      body: { reference, token: '', amount: rub(100), intervalMs: 1_500, customer },
+    });
+    expect(r.status).toBe(400);
+    expect(fields(r)).toEqual(['token']);
+    expect((await s.call('GET', `/v1/subscriptions/sub-${reference}`)).status).toBe(404);
+  });
+
+  it('404 for an unknown subscription on every route; 400 for an id that is not one', async () => {
+    const id = `sub-${ref('unknown')}`;
+    const get = await s.call('GET', `/v1/subscriptions/${id}`);
+    expect(get.status).toBe(404);
+    expect(get.body.error.code).toBe('session_not_found');
+    for (const action of ['pause', 'resume', 'cancel']) {
+      expect((await s.call('POST', `/v1/subscriptions/${id}/${action}`)).status).toBe(404);
+    }
+    expect((await s.call('POST', `/v1/subscriptions/${id}/change`, { body: { amount: 100 } })).status).toBe(
+      404,
+    );
+    const notAnId = await s.call('GET', '/v1/subscriptions/ps_123');
+    expect(notAnId.status).toBe(400);
+    expect(fields(notAnId)).toEqual(['id']);
+  });
+
+  it('is in the OpenAPI document', async () => {
+    const doc = await s.call('GET', '/openapi.json');
+    expect(doc.status).toBe(200);
+    for (const path of [
+      '/v1/subscriptions',
+      '/v1/subscriptions/{id}',
+      '/v1/subscriptions/{id}/pause',
+      '/v1/subscriptions/{id}/resume',
+      '/v1/subscriptions/{id}/cancel',
+      '/v1/subscriptions/{id}/change',
+    ]) {
+      expect(doc.body.paths[path]).toBeDefined();
+    }
+    expect(doc.body.paths['/v1/subscriptions'].post.tags).toEqual(['subscriptions']);
+  });
+});
