@@ -281,6 +281,7 @@ export async function runDev(opts: DevOptions, deps: DevCommandDeps = processDep
           },
         ],
       };
+      deps.out(`Temporal dev server up at ${temporal.address}; starting the sandbox, worker and API ...`);
       sandbox = await startSandbox(sandboxConfig, {
         port: sandboxPort,
         host,

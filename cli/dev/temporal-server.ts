@@ -159,7 +159,10 @@ export async function startTemporalDevServer(o: TemporalDevServerOptions): Promi
     let connection: Connection | undefined;
     try {
       connection = await Connection.connect({ address, connectTimeout: 1_000 });
-      await connection.workflowService.describeNamespace({ namespace: o.namespace });
+      const c = connection;
+      await c.withDeadline(Date.now() + 3_000, () =>
+        c.workflowService.describeNamespace({ namespace: o.namespace }),
+      );
       await connection.close();
       return server;
     } catch (err) {
