@@ -32,8 +32,10 @@ const MAX_SCRUB_DEPTH = 6;
 
 function scrub(value: unknown, depth = 0): unknown {
   if (value === null || typeof value !== 'object' || depth > MAX_SCRUB_DEPTH) return value;
-  if (value instanceof Error) return value;
   if (Array.isArray(value)) return value.map((v) => scrub(v, depth + 1));
+  // Only plain data: requests, errors and other class instances are left to pino's serializers.
+  const proto = Object.getPrototypeOf(value) as unknown;
+  if (proto !== Object.prototype && proto !== null) return value;
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value))
     out[k] = SECRET_FIELD.test(k) ? '[redacted]' : scrub(v, depth + 1);
@@ -42,7 +44,7 @@ function scrub(value: unknown, depth = 0): unknown {
 
 export interface CreateLoggerOptions {
   level?: PinoLevel;
-  /** `service` field of every line. */
+  /** `service` field of every line (children add `component`). */
   service: string;
   /** 1: stdout (default), 2: stderr. */
   fd?: 1 | 2;

@@ -285,7 +285,7 @@ export async function runDev(opts: DevOptions, deps: DevCommandDeps = processDep
       sandbox = await startSandbox(sandboxConfig, {
         port: sandboxPort,
         host,
-        logger: logger.child({ service: 'sandbox' }),
+        logger: logger.child({ component: 'sandbox' }),
       });
       const sb = sandbox;
       started.push({ name: 'sandbox', stop: () => sb.close() });
@@ -311,7 +311,7 @@ export async function runDev(opts: DevOptions, deps: DevCommandDeps = processDep
       // shutdownSignals []: the worker must not stop by itself on Ctrl-C, the API goes first.
       const worker = await workerMain.startWorkerFromEnv({
         env: stackEnv,
-        logger: logger.child({ service: 'worker' }),
+        logger: logger.child({ component: 'worker' }),
         shutdownSignals: [],
       });
       started.push({ name: 'worker', stop: () => worker.shutdown() });
