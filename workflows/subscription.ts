@@ -213,9 +213,9 @@ class Subscription {
         ],
       });
       const result = await child.result();
-      return result.phase === 'succeeded'
-        ? { ok: true }
-        : { ok: false, reason: result.reason ?? `charge ${result.phase}` };
+      if (result.phase === 'succeeded') return { ok: true };
+      const error = result.operations.at(-1)?.error;
+      return { ok: false, reason: result.reason ?? `charge ${result.phase}${error ? `: ${error}` : ''}` };
     } catch (err) {
       // The child could not run to a result (its id was taken, or it failed as a workflow): the
       // provider's state of the session is the truth of whether money moved.

@@ -4,12 +4,14 @@
  * second. The sandbox ledger proves what moved: one capture/charge per paid period session.
  */
 import { WorkflowUpdateFailedError } from '@temporalio/client';
+import { Worker } from '@temporalio/worker';
 import { InputValidationError, SessionStateError, SubscriptionNotFoundError } from '../../client/errors';
 import { CardDetails } from '../../provider';
 import { PaymentKind, PaymentStatus } from '../../workers/search-attributes';
 import { changeSubscriptionUpdate } from '../../workflows/definitions';
 import type { SubscriptionView } from '../../workflows/subscription-types';
 import { startStack, type TestStack } from '../helpers/stack';
+import { sharedWorkflowBundlePath } from '../helpers/temporal';
 
 const INTERVAL = 1_500;
 const customer = { user_id: 'subscriber' };
@@ -211,6 +213,7 @@ describe('subscriptions', () => {
       [1, 2, 'failed'],
     ]);
     expect(new Set(result.charges.map((c) => c.sessionId)).size).toBe(3);
+    for (const c of result.charges) expect(c.reason).toMatch(/recurring_token_inactive/);
     expect(result.totals).toMatchObject({ attempts: 3, succeeded: 0, failed: 3, chargedAmount: 0 });
     for (const c of result.charges) expect(await moved(c.sessionId)).toHaveLength(0);
     // The retries waited their delays.
@@ -271,6 +274,13 @@ describe('subscriptions', () => {
     const starts = v.charges.map((c) => Date.parse(c.startedAt));
     expect(starts[2]! - starts[1]!).toBeGreaterThanOrEqual(INTERVAL - 200);
     expect(starts[2]! - starts[1]!).toBeLessThan(4 * INTERVAL);
+
+    // Deterministic: the first run (ended by continue-as-new) and the last replay without divergence.
+    await stack.temporal.workflow.getHandle(subscriptionId).result();
+    for (const runId of [firstRun, undefined]) {
+      const history = await stack.temporal.workflow.getHandle(subscriptionId, runId).fetchHistory();
+      await Worker.runReplayHistory({ workflowBundle: { codePath: sharedWorkflowBundlePath() } }, history);
+    }
   }, 90_000);
 
   it('cancel stops future charges; the canceled subscription stays readable; unknown ids are not found', async () => {
