@@ -2,7 +2,7 @@
  * FPS recurring binding without a charge: the payer confirms in the bank app and the provider
  * returns a recurring token in checkout_results (spec, Endpoints rule 7).
  */
-import { runOperation } from './payment-process';
+import { explainEnd, runOperation } from './payment-process';
 import { closeSession, guarded, openSession, startOperation } from './session-lifecycle';
 import type { SessionInput, SessionResult } from './types';
 
@@ -12,5 +12,6 @@ export async function fpsBindingWorkflow(input: SessionInput): Promise<SessionRe
   await guarded(run, async () => (await startOperation(run, input)) && runOperation(run));
   if (run.phase === 'succeeded' && !run.view().recurringToken)
     run.end('failed', 'binding_without_token: the provider returned no recurring token');
+  explainEnd(run);
   return closeSession(run);
 }

@@ -3,27 +3,46 @@
  * the partner's approval, the payer's action, the finalization of a hold, and the result.
  */
 import * as wf from '@temporalio/workflow';
-import { operationOf } from './snapshot';
+import type { SessionInfo } from '../provider/schemas';
+import { failureReason, latestPayment, operationOf } from './snapshot';
 import { provider, type SessionRun } from './session-run';
 
+/** FPS: an expired QR is replaced by a new payment on the session, up to `max` times. */
+export interface QrRenewal {
+  max: number;
+  used: number;
+  /** The start/checkout body of the new payment. */
+  body: Record<string, unknown>;
+}
+
 export interface ProcessOptions {
-  /** FPS: replace an expired QR by a new payment up to this many times. */
-  qrRenewals?: number;
-  /** The start/checkout body for a renewed FPS payment. */
-  renewBody?: Record<string, unknown>;
+  renewal?: QrRenewal;
+}
+
+/** The latest payment's QR expired and another payment may still be started for it. */
+export function renewableQr(s: SessionInfo | undefined, renewal: QrRenewal | undefined): boolean {
+  const payment = latestPayment(s);
+  return (
+    !!renewal &&
+    renewal.used < renewal.max &&
+    payment?.transaction_status === 'unsuccessful' &&
+    payment.error?.error_code === 'qr_expired'
+  );
 }
 
 export async function runOperation(run: SessionRun, options: ProcessOptions = {}): Promise<void> {
   const { deadlines } = run.opts.settings;
   const sessionDeadline = Date.now() + deadlines.sessionMs;
-  let renewals = 0;
   let payerDeadline: number | undefined;
 
-  while (!run.isFinal() || canRenew()) {
-    if (run.isFinal()) {
-      await renewPayment(run, ++renewals, options.renewBody ?? {});
+  for (;;) {
+    if (!run.isFinal() && renewableQr(run.snapshot, options.renewal)) {
+      await renewPayment(run, options.renewal!);
+      // The payer gets the full time again for the new QR.
+      payerDeadline = undefined;
       continue;
     }
+    if (run.isFinal()) return;
     const mismatch = run.amountProblem();
     if (mismatch) {
       await stopOnMismatch(run, mismatch);
@@ -50,21 +69,20 @@ export async function runOperation(run: SessionRun, options: ProcessOptions = {}
         }
     }
   }
-
-  function canRenew(): boolean {
-    return (
-      run.phase === 'failed' &&
-      !!options.qrRenewals &&
-      renewals < options.qrRenewals &&
-      operationOf(run.snapshot)?.error?.error_code === 'qr_expired'
-    );
-  }
 }
 
-async function renewPayment(run: SessionRun, n: number, body: Record<string, unknown>): Promise<void> {
-  run.log('call', 'renew_payment', `qr_expired: new payment #${n}`);
-  const snapshot = await provider.startOperation(run.opts.sessionId, 'checkout', body, `start:${n}`);
-  run.reason = undefined;
+/** A session that ended other than successfully says why: the provider's error code, unless the saga set a reason. */
+export function explainEnd(run: SessionRun): void {
+  if (run.phase === 'succeeded' || run.reason) return;
+  const code = failureReason(run.snapshot);
+  if (code) run.reason = code;
+}
+
+/** start/checkout again on the session: the provider appends a new payment with a new QR. */
+async function renewPayment(run: SessionRun, renewal: QrRenewal): Promise<void> {
+  const n = ++renewal.used;
+  run.log('call', 'renew_payment', `qr_expired: new payment #${n} of ${renewal.max}`);
+  const snapshot = await provider.startOperation(run.opts.sessionId, 'checkout', renewal.body, `start:${n}`);
   run.apply(snapshot, 'call', 'start/checkout');
 }
 

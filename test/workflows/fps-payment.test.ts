@@ -1,0 +1,124 @@
+/**
+ * FPS payments: the QR / deep link is surfaced early; the payer pays in the bank app; an expired QR
+ * ends the session with `qr_expired`, or is replaced by a new payment on the same session while
+ * renewals are left. Each with webhooks on and off (polling only).
+ */
+import type { SessionView } from '../../workflows/types';
+import { payFpsQr } from '../helpers/payer';
+import { startStack, type TestStack } from '../helpers/stack';
+
+// 400 s of service time × 0.01 = a QR lives 4 s: time enough to pay it, short enough to wait out.
+const QR_TTL_SECONDS = 400;
+const rub = (amount: number) => ({ amount, currency: 'RUB' });
+let n = 0;
+const ref = (p: string) => `fps-${p}-${Date.now()}-${++n}`;
+
+describe.each([true, false])('FPS payment (webhooks %s)', (webhooks) => {
+  let stack: TestStack;
+  beforeAll(async () => {
+    stack = await startStack({ webhooks, sandbox: { qrTtlSeconds: QR_TTL_SECONDS } });
+  });
+  afterAll(async () => {
+    await stack?.close();
+  });
+
+  const finished = (sessionId: string): Promise<SessionView> =>
+    stack.temporal.workflow.getHandle(sessionId).result();
+
+  async function moves(sessionId: string): Promise<[string, number][]> {
+    const ledger = await stack.sandbox.ledger(sessionId);
+    return ledger.entries.map((e) => [e.kind, e.amount]);
+  }
+
+  function start(name: string, amount: number, qrRenewals?: number): Promise<SessionView> {
+    return stack.payments.startFpsPayment(
+      {
+        reference: ref(name),
+        amount: rub(amount),
+        customer: { user_id: 'u1' },
+        moneyPurpose: 'order 42',
+        ...(qrRenewals !== undefined ? { qrRenewals } : {}),
+      },
+      { waitMs: 15_000 },
+    );
+  }
+
+  /** Follows the session (query) until `pred` holds. */
+  async function until(sessionId: string, pred: (v: SessionView) => boolean, ms = 20_000) {
+    const deadline = Date.now() + ms;
+    for (;;) {
+      const v = await stack.payments.getSession(sessionId);
+      if (pred(v)) return v;
+      if (Date.now() > deadline)
+        throw new Error(`session ${sessionId} never got there: ${JSON.stringify(v)}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
+  it('surfaces the QR / deep link early; the payer pays; one charge', async () => {
+    const started = await start('pay', 25_000);
+    expect(started.phase).toBe('awaiting_payer');
+    const paymentId = started.operations[0]!.id;
+    const qr = started.userAction?.payment_qr?.qr_data;
+    expect(started.userAction?.type).toBe('payment_qr');
+    expect(qr?.qr_content).toBe(`${stack.sandbox.url}/sandbox/fps/${paymentId}`);
+    expect(qr?.qr_image).toBeTruthy();
+    expect(await payFpsQr(stack.sandbox.url, paymentId)).toBe(200);
+    const result = await finished(started.sessionId);
+    expect(result.phase).toBe('succeeded');
+    expect(result.reason).toBeUndefined();
+    expect(result.userAction).toBeUndefined();
+    expect(result.operations).toEqual([
+      { id: paymentId, kind: 'payment', status: 'successful', amount: 25_000, currency: 'rub' },
+    ]);
+    expect(await moves(started.sessionId)).toEqual([['charge', 25_000]]);
+  });
+
+  it('QR expiry without renewals: the session ends with qr_expired, nothing charged', async () => {
+    const started = await start('expire', 300, 0);
+    expect(started.phase).toBe('awaiting_payer');
+    const result = await finished(started.sessionId);
+    expect(result.phase).toBe('failed');
+    expect(result.reason).toBe('qr_expired');
+    expect(result.operations).toHaveLength(1);
+    expect(result.operations[0]).toMatchObject({ status: 'unsuccessful', error: 'qr_expired' });
+    expect(result.events.some((e) => e.type === 'renew_payment')).toBe(false);
+    expect(await moves(started.sessionId)).toEqual([]);
+  });
+
+  it('QR expiry with a renewal: a new payment with a new QR is started; paying it succeeds', async () => {
+    const started = await start('renew', 700, 1);
+    expect(started.phase).toBe('awaiting_payer');
+    const first = started.operations[0]!.id;
+    // The first QR expires; the session goes on (never shown as failed) with a second payment.
+    const seen = new Set<string>();
+    const renewed = await until(started.sessionId, (v) => {
+      seen.add(v.phase);
+      return v.operations.length === 2 && v.phase === 'awaiting_payer';
+    });
+    expect(seen.has('failed')).toBe(false);
+    const second = renewed.operations[1]!.id;
+    expect(second).not.toBe(first);
+    expect(renewed.operations[0]).toMatchObject({ id: first, status: 'unsuccessful', error: 'qr_expired' });
+    expect(renewed.userAction?.payment_qr?.qr_data?.qr_content).toBe(
+      `${stack.sandbox.url}/sandbox/fps/${second}`,
+    );
+    expect(renewed.events.filter((e) => e.type === 'renew_payment')).toHaveLength(1);
+    expect(await payFpsQr(stack.sandbox.url, second)).toBe(200);
+    const result = await finished(started.sessionId);
+    expect(result.phase).toBe('succeeded');
+    expect(result.reason).toBeUndefined();
+    expect(result.operations.map((o) => o.status)).toEqual(['unsuccessful', 'successful']);
+    expect(await moves(started.sessionId)).toEqual([['charge', 700]]);
+  });
+
+  it('QR expiry after the last renewal: the session ends with qr_expired', async () => {
+    const started = await start('renew-out', 800, 1);
+    const result = await finished(started.sessionId);
+    expect(result.phase).toBe('failed');
+    expect(result.reason).toBe('qr_expired');
+    expect(result.operations.map((o) => o.error)).toEqual(['qr_expired', 'qr_expired']);
+    expect(result.events.filter((e) => e.type === 'renew_payment')).toHaveLength(1);
+    expect(await moves(started.sessionId)).toEqual([]);
+  });
+});
