@@ -11,6 +11,7 @@ import {
 } from '@temporalio/client';
 import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
 import type { z } from 'zod';
+import { scrubCardData } from '../activities/failures';
 import { deriveIdempotencyKey, ProviderError, type ProviderClient } from '../provider';
 import type { SessionInfo } from '../provider/schemas';
 import {
@@ -558,7 +559,7 @@ export class PaymentsClient {
         const res = await sendCard(session.id, deriveIdempotencyKey(session.id, 'start'));
         await this.handle(session.id).signal(providerEventSignal, {
           type: 'start_response',
-          session_info: res.session_info,
+          session_info: scrubCardData(res.session_info),
         });
       } catch (err) {
         if (err instanceof ProviderError && !err.retryable) {

@@ -1,4 +1,5 @@
 import { WorkflowIdReusePolicy } from '@temporalio/common';
+import { scrubCardData } from '../activities/failures';
 import { WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
 import type { WebhookEvent } from '../provider/schemas';
 import { PaymentKind, PaymentStatus } from '../workers/search-attributes';
@@ -40,6 +41,8 @@ export async function routeProviderEvent(
   opts: { taskQueue: string; settings: SessionSettings },
 ): Promise<RouteOutcome> {
   const id = event.session_info.id;
+  // Defense in depth (DESIGN decision 2): whatever a provider echoes, no card field enters Temporal.
+  event = scrubCardData(event);
   const handle = client.workflow.getHandle(id);
   let running: boolean;
   let runId: string;
