@@ -105,14 +105,20 @@ export const fpsPaymentInput = z
     message: 'customer.user_id or participant.payer_info.ipv4_address is required for FPS',
   });
 
-export const fpsBindingInput = z.object({
-  ...common,
-  backUrl: backUrl.optional(),
-  currency: z
-    .string()
-    .regex(/^[A-Za-z]{3}$/)
-    .default('rub'),
-});
+export const fpsBindingInput = z
+  .object({
+    ...common,
+    backUrl: backUrl.optional(),
+    currency: z
+      .string()
+      .regex(/^[A-Za-z]{3}$/)
+      .default('rub'),
+  })
+  // spec, Endpoints rule 6 applies to the binding's start/checkout too
+  .refine((r) => r.customer?.user_id || r.participant?.payer_info?.ipv4_address, {
+    path: ['customer', 'user_id'],
+    message: 'customer.user_id or participant.payer_info.ipv4_address is required for FPS',
+  });
 
 export const payoutDestination = z.discriminatedUnion('type', [
   z.object({ type: z.literal('card'), card: cardDetails }),
