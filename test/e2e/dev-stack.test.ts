@@ -27,7 +27,7 @@ const FREE_PORTS = [
   '0',
 ];
 
-jest.setTimeout(240_000);
+// Each test has its own bound below (the first may include a cold `tsc` build of dist/).
 
 interface Proc {
   child: ChildProcess;
@@ -95,7 +95,7 @@ async function startDev(dataDir: string): Promise<Stack> {
   const proc = run(['dev', '--data', dataDir, ...FREE_PORTS]);
   started.push(proc);
   // The first run after a source change rebuilds dist/ (tsc) before starting.
-  await waitForOutput(proc, /Ctrl-C stops everything/, 180_000);
+  await waitForOutput(proc, /Ctrl-C stops everything/, 170_000);
   const banner = proc.out();
   const field = (name: string) => {
     const m = new RegExp(`^  ${name}\\s+(\\S+)`, 'm').exec(banner);
@@ -176,7 +176,7 @@ describe('paysaga dev + paysaga demo', () => {
     expect(docs.status).toBeLessThan(400);
     const ui = await fetch(stack.uiUrl);
     expect(ui.status).toBe(200);
-  });
+  }, 200_000);
 
   it('paysaga demo runs every session kind end to end and exits 0', async () => {
     const json = path.join(dataDir, 'demo.json');
@@ -209,7 +209,7 @@ describe('paysaga dev + paysaga demo', () => {
     });
     expect(res.status).toBe(200);
     expect(((await res.json()) as { phase: string }).phase).toBe('succeeded');
-  });
+  }, 150_000);
 
   it('SIGINT stops everything: the dev process exits and no Temporal server is left', async () => {
     const { code, signal } = await stopDev(stack);
@@ -222,7 +222,7 @@ describe('paysaga dev + paysaga demo', () => {
     expect(alive(stack.temporalPid)).toBe(false);
     expect(fs.existsSync(path.join(dataDir, 'dev.json'))).toBe(false);
     await expect(fetch(`${stack.apiUrl}/healthz`)).rejects.toThrow();
-  });
+  }, 60_000);
 
   it('a restart on the same data folder reuses token and keys and still knows the sessions', async () => {
     const keyBefore = fs.readFileSync(path.join(dataDir, 'keys', 'partner_public.pem'), 'utf8');
@@ -243,7 +243,7 @@ describe('paysaga dev + paysaga demo', () => {
       expect(code).toBe(0);
       expect(alive(again.temporalPid)).toBe(false);
     }
-  });
+  }, 120_000);
 
   it('a busy port is refused before anything starts, naming the port and the flag', async () => {
     const busy: Server = createServer();
@@ -260,5 +260,5 @@ describe('paysaga dev + paysaga demo', () => {
     } finally {
       await new Promise<void>((r) => busy.close(() => r()));
     }
-  });
+  }, 60_000);
 });
