@@ -1,0 +1,101 @@
+/**
+ * FPS recurring binding without a charge (spec rule 7): the payer confirms in the bank app and the
+ * session yields a recurring token, nothing charged; a binding the payer never confirms ends without
+ * one. Each with webhooks on and off (polling only).
+ */
+import { InputValidationError } from '../../client/errors';
+import type { SessionView } from '../../workflows/types';
+import { payFpsQr } from '../helpers/payer';
+import { startStack, type TestStack } from '../helpers/stack';
+
+// A QR lives 400 s × 0.01 = 4 s.
+const QR_TTL_SECONDS = 400;
+let n = 0;
+const ref = (p: string) => `bind-${p}-${Date.now()}-${++n}`;
+
+describe.each([true, false])('FPS binding (webhooks %s)', (webhooks) => {
+  let stack: TestStack;
+  beforeAll(async () => {
+    stack = await startStack({ webhooks, sandbox: { qrTtlSeconds: QR_TTL_SECONDS } });
+  });
+  afterAll(async () => {
+    await stack?.close();
+  });
+
+  const finished = (sessionId: string): Promise<SessionView> =>
+    stack.temporal.workflow.getHandle(sessionId).result();
+
+  async function moves(sessionId: string): Promise<[string, number][]> {
+    const ledger = await stack.sandbox.ledger(sessionId);
+    return ledger.entries.map((e) => [e.kind, e.amount]);
+  }
+
+  it('the payer confirms: a recurring token, nothing charged; the token then pays by MIT', async () => {
+    const started = await stack.payments.startFpsBinding(
+      { reference: ref('ok'), customer: { user_id: 'u-bind' }, backUrl: 'https://shop.example/return' },
+      { waitMs: 15_000 },
+    );
+    expect(started.phase).toBe('awaiting_payer');
+    const paymentId = started.operations[0]!.id;
+    expect(started.userAction?.payment_qr?.qr_data?.qr_content).toBe(
+      `${stack.sandbox.url}/sandbox/fps/${paymentId}`,
+    );
+    expect(started.recurringToken).toBeUndefined();
+    expect(await payFpsQr(stack.sandbox.url, paymentId)).toBe(200);
+    const result = await finished(started.sessionId);
+    expect(result.phase).toBe('succeeded');
+    expect(result.recurringToken).toMatch(/^rt_/);
+    expect(result.operations).toEqual([
+      { id: paymentId, kind: 'payment', status: 'successful', amount: 0, currency: 'rub' },
+    ]);
+    expect(await moves(started.sessionId)).toEqual([]);
+
+    // The token charges the FPS account in one step, without the payer.
+    const mit = await stack.payments.startRecurringPayment({
+      reference: ref('mit'),
+      amount: { amount: 1_500, currency: 'RUB' },
+      token: result.recurringToken!,
+      customer: { user_id: 'u-bind' },
+    });
+    const charged = await finished(mit.sessionId);
+    expect(charged.phase).toBe('succeeded');
+    expect(charged.events.some((e) => e.detail?.includes('awaiting_payer'))).toBe(false);
+    expect(await moves(mit.sessionId)).toEqual([['charge', 1_500]]);
+  });
+
+  it('the payer never confirms before the deadline: canceled, no token', async () => {
+    const started = await stack.payments.startFpsBinding(
+      {
+        reference: ref('late'),
+        customer: { user_id: 'u-bind' },
+        settings: { deadlines: { payerActionMs: 1_500 } },
+      },
+      { waitMs: 15_000 },
+    );
+    expect(started.phase).toBe('awaiting_payer');
+    const result = await finished(started.sessionId);
+    expect(result.phase).toBe('canceled');
+    expect(result.reason).toMatch(/^payer_action_deadline/);
+    expect(result.recurringToken).toBeUndefined();
+    expect(await moves(started.sessionId)).toEqual([]);
+  });
+
+  it('the QR expires: failed with qr_expired, no token', async () => {
+    const started = await stack.payments.startFpsBinding({
+      reference: ref('expired'),
+      customer: { user_id: 'u-bind' },
+    });
+    const result = await finished(started.sessionId);
+    expect(result.phase).toBe('failed');
+    expect(result.reason).toBe('qr_expired');
+    expect(result.recurringToken).toBeUndefined();
+    expect(result.operations[0]).toMatchObject({ status: 'unsuccessful', error: 'qr_expired' });
+    expect(await moves(started.sessionId)).toEqual([]);
+  });
+
+  it('without a user id or the payer IP the binding is refused before anything starts (rule 6)', async () => {
+    await expect(stack.payments.startFpsBinding({ reference: ref('anon') })).rejects.toBeInstanceOf(
+      InputValidationError,
+    );
+  });
+});
