@@ -165,6 +165,24 @@ describe('/v1/subscriptions', () => {
     expect(fields(notAnId)).toEqual(['id']);
   });
 
+  it('401 without the bearer token on every subscription route; nothing is started', async () => {
+    const reference = ref('noauth');
+    const body = { reference, token: 'rt_x', amount: rub(100), intervalMs: 1_500, customer };
+    const id = `sub-${reference}`;
+    for (const [method, path] of [
+      ['POST', '/v1/subscriptions'],
+      ['GET', `/v1/subscriptions/${id}`],
+      ['POST', `/v1/subscriptions/${id}/pause`],
+      ['POST', `/v1/subscriptions/${id}/resume`],
+      ['POST', `/v1/subscriptions/${id}/cancel`],
+      ['POST', `/v1/subscriptions/${id}/change`],
+    ] as const) {
+      const res = await s.call(method, path, { token: null, ...(method === 'POST' ? { body } : {}) });
+      expect(res.status).toBe(401);
+    }
+    expect((await s.call('GET', `/v1/subscriptions/${id}`)).status).toBe(404);
+  });
+
   it('is in the OpenAPI document', async () => {
     const doc = await s.call('GET', '/openapi.json');
     expect(doc.status).toBe(200);
@@ -179,5 +197,11 @@ describe('/v1/subscriptions', () => {
       expect(doc.body.paths[path]).toBeDefined();
     }
     expect(doc.body.paths['/v1/subscriptions'].post.tags).toEqual(['subscriptions']);
+    const create = doc.body.paths['/v1/subscriptions'].post;
+    expect(create.security).toEqual([{ bearerAuth: [] }]);
+    expect(create.responses['400'].content['application/json'].schema.$ref).toBe(
+      '#/components/schemas/ApiError',
+    );
+    expect(create.requestBody.content['application/json'].schema.properties.intervalMs).toBeDefined();
   });
 });
