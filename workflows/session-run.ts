@@ -38,8 +38,6 @@ export const provider = wf.proxyActivities<SessionActivities>({
   retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '20s', maximumAttempts: 10 },
 });
 
-
-
 const MAX_EVENTS = 200;
 
 export interface SessionRunOptions {
@@ -84,7 +82,11 @@ export class SessionRun {
     wf.setHandler(sessionQuery, () => this.view());
     wf.setHandler(awaitProgressUpdate, async ({ timeoutMs }) => {
       await wf.condition(
-        () => this.isFinal() || this.needsSomeone() || this.publicToken !== undefined,
+        // The public token is news only until the payer has used it; then the payment is.
+        () =>
+          this.isFinal() ||
+          this.needsSomeone() ||
+          (this.publicToken !== undefined && !operationOf(this.snapshot)),
         timeoutMs,
       );
       return this.view();
