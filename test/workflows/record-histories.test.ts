@@ -1,0 +1,246 @@
+/**
+ * Records one workflow history per session kind into test/fixtures/histories/<kind>.json, for
+ * test/workflows/replay.test.ts. Skipped unless RECORD_HISTORIES=1:
+ *
+ *   RECORD_HISTORIES=1 npx jest test/workflows/record-histories.test.ts     (or: node scripts/record-histories.js)
+ *
+ * Re-record (and commit the files) only when a workflow change is meant to be incompatible with
+ * running sessions; otherwise the replay test is what catches the change. Each kind is its own test,
+ * so a kind that does not work yet does not stop the others (its old file, if any, stays).
+ */
+import type { temporal } from '@temporalio/proto';
+import { CardDetails } from '../../provider';
+import type { SessionResult } from '../../workflows/types';
+import { writeHistory } from '../fixtures/histories/io';
+import { completeThreeDs, payFpsQr } from '../helpers/payer';
+import { startStack, type TestStack } from '../helpers/stack';
+
+const RECORD = process.env.RECORD_HISTORIES === '1';
+const card = (pan: string) =>
+  new CardDetails({ card_number: pan, card_exp_month: '12', card_exp_year: '30', card_code: '123' });
+const rub = (amount: number) => ({ amount, currency: 'RUB' });
+let n = 0;
+const ref = (p: string) => `rec-${p}-${Date.now()}-${++n}`;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+jest.setTimeout(90_000);
+
+(RECORD ? describe : describe.skip)('record workflow histories', () => {
+  let stack: TestStack;
+  let holdStack: TestStack;
+  beforeAll(async () => {
+    stack = await startStack({ webhooks: true });
+    holdStack = await startStack({ webhooks: true, hold: true });
+  });
+  afterAll(async () => {
+    await stack?.close();
+    await holdStack?.close();
+  });
+
+  /** Waits for the run to close and writes its history (the latest run unless `runId`). */
+  async function record(s: TestStack, kind: string, sessionId: string, runId?: string) {
+    const handle = s.temporal.workflow.getHandle(sessionId, runId);
+    const result = (await handle.result()) as SessionResult;
+    const history = await handle.fetchHistory();
+    const file = writeHistory(kind, sessionId, history as temporal.api.history.v1.IHistory);
+    process.stderr.write(`recorded ${kind}: ${result.phase} -> ${file}\n`);
+    return result;
+  }
+
+  async function cardPayment(s: TestStack, amount: number, allowRecurring = false) {
+    const started = await s.payments.startCardCheckout({
+      reference: ref('card'),
+      amount: rub(amount),
+      card: card('4111111111111111'),
+      customer: { user_id: 'u1' },
+      ...(allowRecurring ? { allowRecurring } : {}),
+    });
+    return started.sessionId;
+  }
+
+  it('card checkout (webhooks on)', async () => {
+    const id = await cardPayment(stack, 1_000);
+    expect((await record(stack, 'card_checkout', id)).phase).toBe('succeeded');
+  });
+
+  it('card checkout, polling only (webhooks off), manual approval by Update', async () => {
+    const off = await startStack({ webhooks: false });
+    try {
+      const started = await off.payments.startCardCheckout(
+        {
+          reference: ref('card-poll'),
+          amount: rub(1_100),
+          card: card('4111111111111111'),
+          customer: { user_id: 'u1' },
+          settings: { approval: { mode: 'manual', deadlineMs: 30_000 } },
+        },
+        { waitMs: 15_000 },
+      );
+      await off.payments.approve(started.sessionId);
+      expect((await record(off, 'card_checkout_polling', started.sessionId)).phase).toBe('succeeded');
+    } finally {
+      await off.close();
+    }
+  });
+
+  it('3-DS checkout', async () => {
+    const started = await stack.payments.startCardCheckout(
+      {
+        reference: ref('3ds'),
+        amount: rub(2_000),
+        card: card('4000000000003063'),
+        customer: { user_id: 'u1' },
+        backUrl: 'https://shop.example/return',
+      },
+      { waitMs: 15_000 },
+    );
+    await completeThreeDs(started.userAction, '12345');
+    await stack.payments.notifyPayerReturned(started.sessionId);
+    expect((await record(stack, 'three_ds_checkout', started.sessionId)).phase).toBe('succeeded');
+  });
+
+  it('hold with a partial finalize (manual, by Update)', async () => {
+    const started = await holdStack.payments.startCardCheckout(
+      {
+        reference: ref('hold'),
+        amount: rub(5_000),
+        card: card('4111111111111111'),
+        customer: { user_id: 'u1' },
+        settings: { finalization: { mode: 'manual', deadlineMs: 30_000 } },
+      },
+      { waitMs: 15_000 },
+    );
+    expect(started.phase).toBe('awaiting_finalization');
+    await holdStack.payments.finalize(started.sessionId, 3_000);
+    expect((await record(holdStack, 'hold_partial_finalize', started.sessionId)).phase).toBe('succeeded');
+  });
+
+  it('FPS payment', async () => {
+    const started = await stack.payments.startFpsPayment(
+      { reference: ref('fps'), amount: rub(2_500), customer: { user_id: 'u1' } },
+      { waitMs: 15_000 },
+    );
+    expect(started.phase).toBe('awaiting_payer');
+    expect(await payFpsQr(stack.sandbox.url, started.operations[0]!.id)).toBe(200);
+    expect((await record(stack, 'fps_payment', started.sessionId)).phase).toBe('succeeded');
+  });
+
+  it('FPS binding', async () => {
+    const started = await stack.payments.startFpsBinding(
+      { reference: ref('bind'), customer: { user_id: 'u1' } },
+      { waitMs: 15_000 },
+    );
+    expect(started.phase).toBe('awaiting_payer');
+    expect(await payFpsQr(stack.sandbox.url, started.operations[0]!.id)).toBe(200);
+    expect((await record(stack, 'fps_binding', started.sessionId)).phase).toBe('succeeded');
+  });
+
+  it('payment form', async () => {
+    const started = await stack.payments.startPaymentForm(
+      { reference: ref('form'), amount: rub(1_500), customer: { user_id: 'u1' } },
+      { waitMs: 15_000 },
+    );
+    expect(started.publicToken).toMatch(/^pt_/);
+    const paid = await stack.sandbox.plain('POST', '/sandbox/widgets/payment-form', {
+      public_token: started.publicToken,
+      card_number: '4111111111111111',
+      card_exp_month: '12',
+      card_exp_year: '2030',
+      card_code: '123',
+    });
+    expect(paid.body.status).toBe('ok');
+    expect((await record(stack, 'payment_form', started.sessionId)).phase).toBe('succeeded');
+  });
+
+  it('recurring payment (MIT by token)', async () => {
+    const first = await cardPayment(stack, 900, true);
+    const paid = (await stack.temporal.workflow.getHandle(first).result()) as SessionResult;
+    expect(paid.recurringToken).toMatch(/^rt_/);
+    const started = await stack.payments.startRecurringPayment({
+      reference: ref('mit'),
+      amount: rub(900),
+      token: paid.recurringToken!,
+      customer: { user_id: 'u1' },
+    });
+    expect((await record(stack, 'recurring_payment', started.sessionId)).phase).toBe('succeeded');
+  });
+
+  it('subscription (recurring billing: two periods, then canceled)', async () => {
+    const first = await cardPayment(stack, 100, true);
+    const paid = (await stack.temporal.workflow.getHandle(first).result()) as SessionResult;
+    const started = await stack.payments.startSubscription({
+      reference: ref('sub'),
+      token: paid.recurringToken!,
+      amount: rub(300),
+      intervalMs: 1_500,
+      customer: { user_id: 'subscriber' },
+    });
+    const deadline = Date.now() + 30_000;
+    while ((await stack.payments.getSubscription(started.subscriptionId)).totals.succeeded < 2) {
+      if (Date.now() > deadline) throw new Error('the subscription did not charge twice');
+      await sleep(200);
+    }
+    await stack.payments.cancelSubscription(started.subscriptionId);
+    const handle = stack.temporal.workflow.getHandle(started.subscriptionId);
+    await handle.result();
+    const file = writeHistory(
+      'subscription',
+      started.subscriptionId,
+      (await handle.fetchHistory()) as temporal.api.history.v1.IHistory,
+    );
+    process.stderr.write(`recorded subscription -> ${file}\n`);
+  });
+
+  it('payout (raw card, sent by the starter)', async () => {
+    const started = await stack.payments.startPayout({
+      reference: ref('payout'),
+      amount: rub(3_000),
+      destination: { type: 'card', card: card('5555555555554444') },
+    });
+    expect((await record(stack, 'payout', started.sessionId)).phase).toBe('succeeded');
+  });
+
+  it('payout by token (start/transfer sent by the workflow)', async () => {
+    const pt = await stack.sandbox.post('public_token', { card_tokenize: { allow_tokenization: true } });
+    const widget = await stack.sandbox.plain('POST', '/sandbox/widgets/card-tokenize', {
+      public_token: pt.body.public_token,
+      card_number: '4111111111111111',
+    });
+    const started = await stack.payments.startPayout({
+      reference: ref('payout-ct'),
+      amount: rub(800),
+      destination: { type: 'tokenized_card', token: widget.body.card_token },
+    });
+    expect((await record(stack, 'payout_token', started.sessionId)).phase).toBe('succeeded');
+  });
+
+  it('identity check', async () => {
+    const banks = (await stack.sandbox.get('sbp/banks')).body.banks as { id: string }[];
+    const started = await stack.payments.startIdentityCheck({
+      reference: ref('idc'),
+      phone: '+79991112233',
+      bankId: banks[0]!.id,
+      payee: { given_name: 'Ivan', family_name: 'Ivanov' },
+    });
+    expect((await record(stack, 'identity_check', started.sessionId)).phase).toBe('succeeded');
+  });
+
+  it('refund, then a chargeback (late event)', async () => {
+    const id = await cardPayment(stack, 6_000);
+    await stack.temporal.workflow.getHandle(id).result();
+    await stack.payments.refund(id, { reference: ref('rf'), amount: 2_000 });
+    expect((await record(stack, 'refund', id)).phase).toBe('succeeded');
+    const refundRun = (await stack.temporal.workflow.getHandle(id).describe()).runId;
+    await stack.sandbox.plain('POST', '/sandbox/chargebacks', {
+      session_id: id,
+      sum_info: { sum: 1_000, currency_code: 'rub' },
+    });
+    const deadline = Date.now() + 15_000;
+    while ((await stack.temporal.workflow.getHandle(id).describe()).runId === refundRun) {
+      if (Date.now() > deadline) throw new Error('no late-event run');
+      await sleep(100);
+    }
+    const late = await record(stack, 'late_event', id);
+    expect(late.reason).toMatch(/^chargeback: /);
+  });
+});
