@@ -81,3 +81,20 @@ export async function routeProviderEvent(
   });
   return 'late_event';
 }
+
+/**
+ * The provider's truth about a session, routed as if it were a webhook: for deployments without
+ * webhooks (nothing polls a closed session, so a chargeback after the end is otherwise never seen)
+ * and for events the provider gave up delivering. Run it from a periodic job or before acting on a
+ * closed session. A running workflow gets a signal (applied forward-only); a closed one that already
+ * knows this state changes nothing; anything newer is recorded by a late-event workflow.
+ */
+export async function syncSessionFromProvider(
+  client: Client,
+  provider: { state(body: { session_id: string }): Promise<{ session_info: WebhookEvent['session_info'] }> },
+  sessionId: string,
+  opts: { taskQueue: string; settings: SessionSettings },
+): Promise<RouteOutcome> {
+  const { session_info } = await provider.state({ session_id: sessionId });
+  return routeProviderEvent(client, { type: 'state_sync', session_info }, opts);
+}

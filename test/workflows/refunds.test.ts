@@ -6,6 +6,7 @@ import { PaymentStatus } from '../../workers/search-attributes';
 import type { SessionResult } from '../../workflows/types';
 import { CardDetails } from '../../provider';
 import { InputValidationError } from '../../client/errors';
+import { syncSessionFromProvider } from '../../client/webhook-router';
 import { startStack, type TestStack } from '../helpers/stack';
 
 const card = (pan: string) =>
@@ -175,8 +176,33 @@ describe.each([true, false])('refunds and chargebacks (webhooks %s)', (webhooks)
      * workflow). The chargeback is in the provider's books only; paysaga's view stays "succeeded"
      * until someone asks the provider. What still holds: money never moves twice. A refund paysaga
      * computes from its stale view is refused by the provider, and the refund session ends failed
-     * with the provider's reason.
+     * with the provider's reason. The remedy for such deployments is syncSessionFromProvider
+     * (client/webhook-router.ts), run by a periodic job or before acting on a closed session: it
+     * reads transaction/state and routes it like a webhook, so the late-event workflow records it.
      */
+    it('syncSessionFromProvider records a chargeback after the workflow closed (the remedy)', async () => {
+      const id = await paid(4_000);
+      const opts = { taskQueue: stack.taskQueue, settings: stack.settings };
+      // Nothing new at the provider: the closed run already knows the state, nothing starts.
+      expect(await syncSessionFromProvider(stack.temporal, stack.provider, id, opts)).toBe('already_known');
+      await stack.sandbox.plain('POST', '/sandbox/chargebacks', {
+        session_id: id,
+        sum_info: { sum: 1_500, currency_code: 'rub' },
+      });
+      expect(await syncSessionFromProvider(stack.temporal, stack.provider, id, opts)).toBe('late_event');
+      const view = await stack.payments.getSession(id);
+      expect(view.kind).toBe('late_event');
+      expect(view.operations).toContainEqual(
+        expect.objectContaining({ kind: 'chargeback', status: 'repaid', amount: 1_500 }),
+      );
+      expect((await handle(id).describe()).typedSearchAttributes.get(PaymentStatus)).toBe('chargeback');
+      expect((await finished(id)).reason).toMatch(/^chargeback: rf_\d+ 1500 rub/);
+      // Synced again after the late-event run closed: already known, no new run.
+      const runId = (await handle(id).describe()).runId;
+      expect(await syncSessionFromProvider(stack.temporal, stack.provider, id, opts)).toBe('already_known');
+      expect((await handle(id).describe()).runId).toBe(runId);
+    });
+
     it('a chargeback after the workflow closed is not seen (documented limitation); a refund over it is refused by the provider', async () => {
       const id = await paid(8_000);
       const closedRunId = (await handle(id).describe()).runId;
