@@ -104,6 +104,9 @@ describe.each([true, false])('FPS payment (webhooks %s)', (webhooks) => {
       `${stack.sandbox.url}/sandbox/fps/${second}`,
     );
     expect(renewed.events.filter((e) => e.type === 'renew_payment')).toHaveLength(1);
+    // Every snapshot applied says which phase it meant: the expired QR meant "going on", not failed.
+    expect(renewed.events.filter((e) => e.detail?.endsWith('-> failed'))).toEqual([]);
+    expect(renewed.events.some((e) => e.detail === 'canceled/unsuccessful -> processing')).toBe(true);
     expect(await payFpsQr(stack.sandbox.url, second)).toBe(200);
     const result = await finished(started.sessionId);
     expect(result.phase).toBe('succeeded');
