@@ -265,6 +265,8 @@ export class PaymentsClient {
   ): Promise<SessionView> {
     const i = parse(inputs.refundInput, input);
     const current = await this.getSession(sessionId);
+    // A repeat of the latest refund request (same reference) is that refund, not a new one.
+    if (current.kind === 'refund' && current.reference === i.reference) return this.view(sessionId, o.waitMs);
     const payment = current.operations.find((op) => op.kind === 'payment' && op.status === 'successful');
     if (!payment) throw new SessionStateError(`session ${sessionId} has no successful payment to refund`);
     const refunded = current.operations
@@ -306,6 +308,12 @@ export class PaymentsClient {
       });
     } catch (err) {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+      // Another request started something under this id meanwhile: only the same refund is ours.
+      const now = await this.getSession(sessionId);
+      if (now.kind !== 'refund' || now.reference !== i.reference)
+        throw new SessionStateError(
+          `session ${sessionId} is busy (${now.kind} ${now.reference}: ${now.phase}); refund when it has finished`,
+        );
     }
     return this.view(sessionId, o.waitMs);
   }
