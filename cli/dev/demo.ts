@@ -27,6 +27,7 @@ export const DEMO_KINDS = [
   'chargeback',
   'fps-binding',
   'recurring',
+  'subscription',
 ] as const;
 export type DemoKind = (typeof DEMO_KINDS)[number];
 
@@ -128,6 +129,15 @@ class Scenario {
       shown = now;
     }
     return view;
+  }
+
+  /** For a workflow that is not a provider session (a subscription: `sub-<reference>`). */
+  trackWorkflow(id: string, temporalUrl?: string): void {
+    this.track({ sessionId: id, links: temporalUrl ? { temporal: temporalUrl } : undefined });
+  }
+
+  checkDeadline(what: string): void {
+    if (Date.now() > this.deadline) throw new Error(`timed out waiting for ${what}`);
   }
 
   async final(sessionId: string): Promise<any> {
@@ -387,6 +397,43 @@ const SCENARIOS: Record<DemoKind, ScenarioFn> = {
       initiatedBy: 'merchant',
     });
     return `${expectPhase(await s.final(view.sessionId), 'succeeded')} (merchant-initiated, by token)`;
+  },
+
+  async subscription(s, _ctx, shared) {
+    s.say('waiting for the recurring token of the card checkout');
+    const token = await shared.cardToken;
+    const intervalMs = 4_000;
+    const res = await s.api.call('POST', '/v1/subscriptions', {
+      reference: s.ref(),
+      token,
+      amount: rub(4_990),
+      intervalMs,
+      customer: CUSTOMER,
+    });
+    const id: string = res.body.subscriptionId;
+    s.trackWorkflow(id, res.body.links?.temporal);
+    s.say(`${id} created: ${res.body.status}, a charge every ${intervalMs / 1000} s`);
+    // Two periods charged (each its own payment session), then canceled so the stack stays quiet.
+    let view = res.body;
+    let shown = -1;
+    while ((view.totals?.succeeded ?? 0) < 2) {
+      if (view.status !== 'active' || (view.totals?.failed ?? 0) > 0)
+        throw new Error(
+          `subscription ${view.status}: ${JSON.stringify(view.totals)} ${view.dunning?.lastReason ?? ''}`,
+        );
+      s.checkDeadline(`two charges of ${id}`);
+      if (view.totals?.succeeded !== shown) {
+        shown = view.totals?.succeeded ?? 0;
+        if (shown > 0) s.say(`period ${shown} charged`);
+      }
+      await sleep(500);
+      view = (await s.api.call('GET', `/v1/subscriptions/${id}`)).body;
+    }
+    s.say('period 2 charged; canceling');
+    const canceled = (await s.api.call('POST', `/v1/subscriptions/${id}/cancel`, { reason: 'demo done' }))
+      .body;
+    if (canceled.status !== 'canceled') throw new Error(`cancel left it ${canceled.status}`);
+    return `${view.totals.succeeded} periods charged (${view.totals.chargedAmount}), then canceled`;
   },
 };
 

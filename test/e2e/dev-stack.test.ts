@@ -195,7 +195,7 @@ describe('paysaga dev + paysaga demo', () => {
     expect(report.results.map((r) => r.kind).sort()).toEqual([...DEMO_KINDS].sort());
     for (const r of report.results) {
       expect({ kind: r.kind, ok: r.ok }).toEqual({ kind: r.kind, ok: true });
-      expect(r.sessionId).toMatch(/^ps_/);
+      expect(r.sessionId).toMatch(r.kind === 'subscription' ? /^sub-demo-/ : /^ps_/);
       expect(r.temporalUrl).toBe(`${stack.uiUrl}/namespaces/default/workflows/${r.sessionId}`);
       // The printed table has the same row.
       expect(output).toMatch(new RegExp(`^${r.kind}\\s+${r.sessionId}\\s+ok\\s`, 'm'));
