@@ -30,12 +30,12 @@ describe.each([true, false])('FPS payment (webhooks %s)', (webhooks) => {
     return ledger.entries.map((e) => [e.kind, e.amount]);
   }
 
-  function start(name: string, amount: number, qrRenewals?: number): Promise<SessionView> {
+  function start(name: string, amount: number, qrRenewals?: number, scenario?: string): Promise<SessionView> {
     return stack.payments.startFpsPayment(
       {
         reference: ref(name),
         amount: rub(amount),
-        customer: { user_id: 'u1' },
+        customer: { user_id: 'u1', ...(scenario ? { customer: { reference: scenario } } : {}) },
         moneyPurpose: 'order 42',
         ...(qrRenewals !== undefined ? { qrRenewals } : {}),
       },
@@ -72,6 +72,25 @@ describe.each([true, false])('FPS payment (webhooks %s)', (webhooks) => {
       { id: paymentId, kind: 'payment', status: 'successful', amount: 25_000, currency: 'rub' },
     ]);
     expect(await moves(started.sessionId)).toEqual([['charge', 25_000]]);
+  });
+
+  it('thief: refused before a QR is shown', async () => {
+    const started = await start('thief', 500, 1, 'thief');
+    const result = await finished(started.sessionId);
+    expect(result.phase).toBe('failed');
+    expect(result.reason).toBe('fraud_suspected');
+    expect(result.events.some((e) => e.type === 'renew_payment')).toBe(false);
+    expect(await moves(started.sessionId)).toEqual([]);
+  });
+
+  it('loser: the payer pays but the charge fails, nothing charged', async () => {
+    const started = await start('loser', 500, undefined, 'loser');
+    expect(started.phase).toBe('awaiting_payer');
+    expect(await payFpsQr(stack.sandbox.url, started.operations[0]!.id)).toBe(200);
+    const result = await finished(started.sessionId);
+    expect(result.phase).toBe('failed');
+    expect(result.reason).toBe('insufficient_funds');
+    expect(await moves(started.sessionId)).toEqual([]);
   });
 
   it('QR expiry without renewals: the session ends with qr_expired, nothing charged', async () => {
