@@ -1,8 +1,8 @@
 /**
  * What `paysaga demo` does against a running stack: one scenario per session kind, each end to end
  * through the HTTP API (and, where a person or a bank would act, the sandbox's payer pages and
- * simulation routes). Scenarios run concurrently; `recurring` waits for the token the card checkout
- * obtained.
+ * simulation routes). Scenarios run concurrently; `recurring` and `subscription` wait for the token
+ * the card checkout obtained.
  *
  * The dev sandbox's one project has `hold: true`: card payments stop at finalization_pending and the
  * session's finalization policy decides. Every scenario keeps the default (auto: the whole hold is
@@ -413,25 +413,32 @@ const SCENARIOS: Record<DemoKind, ScenarioFn> = {
     const id: string = res.body.subscriptionId;
     s.trackWorkflow(id, res.body.links?.temporal);
     s.say(`${id} created: ${res.body.status}, a charge every ${intervalMs / 1000} s`);
-    // Two periods charged (each its own payment session), then canceled so the stack stays quiet.
+    const cancel = async (reason: string) =>
+      (await s.api.call('POST', `/v1/subscriptions/${id}/cancel`, { reason }, [200, 409])).body;
+    // Two periods charged (each its own payment session), then canceled so the stack stays quiet;
+    // canceled on a failure too.
     let view = res.body;
-    let shown = -1;
-    while ((view.totals?.succeeded ?? 0) < 2) {
-      if (view.status !== 'active' || (view.totals?.failed ?? 0) > 0)
-        throw new Error(
-          `subscription ${view.status}: ${JSON.stringify(view.totals)} ${view.dunning?.lastReason ?? ''}`,
-        );
-      s.checkDeadline(`two charges of ${id}`);
-      if (view.totals?.succeeded !== shown) {
-        shown = view.totals?.succeeded ?? 0;
-        if (shown > 0) s.say(`period ${shown} charged`);
+    try {
+      let shown = 0;
+      while ((view.totals?.succeeded ?? 0) < 2) {
+        if (view.status !== 'active' || (view.totals?.failed ?? 0) > 0)
+          throw new Error(
+            `subscription ${view.status}: ${JSON.stringify(view.totals)} ${view.dunning?.lastReason ?? ''}`,
+          );
+        s.checkDeadline(`two charges of ${id}`);
+        if ((view.totals?.succeeded ?? 0) > shown) {
+          shown = view.totals.succeeded;
+          s.say(`period ${shown} charged`);
+        }
+        await sleep(500);
+        view = (await s.api.call('GET', `/v1/subscriptions/${id}`)).body;
       }
-      await sleep(500);
-      view = (await s.api.call('GET', `/v1/subscriptions/${id}`)).body;
+    } catch (err) {
+      await cancel('demo failed').catch(() => undefined);
+      throw err;
     }
     s.say('period 2 charged; canceling');
-    const canceled = (await s.api.call('POST', `/v1/subscriptions/${id}/cancel`, { reason: 'demo done' }))
-      .body;
+    const canceled = await cancel('demo done');
     if (canceled.status !== 'canceled') throw new Error(`cancel left it ${canceled.status}`);
     return `${view.totals.succeeded} periods charged (${view.totals.chargedAmount}), then canceled`;
   },
