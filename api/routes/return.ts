@@ -58,8 +58,12 @@ const TEXT: Record<Outcome | 'not_found' | 'unavailable', [string, string]> = {
 
 export function resultPage(kind: keyof typeof TEXT, sessionId?: string): string {
   const [title, text] = TEXT[kind];
+  // The refresh is a GET: after a POST to the bare /return it must still name the session.
+  const target = sessionId ? `; url=/return/${encodeURIComponent(sessionId)}` : '';
   const refresh =
-    kind === 'processing' || kind === 'unavailable' ? '<meta http-equiv="refresh" content="5">' : '';
+    kind === 'processing' || kind === 'unavailable'
+      ? `<meta http-equiv="refresh" content="5${escape(target)}">`
+      : '';
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 ${refresh}<title>${title}</title>
