@@ -10,7 +10,7 @@ import { PaymentsClient } from '../client/payments-client';
 import { DEFAULT_SETTINGS } from '../client/settings';
 import {
   createWebhookVerifier,
-  ProviderClient,
+  providerClientFromConfig,
   providerConfigFromEnv,
   resolveEnvironment,
 } from '../provider';
@@ -85,14 +85,7 @@ export async function startApiFromEnv(
   const listenPort = opts.port ?? port(env.PAYSAGA_API_PORT);
   const host = opts.host ?? (env.PAYSAGA_API_HOST || DEFAULT_API_HOST);
 
-  const provider = new ProviderClient({
-    baseUrl: environment.baseUrl,
-    projectId: providerConfig.projectId,
-    privateKey: providerConfig.partnerPrivateKey,
-    legacyHeaders: providerConfig.legacyHeaders,
-    timeoutMs: providerConfig.timeoutMs,
-    ...(providerConfig.submerchantId ? { submerchantId: providerConfig.submerchantId } : {}),
-  });
+  const provider = providerClientFromConfig(providerConfig);
   let connection: Connection | undefined;
   try {
     connection = await Connection.connect({ address: temporalSettings.address });

@@ -20,3 +20,4 @@ export type {
   SessionStatus,
   OperationStatus,
 } from './schemas';
+export * from './from-config';

@@ -17,7 +17,7 @@ import * as path from 'node:path';
 import type { LogLevel, LogMetadata, Logger } from '@temporalio/common';
 import { bundleWorkflowCode, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import pino, { type Logger as PinoLogger } from 'pino';
-import { ProviderClient, providerConfigFromEnv, resolveEnvironment } from '../provider';
+import { providerClientFromConfig, providerConfigFromEnv, resolveEnvironment } from '../provider';
 import { codecFromEnv } from './codec';
 import { temporalSettingsFromEnv } from './config';
 import { createPaysagaWorker } from './worker';
@@ -230,14 +230,7 @@ export async function startWorkerFromEnv(o: StartWorkerOptions = {}): Promise<Ru
   installRuntime(logger, o.shutdownSignals);
 
   const workflowCode = await resolveWorkflowCode(env, logger);
-  const provider = new ProviderClient({
-    baseUrl: environment.baseUrl,
-    projectId: providerConfig.projectId,
-    privateKey: providerConfig.partnerPrivateKey,
-    legacyHeaders: providerConfig.legacyHeaders,
-    timeoutMs: providerConfig.timeoutMs,
-    ...(providerConfig.submerchantId ? { submerchantId: providerConfig.submerchantId } : {}),
-  });
+  const provider = providerClientFromConfig(providerConfig);
   let connection: NativeConnection | undefined;
   let worker: Worker;
   try {
