@@ -34,9 +34,11 @@ export async function runOperation(run: SessionRun, options: ProcessOptions = {}
   const { deadlines } = run.opts.settings;
   const sessionDeadline = Date.now() + deadlines.sessionMs;
   let payerDeadline: number | undefined;
+  /** The payer's time ran out while the provider still had the operation open. */
+  let payerLate = false;
 
   for (;;) {
-    if (!run.isFinal() && renewableQr(run.snapshot, options.renewal)) {
+    if (!run.isFinal() && !payerLate && renewableQr(run.snapshot, options.renewal)) {
       await renewPayment(run, options.renewal!);
       // The payer gets the full time again for the new QR.
       payerDeadline = undefined;
@@ -59,8 +61,21 @@ export async function runOperation(run: SessionRun, options: ProcessOptions = {}
         payerDeadline ??= Date.now() + deadlines.payerActionMs;
         if (!(await run.waitForProgress(Math.min(payerDeadline, sessionDeadline)))) {
           await run.poll();
-          if (run.phase === 'awaiting_payer')
+          if (run.phase !== 'awaiting_payer') break;
+          if (Date.now() >= sessionDeadline) {
             run.end('canceled', 'payer_action_deadline: the payer did not complete the action in time');
+            break;
+          }
+          // The provider cannot cancel an operation the payer is acting on (spec rule 3), so the payer
+          // may still pay: follow the provider to its own end (3-DS or QR expiry) rather than report a
+          // cancel that may not be true.
+          payerLate = true;
+          payerDeadline = sessionDeadline;
+          run.log(
+            'timer',
+            'payer_action_deadline',
+            'the payer did not act in time; following the provider to the end',
+          );
         }
         break;
       default:

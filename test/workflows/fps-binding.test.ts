@@ -63,20 +63,23 @@ describe.each([true, false])('FPS binding (webhooks %s)', (webhooks) => {
     expect(await moves(mit.sessionId)).toEqual([['charge', 1_500]]);
   });
 
-  it('the payer never confirms before the deadline: canceled, no token', async () => {
+  it('the payer confirms only after the payer deadline: the provider is followed and the truth reported', async () => {
     const started = await stack.payments.startFpsBinding(
       {
         reference: ref('late'),
         customer: { user_id: 'u-bind' },
-        settings: { deadlines: { payerActionMs: 1_500 } },
+        settings: { deadlines: { payerActionMs: 1_000 } },
       },
       { waitMs: 15_000 },
     );
     expect(started.phase).toBe('awaiting_payer');
+    // Past paysaga's payer deadline, before the provider's QR expiry: the binding can still complete.
+    await new Promise((r) => setTimeout(r, 1_800));
+    expect(await payFpsQr(stack.sandbox.url, started.operations[0]!.id)).toBe(200);
     const result = await finished(started.sessionId);
-    expect(result.phase).toBe('canceled');
-    expect(result.reason).toMatch(/^payer_action_deadline/);
-    expect(result.recurringToken).toBeUndefined();
+    expect(result.phase).toBe('succeeded');
+    expect(result.recurringToken).toBeDefined();
+    expect(result.events.some((e) => e.type === 'payer_action_deadline')).toBe(true);
     expect(await moves(started.sessionId)).toEqual([]);
   });
 
