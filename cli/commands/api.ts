@@ -1,12 +1,10 @@
 /** `paysaga api`: the HTTP API alone, configured by environment variables (api/README.md), until SIGINT/SIGTERM. */
 import type { Command } from 'commander';
+import { closeOnSignal, type ServerCommandDeps } from '../shutdown';
 import type { RunningApi, StartApiOptions, startApiFromEnv as StartApiFromEnv } from '../../api/server';
 
 /** The process seams, replaceable so a test can run the command in-process and "send" it a signal. */
-export interface ApiCommandDeps {
-  signals: Pick<NodeJS.EventEmitter, 'once' | 'removeListener'>;
-  out: (line: string) => void;
-  err: (line: string) => void;
+export interface ApiCommandDeps extends ServerCommandDeps {
   env: NodeJS.ProcessEnv;
 }
 
@@ -52,30 +50,5 @@ export async function runApi(
   const api: RunningApi = await startApiFromEnv(deps.env, o);
   deps.out(`paysaga API listening on ${api.url} (docs: ${api.url}/docs)`);
 
-  const signal = await new Promise<string>((resolve) => {
-    const on = (name: string) => () => {
-      deps.signals.removeListener('SIGINT', onInt);
-      deps.signals.removeListener('SIGTERM', onTerm);
-      resolve(name);
-    };
-    const onInt = on('SIGINT');
-    const onTerm = on('SIGTERM');
-    deps.signals.once('SIGINT', onInt);
-    deps.signals.once('SIGTERM', onTerm);
-  });
-  deps.err(`api: ${signal}, shutting down`);
-  // A second signal while closing means "now": do not wait for in-flight requests.
-  const force = () => {
-    deps.err('api: forced exit');
-    process.exit(1);
-  };
-  deps.signals.once('SIGINT', force);
-  deps.signals.once('SIGTERM', force);
-  try {
-    await api.close();
-  } finally {
-    deps.signals.removeListener('SIGINT', force);
-    deps.signals.removeListener('SIGTERM', force);
-  }
-  deps.err('api: stopped');
+  await closeOnSignal('api', deps, () => api.close());
 }

@@ -3,6 +3,7 @@ import { InvalidArgumentError, type Command } from 'commander';
 import pino from 'pino';
 import { loadSandboxConfigFile } from '../../sandbox/config';
 import type { startSandbox as StartSandboxFn } from '../../sandbox/index';
+import { closeOnSignal, type ServerCommandDeps } from '../shutdown';
 
 export const DEFAULT_SANDBOX_PORT = 8090;
 export const DEFAULT_SANDBOX_HOST = '127.0.0.1';
@@ -19,11 +20,7 @@ export interface SandboxCommandOptions {
 }
 
 /** The process seams, replaceable so a test can run the command in-process and "send" it a signal. */
-export interface SandboxCommandDeps {
-  signals: Pick<NodeJS.EventEmitter, 'once' | 'removeListener'>;
-  out: (line: string) => void;
-  err: (line: string) => void;
-}
+export type SandboxCommandDeps = ServerCommandDeps;
 
 const processDeps: SandboxCommandDeps = {
   signals: process,
@@ -68,32 +65,7 @@ export async function runSandbox(
   deps.out(`sandbox listening on ${sandbox.url}`);
   deps.out(`  projects: ${[...config.projects.keys()].join(', ')}; timeScale ${config.timeScale}`);
 
-  const signal = await new Promise<string>((resolve) => {
-    const on = (name: string) => () => {
-      deps.signals.removeListener('SIGINT', onInt);
-      deps.signals.removeListener('SIGTERM', onTerm);
-      resolve(name);
-    };
-    const onInt = on('SIGINT');
-    const onTerm = on('SIGTERM');
-    deps.signals.once('SIGINT', onInt);
-    deps.signals.once('SIGTERM', onTerm);
-  });
-  deps.err(`sandbox: ${signal}, shutting down`);
-  // A second signal while closing means "now": do not wait for in-flight work.
-  const force = () => {
-    deps.err('sandbox: forced exit');
-    process.exit(1);
-  };
-  deps.signals.once('SIGINT', force);
-  deps.signals.once('SIGTERM', force);
-  try {
-    await sandbox.close();
-  } finally {
-    deps.signals.removeListener('SIGINT', force);
-    deps.signals.removeListener('SIGTERM', force);
-  }
-  deps.err('sandbox: stopped');
+  await closeOnSignal('sandbox', deps, () => sandbox.close());
 }
 
 function parseLogLevel(value: string): LogLevel {
