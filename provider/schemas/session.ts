@@ -84,11 +84,26 @@ export const recurringTokenInfo = z.looseObject({
 });
 export type RecurringTokenInfo = z.infer<typeof recurringTokenInfo>;
 
-export const moneyback = z.looseObject({
+/**
+ * The fields every transaction object (moneyback, payment, payout) opens with. Spread first: the keys of a
+ * parsed object come out in the schema's order, so each object keeps the provider's order.
+ */
+const transactionHead = {
   id: z.string(),
   transaction_status: status,
   created_date: timestamp.optional(),
   completed_date: timestamp.optional(),
+};
+
+/** What a payment and a payout both open with: the transaction head, then who took part. */
+const operationHead = {
+  ...transactionHead,
+  user_info: userInfo.partial().optional(),
+  participant_info: participantInfo.optional(),
+};
+
+export const moneyback = z.looseObject({
+  ...transactionHead,
   sum_info: sumInfoOut.optional(),
   chargeback: z.boolean().optional(),
   transaction_info: transactionInfo.optional(),
@@ -96,12 +111,7 @@ export const moneyback = z.looseObject({
 export type Moneyback = z.infer<typeof moneyback>;
 
 export const payment = z.looseObject({
-  id: z.string(),
-  transaction_status: status,
-  created_date: timestamp.optional(),
-  completed_date: timestamp.optional(),
-  user_info: userInfo.partial().optional(),
-  participant_info: participantInfo.optional(),
+  ...operationHead,
   payment_info: instrumentOut.optional(),
   sum_info: sumInfoOut.optional(),
   payment_settings: paymentSettings.optional(),
@@ -116,12 +126,7 @@ export const payment = z.looseObject({
 export type Payment = z.infer<typeof payment>;
 
 export const payout = z.looseObject({
-  id: z.string(),
-  transaction_status: status,
-  created_date: timestamp.optional(),
-  completed_date: timestamp.optional(),
-  user_info: userInfo.partial().optional(),
-  participant_info: participantInfo.optional(),
+  ...operationHead,
   payout_info: instrumentOut.optional(),
   sum_info: sumInfoOut.optional(),
   extra_info: z.unknown().optional(),
