@@ -1,14 +1,8 @@
-import { CardDetails } from '../../provider';
 import { completeThreeDs } from '../helpers/payer';
 import { startStack, type TestStack } from '../helpers/stack';
+import { FRICTIONLESS, THREE_DS, card, references, rub, sessionHelpers } from '../helpers/workflow-test';
 
-const FRICTIONLESS = '4111111111111111';
-const THREE_DS = '4000000000003063';
-const card = (pan: string) =>
-  new CardDetails({ card_number: pan, card_exp_month: '12', card_exp_year: '30', card_code: '123' });
-const rub = (amount: number) => ({ amount, currency: 'RUB' });
-let n = 0;
-const ref = (p: string) => `${p}-${Date.now()}-${++n}`;
+const ref = references();
 
 describe.each([true, false])('card checkout (webhooks %s)', (webhooks) => {
   let stack: TestStack;
@@ -19,10 +13,7 @@ describe.each([true, false])('card checkout (webhooks %s)', (webhooks) => {
     await stack?.close();
   });
 
-  async function finished(sessionId: string) {
-    const handle = stack.temporal.workflow.getHandle(sessionId);
-    return handle.result();
-  }
+  const { finished } = sessionHelpers(() => stack);
 
   it('charges a frictionless card once, approved automatically', async () => {
     const started = await stack.payments.startCardCheckout({

@@ -4,14 +4,13 @@
  * one. Each with webhooks on and off (polling only).
  */
 import { InputValidationError } from '../../client/errors';
-import type { SessionView } from '../../workflows/types';
 import { payFpsQr } from '../helpers/payer';
 import { startStack, type TestStack } from '../helpers/stack';
+import { references, sessionHelpers } from '../helpers/workflow-test';
 
 // A QR lives 400 s × 0.01 = 4 s.
 const QR_TTL_SECONDS = 400;
-let n = 0;
-const ref = (p: string) => `bind-${p}-${Date.now()}-${++n}`;
+const ref = references('bind');
 
 describe.each([true, false])('FPS binding (webhooks %s)', (webhooks) => {
   let stack: TestStack;
@@ -22,13 +21,7 @@ describe.each([true, false])('FPS binding (webhooks %s)', (webhooks) => {
     await stack?.close();
   });
 
-  const finished = (sessionId: string): Promise<SessionView> =>
-    stack.temporal.workflow.getHandle(sessionId).result();
-
-  async function moves(sessionId: string): Promise<[string, number][]> {
-    const ledger = await stack.sandbox.ledger(sessionId);
-    return ledger.entries.map((e) => [e.kind, e.amount]);
-  }
+  const { finished, moves } = sessionHelpers(() => stack);
 
   it('the payer confirms: a recurring token, nothing charged; the token then pays by MIT', async () => {
     const started = await stack.payments.startFpsBinding(

@@ -6,12 +6,11 @@
 import type { SessionView } from '../../workflows/types';
 import { payFpsQr } from '../helpers/payer';
 import { startStack, type TestStack } from '../helpers/stack';
+import { references, rub, sessionHelpers } from '../helpers/workflow-test';
 
 // 400 s of service time × 0.01 = a QR lives 4 s: time enough to pay it, short enough to wait out.
 const QR_TTL_SECONDS = 400;
-const rub = (amount: number) => ({ amount, currency: 'RUB' });
-let n = 0;
-const ref = (p: string) => `fps-${p}-${Date.now()}-${++n}`;
+const ref = references('fps');
 
 describe.each([true, false])('FPS payment (webhooks %s)', (webhooks) => {
   let stack: TestStack;
@@ -22,13 +21,7 @@ describe.each([true, false])('FPS payment (webhooks %s)', (webhooks) => {
     await stack?.close();
   });
 
-  const finished = (sessionId: string): Promise<SessionView> =>
-    stack.temporal.workflow.getHandle(sessionId).result();
-
-  async function moves(sessionId: string): Promise<[string, number][]> {
-    const ledger = await stack.sandbox.ledger(sessionId);
-    return ledger.entries.map((e) => [e.kind, e.amount]);
-  }
+  const { finished, moves, until } = sessionHelpers(() => stack);
 
   function start(name: string, amount: number, qrRenewals?: number, scenario?: string): Promise<SessionView> {
     return stack.payments.startFpsPayment(
@@ -41,18 +34,6 @@ describe.each([true, false])('FPS payment (webhooks %s)', (webhooks) => {
       },
       { waitMs: 15_000 },
     );
-  }
-
-  /** Follows the session (query) until `pred` holds. */
-  async function until(sessionId: string, pred: (v: SessionView) => boolean, ms = 20_000) {
-    const deadline = Date.now() + ms;
-    for (;;) {
-      const v = await stack.payments.getSession(sessionId);
-      if (pred(v)) return v;
-      if (Date.now() > deadline)
-        throw new Error(`session ${sessionId} never got there: ${JSON.stringify(v)}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
   }
 
   it('surfaces the QR / deep link early; the payer pays; one charge', async () => {

@@ -2,16 +2,11 @@
  * Held payments (project with holds): the funds are frozen at finalization_pending, then finalized in
  * full or in part, or canceled, per the session's policy; each with webhooks on and off (polling only).
  */
-import { CardDetails } from '../../provider';
 import type { SessionView } from '../../workflows/types';
 import { startStack, type TestStack } from '../helpers/stack';
+import { card, references, rub, sessionHelpers } from '../helpers/workflow-test';
 
-const FRICTIONLESS = '4111111111111111';
-const card = () =>
-  new CardDetails({ card_number: FRICTIONLESS, card_exp_month: '12', card_exp_year: '30', card_code: '123' });
-const rub = (amount: number) => ({ amount, currency: 'RUB' });
-let n = 0;
-const ref = (p: string) => `hold-${p}-${Date.now()}-${++n}`;
+const ref = references('hold');
 
 describe.each([true, false])('held payments (webhooks %s)', (webhooks) => {
   let stack: TestStack;
@@ -22,13 +17,7 @@ describe.each([true, false])('held payments (webhooks %s)', (webhooks) => {
     await stack?.close();
   });
 
-  const finished = (sessionId: string): Promise<SessionView> =>
-    stack.temporal.workflow.getHandle(sessionId).result();
-
-  async function moves(sessionId: string): Promise<[string, number][]> {
-    const ledger = await stack.sandbox.ledger(sessionId);
-    return ledger.entries.map((e) => [e.kind, e.amount]);
-  }
+  const { finished, moves } = sessionHelpers(() => stack);
 
   function start(
     name: string,

@@ -4,15 +4,11 @@
  * Each with webhooks on and off (polling only).
  */
 import { request } from 'undici';
-import type { SessionView } from '../../workflows/types';
 import { completeThreeDs } from '../helpers/payer';
 import { startStack, type TestStack } from '../helpers/stack';
+import { FRICTIONLESS, THREE_DS, references, rub, sessionHelpers } from '../helpers/workflow-test';
 
-const FRICTIONLESS = '4111111111111111';
-const THREE_DS = '4000000000003063';
-const rub = (amount: number) => ({ amount, currency: 'RUB' });
-let n = 0;
-const ref = (p: string) => `form-${p}-${Date.now()}-${++n}`;
+const ref = references('form');
 
 describe.each([true, false])('payment form (webhooks %s)', (webhooks) => {
   let stack: TestStack;
@@ -23,24 +19,7 @@ describe.each([true, false])('payment form (webhooks %s)', (webhooks) => {
     await stack?.close();
   });
 
-  const finished = (sessionId: string): Promise<SessionView> =>
-    stack.temporal.workflow.getHandle(sessionId).result();
-
-  async function moves(sessionId: string): Promise<[string, number][]> {
-    const ledger = await stack.sandbox.ledger(sessionId);
-    return ledger.entries.map((e) => [e.kind, e.amount]);
-  }
-
-  async function until(sessionId: string, pred: (v: SessionView) => boolean, ms = 20_000) {
-    const deadline = Date.now() + ms;
-    for (;;) {
-      const v = await stack.payments.getSession(sessionId);
-      if (pred(v)) return v;
-      if (Date.now() > deadline)
-        throw new Error(`session ${sessionId} never got there: ${JSON.stringify(v)}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
+  const { finished, moves, until } = sessionHelpers(() => stack);
 
   /** The payer fills in the widget the public token opens (what the browser widget sends). */
   async function payInWidget(publicToken: string, pan: string, autopay?: boolean) {

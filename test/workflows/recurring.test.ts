@@ -3,18 +3,13 @@
  * merchant-initiated charges without the payer, customer-initiated ones through 3-D Secure, and a
  * disabled token refused by the provider. Each with webhooks on and off (polling only).
  */
-import { CardDetails } from '../../provider';
 import type { SessionView } from '../../workflows/types';
 import { completeThreeDs } from '../helpers/payer';
 import { startStack, type TestStack } from '../helpers/stack';
+import { card, references, rub, sessionHelpers } from '../helpers/workflow-test';
 
-const FRICTIONLESS = '4111111111111111';
-const card = () =>
-  new CardDetails({ card_number: FRICTIONLESS, card_exp_month: '12', card_exp_year: '30', card_code: '123' });
-const rub = (amount: number) => ({ amount, currency: 'RUB' });
 const BACK_URL = 'https://shop.example/return';
-let n = 0;
-const ref = (p: string) => `rec-${p}-${Date.now()}-${++n}`;
+const ref = references('rec');
 
 describe.each([true, false])('recurring payments (webhooks %s)', (webhooks) => {
   let stack: TestStack;
@@ -27,13 +22,7 @@ describe.each([true, false])('recurring payments (webhooks %s)', (webhooks) => {
     await stack?.close();
   });
 
-  const finished = (sessionId: string): Promise<SessionView> =>
-    stack.temporal.workflow.getHandle(sessionId).result();
-
-  async function moves(sessionId: string): Promise<[string, number][]> {
-    const ledger = await stack.sandbox.ledger(sessionId);
-    return ledger.entries.map((e) => [e.kind, e.amount]);
-  }
+  const { finished, moves } = sessionHelpers(() => stack);
 
   /** A first card payment with the payer's consent yields the token. */
   async function newToken(): Promise<string> {
@@ -48,6 +37,21 @@ describe.each([true, false])('recurring payments (webhooks %s)', (webhooks) => {
     expect(result.phase).toBe('succeeded');
     expect(result.recurringToken).toMatch(/^rt_/);
     return result.recurringToken!;
+  }
+
+  /** A customer-initiated charge of 1 200 by the token: 3-D Secure, the payer comes back to BACK_URL. */
+  function startCit(name: string): Promise<SessionView> {
+    return stack.payments.startRecurringPayment(
+      {
+        reference: ref(name),
+        amount: rub(1_200),
+        token,
+        initiatedBy: 'client',
+        backUrl: BACK_URL,
+        customer: { user_id: 'u-rec' },
+      },
+      { waitMs: 15_000 },
+    );
   }
 
   it('a first payment without the consent yields no token', async () => {
@@ -82,17 +86,7 @@ describe.each([true, false])('recurring payments (webhooks %s)', (webhooks) => {
   });
 
   it('CIT: 3-D Secure is surfaced early; code 12345 and the payer back succeed', async () => {
-    const started = await stack.payments.startRecurringPayment(
-      {
-        reference: ref('cit'),
-        amount: rub(1_200),
-        token,
-        initiatedBy: 'client',
-        backUrl: BACK_URL,
-        customer: { user_id: 'u-rec' },
-      },
-      { waitMs: 15_000 },
-    );
+    const started = await startCit('cit');
     expect(started.phase).toBe('awaiting_payer');
     expect(started.userAction?.destination_info?.url_address).toContain('/sandbox/3ds/');
     const back = await completeThreeDs(started.userAction, '12345');
@@ -107,17 +101,7 @@ describe.each([true, false])('recurring payments (webhooks %s)', (webhooks) => {
   });
 
   it('CIT: a wrong 3-D Secure code fails with the provider reason, nothing charged', async () => {
-    const started = await stack.payments.startRecurringPayment(
-      {
-        reference: ref('cit-bad'),
-        amount: rub(1_200),
-        token,
-        initiatedBy: 'client',
-        backUrl: BACK_URL,
-        customer: { user_id: 'u-rec' },
-      },
-      { waitMs: 15_000 },
-    );
+    const started = await startCit('cit-bad');
     await completeThreeDs(started.userAction, '00000');
     await stack.payments.notifyPayerReturned(started.sessionId);
     const result = await finished(started.sessionId);

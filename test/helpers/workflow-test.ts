@@ -1,0 +1,54 @@
+/**
+ * What the workflow integration tests (test/workflows/*.test.ts) share besides the stack itself: test
+ * cards, amounts, unique references, and reading a session's outcome and ledger from a running stack.
+ */
+import { CardDetails } from '../../provider';
+import type { SessionView } from '../../workflows/types';
+import type { TestStack } from './stack';
+
+/** Sandbox test cards: approved without 3-D Secure, and one that asks for it. */
+export const FRICTIONLESS = '4111111111111111';
+export const THREE_DS = '4000000000003063';
+
+export const card = (pan: string = FRICTIONLESS) =>
+  new CardDetails({ card_number: pan, card_exp_month: '12', card_exp_year: '30', card_code: '123' });
+
+export const rub = (amount: number) => ({ amount, currency: 'RUB' });
+
+/** Unique references: `<prefix>-<p>-<now>-<n>` (`<p>-<now>-<n>` without a prefix), one counter a call. */
+export function references(prefix?: string): (p: string) => string {
+  let n = 0;
+  const head = prefix === undefined ? '' : `${prefix}-`;
+  return (p) => `${head}${p}-${Date.now()}-${++n}`;
+}
+
+/** Helpers over the stack `get` returns (read at call time, so it may be started in a beforeAll). */
+export function sessionHelpers(get: () => TestStack) {
+  return {
+    /** The session workflow's result, once it has ended. */
+    finished: <R = SessionView>(sessionId: string): Promise<R> =>
+      get().temporal.workflow.getHandle(sessionId).result() as Promise<R>,
+
+    /** The sandbox ledger of the session as [kind, amount] pairs, in order. */
+    moves: async (sessionId: string): Promise<[string, number][]> => {
+      const ledger = await get().sandbox.ledger(sessionId);
+      return ledger.entries.map((e) => [e.kind, e.amount]);
+    },
+
+    /** Follows the session (query) until `pred` holds. */
+    until: async (
+      sessionId: string,
+      pred: (v: SessionView) => boolean,
+      ms = 20_000,
+    ): Promise<SessionView> => {
+      const deadline = Date.now() + ms;
+      for (;;) {
+        const v = await get().payments.getSession(sessionId);
+        if (pred(v)) return v;
+        if (Date.now() > deadline)
+          throw new Error(`session ${sessionId} never got there: ${JSON.stringify(v)}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    },
+  };
+}
