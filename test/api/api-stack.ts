@@ -9,6 +9,7 @@ import { request } from 'undici';
 import { buildApi, type ApiDeps } from '../../api/app';
 import { createWebhookVerifier } from '../../provider';
 import { startStack, type StackOptions, type TestStack } from '../helpers/stack';
+import { FRICTIONLESS, rub } from '../helpers/workflow-test';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- responses are inspected field by field in tests */
 
@@ -39,6 +40,20 @@ export interface ApiStack {
   close(): Promise<void>;
 }
 
+/** What the API needs from a test stack: its clients, task queue, settings and webhook verifier. */
+export function apiDepsFor(
+  stack: TestStack,
+): Pick<ApiDeps, 'payments' | 'provider' | 'temporal' | 'taskQueue' | 'settings' | 'verifyWebhook'> {
+  return {
+    payments: stack.payments,
+    provider: stack.provider,
+    temporal: stack.temporal,
+    taskQueue: stack.taskQueue,
+    settings: stack.settings,
+    verifyWebhook: createWebhookVerifier(stack.serviceKeys),
+  };
+}
+
 export async function startApiStack(
   opts: StackOptions & { api?: Partial<ApiDeps>; forwardWebhooks?: boolean } = {},
 ): Promise<ApiStack> {
@@ -47,12 +62,7 @@ export async function startApiStack(
   let app: FastifyInstance | undefined;
   try {
     app = buildApi({
-      payments: stack.payments,
-      provider: stack.provider,
-      temporal: stack.temporal,
-      taskQueue: stack.taskQueue,
-      settings: stack.settings,
-      verifyWebhook: createWebhookVerifier(stack.serviceKeys),
+      ...apiDepsFor(stack),
       apiTokens: [token],
       temporalUiUrl: 'http://127.0.0.1:8233',
       ...opts.api,
@@ -106,19 +116,73 @@ export async function startApiStack(
   }
 }
 
+/**
+ * One API stack for the test file: started in beforeAll, closed in afterAll. The object returned stands
+ * for it (each member reads the running stack), so tests use it as they would startApiStack's result.
+ */
+export function useApiStack(opts: Parameters<typeof startApiStack>[0] = {}): ApiStack {
+  let running: ApiStack | undefined;
+  beforeAll(async () => {
+    running = await startApiStack(opts);
+  });
+  afterAll(async () => {
+    await running?.close();
+  });
+  const get = (): ApiStack => {
+    if (!running) throw new Error('the API stack is not running (it starts in beforeAll)');
+    return running;
+  };
+  return {
+    get stack() {
+      return get().stack;
+    },
+    get app() {
+      return get().app;
+    },
+    get url() {
+      return get().url;
+    },
+    get token() {
+      return get().token;
+    },
+    call: (method, path, o) => get().call(method, path, o),
+    close: () => get().close(),
+  };
+}
+
+/** POST /v1/checkouts of a frictionless card with `settings`, waiting up to 15 s; throws unless 201. */
+export async function startCheckout(
+  s: ApiStack,
+  reference: string,
+  settings: Record<string, unknown>,
+  amount: number,
+): Promise<{ sessionId: string; phase: string }> {
+  const res = await s.call('POST', '/v1/checkouts?wait=15000', {
+    body: {
+      method: 'card',
+      reference,
+      amount: rub(amount),
+      card: card(FRICTIONLESS),
+      customer: { user_id: 'u1' },
+      settings,
+    },
+  });
+  if (res.status !== 201) throw new Error(`checkout answered ${res.status}: ${res.text}`);
+  return res.body as { sessionId: string; phase: string };
+}
+
 let n = 0;
 /** A reference no other test uses (also a valid Idempotency-Key). */
 export const ref = (prefix: string) => `${prefix}-${Date.now().toString(36)}-${process.pid}-${++n}`;
 
-export const FRICTIONLESS = '4111111111111111';
-export const THREE_DS = '4000000000003063';
+export { FRICTIONLESS, THREE_DS, rub } from '../helpers/workflow-test';
+/** A card as the API's JSON body carries it. */
 export const card = (pan: string) => ({
   card_number: pan,
   card_exp_month: '12',
   card_exp_year: '30',
   card_code: '123',
 });
-export const rub = (amount: number) => ({ amount, currency: 'RUB' });
 
 /** The final view of a session's current workflow run. */
 export async function finished(s: ApiStack, sessionId: string): Promise<any> {

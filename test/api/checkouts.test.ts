@@ -3,27 +3,11 @@
  * Idempotency-Key, bad input is refused naming field and rule with nothing started, and early return
  * answers with the 3-D Secure redirect.
  */
-import {
-  card,
-  finished,
-  FRICTIONLESS,
-  ref,
-  rub,
-  startApiStack,
-  THREE_DS,
-  workflowsFor,
-  type ApiStack,
-} from './api-stack';
+import { card, finished, FRICTIONLESS, ref, rub, useApiStack, THREE_DS, workflowsFor } from './api-stack';
 
 jest.setTimeout(60_000);
 
-let s: ApiStack;
-beforeAll(async () => {
-  s = await startApiStack();
-});
-afterAll(async () => {
-  await s?.close();
-});
+const s = useApiStack();
 
 const checkout = (
   reference: string | undefined,

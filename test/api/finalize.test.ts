@@ -2,33 +2,15 @@
  * POST /v1/sessions/{id}/finalize over HTTP: the sandbox project holds card payments, so a session
  * with manual finalization stops at awaiting_finalization until the partner decides.
  */
-import { card, finished, FRICTIONLESS, ref, rub, startApiStack, type ApiStack } from './api-stack';
+import { finished, ref, startCheckout, useApiStack } from './api-stack';
 
 jest.setTimeout(60_000);
 
-let s: ApiStack;
-beforeAll(async () => {
-  s = await startApiStack({ hold: true });
-});
-afterAll(async () => {
-  await s?.close();
-});
+const s = useApiStack({ hold: true });
 
 const manual = { mode: 'manual', deadlineMs: 30_000 };
-async function start(settings: Record<string, unknown>, amount: number) {
-  const res = await s.call('POST', '/v1/checkouts?wait=15000', {
-    body: {
-      method: 'card',
-      reference: ref('hold'),
-      amount: rub(amount),
-      card: card(FRICTIONLESS),
-      customer: { user_id: 'u1' },
-      settings,
-    },
-  });
-  if (res.status !== 201) throw new Error(`checkout answered ${res.status}: ${res.text}`);
-  return res.body as { sessionId: string; phase: string };
-}
+const start = (settings: Record<string, unknown>, amount: number) =>
+  startCheckout(s, ref('hold'), settings, amount);
 
 describe('POST /v1/sessions/{id}/finalize', () => {
   it('finalize: partial amount of a held payment; above the held amount is refused (409), a bad amount is 400', async () => {

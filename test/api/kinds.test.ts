@@ -4,26 +4,11 @@
  */
 import { request } from 'undici';
 import { payFpsQr } from '../helpers/payer';
-import {
-  card,
-  finished,
-  FRICTIONLESS,
-  ref,
-  rub,
-  startApiStack,
-  workflowsFor,
-  type ApiStack,
-} from './api-stack';
+import { card, finished, FRICTIONLESS, ref, rub, useApiStack, workflowsFor } from './api-stack';
 
 jest.setTimeout(60_000);
 
-let s: ApiStack;
-beforeAll(async () => {
-  s = await startApiStack();
-});
-afterAll(async () => {
-  await s?.close();
-});
+const s = useApiStack();
 
 const BANK = '100000000111';
 

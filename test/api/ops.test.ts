@@ -5,18 +5,11 @@
 import { Client, Connection } from '@temporalio/client';
 import { request } from 'undici';
 import { buildApi } from '../../api/app';
-import { createWebhookVerifier } from '../../provider';
-import { card, FRICTIONLESS, ref, rub, startApiStack, workflowsFor, type ApiStack } from './api-stack';
+import { apiDepsFor, card, FRICTIONLESS, ref, rub, useApiStack, workflowsFor } from './api-stack';
 
 jest.setTimeout(60_000);
 
-let s: ApiStack;
-beforeAll(async () => {
-  s = await startApiStack();
-});
-afterAll(async () => {
-  await s?.close();
-});
+const s = useApiStack();
 
 // [method, path] of every /v1 route, with ids that need not exist (auth comes before anything else).
 const V1: ['GET' | 'POST', string][] = [
@@ -83,12 +76,8 @@ describe('GET /healthz', () => {
     const connection = Connection.lazy({ address: '127.0.0.1:1' });
     const temporal = new Client({ connection });
     const app = buildApi({
-      payments: s.stack.payments,
-      provider: s.stack.provider,
+      ...apiDepsFor(s.stack),
       temporal,
-      taskQueue: s.stack.taskQueue,
-      settings: s.stack.settings,
-      verifyWebhook: createWebhookVerifier(s.stack.serviceKeys),
       apiTokens: ['t'],
     });
     try {

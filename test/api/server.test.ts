@@ -7,11 +7,10 @@ import { request } from 'undici';
 import { buildApi } from '../../api/app';
 import { startApiFromEnv } from '../../api/server';
 import { runApi } from '../../cli/commands/api';
-import { createWebhookVerifier } from '../../provider';
 import { EncryptionCodec, generateCodecKeySpec, parseCodecKeys } from '../../workers/codec';
 import { startStack, type TestStack } from '../helpers/stack';
 import { testAddress, testNamespace } from '../helpers/temporal';
-import { card, FRICTIONLESS, ref, rub } from './api-stack';
+import { apiDepsFor, card, FRICTIONLESS, ref, rub } from './api-stack';
 
 jest.setTimeout(60_000);
 
@@ -113,12 +112,7 @@ describe('codec routes', () => {
   it('decode reverses encode for the Temporal UI; needs the codec token; CORS for the UI origin only', async () => {
     const codec = new EncryptionCodec(parseCodecKeys(generateCodecKeySpec('k1')));
     const app = buildApi({
-      payments: stack.payments,
-      provider: stack.provider,
-      temporal: stack.temporal,
-      taskQueue: stack.taskQueue,
-      settings: stack.settings,
-      verifyWebhook: createWebhookVerifier(stack.serviceKeys),
+      ...apiDepsFor(stack),
       apiTokens: ['t'],
       codec,
       codecTokens: ['staff'],

@@ -2,33 +2,15 @@
  * Following and deciding sessions over HTTP: GET, approve / cancel through the workflow's Updates,
  * and refunds (idempotent by reference). Finalize is in finalize.test.ts (a holding project).
  */
-import { card, finished, FRICTIONLESS, ref, rub, startApiStack, type ApiStack } from './api-stack';
+import { finished, ref, startCheckout, useApiStack } from './api-stack';
 
 jest.setTimeout(60_000);
 
-let s: ApiStack;
-beforeAll(async () => {
-  s = await startApiStack();
-});
-afterAll(async () => {
-  await s?.close();
-});
+const s = useApiStack();
 
 const manual = { mode: 'manual', deadlineMs: 30_000 };
-async function start(settings: Record<string, unknown> = {}, amount = 1_000) {
-  const res = await s.call('POST', '/v1/checkouts?wait=15000', {
-    body: {
-      method: 'card',
-      reference: ref('sess'),
-      amount: rub(amount),
-      card: card(FRICTIONLESS),
-      customer: { user_id: 'u1' },
-      settings,
-    },
-  });
-  if (res.status !== 201) throw new Error(`checkout answered ${res.status}: ${res.text}`);
-  return res.body as { sessionId: string; phase: string };
-}
+const start = (settings: Record<string, unknown> = {}, amount = 1_000) =>
+  startCheckout(s, ref('sess'), settings, amount);
 
 describe('GET /v1/sessions/{id}', () => {
   it('returns the session view with links', async () => {

@@ -2,17 +2,11 @@
  * The subscription routes over HTTP: create (201, then 200 for the same Idempotency-Key), read,
  * pause / resume / change / cancel, 400 naming the field, 404 unknown, 409 wrong status, OpenAPI.
  */
-import { card, finished, FRICTIONLESS, ref, rub, startApiStack, type ApiStack } from './api-stack';
+import { card, finished, FRICTIONLESS, ref, rub, useApiStack } from './api-stack';
 
 jest.setTimeout(60_000);
 
-let s: ApiStack;
-beforeAll(async () => {
-  s = await startApiStack();
-});
-afterAll(async () => {
-  await s?.close();
-});
+const s = useApiStack();
 
 const customer = { user_id: 'api-subscriber' };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -5,19 +5,12 @@
 import { sign, generateKeyPairSync } from 'node:crypto';
 import { request } from 'undici';
 import { buildApi } from '../../api/app';
-import { createWebhookVerifier } from '../../provider';
 import { completeThreeDs } from '../helpers/payer';
-import { card, finished, FRICTIONLESS, ref, rub, startApiStack, THREE_DS, type ApiStack } from './api-stack';
+import { apiDepsFor, card, finished, FRICTIONLESS, ref, rub, THREE_DS, useApiStack } from './api-stack';
 
 jest.setTimeout(60_000);
 
-let s: ApiStack;
-beforeAll(async () => {
-  s = await startApiStack();
-});
-afterAll(async () => {
-  await s?.close();
-});
+const s = useApiStack();
 
 async function checkout(pan: string, extra: Record<string, unknown> = {}) {
   const res = await s.call('POST', '/v1/checkouts?wait=15000', {
@@ -200,12 +193,7 @@ describe('payer return', () => {
 
   it('with a partner return URL: 303 to it with ?session_id=', async () => {
     const other = buildApi({
-      payments: s.stack.payments,
-      provider: s.stack.provider,
-      temporal: s.stack.temporal,
-      taskQueue: s.stack.taskQueue,
-      settings: s.stack.settings,
-      verifyWebhook: createWebhookVerifier(s.stack.serviceKeys),
+      ...apiDepsFor(s.stack),
       apiTokens: ['x'],
       returnUrl: 'https://shop.example/thanks?from=pay',
     });
