@@ -35,27 +35,31 @@ export async function state(sb: TestSandbox, sessionId: string, projectId?: stri
 }
 
 /** init/checkout and approve once approve_pending is there; returns the session id. */
-export async function checkoutApproved(
+export function checkoutApproved(
   sb: TestSandbox,
   body: Record<string, unknown>,
   opts: { projectId?: string } = {},
 ): Promise<string> {
-  const res = await sb.post('transaction/init/checkout', body, opts);
-  if (res.body.status !== 'ok') throw new Error(`init/checkout refused: ${res.text}`);
-  const id: string = res.body.session_info.id;
-  await waitForEvent(sb, id, 'approve_pending');
-  const approved = await sb.post('transaction/approve', { session_id: id }, opts);
-  if (approved.body.status !== 'ok') throw new Error(`approve refused: ${approved.text}`);
-  return id;
+  return initApproved(sb, 'checkout', body, opts);
 }
 
-export async function transferApproved(
+/** init/transfer and approve once approve_pending is there; returns the session id. */
+export function transferApproved(
   sb: TestSandbox,
   body: Record<string, unknown>,
   opts: { projectId?: string } = {},
 ): Promise<string> {
-  const res = await sb.post('transaction/init/transfer', body, opts);
-  if (res.body.status !== 'ok') throw new Error(`init/transfer refused: ${res.text}`);
+  return initApproved(sb, 'transfer', body, opts);
+}
+
+async function initApproved(
+  sb: TestSandbox,
+  kind: 'checkout' | 'transfer',
+  body: Record<string, unknown>,
+  opts: { projectId?: string },
+): Promise<string> {
+  const res = await sb.post(`transaction/init/${kind}`, body, opts);
+  if (res.body.status !== 'ok') throw new Error(`init/${kind} refused: ${res.text}`);
   const id: string = res.body.session_info.id;
   await waitForEvent(sb, id, 'approve_pending');
   const approved = await sb.post('transaction/approve', { session_id: id }, opts);

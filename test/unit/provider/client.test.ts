@@ -262,101 +262,111 @@ describe('error classes', () => {
 
   const key = generateTestKeyPair();
 
-  it('maps an error envelope to ProviderError with code, description and endpoint', async () => {
-    const server = await startRecordingServer((_r, res) =>
-      json(res, 400, {
-        status: 'error',
-        error: { error_code: 'invalid_request', error_description: 'customer.reference.not_blank' },
-      }),
-    );
-    const client = new ProviderClient({ baseUrl: server.url, projectId: 'p', privateKey: key.privateKey });
+  /** Runs `body` with a recording server answering by `respond` and a client of it; closes both. */
+  async function withServer(
+    respond: Parameters<typeof startRecordingServer>[0],
+    clientOptions: Omit<
+      ConstructorParameters<typeof ProviderClient>[0],
+      'baseUrl' | 'projectId' | 'privateKey'
+    >,
+    body: (client: ProviderClient, server: Awaited<ReturnType<typeof startRecordingServer>>) => Promise<void>,
+  ): Promise<void> {
+    const server = await startRecordingServer(respond);
+    const client = new ProviderClient({
+      baseUrl: server.url,
+      projectId: 'p',
+      privateKey: key.privateKey,
+      ...clientOptions,
+    });
     try {
-      const err = (await client.state({ session_id: 'ps_1' }).catch((e: unknown) => e)) as ProviderError;
-      expect(err).toBeInstanceOf(ProviderError);
-      expect(err).toMatchObject({
-        errorCode: 'invalid_request',
-        description: 'customer.reference.not_blank',
-        endpoint: 'transaction/state',
-        retryable: false,
-      });
-      expect(server.requests).toHaveLength(1);
+      await body(client, server);
     } finally {
       await client.close();
       await server.close();
     }
+  }
+
+  it('maps an error envelope to ProviderError with code, description and endpoint', async () => {
+    await withServer(
+      (_r, res) =>
+        json(res, 400, {
+          status: 'error',
+          error: { error_code: 'invalid_request', error_description: 'customer.reference.not_blank' },
+        }),
+      {},
+      async (client, server) => {
+        const err = (await client.state({ session_id: 'ps_1' }).catch((e: unknown) => e)) as ProviderError;
+        expect(err).toBeInstanceOf(ProviderError);
+        expect(err).toMatchObject({
+          errorCode: 'invalid_request',
+          description: 'customer.reference.not_blank',
+          endpoint: 'transaction/state',
+          retryable: false,
+        });
+        expect(server.requests).toHaveLength(1);
+      },
+    );
   });
 
   it('retries a 5xx of a call with an idempotency key, with the same bytes and key', async () => {
     let n = 0;
-    const server = await startRecordingServer((_r, res) =>
-      ++n < 3 ? json(res, 503, { oops: true }) : json(res, 200, okSession),
+    await withServer(
+      (_r, res) => (++n < 3 ? json(res, 503, { oops: true }) : json(res, 200, okSession)),
+      {
+        maxRetries: 3,
+        retryBaseDelayMs: 5,
+      },
+      async (client, server) => {
+        await client.approve({ session_id: 'ps_1' }, { idempotencyKey: 'ps_1:approve' });
+        expect(server.requests).toHaveLength(3);
+        expect(
+          new Set(
+            server.requests.map(
+              (r) => r.body.toString() + r.headers['x-signature'] + r.headers['x-partner-idempotency-key'],
+            ),
+          ).size,
+        ).toBe(1);
+        // without a key a money-moving call is not resent
+        n = 0;
+        await expect(client.approve({ session_id: 'ps_1' })).rejects.toMatchObject({
+          errorCode: 'http_503',
+          retryable: true,
+        });
+        expect(server.requests).toHaveLength(4);
+      },
     );
-    const client = new ProviderClient({
-      baseUrl: server.url,
-      projectId: 'p',
-      privateKey: key.privateKey,
-      maxRetries: 3,
-      retryBaseDelayMs: 5,
-    });
-    try {
-      await client.approve({ session_id: 'ps_1' }, { idempotencyKey: 'ps_1:approve' });
-      expect(server.requests).toHaveLength(3);
-      expect(
-        new Set(
-          server.requests.map(
-            (r) => r.body.toString() + r.headers['x-signature'] + r.headers['x-partner-idempotency-key'],
-          ),
-        ).size,
-      ).toBe(1);
-      // without a key a money-moving call is not resent
-      n = 0;
-      await expect(client.approve({ session_id: 'ps_1' })).rejects.toMatchObject({
-        errorCode: 'http_503',
-        retryable: true,
-      });
-      expect(server.requests).toHaveLength(4);
-    } finally {
-      await client.close();
-      await server.close();
-    }
   });
 
   it('a server that accepts the request then drops the connection gives "outcome unknown", not resent', async () => {
-    const server = await startRecordingServer((_r, res) => res.socket?.destroy());
-    const client = new ProviderClient({
-      baseUrl: server.url,
-      projectId: 'p',
-      privateKey: key.privateKey,
-      maxRetries: 3,
-      retryBaseDelayMs: 5,
-    });
-    try {
-      const err = await client
-        .startCheckout({ session_id: 'ps_1' }, { idempotencyKey: 'ps_1:start' })
-        .catch((e: unknown) => e);
-      expect(err).toBeInstanceOf(ProviderOutcomeUnknownError);
-      expect((err as Error).message).toMatch(/outcome unknown/);
-      expect(server.requests).toHaveLength(1);
-    } finally {
-      await client.close();
-      await server.close();
-    }
+    await withServer(
+      (_r, res) => res.socket?.destroy(),
+      {
+        maxRetries: 3,
+        retryBaseDelayMs: 5,
+      },
+      async (client, server) => {
+        const err = await client
+          .startCheckout({ session_id: 'ps_1' }, { idempotencyKey: 'ps_1:start' })
+          .catch((e: unknown) => e);
+        expect(err).toBeInstanceOf(ProviderOutcomeUnknownError);
+        expect((err as Error).message).toMatch(/outcome unknown/);
+        expect(server.requests).toHaveLength(1);
+      },
+    );
   });
 
   it('a timeout after sending is "outcome unknown"', async () => {
-    const server = await startRecordingServer(() => undefined);
-    const client = new ProviderClient({
-      baseUrl: server.url,
-      projectId: 'p',
-      privateKey: key.privateKey,
-      timeoutMs: 200,
-    });
-    try {
-      await expect(client.refund({ session_id: 'ps_1' })).rejects.toBeInstanceOf(ProviderOutcomeUnknownError);
-    } finally {
-      await client.close();
-      await server.close();
-    }
+    await withServer(
+      () => undefined,
+      {
+        timeoutMs: 200,
+      },
+      async (client) => {
+        await expect(client.refund({ session_id: 'ps_1' })).rejects.toBeInstanceOf(
+          ProviderOutcomeUnknownError,
+        );
+      },
+    );
   });
 
   it('a refused connection means not sent: retryable and resent', async () => {
