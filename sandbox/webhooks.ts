@@ -156,29 +156,16 @@ export class WebhookDispatcher {
       projectId: target.projectId,
       url: target.url,
     };
+    /** Records the event as never attempted: not sent (webhooks off) or dropped (fault). */
+    const recordUnsent = (state: 'not_sent' | 'dropped', error: string) =>
+      this.record({ ...base, attempt: 0, atMs: Date.now(), durationMs: 0, httpStatus: null, error, state });
     if (!target.enabled) {
-      this.record({
-        ...base,
-        attempt: 0,
-        atMs: Date.now(),
-        durationMs: 0,
-        httpStatus: null,
-        error: 'webhooks disabled for project',
-        state: 'not_sent',
-      });
+      recordUnsent('not_sent', 'webhooks disabled for project');
       return;
     }
     const decision = this.faults.decideWebhook(event.type);
     if (decision.drop) {
-      this.record({
-        ...base,
-        attempt: 0,
-        atMs: Date.now(),
-        durationMs: 0,
-        httpStatus: null,
-        error: 'dropped by fault injection',
-        state: 'dropped',
-      });
+      recordUnsent('dropped', 'dropped by fault injection');
       // A held event's "next event" happened, even though it vanished: the held one goes out now.
       if (sessionId !== null) this.takeHeld(sessionId)?.();
       return;
