@@ -45,19 +45,13 @@ export class DemoApi {
       ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
       signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
     });
-    const text = await res.text();
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      parsed = undefined;
+    const r = await readJson(res);
+    if (!expect.includes(r.status)) {
+      const e = r.body as { error?: { message?: string; code?: string }; message?: string } | undefined;
+      const detail = e?.error?.message ?? e?.message ?? r.text.slice(0, 300);
+      throw new ApiCallError(method, path, r.status, detail);
     }
-    if (!expect.includes(res.status)) {
-      const e = parsed as { error?: { message?: string; code?: string }; message?: string } | undefined;
-      const detail = e?.error?.message ?? e?.message ?? text.slice(0, 300);
-      throw new ApiCallError(method, path, res.status, detail);
-    }
-    return { status: res.status, body: parsed, text };
+    return r;
   }
 }
 
@@ -69,6 +63,11 @@ export async function postJson(url: string, body: unknown): Promise<JsonResponse
     body: JSON.stringify(body),
     signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
   });
+  return readJson(res);
+}
+
+/** The status, the text, and the text parsed as JSON (undefined when it is not JSON). */
+async function readJson(res: Response): Promise<JsonResponse> {
   const text = await res.text();
   let parsed: unknown;
   try {

@@ -131,6 +131,11 @@ class Scenario {
     return view;
   }
 
+  /** The view once `has` holds or the session has ended: `view` itself when `has(view)` already holds. */
+  async untilShown(view: any, what: string, has: (view: any) => boolean): Promise<any> {
+    return has(view) ? view : this.until(view.sessionId, what, (v) => has(v) || FINAL.has(v.phase));
+  }
+
   /** For a workflow that is not a provider session (a subscription: `sub-<reference>`). */
   trackWorkflow(id: string, temporalUrl?: string): void {
     this.track({ sessionId: id, links: temporalUrl ? { temporal: temporalUrl } : undefined });
@@ -249,9 +254,7 @@ const SCENARIOS: Record<DemoKind, ScenarioFn> = {
       card: card(THREE_DS),
       backUrl: `${ctx.api.baseUrl}/return`,
     });
-    const waiting = view.userAction
-      ? view
-      : await s.until(view.sessionId, 'the 3-D Secure redirect', (v) => !!v.userAction || FINAL.has(v.phase));
+    const waiting = await s.untilShown(view, 'the 3-D Secure redirect', (v) => !!v.userAction);
     const page = await playThreeDs(s, waiting, '12345');
     const done = await s.final(view.sessionId);
     return `${expectPhase(done, 'succeeded')}, return page: ${page}`;
@@ -264,9 +267,7 @@ const SCENARIOS: Record<DemoKind, ScenarioFn> = {
       customer: CUSTOMER,
       amount: rub(42_000),
     });
-    const ready = view.publicToken
-      ? view
-      : await s.until(view.sessionId, 'the public token', (v) => !!v.publicToken || FINAL.has(v.phase));
+    const ready = await s.untilShown(view, 'the public token', (v) => !!v.publicToken);
     if (!ready.publicToken) throw new Error(`no public token: ${describe(ready)}`);
     s.say('payer fills in the payment-form widget');
     const res = await postJson(`${ctx.sandboxUrl}/sandbox/widgets/payment-form`, {
