@@ -480,8 +480,15 @@ export class PaymentsClient {
     try {
       await this.handle(sessionId).signal(payerReturnedSignal);
     } catch (err) {
-      if (err instanceof WorkflowNotFoundError) throw new SessionNotFoundError(sessionId);
-      throw err;
+      if (!(err instanceof WorkflowNotFoundError)) throw err;
+      // A payer may come back after the session has ended: nothing is left to check, and the
+      // session still exists. Only a session Temporal never saw is unknown.
+      try {
+        await this.handle(sessionId).describe();
+      } catch (e) {
+        if (e instanceof WorkflowNotFoundError) throw new SessionNotFoundError(sessionId);
+        throw e;
+      }
     }
   }
 

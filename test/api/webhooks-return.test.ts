@@ -175,6 +175,18 @@ describe('payer return', () => {
     expect(await json.body.text()).toContain('data-outcome="failed"');
   });
 
+  it('a payer who comes back after the session ended sees its outcome, not "not found"', async () => {
+    const { sessionId } = await threeDs('12345');
+    await s.stack.temporal.workflow.getHandle(sessionId).result();
+    const res = await request(`${s.url}/return/${sessionId}`, {
+      method: 'POST',
+      body: 'PaRes=late',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    expect(res.statusCode).toBe(200);
+    expect(await res.body.text()).toContain('data-outcome="success"');
+  });
+
   it('an unknown session: 404 page, by GET and by POST', async () => {
     const get = await request(`${s.url}/return/ps_999999996`);
     expect(get.statusCode).toBe(404);
