@@ -4,6 +4,7 @@
  */
 import * as wf from '@temporalio/workflow';
 import type { SessionInfo } from '../provider/schemas';
+import { AmountMinor } from '../workers/search-attributes';
 import { failureReason, latestPayment, operationOf } from './snapshot';
 import { provider, type SessionRun } from './session-run';
 
@@ -118,6 +119,9 @@ async function send(
   const snapshot = await provider.decide(run.opts.sessionId, decision, step, money);
   run.done.add(step);
   run.log('call', decision, money ? `${money.amount} ${money.currency}` : undefined);
+  // A partial finalize changes what the session is worth: keep the search attribute current.
+  if (decision === 'finalize' && amount !== undefined)
+    wf.upsertSearchAttributes([{ key: AmountMinor, value: amount }]);
   run.apply(snapshot, 'call', `transaction/${decision}`);
 }
 

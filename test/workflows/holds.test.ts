@@ -2,6 +2,7 @@
  * Held payments (project with holds): the funds are frozen at finalization_pending, then finalized in
  * full or in part, or canceled, per the session's policy; each with webhooks on and off (polling only).
  */
+import { AmountMinor } from '../../workers/search-attributes';
 import type { SessionView } from '../../workflows/types';
 import { startStack, type TestStack } from '../helpers/stack';
 import { card, references, rub, sessionHelpers } from '../helpers/workflow-test';
@@ -78,6 +79,9 @@ describe.each([true, false])('held payments (webhooks %s)', (webhooks) => {
       ['capture', 300],
       ['release', 700],
     ]);
+    // The search attribute follows what was charged, so operators find the session by its real amount.
+    const described = await stack.temporal.workflow.getHandle(started.sessionId).describe();
+    expect(described.typedSearchAttributes.get(AmountMinor)).toBe(300);
   });
 
   it('manual: an over-amount finalize is refused synchronously and changes nothing', async () => {
