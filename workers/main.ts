@@ -1,7 +1,8 @@
 /**
  * The worker process: every session workflow and its activities, configured by environment variables
  * (Temporal: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, PAYSAGA_TASK_QUEUE; provider: PAYSAGA_PROVIDER_URL,
- * PAYSAGA_PROJECT_ID, PAYSAGA_PARTNER_PRIVATE_KEY, ...; logs: PAYSAGA_LOG_LEVEL). Run alone by
+ * PAYSAGA_PROJECT_ID, PAYSAGA_PARTNER_PRIVATE_KEY, ...; logs: PAYSAGA_LOG_LEVEL; Prometheus metrics of the
+ * SDK: PAYSAGA_WORKER_METRICS=host:port). Run alone by
  * `paysaga worker`, in-process by `paysaga dev`.
  *
  * Workflow code: `PAYSAGA_WORKFLOW_BUNDLE` (a file written by bundleWorkflowCode), else the prebuilt
@@ -107,11 +108,19 @@ export function temporalLogger(logger: PinoLogger): Logger {
  * itself; `[]` leaves stopping to the caller (`paysaga dev` stops the API first). Returns false when a
  * Runtime already existed (its settings stay).
  */
-export function installRuntime(logger: PinoLogger, shutdownSignals?: NodeJS.Signals[]): boolean {
+export function installRuntime(
+  logger: PinoLogger,
+  shutdownSignals?: NodeJS.Signals[],
+  /** host:port for a Prometheus `/metrics` endpoint of the SDK's worker metrics (PAYSAGA_WORKER_METRICS). */
+  metricsAddress?: string,
+): boolean {
   try {
     Runtime.install({
       logger: temporalLogger(logger),
-      telemetryOptions: { logging: { filter: { core: 'WARN', other: 'ERROR' }, forward: {} } },
+      telemetryOptions: {
+        logging: { filter: { core: 'WARN', other: 'ERROR' }, forward: {} },
+        ...(metricsAddress ? { metrics: { prometheus: { bindAddress: metricsAddress } } } : {}),
+      },
       ...(shutdownSignals ? { shutdownSignals } : {}),
     });
     return true;
@@ -227,7 +236,7 @@ export async function startWorkerFromEnv(o: StartWorkerOptions = {}): Promise<Ru
   const environment = resolveEnvironment(providerConfig);
   // PAYSAGA_CODEC_KEYS: payloads encrypted at rest (the API must have the same keys).
   const codec = codecFromEnv(env);
-  installRuntime(logger, o.shutdownSignals);
+  installRuntime(logger, o.shutdownSignals, env.PAYSAGA_WORKER_METRICS || undefined);
 
   const workflowCode = await resolveWorkflowCode(env, logger);
   const provider = providerClientFromConfig(providerConfig);
@@ -266,6 +275,7 @@ export async function startWorkerFromEnv(o: StartWorkerOptions = {}): Promise<Ru
       provider: environment.baseUrl,
       projectId: providerConfig.projectId,
       workflowCode: workflowCode.source,
+      metrics: env.PAYSAGA_WORKER_METRICS ? `http://${env.PAYSAGA_WORKER_METRICS}/metrics` : 'off',
       payloads: codec ? 'encrypted' : 'plain',
     },
     'worker polling',

@@ -4,7 +4,9 @@
  * data, and on SIGTERM stops polling and exits 0 by itself.
  */
 import { spawn } from 'node:child_process';
+import { createServer, type AddressInfo } from 'node:net';
 import * as path from 'node:path';
+import { request } from 'undici';
 import { PaymentsClient } from '../../client/payments-client';
 import { CardDetails, ProviderClient } from '../../provider';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox';
@@ -19,6 +21,17 @@ import {
 } from '../helpers/temporal';
 
 const BIN = path.resolve(__dirname, '../../bin/paysaga.js');
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
 const PAN = '5555555555554444';
 
 describe('paysaga worker (process)', () => {
@@ -41,8 +54,9 @@ describe('paysaga worker (process)', () => {
     await sandbox?.close();
   });
 
-  it('runs a session with the prebuilt bundle and exits 0 on SIGTERM', async () => {
+  it('runs a session with the prebuilt bundle, exports metrics, and exits 0 on SIGTERM', async () => {
     const taskQueue = uniqueTaskQueue('worker-proc');
+    const metricsPort = await freePort();
     const child = spawn(process.execPath, [BIN, 'worker'], {
       env: {
         ...process.env,
@@ -54,6 +68,7 @@ describe('paysaga worker (process)', () => {
         PAYSAGA_PARTNER_PRIVATE_KEY: sandbox.keys.paths.partnerPrivate,
         PAYSAGA_WORKFLOW_BUNDLE: sharedWorkflowBundlePath(),
         PAYSAGA_LOG_LEVEL: 'debug',
+        PAYSAGA_WORKER_METRICS: `127.0.0.1:${metricsPort}`,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -91,6 +106,13 @@ describe('paysaga worker (process)', () => {
       expect(result.phase).toBe('succeeded');
       expect(out).toContain(started.sessionId);
       expect(out).not.toContain(PAN);
+
+      // The SDK's worker metrics for Prometheus, e.g. workflow task and activity counters.
+      const metrics = await request(`http://127.0.0.1:${metricsPort}/metrics`);
+      expect(metrics.statusCode).toBe(200);
+      expect(await metrics.body.text()).toMatch(
+        /^temporal_workflow_completed\{[^}]*task_queue="[^"]+"[^}]*\} [1-9]/m,
+      );
 
       child.kill('SIGTERM');
       expect(await exited).toBe(0);
