@@ -1,14 +1,34 @@
-/** Jest global teardown: stops the shared dev server started by test/global-setup.ts and removes its temp dir. */
+/**
+ * Jest global teardown: searches every workflow history of the run for card data (a finding fails the
+ * run), then stops the shared dev server started by test/global-setup.ts and removes its temp dir.
+ */
 import * as fs from 'node:fs';
 import type { PaysagaTestGlobals } from './global-setup';
+import { scanAllHistories, type HistoryScan } from './history-scan';
 
 export default async function globalTeardown(): Promise<void> {
   const state: PaysagaTestGlobals | undefined = globalThis.__PAYSAGA_TEST__;
   if (!state) return;
   globalThis.__PAYSAGA_TEST__ = undefined;
+  let scan: HistoryScan | undefined;
+  let scanError: unknown;
+  try {
+    scan = await scanAllHistories(state.env.client);
+    console.log(
+      `[paysaga test teardown] ${scan.scanned} workflow histories searched for card data: ${scan.findings.length} found`,
+    );
+  } catch (err) {
+    scanError = err;
+  }
   try {
     await state.env.teardown();
   } finally {
     fs.rmSync(state.tempDir, { recursive: true, force: true });
+  }
+  if (scanError) throw scanError;
+  if (scan?.findings.length) {
+    throw new Error(
+      `card data found in workflow histories (DESIGN decision 2):\n${scan.findings.join('\n')}`,
+    );
   }
 }

@@ -1,0 +1,41 @@
+/**
+ * DESIGN decision 2, checked over the whole test run: before the shared dev server stops, every
+ * workflow history it holds is exported and searched for the test card numbers and card field
+ * names. Payload bytes are searched as they are stored (protobuf), so plain JSON payloads are read
+ * and encrypted ones (codec tests) are opaque by construction.
+ */
+import type { Client } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
+import { TEST_CARDS } from '../sandbox/test-cards';
+
+/** Test card numbers, and card fields as JSON keys (`"card_details"` is also a legitimate type value). */
+const NEEDLES = [
+  ...Object.keys(TEST_CARDS),
+  '"card_number":',
+  '"card_code":',
+  '"card_details":',
+  '"hashed_card_number":',
+  '"hashed_card_details":',
+];
+
+export interface HistoryScan {
+  scanned: number;
+  findings: string[];
+}
+
+export async function scanAllHistories(client: Client): Promise<HistoryScan> {
+  const findings: string[] = [];
+  let scanned = 0;
+  for await (const wf of client.workflow.list()) {
+    const history = await client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory();
+    const bytes = Buffer.from(temporal.api.history.v1.History.encode(history).finish()).toString('latin1');
+    scanned++;
+    for (const needle of NEEDLES) {
+      if (bytes.includes(needle))
+        findings.push(
+          `${wf.workflowId} (${wf.type}) holds ${needle.startsWith('"') ? needle : `${needle.slice(0, 6)}…${needle.slice(-4)}`}`,
+        );
+    }
+  }
+  return { scanned, findings };
+}
