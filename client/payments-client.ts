@@ -39,6 +39,7 @@ import {
 import type { SubscriptionInput, SubscriptionView } from '../workflows/subscription-types';
 import type {
   Money,
+  ReconcilerInput,
   SessionInput,
   SessionKind,
   SessionSettings,
@@ -469,6 +470,21 @@ export class PaymentsClient {
       if (err instanceof WorkflowNotFoundError) throw new SessionNotFoundError(sessionId);
       throw err;
     }
+  }
+
+  /**
+   * Starts (or finds) the reconciler of this task queue: for deployments without webhooks, it reads
+   * recently closed sessions from the provider again so that a later chargeback is recorded.
+   */
+  async startReconciler(input: ReconcilerInput): Promise<string> {
+    const workflowId = `reconciler-${this.opts.taskQueue}`;
+    await this.opts.temporal.workflow.start('reconcilerWorkflow', {
+      workflowId,
+      taskQueue: this.opts.taskQueue,
+      args: [input],
+      workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
+    });
+    return workflowId;
   }
 
   /** Early return: until the payer's action, a decision point or the result is known, at most `timeoutMs`. */

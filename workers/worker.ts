@@ -2,7 +2,10 @@ import type { DataConverter } from '@temporalio/common';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import type { ProviderClient } from '../provider';
 import { createSessionActivities } from '../activities/session-activities';
+import { createReconcileActivities } from '../activities/reconcile-activities';
 import { createSubscriptionActivities } from '../activities/subscription-activities';
+import { DEFAULT_SETTINGS } from '../client/settings';
+import type { SessionSettings } from '../workflows/types';
 
 export interface PaysagaWorkerOptions {
   connection: NativeConnection;
@@ -13,6 +16,8 @@ export interface PaysagaWorkerOptions {
   workflowBundlePath?: string;
   /** With the payload codec (workers/codec.ts), so that what enters Temporal is encrypted. */
   dataConverter?: DataConverter;
+  /** Settings of the late-event runs the reconciler starts (default: DEFAULT_SETTINGS). */
+  settings?: SessionSettings;
   tuning?: Pick<
     WorkerOptions,
     'maxConcurrentActivityTaskExecutions' | 'maxConcurrentWorkflowTaskExecutions' | 'maxCachedWorkflows'
@@ -25,7 +30,15 @@ export async function createPaysagaWorker(o: PaysagaWorkerOptions): Promise<Work
     connection: o.connection,
     namespace: o.namespace ?? 'default',
     taskQueue: o.taskQueue,
-    activities: { ...createSessionActivities(o.provider), ...createSubscriptionActivities(o.provider) },
+    activities: {
+      ...createSessionActivities(o.provider),
+      ...createSubscriptionActivities(o.provider),
+      ...createReconcileActivities({
+        provider: o.provider,
+        taskQueue: o.taskQueue,
+        settings: o.settings ?? DEFAULT_SETTINGS,
+      }),
+    },
     ...(o.dataConverter ? { dataConverter: o.dataConverter } : {}),
     ...(o.workflowBundlePath
       ? { workflowBundle: { codePath: o.workflowBundlePath } }

@@ -5,7 +5,7 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { WebhookEvent } from '../provider/schemas';
 import type { SubscriptionChange, SubscriptionView } from './subscription-types';
-import type { SessionView } from './types';
+import type { ReconcilerState, SessionView } from './types';
 
 /** A verified provider webhook for this session. */
 export const providerEventSignal = defineSignal<[WebhookEvent]>('providerEvent');
@@ -35,3 +35,6 @@ export const resumeSubscriptionUpdate = defineUpdate<SubscriptionView, []>('resu
 export const changeSubscriptionUpdate = defineUpdate<SubscriptionView, [SubscriptionChange]>(
   'changeSubscription',
 );
+
+/** What the webhooks-off reconciler has done so far. */
+export const reconcilerQuery = defineQuery<ReconcilerState>('reconciler');

@@ -7,3 +7,4 @@ export { identityCheckWorkflow } from './identity-check';
 export { refundWorkflow } from './refund';
 export { lateEventWorkflow } from './late-event';
 export { subscriptionWorkflow } from './subscription';
+export { reconcilerWorkflow } from './reconciler';

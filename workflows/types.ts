@@ -137,3 +137,22 @@ export interface SessionView {
 }
 
 export type SessionResult = SessionView;
+
+/** The webhooks-off reconciler (workflows/reconciler.ts). */
+export interface ReconcilerInput {
+  everyMs: number;
+  windowMs: number;
+  /** Sessions read per round at most. */
+  maxPerRound: number;
+  /** Rounds before continue-as-new (bounds history). */
+  roundsPerRun?: number;
+}
+
+export interface ReconcilerState {
+  rounds: number;
+  synced: number;
+  lateEvents: number;
+  /** Sessions the provider refused this time (tried again next round). */
+  failed: number;
+  lastRoundAt?: string;
+}

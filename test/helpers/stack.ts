@@ -140,6 +140,7 @@ export async function startStack(opts: StackOptions = {}): Promise<TestStack> {
       connection,
       namespace: testNamespace(),
       taskQueue,
+      settings,
       provider,
       workflowBundlePath: sharedWorkflowBundlePath(),
       ...(dataConverter ? { dataConverter } : {}),
