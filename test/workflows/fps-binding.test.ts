@@ -66,8 +66,17 @@ describe.each([true, false])('FPS binding (webhooks %s)', (webhooks) => {
       { waitMs: 15_000 },
     );
     expect(started.phase).toBe('awaiting_payer');
-    // Past paysaga's payer deadline, before the provider's QR expiry: the binding can still complete.
-    await new Promise((r) => setTimeout(r, 1_800));
+    // Past paysaga's payer deadline (the workflow says so), before the provider's QR expiry: the
+    // binding can still complete.
+    const deadline = Date.now() + 20_000;
+    while (
+      !(await stack.payments.getSession(started.sessionId)).events.some(
+        (e) => e.type === 'payer_action_deadline',
+      )
+    ) {
+      if (Date.now() > deadline) throw new Error('the payer deadline never passed');
+      await new Promise((r) => setTimeout(r, 100));
+    }
     expect(await payFpsQr(stack.sandbox.url, started.operations[0]!.id)).toBe(200);
     const result = await finished(started.sessionId);
     expect(result.phase).toBe('succeeded');
