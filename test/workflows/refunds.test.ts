@@ -200,8 +200,9 @@ describe.each([true, false])('refunds and chargebacks (webhooks %s)', (webhooks)
      * until someone asks the provider. What still holds: money never moves twice. A refund paysaga
      * computes from its stale view is refused by the provider, and the refund session ends failed
      * with the provider's reason. The remedy for such deployments is syncSessionFromProvider
-     * (client/webhook-router.ts), run by a periodic job or before acting on a closed session: it
-     * reads transaction/state and routes it like a webhook, so the late-event workflow records it.
+     * (client/webhook-router.ts), run by the reconciler workflow (reconciler.test.ts) or before
+     * acting on a closed session: it reads transaction/state and routes it like a webhook, so the
+     * late-event workflow records it.
      */
     it('syncSessionFromProvider records a chargeback after the workflow closed (the remedy)', async () => {
       const id = await paid(4_000);
@@ -226,7 +227,7 @@ describe.each([true, false])('refunds and chargebacks (webhooks %s)', (webhooks)
       expect((await handle(id).describe()).runId).toBe(runId);
     });
 
-    it('a chargeback after the workflow closed is not seen (documented limitation); a refund over it is refused by the provider', async () => {
+    it('without the reconciler, a chargeback after the workflow closed is not seen (see reconciler.test.ts); a refund over it is refused by the provider', async () => {
       const id = await paid(8_000);
       const closedRunId = (await handle(id).describe()).runId;
       await stack.sandbox.plain('POST', '/sandbox/chargebacks', { session_id: id });
