@@ -93,11 +93,6 @@ export function revealCard(card: CardDetails | HashedCardDetails): Record<string
   return { ...secrets.get(card)! };
 }
 
-/** BIN + last 4 of a PAN, for messages that must mention a card. */
-export function maskCardNumber(pan: string): string {
-  return maskPan(pan);
-}
-
 /** Replaces anything that looks like a PAN (13-19 digits) in free text, e.g. an upstream error description. */
 export function redactPans(text: string): string {
   return text.replace(/\b\d{13,19}\b/g, (m) => maskPan(m));

@@ -2,7 +2,14 @@ import type { KeyObject } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, request, type Dispatcher } from 'undici';
 import { redactPans } from './card';
-import { API_PREFIX, endpoints, type EndpointName, type RequestOf, type ResponseOf } from './endpoints';
+import {
+  API_PREFIX,
+  endpoints,
+  IDEMPOTENCY_HEADER,
+  type EndpointName,
+  type RequestOf,
+  type ResponseOf,
+} from './endpoints';
 import {
   PaysagaProviderError,
   ProviderError,
@@ -111,7 +118,7 @@ export class ProviderClient {
     };
     const submerchant = options.submerchantId ?? this.opts.submerchantId;
     if (submerchant) headers['x-submerchant-id'] = submerchant;
-    if (key !== undefined) headers['x-partner-idempotency-key'] = key;
+    if (key !== undefined) headers[IDEMPOTENCY_HEADER] = key;
 
     const maxRetries = this.opts.maxRetries ?? 2;
     for (let attempt = 0; ; attempt++) {

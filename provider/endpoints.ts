@@ -146,8 +146,3 @@ export type ResponseOf<N extends EndpointName> = z.output<Endpoints[N]['response
 
 export const API_PREFIX = '/api/v1';
 export const IDEMPOTENCY_HEADER = 'x-partner-idempotency-key';
-
-export function endpointByPath(path: string): [EndpointName, EndpointDef] | undefined {
-  for (const [name, d] of Object.entries(endpoints)) if (d.path === path) return [name as EndpointName, d];
-  return undefined;
-}

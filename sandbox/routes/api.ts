@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
-import { endpoints, type EndpointDef, type EndpointName } from '../../provider/endpoints';
+import { endpoints, IDEMPOTENCY_HEADER, type EndpointDef, type EndpointName } from '../../provider/endpoints';
 import { innermostIssue, issuePath, issueRule } from '../../provider/schemas';
 import { authenticate, submerchantOf } from '../auth';
 import type { FlowContext } from '../engine/context';
@@ -19,7 +19,6 @@ export interface ApiPluginOptions {
   ctx: FlowContext;
 }
 
-const IDEMPOTENCY_HEADER = 'x-partner-idempotency-key';
 const idempotencyKey = z.string().min(4).max(64);
 
 function send(reply: FastifyReply, err: ApiError): FastifyReply {
