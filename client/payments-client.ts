@@ -4,12 +4,13 @@
  * the session id, and sends card data to the provider itself so it never enters Temporal.
  */
 import {
+  ServiceError,
   WorkflowExecutionAlreadyStartedError,
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
   type Client,
 } from '@temporalio/client';
-import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
+import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy, type QueryDefinition } from '@temporalio/common';
 import type { z } from 'zod';
 import { scrubCardData } from '../activities/failures';
 import { deriveIdempotencyKey, ProviderError, type ProviderClient } from '../provider';
@@ -81,6 +82,22 @@ export interface PaymentsClientOptions {
 export interface StartOptions {
   /** Wait up to this long for the payer's action (3-DS, QR) or a result before answering. */
   waitMs?: number;
+}
+
+/**
+ * gRPC codes worth a short retry of a query: the run has no processed task yet, or the frontend
+ * blinked. DEADLINE_EXCEEDED is not among them: the server already waited its query timeout for a
+ * worker, and the caller should hear that now (the API answers 503, retryable).
+ */
+const TRANSIENT_QUERY_CODES = new Set([
+  9, // FAILED_PRECONDITION
+  14, // UNAVAILABLE
+]);
+const QUERY_ATTEMPTS = 5;
+
+function isTransientQueryFailure(err: unknown): boolean {
+  const code = err instanceof ServiceError ? (err.cause as { code?: number } | undefined)?.code : undefined;
+  return code !== undefined && TRANSIENT_QUERY_CODES.has(code);
 }
 
 function parse<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
@@ -310,10 +327,14 @@ export class PaymentsClient {
     } catch (err) {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
       // Another request started something under this id meanwhile: only the same refund is ours.
-      const now = await this.getSession(sessionId);
-      if (now.kind !== 'refund' || now.reference !== i.reference)
+      // Its search attributes say what it is without a query, which a run whose first workflow
+      // task is still queued on a busy worker may not answer yet.
+      const attrs = (await handle.describe()).typedSearchAttributes;
+      const kind = attrs.get(PaymentKind);
+      const reference = attrs.get(ClientReference);
+      if (kind !== 'refund' || reference !== i.reference)
         throw new SessionStateError(
-          `session ${sessionId} is busy (${now.kind} ${now.reference}: ${now.phase}); refund when it has finished`,
+          `session ${sessionId} is busy (${kind} ${reference}: ${attrs.get(PaymentStatus)}); refund when it has finished`,
         );
     }
     return this.view(sessionId, o.waitMs);
@@ -385,12 +406,11 @@ export class PaymentsClient {
   async getSubscription(subscriptionId: string): Promise<SubscriptionView> {
     if (!subscriptionId.startsWith(SUBSCRIPTION_ID_PREFIX))
       throw new SubscriptionNotFoundError(subscriptionId);
-    try {
-      return await this.handle(subscriptionId).query(subscriptionQuery);
-    } catch (err) {
-      if (err instanceof WorkflowNotFoundError) throw new SubscriptionNotFoundError(subscriptionId);
-      throw err;
-    }
+    return this.queryRun(
+      subscriptionId,
+      subscriptionQuery,
+      () => new SubscriptionNotFoundError(subscriptionId),
+    );
   }
 
   /** No charge while paused; periods that fall due meanwhile are not charged later. */
@@ -464,11 +484,24 @@ export class PaymentsClient {
 
   /** The session as its latest workflow run knows it (running or closed). */
   async getSession(sessionId: string): Promise<SessionView> {
-    try {
-      return await this.handle(sessionId).query(sessionQuery);
-    } catch (err) {
-      if (err instanceof WorkflowNotFoundError) throw new SessionNotFoundError(sessionId);
-      throw err;
+    return this.queryRun(sessionId, sessionQuery, () => new SessionNotFoundError(sessionId));
+  }
+
+  private async queryRun<T>(
+    workflowId: string,
+    query: QueryDefinition<T>,
+    notFound: () => Error,
+  ): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.handle(workflowId).query(query);
+      } catch (err) {
+        if (err instanceof WorkflowNotFoundError) throw notFound();
+        // A run that was just started answers queries only once a worker has picked up its first
+        // task; on a busy worker that can take a moment, so a few short retries ride it out.
+        if (!isTransientQueryFailure(err) || attempt >= QUERY_ATTEMPTS) throw err;
+        await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
+      }
     }
   }
 
