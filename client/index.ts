@@ -1,6 +1,7 @@
 export * from './errors';
 export * from './inputs';
 export * from './payments-client';
+export * from './reconciler';
 export * from './settings';
 export * from './webhook-handler';
 export * from './webhook-router';

@@ -54,6 +54,7 @@ import {
   SubscriptionNotFoundError,
 } from './errors';
 import * as inputs from './inputs';
+import { ensureReconciler } from './reconciler';
 import { DEFAULT_SETTINGS, mergeSettings } from './settings';
 
 const WORKFLOW_OF: Record<SessionKind, string> = {
@@ -509,15 +510,8 @@ export class PaymentsClient {
    * Starts (or finds) the reconciler of this task queue: for deployments without webhooks, it reads
    * recently closed sessions from the provider again so that a later chargeback is recorded.
    */
-  async startReconciler(input: ReconcilerInput): Promise<string> {
-    const workflowId = `reconciler-${this.opts.taskQueue}`;
-    await this.opts.temporal.workflow.start('reconcilerWorkflow', {
-      workflowId,
-      taskQueue: this.opts.taskQueue,
-      args: [input],
-      workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
-    });
-    return workflowId;
+  startReconciler(input: ReconcilerInput): Promise<string> {
+    return ensureReconciler(this.opts.temporal, this.opts.taskQueue, input);
   }
 
   /** Early return: until the payer's action, a decision point or the result is known, at most `timeoutMs`. */

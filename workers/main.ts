@@ -2,7 +2,8 @@
  * The worker process: every session workflow and its activities, configured by environment variables
  * (Temporal: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, PAYSAGA_TASK_QUEUE; provider: PAYSAGA_PROVIDER_URL,
  * PAYSAGA_PROJECT_ID, PAYSAGA_PARTNER_PRIVATE_KEY, ...; logs: PAYSAGA_LOG_LEVEL; Prometheus metrics of the
- * SDK: PAYSAGA_WORKER_METRICS=host:port). Run alone by
+ * SDK: PAYSAGA_WORKER_METRICS=host:port; the task queue's reconciler for webhooks-off deployments:
+ * PAYSAGA_RECONCILE_EVERY_MS, see client/reconciler.ts). Run alone by
  * `paysaga worker`, in-process by `paysaga dev`.
  *
  * Workflow code: `PAYSAGA_WORKFLOW_BUNDLE` (a file written by bundleWorkflowCode), else the prebuilt
@@ -15,12 +16,15 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { LogLevel, LogMetadata, Logger } from '@temporalio/common';
+import { Client, Connection } from '@temporalio/client';
+import type { LogLevel, LogMetadata, Logger, PayloadCodec } from '@temporalio/common';
 import { bundleWorkflowCode, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import pino, { type Logger as PinoLogger } from 'pino';
+import { ensureReconciler, reconcilerInputFromEnv, reconcilerWorkflowId } from '../client/reconciler';
+import type { ReconcilerInput } from '../workflows/types';
 import { providerClientFromConfig, providerConfigFromEnv, resolveEnvironment } from '../provider';
 import { codecFromEnv } from './codec';
-import { temporalSettingsFromEnv } from './config';
+import { temporalSettingsFromEnv, type TemporalSettings } from './config';
 import { createPaysagaWorker } from './worker';
 
 export const PINO_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -226,6 +230,25 @@ export interface RunningWorker {
   shutdown(): Promise<void>;
 }
 
+/** Starts (or finds) the task queue's reconciler through a short-lived client connection. */
+async function startReconcilerFor(
+  temporal: TemporalSettings,
+  input: ReconcilerInput,
+  codec: PayloadCodec | undefined,
+): Promise<void> {
+  const connection = await Connection.connect({ address: temporal.address });
+  try {
+    const client = new Client({
+      connection,
+      namespace: temporal.namespace,
+      ...(codec ? { dataConverter: { payloadCodecs: [codec] } } : {}),
+    });
+    await ensureReconciler(client, temporal.taskQueue, input);
+  } finally {
+    await connection.close();
+  }
+}
+
 /** Builds and starts the worker from the environment; configuration errors are thrown before connecting. */
 export async function startWorkerFromEnv(o: StartWorkerOptions = {}): Promise<RunningWorker> {
   const env = o.env ?? process.env;
@@ -236,6 +259,8 @@ export async function startWorkerFromEnv(o: StartWorkerOptions = {}): Promise<Ru
   const environment = resolveEnvironment(providerConfig);
   // PAYSAGA_CODEC_KEYS: payloads encrypted at rest (the API must have the same keys).
   const codec = codecFromEnv(env);
+  // PAYSAGA_RECONCILE_EVERY_MS: this worker also makes sure the task queue's reconciler runs.
+  const reconcile = reconcilerInputFromEnv(env);
   installRuntime(logger, o.shutdownSignals, env.PAYSAGA_WORKER_METRICS || undefined);
 
   const workflowCode = await resolveWorkflowCode(env, logger);
@@ -258,6 +283,15 @@ export async function startWorkerFromEnv(o: StartWorkerOptions = {}): Promise<Ru
     throw err;
   }
   const conn = connection;
+  if (reconcile) {
+    try {
+      await startReconcilerFor(temporal, reconcile, codec);
+    } catch (err) {
+      await conn.close().catch(() => undefined);
+      await provider.close();
+      throw err;
+    }
+  }
   const done = (async () => {
     try {
       await worker.run();
@@ -277,6 +311,7 @@ export async function startWorkerFromEnv(o: StartWorkerOptions = {}): Promise<Ru
       workflowCode: workflowCode.source,
       metrics: env.PAYSAGA_WORKER_METRICS ? `http://${env.PAYSAGA_WORKER_METRICS}/metrics` : 'off',
       payloads: codec ? 'encrypted' : 'plain',
+      reconciler: reconcile ? { workflowId: reconcilerWorkflowId(temporal.taskQueue), ...reconcile } : 'off',
     },
     'worker polling',
   );

@@ -1,13 +1,16 @@
 /**
  * `paysaga worker` as a real process: configured only by environment variables, running the prebuilt
  * workflow bundle, it carries a card checkout to the end (polling only, no webhooks), logs without card
- * data, and on SIGTERM stops polling and exits 0 by itself.
+ * data, starts the task queue's reconciler when PAYSAGA_RECONCILE_EVERY_MS asks for it, and on SIGTERM
+ * stops polling and exits 0 by itself.
  */
 import { spawn } from 'node:child_process';
 import { createServer, type AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import { request } from 'undici';
 import { PaymentsClient } from '../../client/payments-client';
+import { reconcilerWorkflowId } from '../../client/reconciler';
+import { reconcilerQuery } from '../../workflows/definitions';
 import { CardDetails, ProviderClient } from '../../provider';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox';
 import { TEST_SETTINGS } from '../helpers/stack';
@@ -54,7 +57,7 @@ describe('paysaga worker (process)', () => {
     await sandbox?.close();
   });
 
-  it('runs a session with the prebuilt bundle, exports metrics, and exits 0 on SIGTERM', async () => {
+  it('runs a session with the prebuilt bundle, starts the reconciler, exports metrics, and exits 0 on SIGTERM', async () => {
     const taskQueue = uniqueTaskQueue('worker-proc');
     const metricsPort = await freePort();
     const child = spawn(process.execPath, [BIN, 'worker'], {
@@ -69,6 +72,8 @@ describe('paysaga worker (process)', () => {
         PAYSAGA_WORKFLOW_BUNDLE: sharedWorkflowBundlePath(),
         PAYSAGA_LOG_LEVEL: 'debug',
         PAYSAGA_WORKER_METRICS: `127.0.0.1:${metricsPort}`,
+        PAYSAGA_RECONCILE_EVERY_MS: '500',
+        PAYSAGA_RECONCILE_WINDOW_MS: '600000',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -106,6 +111,20 @@ describe('paysaga worker (process)', () => {
       expect(result.phase).toBe('succeeded');
       expect(out).toContain(started.sessionId);
       expect(out).not.toContain(PAN);
+
+      // PAYSAGA_RECONCILE_EVERY_MS: the worker started the queue's reconciler, which re-reads the
+      // closed session from the provider (webhooks are off, so nothing else would).
+      const reconciler = temporal.client.workflow.getHandle(reconcilerWorkflowId(taskQueue));
+      expect((await reconciler.describe()).status.name).toBe('RUNNING');
+      const syncDeadline = Date.now() + 60_000;
+      let seen = await reconciler.query(reconcilerQuery);
+      while (seen.synced < 1 && Date.now() < syncDeadline) {
+        await new Promise((r) => setTimeout(r, 250));
+        seen = await reconciler.query(reconcilerQuery);
+      }
+      expect(seen.synced).toBeGreaterThanOrEqual(1);
+      expect(seen.failed).toBe(0);
+      await reconciler.terminate('test over');
 
       // The SDK's worker metrics for Prometheus, e.g. workflow task and activity counters.
       const metrics = await request(`http://127.0.0.1:${metricsPort}/metrics`);
