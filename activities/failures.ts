@@ -11,7 +11,14 @@ export function toFailure(err: unknown): ApplicationFailure {
       message: redactPans(err.message),
       type: `ProviderError:${err.errorCode}`,
       nonRetryable: !err.retryable,
-      details: [{ errorCode: err.errorCode, endpoint: err.endpoint, httpStatus: err.httpStatus ?? null }],
+      details: [
+        {
+          errorCode: err.errorCode,
+          description: redactPans(err.description),
+          endpoint: err.endpoint,
+          httpStatus: err.httpStatus ?? null,
+        },
+      ],
     });
   }
   if (err instanceof ProviderOutcomeUnknownError) {

@@ -77,6 +77,14 @@ export function createSessionActivities(provider: ProviderClient): SessionActivi
         ),
       ),
 
+    requestIdentityCheck: async (body) => {
+      try {
+        return scrubCardData((await provider.identityCheck(body)).session_info);
+      } catch (err) {
+        throw toFailure(err);
+      }
+    },
+
     getState: async (sessionId) => {
       try {
         return scrubCardData(await state(sessionId));

@@ -2,7 +2,7 @@
  * What workflows may ask of the outside world. Workflows import this file as types only.
  * No argument or result here carries card data.
  */
-import type { SessionInfo } from '../provider/schemas';
+import type { IdentityCheckRequest, SessionInfo } from '../provider/schemas';
 import type { Money } from '../workflows/types';
 
 export type Decision = 'approve' | 'cancel' | 'finalize';
@@ -19,6 +19,11 @@ export interface SessionActivities {
   decide(sessionId: string, decision: Decision, step: string, amount?: Money): Promise<SessionInfo>;
   /** transaction/refund, key from (session, step); amount omitted = full. */
   refund(sessionId: string, step: string, amount?: Money): Promise<SessionInfo>;
+  /**
+   * sbp/identity_check (phone, bank, payee; no card data). The provider takes no idempotency key
+   * here, so a retry after an unknown outcome may make a second, unused check (never charged).
+   */
+  requestIdentityCheck(body: IdentityCheckRequest): Promise<SessionInfo>;
   /** transaction/state: the truth. */
   getState(sessionId: string): Promise<SessionInfo>;
   /** public_token with payment_form_config for this session. */

@@ -3,17 +3,25 @@
  * provider session (idempotently, keyed by the caller's reference), starts the workflow whose id is
  * the session id, and sends card data to the provider itself so it never enters Temporal.
  */
+import { createHash } from 'node:crypto';
 import {
   ServiceError,
   WorkflowExecutionAlreadyStartedError,
+  WorkflowFailedError,
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
+  type WorkflowHandle,
   type Client,
 } from '@temporalio/client';
 import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy, type QueryDefinition } from '@temporalio/common';
 import type { z } from 'zod';
 import { scrubCardData } from '../activities/failures';
-import { deriveIdempotencyKey, ProviderError, type ProviderClient } from '../provider';
+import {
+  deriveIdempotencyKey,
+  ProviderError,
+  ProviderUnavailableError,
+  type ProviderClient,
+} from '../provider';
 import type { SessionInfo } from '../provider/schemas';
 import {
   AmountMinor,
@@ -37,6 +45,7 @@ import {
   startFailedSignal,
   subscriptionQuery,
 } from '../workflows/definitions';
+import type { identityCheckIntakeWorkflow } from '../workflows/identity-check';
 import type { SubscriptionInput, SubscriptionView } from '../workflows/subscription-types';
 import type {
   Money,
@@ -46,6 +55,7 @@ import type {
   SessionSettings,
   SessionView,
   StartSpec,
+  IdentityCheckIntakeResult,
 } from '../workflows/types';
 import {
   InputValidationError,
@@ -99,6 +109,28 @@ const QUERY_ATTEMPTS = 5;
 function isTransientQueryFailure(err: unknown): boolean {
   const code = err instanceof ServiceError ? (err.cause as { code?: number } | undefined)?.code : undefined;
   return code !== undefined && TRANSIENT_QUERY_CODES.has(code);
+}
+
+/** The id of the intake workflow of an identity check: the caller's reference is the lock. */
+export function identityCheckIntakeId(reference: string): string {
+  return `identity-check-${reference}`;
+}
+
+/** SHA-256 of the request as JSON with sorted keys: the same request always gives the same digest. */
+function requestFingerprint(value: unknown): string {
+  const sorted = (v: unknown): unknown =>
+    Array.isArray(v)
+      ? v.map(sorted)
+      : v && typeof v === 'object'
+        ? Object.fromEntries(
+            Object.keys(v)
+              .sort()
+              .map((k) => [k, sorted((v as Record<string, unknown>)[k])]),
+          )
+        : v;
+  return createHash('sha256')
+    .update(JSON.stringify(sorted(value)))
+    .digest('hex');
 }
 
 function parse<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
@@ -248,32 +280,62 @@ export class PaymentsClient {
   }
 
   /**
-   * sbp/identity_check takes no idempotency key, so a repeated reference is answered from
-   * Temporal's visibility (the session started for it) before a new check is made.
+   * sbp/identity_check takes no idempotency key: the check is made by an intake workflow whose id
+   * is the reference, so a repeat, even a concurrent one, gets the same session and never a
+   * second check. The same reference with another phone, bank or payee is refused.
    */
   async startIdentityCheck(input: inputs.IdentityCheckInput, o: StartOptions = {}): Promise<SessionView> {
     const i = parse(inputs.identityCheckInput, input);
-    const existing = await this.findByReference('identity_check', i.reference);
-    if (existing) return this.view(existing, o.waitMs);
-    const res = await this.opts.provider.identityCheck({
+    const request = {
       payout_info: {
-        type: 'account_info',
+        type: 'account_info' as const,
         account_info: {
-          payment_system: 'fps_info_verification',
+          payment_system: 'fps_info_verification' as const,
           fps_info_verification: { phone_number: i.phone, bank_identifier: i.bankId },
         },
       },
       participant_info: { payee_info: i.payee },
-    });
-    return this.startWorkflow(
-      'identity_check',
-      i.reference,
-      undefined,
-      { by: 'provider' },
-      res.session_info,
-      i.settings,
-      o,
-    );
+    };
+    this.opts.provider.validate('identityCheck', request);
+    const fingerprint = requestFingerprint(request);
+    const workflowId = identityCheckIntakeId(i.reference);
+    let handle: WorkflowHandle<typeof identityCheckIntakeWorkflow>;
+    try {
+      handle = await this.opts.temporal.workflow.start('identityCheckIntakeWorkflow', {
+        workflowId,
+        taskQueue: this.opts.taskQueue,
+        args: [
+          {
+            reference: i.reference,
+            request,
+            fingerprint,
+            settings: mergeSettings(this.settings, i.settings),
+          },
+        ],
+        workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
+        // A finished intake answers every repeat; one that failed (the provider unreachable) may run again.
+        workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
+      });
+    } catch (err) {
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+      handle = this.opts.temporal.workflow.getHandle(workflowId);
+    }
+    let result: IdentityCheckIntakeResult;
+    try {
+      result = await handle.result();
+    } catch (err) {
+      if (!(err instanceof WorkflowFailedError)) throw err;
+      throw new ProviderUnavailableError('sbp/identity_check', err.cause?.message ?? err.message);
+    }
+    if (result.fingerprint !== fingerprint)
+      throw new InputValidationError([
+        { field: 'reference', rule: 'already used for an identity check of another recipient' },
+      ]);
+    if ('refused' in result) {
+      const r = result.refused;
+      throw new ProviderError(r.endpoint, r.errorCode, r.description, r.httpStatus);
+    }
+    return this.view(result.sessionId, o.waitMs);
   }
 
   /** A refund workflow under the session's id, once the payment's workflow has finished (one lane per session). */
@@ -676,11 +738,5 @@ export class PaymentsClient {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
     }
     return this.view(session.id, o.waitMs);
-  }
-
-  private async findByReference(kind: SessionKind, reference: string): Promise<string | undefined> {
-    const query = `PaymentKind = '${kind}' AND ClientReference = '${reference.replace(/'/g, '')}'`;
-    for await (const wf of this.opts.temporal.workflow.list({ query })) return wf.workflowId;
-    return undefined;
   }
 }

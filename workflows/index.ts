@@ -3,7 +3,7 @@ export { checkoutWorkflow } from './checkout';
 export { fpsPaymentWorkflow } from './fps-payment';
 export { fpsBindingWorkflow } from './fps-binding';
 export { payoutWorkflow } from './payout';
-export { identityCheckWorkflow } from './identity-check';
+export { identityCheckIntakeWorkflow, identityCheckWorkflow } from './identity-check';
 export { refundWorkflow } from './refund';
 export { lateEventWorkflow } from './late-event';
 export { subscriptionWorkflow } from './subscription';

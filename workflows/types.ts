@@ -2,7 +2,7 @@
  * Plain data that crosses into Temporal: workflow inputs, results and the session view.
  * Nothing here may ever hold card data (DESIGN decision 2).
  */
-import type { SessionInfo, UserAction } from '../provider/schemas';
+import type { IdentityCheckRequest, SessionInfo, UserAction } from '../provider/schemas';
 
 export type SessionKind =
   | 'card_checkout'
@@ -75,6 +75,22 @@ export interface SessionInput {
   /** The session as the starter last saw it (initiate's answer), with no card data in it. */
   initialSnapshot?: SessionInfo;
 }
+
+/** The intake of an identity check: one per caller reference (workflow id `identity-check-<reference>`). */
+export interface IdentityCheckIntakeInput {
+  reference: string;
+  /** The sbp/identity_check body: a phone, a bank, the payee. */
+  request: IdentityCheckRequest;
+  /** A digest of `request`: tells a repeat from another check under the same reference. */
+  fingerprint: string;
+  settings: SessionSettings;
+}
+
+/** The session made for the reference, or the provider's final refusal (repeats get the same). */
+export type IdentityCheckIntakeResult = { fingerprint: string } & (
+  | { sessionId: string }
+  | { refused: { endpoint: string; errorCode: string; description: string; httpStatus?: number } }
+);
 
 export interface RefundInput {
   sessionId: string;

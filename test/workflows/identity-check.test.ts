@@ -1,8 +1,11 @@
 /**
  * FPS identity check sessions (spec, Endpoints rule 5), with webhooks on and off: a registered phone
  * completes without any approve step and without money; an unregistered one (…0000) is canceled with
- * a reason that says so; the same reference twice is the same session.
+ * a reason that says so; the same reference twice, or four times at once, is the same session and one
+ * check at the provider; the same reference for another recipient is refused.
  */
+import { InputValidationError } from '../../client/errors';
+import { ProviderError } from '../../provider';
 import type { SessionResult } from '../../workflows/types';
 import { startStack, type TestStack } from '../helpers/stack';
 
@@ -78,5 +81,46 @@ describe.each([true, false])('identity check (webhooks %s)', (webhooks) => {
     expect(c.phase).toBe('succeeded');
     // Only one check was made at the provider for this reference.
     expect((await stack.sandbox.stats()).stats.sessions).toBe(before + 1);
+  });
+
+  it('concurrent starts with one reference make one check at the provider and share its session', async () => {
+    const reference = ref('idc-race');
+    const before = (await stack.sandbox.stats()).stats.sessions!;
+    const views = await Promise.all(
+      [1, 2, 3, 4].map(() =>
+        stack.payments.startIdentityCheck({ reference, phone: '+79991112255', bankId, payee }),
+      ),
+    );
+    expect(new Set(views.map((v) => v.sessionId)).size).toBe(1);
+    expect((await finished(views[0]!.sessionId)).phase).toBe('succeeded');
+    expect((await stack.sandbox.stats()).stats.sessions).toBe(before + 1);
+  });
+
+  it('the same reference for another recipient is refused, naming the reference, and checks nothing', async () => {
+    const reference = ref('idc-other');
+    await stack.payments.startIdentityCheck({ reference, phone: '+79991112266', bankId, payee });
+    const before = (await stack.sandbox.stats()).stats.sessions!;
+    const other = stack.payments.startIdentityCheck({ reference, phone: '+79991112277', bankId, payee });
+    await expect(other).rejects.toBeInstanceOf(InputValidationError);
+    await expect(other).rejects.toMatchObject({
+      fields: [{ field: 'reference', rule: 'already used for an identity check of another recipient' }],
+    });
+    expect((await stack.sandbox.stats()).stats.sessions).toBe(before);
+  });
+
+  it("the provider's refusal (an unknown bank) is a typed error, and a repeat gets the same refusal", async () => {
+    const reference = ref('idc-bad-bank');
+    const input = { reference, phone: '+79991112288', bankId: 'no-such-bank', payee };
+    const before = (await stack.sandbox.stats()).stats.sessions!;
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const err = await stack.payments.startIdentityCheck(input).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ProviderError);
+      expect(err).toMatchObject({
+        errorCode: 'invalid_request',
+        retryable: false,
+        description: expect.stringContaining('bank_identifier'),
+      });
+    }
+    expect((await stack.sandbox.stats()).stats.sessions).toBe(before);
   });
 });

@@ -9,6 +9,7 @@
  * so a kind that does not work yet does not stop the others (its old file, if any, stays).
  */
 import type { temporal } from '@temporalio/proto';
+import { identityCheckIntakeId } from '../../client/payments-client';
 import { CardDetails } from '../../provider';
 import type { SessionResult } from '../../workflows/types';
 import { writeHistory } from '../fixtures/histories/io';
@@ -214,14 +215,21 @@ jest.setTimeout(90_000);
     expect((await record(stack, 'payout_token', started.sessionId)).phase).toBe('succeeded');
   });
 
-  it('identity check', async () => {
+  it('identity check (its intake, then its session)', async () => {
     const banks = (await stack.sandbox.get('sbp/banks')).body.banks as { id: string }[];
+    const reference = ref('idc');
     const started = await stack.payments.startIdentityCheck({
-      reference: ref('idc'),
+      reference,
       phone: '+79991112233',
       bankId: banks[0]!.id,
       payee: { given_name: 'Ivan', family_name: 'Ivanov' },
     });
+    const intake = (await record(
+      stack,
+      'identity_check_intake',
+      identityCheckIntakeId(reference),
+    )) as unknown;
+    expect(intake).toMatchObject({ sessionId: started.sessionId });
     expect((await record(stack, 'identity_check', started.sessionId)).phase).toBe('succeeded');
   });
 

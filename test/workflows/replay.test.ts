@@ -23,6 +23,7 @@ const KINDS = [
   'payout',
   'payout_token',
   'identity_check',
+  'identity_check_intake',
   'refund',
   'late_event',
 ];
