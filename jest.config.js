@@ -52,7 +52,9 @@ module.exports = {
         ...common.testPathIgnorePatterns,
         '<rootDir>/test/unit/',
         // The history recorder is a tool (scripts/record-histories.js), not a test: out of normal runs.
-        ...(process.env.RECORD_HISTORIES === '1' ? [] : ['<rootDir>/test/workflows/record-histories.test.ts']),
+        ...(process.env.RECORD_HISTORIES === '1'
+          ? []
+          : ['<rootDir>/test/workflows/record-histories.test.ts']),
       ],
     },
   ],

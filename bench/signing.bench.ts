@@ -6,7 +6,11 @@ import { createPublicKey, generateKeyPairSync, sign, verify } from 'node:crypto'
 import { cpus, totalmem } from 'node:os';
 import { createWebhookVerifier, serializeRequestBody, signBytes } from '../provider';
 
-function time(label: string, n: number, fn: () => void): { label: string; opsPerSec: number; usPerOp: number } {
+function time(
+  label: string,
+  n: number,
+  fn: () => void,
+): { label: string; opsPerSec: number; usPerOp: number } {
   for (let i = 0; i < Math.min(200, n); i++) fn(); // warm-up
   const start = process.hrtime.bigint();
   for (let i = 0; i < n; i++) fn();
@@ -20,7 +24,13 @@ export function runSigningBench(n = 2_000): ReturnType<typeof time>[] {
   const privPem = service.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
   const event = {
     type: 'checkout_results',
-    session_info: { id: 'ps_1', transaction_status: 'completed', payments: [{ id: 'pm_1', transaction_status: 'successful', sum_info: { sum: 10000, currency_code: 'RUB' } }] },
+    session_info: {
+      id: 'ps_1',
+      transaction_status: 'completed',
+      payments: [
+        { id: 'pm_1', transaction_status: 'successful', sum_info: { sum: 10000, currency_code: 'RUB' } },
+      ],
+    },
   };
   const raw = serializeRequestBody(event);
   const sig = signBytes(raw, service.privateKey);
@@ -40,6 +50,8 @@ export function runSigningBench(n = 2_000): ReturnType<typeof time>[] {
 
 export function main(): void {
   const results = runSigningBench(Number(process.env.BENCH_N ?? 2_000));
-  console.log(`machine: ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, node ${process.version}`);
+  console.log(
+    `machine: ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, node ${process.version}`,
+  );
   console.table(results);
 }
