@@ -96,15 +96,17 @@ export interface StartOptions {
 }
 
 /**
- * gRPC codes worth a short retry of a query: the run has no processed task yet, or the frontend
- * blinked. DEADLINE_EXCEEDED is not among them: the server already waited its query timeout for a
- * worker, and the caller should hear that now (the API answers 503, retryable).
+ * gRPC codes worth another try of a query within {@link QUERY_RETRY_MS}: the run has no processed
+ * task yet, the frontend blinked, or the query gave up waiting for a busy worker. A query that
+ * itself waited past that budget (the server's own query timeout, with no worker polling) is not
+ * repeated: the caller hears it at once (the API answers 503, retryable).
  */
 const TRANSIENT_QUERY_CODES = new Set([
+  4, // DEADLINE_EXCEEDED
   9, // FAILED_PRECONDITION
   14, // UNAVAILABLE
 ]);
-const QUERY_ATTEMPTS = 5;
+const QUERY_RETRY_MS = 10_000;
 
 function isTransientQueryFailure(err: unknown): boolean {
   const code = err instanceof ServiceError ? (err.cause as { code?: number } | undefined)?.code : undefined;
@@ -555,15 +557,16 @@ export class PaymentsClient {
     query: QueryDefinition<T>,
     notFound: () => Error,
   ): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
+    const giveUpAt = Date.now() + QUERY_RETRY_MS;
+    for (let pause = 100; ; pause = Math.min(pause * 2, 1_000)) {
       try {
         return await this.handle(workflowId).query(query);
       } catch (err) {
         if (err instanceof WorkflowNotFoundError) throw notFound();
-        // A run that was just started answers queries only once a worker has picked up its first
-        // task; on a busy worker that can take a moment, so a few short retries ride it out.
-        if (!isTransientQueryFailure(err) || attempt >= QUERY_ATTEMPTS) throw err;
-        await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
+        // A run that was just started answers queries only once a worker has processed its first
+        // task; on a busy worker that can take a moment.
+        if (!isTransientQueryFailure(err) || Date.now() + pause > giveUpAt) throw err;
+        await new Promise((resolve) => setTimeout(resolve, pause));
       }
     }
   }

@@ -10,8 +10,11 @@
  *     A bundling error does not abort the run (unit tests still run); it is exported instead as
  *       PAYSAGA_TEST_WORKFLOW_BUNDLE_ERROR  and thrown by test/helpers/temporal.ts when a test needs the bundle.
  *
+ *  3. Builds dist/ for the tests that spawn `bin/paysaga.js` (only when it is missing or stale).
+ *
  * test/global-teardown.ts stops the server and removes the temp dir (state kept on globalThis).
  */
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -82,4 +85,15 @@ export default async function globalSetup(): Promise<void> {
       log(`workflow bundle FAILED (tests that need it will fail): ${message}`);
     }
   }
+
+  // Tests that spawn `bin/paysaga.js` run in parallel workers; each would build a stale or missing
+  // dist/ itself (always missing on a fresh clone), two tsc runs writing the same files at once.
+  // One build here, before any test starts, leaves them nothing to build.
+  const buildStarted = Date.now();
+  const built = spawnSync(process.execPath, [path.join(ROOT, 'bin', 'paysaga.js'), '--version'], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  });
+  if (built.status === 0) log(`dist/ ready in ${Date.now() - buildStarted} ms`);
+  else log(`dist/ build FAILED (tests of the paysaga command will fail): ${built.stderr}`);
 }

@@ -58,9 +58,19 @@ async function metric(name: string, labels: string): Promise<number> {
 describe('POST /webhooks/provider', () => {
   it("the sandbox's webhooks reach the workflows through the API (counted as signaled)", async () => {
     const before = await metric('paysaga_webhooks_received_total', 'outcome="signaled"');
-    const started = await checkout(FRICTIONLESS);
+    // Manual approval keeps the workflow running until the sandbox's approve_pending webhook has had
+    // time to arrive (with auto approval the run may end before any webhook reaches it).
+    const started = await checkout(FRICTIONLESS, {
+      settings: { approval: { mode: 'manual', deadlineMs: 30_000 } },
+    });
+    const deadline = Date.now() + 20_000;
+    const signaled = () => metric('paysaga_webhooks_received_total', 'outcome="signaled"');
+    while ((await signaled()) === before && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 100));
+    expect(await signaled()).toBeGreaterThan(before);
+    expect(await signalsOf(started.sessionId)).toBeGreaterThan(0);
+    await s.call('POST', `/v1/sessions/${started.sessionId}/approve`);
     expect((await finished(s, started.sessionId)).phase).toBe('succeeded');
-    expect(await metric('paysaga_webhooks_received_total', 'outcome="signaled"')).toBeGreaterThan(before);
   });
 
   it('a bad signature is 401 and nothing is signaled; a missing one too', async () => {

@@ -30,7 +30,7 @@ it('finds a card number in a workflow history, and nothing in a clean one', asyn
     });
     // Visibility is eventually consistent: wait until both runs are listed.
     let scan = await scanAllHistories(env.client);
-    for (let i = 0; i < 50 && scan.scanned < 2; i++) {
+    for (let i = 0; i < 150 && scan.scanned < 2; i++) {
       await new Promise((r) => setTimeout(r, 100));
       scan = await scanAllHistories(env.client);
     }
