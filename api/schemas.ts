@@ -136,6 +136,10 @@ export const sharedSchemas: Json[] = [
             status: { type: 'string' },
             amount: { type: 'integer' },
             currency: { type: 'string' },
+            fee: {
+              type: 'integer',
+              description: "The provider's commission (fee_info), minor units, when it reports one.",
+            },
             error: { type: 'string' },
           },
         },

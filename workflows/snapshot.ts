@@ -81,6 +81,19 @@ export function phaseOf(s: SessionInfo | undefined): SessionPhase {
   return 'processing';
 }
 
+interface FeeInfo {
+  fee?: { merchant_fee?: { sum: number } };
+  net?: { sum: number };
+  gross?: { sum: number };
+}
+
+/** fee_info in either of the spec's forms: `fee.merchant_fee`, or `gross` − `net`. */
+function feeOf(f: FeeInfo | undefined): number | undefined {
+  if (f?.fee?.merchant_fee) return f.fee.merchant_fee.sum;
+  if (f?.gross && f.net) return f.gross.sum - f.net.sum;
+  return undefined;
+}
+
 export function operationsOf(s: SessionInfo | undefined): OperationView[] {
   if (!s) return [];
   const view = (
@@ -89,15 +102,20 @@ export function operationsOf(s: SessionInfo | undefined): OperationView[] {
       id: string;
       transaction_status: string;
       sum_info?: { sum: number; currency_code: string };
+      fee_info?: FeeInfo;
       error?: { error_code: string };
     },
-  ): OperationView => ({
-    id: o.id,
-    kind,
-    status: o.transaction_status,
-    ...(o.sum_info ? { amount: o.sum_info.sum, currency: o.sum_info.currency_code } : {}),
-    ...(o.error ? { error: o.error.error_code } : {}),
-  });
+  ): OperationView => {
+    const fee = feeOf(o.fee_info);
+    return {
+      id: o.id,
+      kind,
+      status: o.transaction_status,
+      ...(o.sum_info ? { amount: o.sum_info.sum, currency: o.sum_info.currency_code } : {}),
+      ...(fee !== undefined ? { fee } : {}),
+      ...(o.error ? { error: o.error.error_code } : {}),
+    };
+  };
   return [
     ...(s.payments ?? []).flatMap((p) => [
       view('payment', p),

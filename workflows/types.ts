@@ -132,6 +132,8 @@ export interface OperationView {
   status: string;
   amount?: number;
   currency?: string;
+  /** The provider's commission on this operation (fee_info), minor units of `currency`, when it reports one. */
+  fee?: number;
   error?: string;
 }
 

@@ -107,3 +107,14 @@ it('a held payment awaiting finalization (pending) follows its approval (ongoing
   expect(phaseOf(held)).toBe('awaiting_finalization');
   expect(isNewer(approved, held)).toBe(false);
 });
+
+it("operationsOf reports the provider's fee in either form of fee_info, and none without it", () => {
+  const rub = (sum: number) => ({ sum, currency_code: 'rub' });
+  const s = snap('completed', 1, [
+    payment('successful', { fee_info: { fee: { merchant_fee: rub(15) } } }),
+    { ...payment('successful', { fee_info: { gross: rub(1000), net: rub(970) } }), id: 'pm_2' },
+    { ...payment('successful'), id: 'pm_3' },
+  ]);
+  expect(operationsOf(s).map((o) => o.fee)).toEqual([15, 30, undefined]);
+  expect('fee' in operationsOf(s)[2]!).toBe(false);
+});
