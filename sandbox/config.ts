@@ -2,6 +2,7 @@ import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
+import { feeConfigSchema } from './fees';
 
 /*
  * The sandbox configuration FILE (issue 3), plus sandbox extras. Keys are given as paths to PEM files
@@ -25,6 +26,8 @@ export const projectConfigSchema = z.strictObject({
   returnMethod: z.enum(['GET', 'POST']).default('POST'),
   /** extra: currency codes in webhooks are upper case ("webhooks may show it in upper case") */
   upperCaseWebhookCurrency: z.boolean().default(true),
+  /** extra, opt-in: commission shown as fee_info on payments and payouts (fees.ts); absent: no fee_info */
+  fees: feeConfigSchema.optional(),
 });
 
 export const sandboxConfigSchema = z.strictObject({

@@ -93,6 +93,8 @@ export interface PaymentRecord extends OperationBase {
   /** minor units frozen on the payer's side and not yet captured or released */
   held: number;
   captured: number;
+  /** the amount the partner finalized (hold projects), until the capture step charges it */
+  finalized?: number;
   userAction?: UserActionRecord;
   /** id of the 3-D Secure challenge while one is open */
   challengeId?: string;

@@ -1,5 +1,6 @@
 import type { SessionStatus } from '../provider/schemas';
 import { tokenTimestamp } from './clock';
+import { feeBase, renderFeeInfo, type FeeConfig } from './fees';
 import type {
   Instrument,
   Money,
@@ -64,7 +65,11 @@ export function renderRecurringToken(t: RecurringTokenRecord): Record<string, un
 }
 
 export class SessionView {
-  constructor(private readonly state: SandboxState) {}
+  constructor(
+    private readonly state: SandboxState,
+    /** the project's fee setting; none: no fee_info anywhere */
+    private readonly feesOf: (projectId: string) => FeeConfig | undefined = () => undefined,
+  ) {}
 
   private money(m: Money, o: RenderOptions): Money {
     return {
@@ -140,6 +145,13 @@ export class SessionView {
     if (op.echo.participant_info) out.participant_info = structuredClone(op.echo.participant_info);
     out.sum_info = this.money(op.sum, o);
     if (op.echo.extra_info !== undefined) out.extra_info = structuredClone(op.echo.extra_info);
+    const session = this.state.sessions.get(op.sessionId);
+    const fees = session && this.feesOf(session.projectId);
+    if (fees && op.status !== 'unsuccessful')
+      out.fee_info = renderFeeInfo(
+        fees,
+        this.money({ sum: feeBase(op), currency_code: op.sum.currency_code }, o),
+      );
     if (op.transactionInfo) out.transaction_info = { ...op.transactionInfo };
     return out;
   }

@@ -190,6 +190,7 @@ function authorizeCard(ctx: FlowContext, p: PaymentRecord): void {
 
 /** Partner's finalize (hold projects) or the automatic capture: charges `amount` of the held funds. */
 export function scheduleCapture(ctx: FlowContext, p: PaymentRecord, amount: number): void {
+  p.finalized = amount;
   ctx.setStage(p, 'capturing');
   ctx.later(() => capture(ctx, p, amount));
 }

@@ -46,7 +46,7 @@ export class FlowContext {
     this.dispatcher = deps.dispatcher;
     this.publicUrl = deps.publicUrl;
     this.log = deps.log;
-    this.view = new SessionView(deps.state);
+    this.view = new SessionView(deps.state, (projectId) => deps.config.projects.get(projectId)?.fees);
   }
 
   project(id: string): Project {

@@ -1,0 +1,182 @@
+import { createWebhookVerifier, ProviderClient } from '../../provider';
+import { resolveSandboxConfig, SandboxConfigError, startSandbox } from '../../sandbox';
+import { startTestSandbox, type TestSandbox } from '../helpers/sandbox';
+import { startWebhookSink, type WebhookSink } from '../helpers/webhook-sink';
+import { checkoutApproved, transferApproved, waitForEvent } from './flow';
+import { CARDS, cardPayment, cardPayout, isFinal, RUB, user } from './fixtures';
+
+describe('sandbox: opt-in fee_info (projects[].fees)', () => {
+  let sink: WebhookSink;
+  let sb: TestSandbox;
+  beforeAll(async () => {
+    sink = await startWebhookSink();
+    sb = await startTestSandbox({
+      webhookUrl: sink.url,
+      projects: [
+        { id: 'fee', fees: { percent: 2.5, minimum: 10 } },
+        { id: 'netgross', fees: { percent: 1.5, form: 'net_gross' } },
+        { id: 'hold', hold: true, fees: { percent: 2, form: 'net_gross' } },
+        { id: 'plain' },
+      ],
+    });
+  });
+  afterAll(async () => {
+    await sb.close();
+    await sink.close();
+  });
+
+  const merchantFee = (sum: number, currency = 'rub') => ({
+    fee: { merchant_fee: { sum, currency_code: currency } },
+  });
+  const netGross = (net: number, gross: number, currency = 'rub') => ({
+    net: { sum: net, currency_code: currency },
+    gross: { sum: gross, currency_code: currency },
+  });
+
+  async function paid(projectId: string, sum: number, pan: string = CARDS.frictionless) {
+    const id = await checkoutApproved(
+      sb,
+      { payment_info: cardPayment(pan), sum_info: RUB(sum), user_info: user() },
+      { projectId },
+    );
+    return { id, final: await sb.waitForSession(id, isFinal, { projectId }) };
+  }
+
+  it('card payment, merchant_fee form: percent rounded half up, from creation to success, minimum applies', async () => {
+    const init = await sb.post(
+      'transaction/init/checkout',
+      { payment_info: cardPayment(), sum_info: RUB(1020), user_info: user() },
+      { projectId: 'fee' },
+    );
+    // 2.5 % of 1020 = 25.5 -> 26
+    expect(init.body.session_info.payments[0].fee_info).toEqual(merchantFee(26));
+    const id = init.body.session_info.id;
+    await waitForEvent(sb, id, 'approve_pending');
+    const approved = await sb.post('transaction/approve', { session_id: id }, { projectId: 'fee' });
+    expect(approved.body.session_info.payments[0].fee_info).toEqual(merchantFee(26));
+    const final = await sb.waitForSession(id, isFinal, { projectId: 'fee' });
+    expect(final.payments[0]).toMatchObject({ transaction_status: 'successful', fee_info: merchantFee(26) });
+    // 2.5 % of 100 = 2.5 -> 3, below the minimum of 10
+    expect((await paid('fee', 100)).final.payments[0].fee_info).toEqual(merchantFee(10));
+  });
+
+  it('card payment, net_gross form; the ProviderClient parses fee_info from transaction/state', async () => {
+    const { id, final } = await paid('netgross', 10030);
+    // 1.5 % of 10030 = 150.45 -> 150
+    expect(final.payments[0].fee_info).toEqual(netGross(9880, 10030));
+    const client = new ProviderClient({
+      baseUrl: sb.url,
+      projectId: 'netgross',
+      privateKey: sb.keys.partner.privateKey,
+      maxRetries: 0,
+    });
+    try {
+      const state = await client.state({ session_id: id });
+      expect(state.session_info.payments?.[0]?.fee_info).toEqual(netGross(9880, 10030));
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('payout: fee on the payout amount in responses and every webhook (upper-case currency there)', async () => {
+    const id = await transferApproved(
+      sb,
+      { payout_info: cardPayout(), sum_info: RUB(12000) },
+      { projectId: 'fee' },
+    );
+    const final = await sb.waitForSession(id, isFinal, { projectId: 'fee' });
+    expect(final.payouts[0]).toMatchObject({ transaction_status: 'successful', fee_info: merchantFee(300) });
+    const results = await sink.waitFor(
+      (h) => h.body?.type === 'checkout_results' && h.body.session_info.id === id,
+    );
+    const hooks = sink.ofSession(id);
+    expect(hooks.map((h) => h.body.type)).toEqual(['approve_pending', 'checkout_results']);
+    for (const h of hooks) expect(h.body.session_info.payouts[0].fee_info).toEqual(merchantFee(300, 'RUB'));
+    // The partner's webhook verifier accepts and parses it (its schema lower-cases currency codes).
+    const verify = createWebhookVerifier([sb.keys.service.publicPem]);
+    const verified = verify(results.rawBody, results.headers['x-signature'] as string);
+    expect(verified.ok && verified.event.session_info.payouts?.[0]?.fee_info).toEqual(merchantFee(300));
+  });
+
+  it('card payment webhooks carry fee_info too', async () => {
+    const { id } = await paid('netgross', 2000);
+    await sink.waitFor((h) => h.body?.type === 'checkout_results' && h.body.session_info.id === id);
+    const hooks = sink.ofSession(id);
+    expect(hooks.length).toBeGreaterThanOrEqual(2);
+    for (const h of hooks)
+      expect(h.body.session_info.payments[0].fee_info).toEqual(netGross(1970, 2000, 'RUB'));
+  });
+
+  it('partial finalize: the fee follows the finalized amount; sum_info keeps the requested one', async () => {
+    const id = await checkoutApproved(
+      sb,
+      { payment_info: cardPayment(), sum_info: RUB(10000), user_info: user() },
+      { projectId: 'hold' },
+    );
+    await waitForEvent(sb, id, 'finalization_pending');
+    const pending = await sb.post('transaction/state', { session_id: id }, { projectId: 'hold' });
+    expect(pending.body.session_info.payments[0].fee_info).toEqual(netGross(9800, 10000));
+    const fin = await sb.post(
+      'transaction/finalize',
+      { session_id: id, sum_info: RUB(5000) },
+      { projectId: 'hold' },
+    );
+    expect(fin.body.session_info.payments[0].fee_info).toEqual(netGross(4900, 5000));
+    const final = await sb.waitForSession(id, isFinal, { projectId: 'hold' });
+    expect(final.payments[0]).toMatchObject({
+      transaction_status: 'successful',
+      sum_info: RUB(10000),
+      fee_info: netGross(4900, 5000),
+    });
+    const hook = await sink.waitFor(
+      (h) => h.body?.type === 'checkout_results' && h.body.session_info.id === id,
+    );
+    expect(hook.body.session_info.payments[0].fee_info).toEqual(netGross(4900, 5000, 'RUB'));
+  });
+
+  it('unsuccessful operations show no fee_info; refunds carry none and leave the payment fee as it was', async () => {
+    const declined = await paid('fee', 5000, CARDS.declined);
+    expect(declined.final.payments[0].transaction_status).toBe('unsuccessful');
+    expect(declined.final.payments[0]).not.toHaveProperty('fee_info');
+
+    const { id } = await paid('fee', 4000);
+    const refunded = await sb.post('transaction/refund', { session_id: id }, { projectId: 'fee' });
+    const payment = refunded.body.session_info.payments[0];
+    expect(payment.fee_info).toEqual(merchantFee(100));
+    expect(payment.moneyback).toHaveLength(1);
+    expect(payment.moneyback[0]).not.toHaveProperty('fee_info');
+  });
+
+  it('absent everywhere when the project has no fees', async () => {
+    const { id } = await paid('plain', 10000);
+    const payout = await transferApproved(
+      sb,
+      { payout_info: cardPayout(), sum_info: RUB(500) },
+      { projectId: 'plain' },
+    );
+    await sb.waitForSession(payout, isFinal, { projectId: 'plain' });
+    for (const sessionId of [id, payout]) {
+      await sink.waitFor((h) => h.body?.type === 'checkout_results' && h.body.session_info.id === sessionId);
+      const state = await sb.post('transaction/state', { session_id: sessionId }, { projectId: 'plain' });
+      expect(state.text).not.toContain('fee_info');
+      for (const h of sink.ofSession(sessionId)) expect(h.rawBody.toString()).not.toContain('fee_info');
+    }
+  });
+
+  it.each([
+    ['a percent above 100', { percent: 150 }, /projects\.0\.fees\.percent/],
+    ['a percent with 5 decimals', { percent: 1.23456 }, /projects\.0\.fees\.percent: at most 4 decimals/],
+    ['no percent', { minimum: 5 }, /projects\.0\.fees\.percent/],
+    ['a fractional minimum', { percent: 1, minimum: 1.5 }, /projects\.0\.fees\.minimum/],
+    ['an unknown form', { percent: 1, form: 'gross' }, /projects\.0\.fees\.form/],
+    ['an unknown field', { percent: 1, fixed: 30 }, /fixed/],
+  ])('refuses a config with %s, naming the field', async (_name, fees, message) => {
+    const config = {
+      serviceKey: sb.keys.service.privatePem,
+      projects: [{ id: 'bad', publicKey: sb.keys.partner.publicPem, fees }],
+    };
+    expect(() => resolveSandboxConfig(config)).toThrow(SandboxConfigError);
+    expect(() => resolveSandboxConfig(config)).toThrow(message);
+    await expect(startSandbox(config as never)).rejects.toThrow(message);
+  });
+});
