@@ -104,12 +104,14 @@ describe('rule evaluation', () => {
 
 describe('request faults over HTTP', () => {
   test('latency: the answer comes at least ms later; other paths are not slowed', async () => {
-    await setRules([{ kind: 'latency', ms: 300, path: 'transaction/approve' }]);
+    await setRules([{ kind: 'latency', ms: 2_000, path: 'transaction/approve' }]);
     const slow = await call('/api/v1/transaction/approve');
     const fast = await call('/api/v1/transaction/start/checkout');
     expect(slow.status).toBe(200);
-    expect(slow.ms).toBeGreaterThanOrEqual(295);
-    expect(fast.ms).toBeLessThan(200);
+    expect(slow.ms).toBeGreaterThanOrEqual(1_995);
+    // not slowed: a second below the latency, room enough for a slow machine
+    expect(fast.status).toBe(200);
+    expect(fast.ms).toBeLessThan(1_000);
   });
 
   test('error_5xx: answered without processing; times limits it', async () => {
@@ -137,13 +139,15 @@ describe('request faults over HTTP', () => {
   });
 
   test('faults act only on /api/v1: the sandbox control routes stay reachable', async () => {
-    await setRules([{ kind: 'error_5xx' }, { kind: 'latency', ms: 500 }]);
+    await setRules([{ kind: 'error_5xx' }, { kind: 'latency', ms: 2_000 }]);
     const started = Date.now();
     const res = await request(`${base}/sandbox/health`);
     expect(res.statusCode).toBe(200);
     await res.body.dump();
-    expect(Date.now() - started).toBeLessThan(300);
-    expect((await call('/api/v1/transaction/approve')).status).toBe(503); // default status
+    expect(Date.now() - started).toBeLessThan(1_000); // a second below the latency
+    const api = await call('/api/v1/transaction/approve');
+    expect(api.status).toBe(503); // default status
+    expect(api.ms).toBeGreaterThanOrEqual(1_995); // the rules were in force
   });
 });
 

@@ -198,8 +198,9 @@ describe('sandbox: FPS QR expiry', () => {
 describe('sandbox: FPS payment restarted after qr_expired', () => {
   let sb: TestSandbox;
   beforeAll(async () => {
-    // 100 s × 0.01 = 1 s of real time: long enough to pay the second QR at once
-    sb = await startTestSandbox({ qrTtlSeconds: 100 });
+    // 400 s × 0.01 = 4 s of real time: the first QR still expires within a test, and paying the second
+    // (approve, wait for action_pending, read the state, pay) has seconds of room on a slow machine
+    sb = await startTestSandbox({ qrTtlSeconds: 400 });
   });
   afterAll(() => sb.close());
 
@@ -209,7 +210,8 @@ describe('sandbox: FPS payment restarted after qr_expired', () => {
     await sb.post('transaction/start/checkout', { session_id: id, payment_info: fpsPayment('tea') });
     await waitForEvent(sb, id, 'approve_pending');
     await sb.post('transaction/approve', { session_id: id });
-    await sb.waitForSession(id, isFinal);
+    const expired = await sb.waitForSession(id, isFinal, { timeoutMs: 20_000 });
+    expect(expired.payments[0].error.error_code).toBe('qr_expired');
     return id;
   }
 

@@ -187,8 +187,9 @@ describe('sandbox: idempotency (X-PARTNER-IDEMPOTENCY-KEY)', () => {
 describe('sandbox: idempotency while the first request is processed', () => {
   let sb: TestSandbox;
   beforeAll(async () => {
-    // Each mutating request takes 300 ms of real time.
-    sb = await startTestSandbox({ config: { processingMs: 300 } });
+    // Each mutating request takes 2 s of real time: the second request, sent 200 ms after the first (a
+    // head start that keeps the first one first), still arrives while the first is being processed.
+    sb = await startTestSandbox({ config: { processingMs: 2_000 } });
   });
   afterAll(() => sb.close());
 
@@ -196,7 +197,7 @@ describe('sandbox: idempotency while the first request is processed', () => {
     const body = { payout_info: cardPayout(), sum_info: RUB(100) };
     const [first, second] = await Promise.all([
       sb.post('transaction/init/transfer', body, { idempotencyKey: 'concurrent-1' }),
-      new Promise((r) => setTimeout(r, 50)).then(() =>
+      new Promise((r) => setTimeout(r, 200)).then(() =>
         sb.post('transaction/init/transfer', body, { idempotencyKey: 'concurrent-1' }),
       ),
     ]);
