@@ -8,20 +8,28 @@ import { payFpsQr } from '../helpers/payer';
 import { startStack, type TestStack } from '../helpers/stack';
 import { references, sessionHelpers } from '../helpers/workflow-test';
 
-// A QR lives 400 s × 0.01 = 4 s.
-const QR_TTL_SECONDS = 400;
+// Service time × 0.01. Tests where the payer confirms get a QR that lives 10 s (ample time to confirm,
+// even after a 1 s payer deadline on a loaded machine); the expiry test gets a 4 s one.
+const QR_TTL_SECONDS = 1_000;
+const SHORT_QR_TTL_SECONDS = 400;
 const ref = references('bind');
 
 describe.each([true, false])('FPS binding (webhooks %s)', (webhooks) => {
+  /** QRs live 10 s: for tests where the payer confirms. */
   let stack: TestStack;
+  /** QRs live 4 s: for the test that only waits for expiry. */
+  let shortQr: TestStack;
   beforeAll(async () => {
     stack = await startStack({ webhooks, sandbox: { qrTtlSeconds: QR_TTL_SECONDS } });
+    shortQr = await startStack({ webhooks, sandbox: { qrTtlSeconds: SHORT_QR_TTL_SECONDS } });
   });
   afterAll(async () => {
     await stack?.close();
+    await shortQr?.close();
   });
 
   const { finished, moves } = sessionHelpers(() => stack);
+  const expiring = sessionHelpers(() => shortQr);
 
   it('the payer confirms: a recurring token, nothing charged; the token then pays by MIT', async () => {
     const started = await stack.payments.startFpsBinding(
@@ -86,16 +94,16 @@ describe.each([true, false])('FPS binding (webhooks %s)', (webhooks) => {
   });
 
   it('the QR expires: failed with qr_expired, no token', async () => {
-    const started = await stack.payments.startFpsBinding({
+    const started = await shortQr.payments.startFpsBinding({
       reference: ref('expired'),
       customer: { user_id: 'u-bind' },
     });
-    const result = await finished(started.sessionId);
+    const result = await expiring.finished(started.sessionId);
     expect(result.phase).toBe('failed');
     expect(result.reason).toBe('qr_expired');
     expect(result.recurringToken).toBeUndefined();
     expect(result.operations[0]).toMatchObject({ status: 'unsuccessful', error: 'qr_expired' });
-    expect(await moves(started.sessionId)).toEqual([]);
+    expect(await expiring.moves(started.sessionId)).toEqual([]);
   });
 
   it('without a user id or the payer IP the binding is refused before anything starts (rule 6)', async () => {

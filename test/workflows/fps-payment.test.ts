@@ -8,23 +8,37 @@ import { payFpsQr } from '../helpers/payer';
 import { startStack, type TestStack } from '../helpers/stack';
 import { references, rub, sessionHelpers } from '../helpers/workflow-test';
 
-// 400 s of service time × 0.01 = a QR lives 4 s: time enough to pay it, short enough to wait out.
-const QR_TTL_SECONDS = 400;
+// Service time × 0.01. Tests where the payer pays get a QR that lives 10 s (ample time to see it and
+// pay it, even polling on a loaded machine); tests that only wait for QRs to expire get 4 s ones.
+const QR_TTL_SECONDS = 1_000;
+const SHORT_QR_TTL_SECONDS = 400;
 const ref = references('fps');
 
 describe.each([true, false])('FPS payment (webhooks %s)', (webhooks) => {
+  /** QRs live 10 s: for tests that pay. */
   let stack: TestStack;
+  /** QRs live 4 s: for tests that only wait for expiry. */
+  let shortQr: TestStack;
   beforeAll(async () => {
     stack = await startStack({ webhooks, sandbox: { qrTtlSeconds: QR_TTL_SECONDS } });
+    shortQr = await startStack({ webhooks, sandbox: { qrTtlSeconds: SHORT_QR_TTL_SECONDS } });
   });
   afterAll(async () => {
     await stack?.close();
+    await shortQr?.close();
   });
 
   const { finished, moves, until } = sessionHelpers(() => stack);
+  const expiring = sessionHelpers(() => shortQr);
 
-  function start(name: string, amount: number, qrRenewals?: number, scenario?: string): Promise<SessionView> {
-    return stack.payments.startFpsPayment(
+  function start(
+    name: string,
+    amount: number,
+    qrRenewals?: number,
+    scenario?: string,
+    on: TestStack = stack,
+  ): Promise<SessionView> {
+    return on.payments.startFpsPayment(
       {
         reference: ref(name),
         amount: rub(amount),
@@ -75,15 +89,15 @@ describe.each([true, false])('FPS payment (webhooks %s)', (webhooks) => {
   });
 
   it('QR expiry without renewals: the session ends with qr_expired, nothing charged', async () => {
-    const started = await start('expire', 300, 0);
+    const started = await start('expire', 300, 0, undefined, shortQr);
     expect(started.phase).toBe('awaiting_payer');
-    const result = await finished(started.sessionId);
+    const result = await expiring.finished(started.sessionId);
     expect(result.phase).toBe('failed');
     expect(result.reason).toBe('qr_expired');
     expect(result.operations).toHaveLength(1);
     expect(result.operations[0]).toMatchObject({ status: 'unsuccessful', error: 'qr_expired' });
     expect(result.events.some((e) => e.type === 'renew_payment')).toBe(false);
-    expect(await moves(started.sessionId)).toEqual([]);
+    expect(await expiring.moves(started.sessionId)).toEqual([]);
   });
 
   it('QR expiry with a renewal: a new payment with a new QR is started; paying it succeeds', async () => {
@@ -92,10 +106,14 @@ describe.each([true, false])('FPS payment (webhooks %s)', (webhooks) => {
     const first = started.operations[0]!.id;
     // The first QR expires; the session goes on (never shown as failed) with a second payment.
     const seen = new Set<string>();
-    const renewed = await until(started.sessionId, (v) => {
-      seen.add(v.phase);
-      return v.operations.length === 2 && v.phase === 'awaiting_payer';
-    });
+    const renewed = await until(
+      started.sessionId,
+      (v) => {
+        seen.add(v.phase);
+        return v.operations.length === 2 && v.phase === 'awaiting_payer';
+      },
+      40_000,
+    );
     expect(seen.has('failed')).toBe(false);
     const second = renewed.operations[1]!.id;
     expect(second).not.toBe(first);
@@ -116,12 +134,12 @@ describe.each([true, false])('FPS payment (webhooks %s)', (webhooks) => {
   });
 
   it('QR expiry after the last renewal: the session ends with qr_expired', async () => {
-    const started = await start('renew-out', 800, 1);
-    const result = await finished(started.sessionId);
+    const started = await start('renew-out', 800, 1, undefined, shortQr);
+    const result = await expiring.finished(started.sessionId);
     expect(result.phase).toBe('failed');
     expect(result.reason).toBe('qr_expired');
     expect(result.operations.map((o) => o.error)).toEqual(['qr_expired', 'qr_expired']);
     expect(result.events.filter((e) => e.type === 'renew_payment')).toHaveLength(1);
-    expect(await moves(started.sessionId)).toEqual([]);
+    expect(await expiring.moves(started.sessionId)).toEqual([]);
   });
 });

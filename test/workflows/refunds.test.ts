@@ -114,25 +114,38 @@ describe.each([true, false])('refunds and chargebacks (webhooks %s)', (webhooks)
 
   it('two refunds at once: one starts, the other is told the session is busy; a repeat is the same refund', async () => {
     const id = await paid(3_000);
-    const refs = [ref('rf-a'), ref('rf-b')];
-    const settled = await Promise.allSettled(
-      refs.map((reference) => stack.payments.refund(id, { reference, amount: 1_000 })),
-    );
-    const won = settled.findIndex((r) => r.status === 'fulfilled');
-    expect(won).toBeGreaterThanOrEqual(0);
-    const lost = settled[1 - won]!;
-    expect(lost.status).toBe('rejected');
-    expect(String((lost as PromiseRejectedResult).reason)).toMatch(/busy|still running/);
-    expect((await finished(id)).phase).toBe('succeeded');
-    // The winner's request again: the same refund, nothing new.
-    const again = await stack.payments.refund(id, { reference: refs[won]!, amount: 1_000 });
-    expect(again.reference).toBe(refs[won]);
-    expect(again.phase).toBe('succeeded');
-    expect(await ledger(id)).toEqual([
-      ['hold', 3_000],
-      ['capture', 3_000],
-      ['refund', 1_000],
-    ]);
+    // The winner's provider call is held for a while, so its refund run is certainly still going when
+    // the other request looks (else a refund that had already finished would rightly allow another).
+    const held = await stack.sandbox.plain('POST', '/sandbox/faults', {
+      rules: [{ kind: 'latency', path: 'transaction/refund', ms: 4_000, times: 1 }],
+    });
+    expect(held.status).toBe(200);
+    try {
+      const refs = [ref('rf-a'), ref('rf-b')];
+      const settled = await Promise.allSettled(
+        refs.map((reference) => stack.payments.refund(id, { reference, amount: 1_000 })),
+      );
+      const won = settled.findIndex((r) => r.status === 'fulfilled');
+      expect(won).toBeGreaterThanOrEqual(0);
+      const lost = settled[1 - won]!;
+      expect(lost.status).toBe('rejected');
+      expect(String((lost as PromiseRejectedResult).reason)).toMatch(/busy|still running/);
+      expect((await finished(id)).phase).toBe('succeeded');
+      // The fault did hold a refund call (the ledger below shows there was only one refund).
+      const rules = (await stack.sandbox.plain('GET', '/sandbox/faults')).body.rules as { fired: number }[];
+      expect(rules.map((r) => r.fired)).toEqual([1]);
+      // The winner's request again: the same refund, nothing new.
+      const again = await stack.payments.refund(id, { reference: refs[won]!, amount: 1_000 });
+      expect(again.reference).toBe(refs[won]);
+      expect(again.phase).toBe('succeeded');
+      expect(await ledger(id)).toEqual([
+        ['hold', 3_000],
+        ['capture', 3_000],
+        ['refund', 1_000],
+      ]);
+    } finally {
+      await stack.sandbox.plain('DELETE', '/sandbox/faults');
+    }
   });
 
   it('a payment that did not succeed cannot be refunded', async () => {
