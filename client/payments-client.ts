@@ -42,6 +42,7 @@ import {
   providerEventSignal,
   resumeSubscriptionUpdate,
   sessionQuery,
+  START_RESPONSE,
   startFailedSignal,
   subscriptionQuery,
 } from '../workflows/definitions';
@@ -681,7 +682,7 @@ export class PaymentsClient {
       try {
         const res = await sendCard(session.id, deriveIdempotencyKey(session.id, 'start'));
         await this.handle(session.id).signal(providerEventSignal, {
-          type: 'start_response',
+          type: START_RESPONSE,
           session_info: scrubCardData(res.session_info),
         });
       } catch (err) {

@@ -9,6 +9,8 @@ import type { ReconcilerState, SessionView } from './types';
 
 /** A verified provider webhook for this session. */
 export const providerEventSignal = defineSignal<[WebhookEvent]>('providerEvent');
+/** The event type of the starter's own start/checkout or start/transfer answer, sent by providerEvent. */
+export const START_RESPONSE = 'start_response';
 /** The starter could not submit the card data (the provider refused it): end the session with this reason. */
 export const startFailedSignal = defineSignal<[{ reason: string }]>('startFailed');
 /** The payer came back to back_url: check the state now. */

@@ -16,6 +16,7 @@ import {
   payerReturnedSignal,
   providerEventSignal,
   sessionQuery,
+  START_RESPONSE,
   startFailedSignal,
 } from './definitions';
 import { amountMismatch, isNewer, latestPayment, operationOf, operationsOf, phaseOf } from './snapshot';
@@ -158,8 +159,10 @@ export class SessionRun {
   }
 
   private onEvent(event: WebhookEvent): void {
-    const applied = this.apply(event.session_info, 'webhook', event.type);
-    if (!applied) this.log('webhook', event.type, 'ignored: duplicate or older than what is known');
+    // The starter's own answer to the card call it made arrives by the same signal as webhooks.
+    const source = event.type === START_RESPONSE ? 'call' : 'webhook';
+    const applied = this.apply(event.session_info, source, event.type);
+    if (!applied) this.log(source, event.type, 'ignored: duplicate or older than what is known');
   }
 
   /** Applies a snapshot if it is newer than the one held; returns whether it was. */
