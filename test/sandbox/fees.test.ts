@@ -1,28 +1,17 @@
 import { createWebhookVerifier, ProviderClient } from '../../provider';
 import { resolveSandboxConfig, SandboxConfigError, startSandbox } from '../../sandbox';
-import { startTestSandbox, type TestSandbox } from '../helpers/sandbox';
-import { startWebhookSink, type WebhookSink } from '../helpers/webhook-sink';
+import { sandboxWithSink } from '../helpers/sandbox-with-sink';
 import { checkoutApproved, transferApproved, waitForEvent } from './flow';
 import { CARDS, cardPayment, cardPayout, isFinal, RUB, user } from './fixtures';
 
 describe('sandbox: opt-in fee_info (projects[].fees)', () => {
-  let sink: WebhookSink;
-  let sb: TestSandbox;
-  beforeAll(async () => {
-    sink = await startWebhookSink();
-    sb = await startTestSandbox({
-      webhookUrl: sink.url,
-      projects: [
-        { id: 'fee', fees: { percent: 2.5, minimum: 10 } },
-        { id: 'netgross', fees: { percent: 1.5, form: 'net_gross' } },
-        { id: 'hold', hold: true, fees: { percent: 2, form: 'net_gross' } },
-        { id: 'plain' },
-      ],
-    });
-  });
-  afterAll(async () => {
-    await sb.close();
-    await sink.close();
+  const fx = sandboxWithSink({
+    projects: [
+      { id: 'fee', fees: { percent: 2.5, minimum: 10 } },
+      { id: 'netgross', fees: { percent: 1.5, form: 'net_gross' } },
+      { id: 'hold', hold: true, fees: { percent: 2, form: 'net_gross' } },
+      { id: 'plain' },
+    ],
   });
 
   const merchantFee = (sum: number, currency = 'rub') => ({
@@ -35,15 +24,15 @@ describe('sandbox: opt-in fee_info (projects[].fees)', () => {
 
   async function paid(projectId: string, sum: number, pan: string = CARDS.frictionless) {
     const id = await checkoutApproved(
-      sb,
+      fx.sb,
       { payment_info: cardPayment(pan), sum_info: RUB(sum), user_info: user() },
       { projectId },
     );
-    return { id, final: await sb.waitForSession(id, isFinal, { projectId }) };
+    return { id, final: await fx.sb.waitForSession(id, isFinal, { projectId }) };
   }
 
   it('card payment, merchant_fee form: percent rounded half up, from creation to success, minimum applies', async () => {
-    const init = await sb.post(
+    const init = await fx.sb.post(
       'transaction/init/checkout',
       { payment_info: cardPayment(), sum_info: RUB(1020), user_info: user() },
       { projectId: 'fee' },
@@ -51,10 +40,10 @@ describe('sandbox: opt-in fee_info (projects[].fees)', () => {
     // 2.5 % of 1020 = 25.5 -> 26
     expect(init.body.session_info.payments[0].fee_info).toEqual(merchantFee(26));
     const id = init.body.session_info.id;
-    await waitForEvent(sb, id, 'approve_pending');
-    const approved = await sb.post('transaction/approve', { session_id: id }, { projectId: 'fee' });
+    await waitForEvent(fx.sb, id, 'approve_pending');
+    const approved = await fx.sb.post('transaction/approve', { session_id: id }, { projectId: 'fee' });
     expect(approved.body.session_info.payments[0].fee_info).toEqual(merchantFee(26));
-    const final = await sb.waitForSession(id, isFinal, { projectId: 'fee' });
+    const final = await fx.sb.waitForSession(id, isFinal, { projectId: 'fee' });
     expect(final.payments[0]).toMatchObject({ transaction_status: 'successful', fee_info: merchantFee(26) });
     // 2.5 % of 100 = 2.5 -> 3, below the minimum of 10
     expect((await paid('fee', 100)).final.payments[0].fee_info).toEqual(merchantFee(10));
@@ -65,9 +54,9 @@ describe('sandbox: opt-in fee_info (projects[].fees)', () => {
     // 1.5 % of 10030 = 150.45 -> 150
     expect(final.payments[0].fee_info).toEqual(netGross(9880, 10030));
     const client = new ProviderClient({
-      baseUrl: sb.url,
+      baseUrl: fx.sb.url,
       projectId: 'netgross',
-      privateKey: sb.keys.partner.privateKey,
+      privateKey: fx.sb.keys.partner.privateKey,
       maxRetries: 0,
     });
     try {
@@ -80,28 +69,28 @@ describe('sandbox: opt-in fee_info (projects[].fees)', () => {
 
   it('payout: fee on the payout amount in responses and every webhook (upper-case currency there)', async () => {
     const id = await transferApproved(
-      sb,
+      fx.sb,
       { payout_info: cardPayout(), sum_info: RUB(12000) },
       { projectId: 'fee' },
     );
-    const final = await sb.waitForSession(id, isFinal, { projectId: 'fee' });
+    const final = await fx.sb.waitForSession(id, isFinal, { projectId: 'fee' });
     expect(final.payouts[0]).toMatchObject({ transaction_status: 'successful', fee_info: merchantFee(300) });
-    const results = await sink.waitFor(
+    const results = await fx.sink.waitFor(
       (h) => h.body?.type === 'checkout_results' && h.body.session_info.id === id,
     );
-    const hooks = sink.ofSession(id);
+    const hooks = fx.sink.ofSession(id);
     expect(hooks.map((h) => h.body.type)).toEqual(['approve_pending', 'checkout_results']);
     for (const h of hooks) expect(h.body.session_info.payouts[0].fee_info).toEqual(merchantFee(300, 'RUB'));
     // The partner's webhook verifier accepts and parses it (its schema lower-cases currency codes).
-    const verify = createWebhookVerifier([sb.keys.service.publicPem]);
+    const verify = createWebhookVerifier([fx.sb.keys.service.publicPem]);
     const verified = verify(results.rawBody, results.headers['x-signature'] as string);
     expect(verified.ok && verified.event.session_info.payouts?.[0]?.fee_info).toEqual(merchantFee(300));
   });
 
   it('card payment webhooks carry fee_info too', async () => {
     const { id } = await paid('netgross', 2000);
-    await sink.waitFor((h) => h.body?.type === 'checkout_results' && h.body.session_info.id === id);
-    const hooks = sink.ofSession(id);
+    await fx.sink.waitFor((h) => h.body?.type === 'checkout_results' && h.body.session_info.id === id);
+    const hooks = fx.sink.ofSession(id);
     expect(hooks.length).toBeGreaterThanOrEqual(2);
     for (const h of hooks)
       expect(h.body.session_info.payments[0].fee_info).toEqual(netGross(1970, 2000, 'RUB'));
@@ -109,26 +98,26 @@ describe('sandbox: opt-in fee_info (projects[].fees)', () => {
 
   it('partial finalize: the fee follows the finalized amount; sum_info keeps the requested one', async () => {
     const id = await checkoutApproved(
-      sb,
+      fx.sb,
       { payment_info: cardPayment(), sum_info: RUB(10000), user_info: user() },
       { projectId: 'hold' },
     );
-    await waitForEvent(sb, id, 'finalization_pending');
-    const pending = await sb.post('transaction/state', { session_id: id }, { projectId: 'hold' });
+    await waitForEvent(fx.sb, id, 'finalization_pending');
+    const pending = await fx.sb.post('transaction/state', { session_id: id }, { projectId: 'hold' });
     expect(pending.body.session_info.payments[0].fee_info).toEqual(netGross(9800, 10000));
-    const fin = await sb.post(
+    const fin = await fx.sb.post(
       'transaction/finalize',
       { session_id: id, sum_info: RUB(5000) },
       { projectId: 'hold' },
     );
     expect(fin.body.session_info.payments[0].fee_info).toEqual(netGross(4900, 5000));
-    const final = await sb.waitForSession(id, isFinal, { projectId: 'hold' });
+    const final = await fx.sb.waitForSession(id, isFinal, { projectId: 'hold' });
     expect(final.payments[0]).toMatchObject({
       transaction_status: 'successful',
       sum_info: RUB(10000),
       fee_info: netGross(4900, 5000),
     });
-    const hook = await sink.waitFor(
+    const hook = await fx.sink.waitFor(
       (h) => h.body?.type === 'checkout_results' && h.body.session_info.id === id,
     );
     expect(hook.body.session_info.payments[0].fee_info).toEqual(netGross(4900, 5000, 'RUB'));
@@ -140,7 +129,7 @@ describe('sandbox: opt-in fee_info (projects[].fees)', () => {
     expect(declined.final.payments[0]).not.toHaveProperty('fee_info');
 
     const { id } = await paid('fee', 4000);
-    const refunded = await sb.post('transaction/refund', { session_id: id }, { projectId: 'fee' });
+    const refunded = await fx.sb.post('transaction/refund', { session_id: id }, { projectId: 'fee' });
     const payment = refunded.body.session_info.payments[0];
     expect(payment.fee_info).toEqual(merchantFee(100));
     expect(payment.moneyback).toHaveLength(1);
@@ -150,16 +139,18 @@ describe('sandbox: opt-in fee_info (projects[].fees)', () => {
   it('absent everywhere when the project has no fees', async () => {
     const { id } = await paid('plain', 10000);
     const payout = await transferApproved(
-      sb,
+      fx.sb,
       { payout_info: cardPayout(), sum_info: RUB(500) },
       { projectId: 'plain' },
     );
-    await sb.waitForSession(payout, isFinal, { projectId: 'plain' });
+    await fx.sb.waitForSession(payout, isFinal, { projectId: 'plain' });
     for (const sessionId of [id, payout]) {
-      await sink.waitFor((h) => h.body?.type === 'checkout_results' && h.body.session_info.id === sessionId);
-      const state = await sb.post('transaction/state', { session_id: sessionId }, { projectId: 'plain' });
+      await fx.sink.waitFor(
+        (h) => h.body?.type === 'checkout_results' && h.body.session_info.id === sessionId,
+      );
+      const state = await fx.sb.post('transaction/state', { session_id: sessionId }, { projectId: 'plain' });
       expect(state.text).not.toContain('fee_info');
-      for (const h of sink.ofSession(sessionId)) expect(h.rawBody.toString()).not.toContain('fee_info');
+      for (const h of fx.sink.ofSession(sessionId)) expect(h.rawBody.toString()).not.toContain('fee_info');
     }
   });
 
@@ -172,8 +163,8 @@ describe('sandbox: opt-in fee_info (projects[].fees)', () => {
     ['an unknown field', { percent: 1, fixed: 30 }, /fixed/],
   ])('refuses a config with %s, naming the field', async (_name, fees, message) => {
     const config = {
-      serviceKey: sb.keys.service.privatePem,
-      projects: [{ id: 'bad', publicKey: sb.keys.partner.publicPem, fees }],
+      serviceKey: fx.sb.keys.service.privatePem,
+      projects: [{ id: 'bad', publicKey: fx.sb.keys.partner.publicPem, fees }],
     };
     expect(() => resolveSandboxConfig(config)).toThrow(SandboxConfigError);
     expect(() => resolveSandboxConfig(config)).toThrow(message);
