@@ -13,6 +13,7 @@ import { PaymentsClient } from '../../client/payments-client';
 import { mergeSettings, DEFAULT_SETTINGS, type SettingsOverrides } from '../../client/settings';
 import { handleProviderWebhook, type WebhookHandling } from '../../client/webhook-handler';
 import { createWebhookVerifier, ProviderClient } from '../../provider';
+import type { ProjectConfigInput } from '../../sandbox/config';
 import { createPaysagaWorker } from '../../workers/worker';
 import type { SessionSettings } from '../../workflows/types';
 import { startTestSandbox, type TestSandbox, type TestSandboxOptions } from './sandbox';
@@ -28,6 +29,8 @@ export interface StackOptions {
   webhooks?: boolean;
   hold?: boolean;
   autoApprove?: boolean;
+  /** The provider reports its commission (fee_info) on this project's operations. */
+  fees?: ProjectConfigInput['fees'];
   /** More sandbox projects (e.g. a second one for cross-project tokens). */
   extraProjects?: TestSandboxOptions['projects'];
   sandbox?: Omit<TestSandboxOptions, 'projects' | 'webhookUrl'>;
@@ -118,7 +121,13 @@ export async function startStack(opts: StackOptions = {}): Promise<TestStack> {
   const sandbox = await startTestSandbox({
     ...opts.sandbox,
     projects: [
-      { webhooks: opts.webhooks !== false, hold: !!opts.hold, autoApprove: !!opts.autoApprove, webhookUrl },
+      {
+        webhooks: opts.webhooks !== false,
+        hold: !!opts.hold,
+        autoApprove: !!opts.autoApprove,
+        webhookUrl,
+        ...(opts.fees ? { fees: opts.fees } : {}),
+      },
       ...(opts.extraProjects ?? []).map((p) => ({ webhookUrl, ...p })),
     ],
   });

@@ -12,7 +12,8 @@ const ref = references('hold');
 describe.each([true, false])('held payments (webhooks %s)', (webhooks) => {
   let stack: TestStack;
   beforeAll(async () => {
-    stack = await startStack({ webhooks, hold: true });
+    // With the provider's commission reported (2 %), which follows the captured amount.
+    stack = await startStack({ webhooks, hold: true, fees: { percent: 2 } });
   });
   afterAll(async () => {
     await stack?.close();
@@ -45,7 +46,14 @@ describe.each([true, false])('held payments (webhooks %s)', (webhooks) => {
     const result = await finished(started.sessionId);
     expect(result.phase).toBe('succeeded');
     expect(result.operations).toEqual([
-      { id: expect.any(String), kind: 'payment', status: 'successful', amount: 1_000, currency: 'rub' },
+      {
+        id: expect.any(String),
+        kind: 'payment',
+        status: 'successful',
+        amount: 1_000,
+        currency: 'rub',
+        fee: 20,
+      },
     ]);
     expect(result.events.some((e) => e.type === 'finalize' && e.source === 'call')).toBe(true);
     expect(await moves(started.sessionId)).toEqual([
@@ -59,6 +67,7 @@ describe.each([true, false])('held payments (webhooks %s)', (webhooks) => {
     const result = await finished(started.sessionId);
     expect(result.phase).toBe('succeeded');
     expect(result.reason).toBeUndefined();
+    expect(result.operations[0]?.fee).toBe(12);
     expect(await moves(started.sessionId)).toEqual([
       ['hold', 1_000],
       ['capture', 600],
