@@ -4,9 +4,7 @@
  * data, starts the task queue's reconciler when PAYSAGA_RECONCILE_EVERY_MS asks for it, and on SIGTERM
  * stops polling and exits 0 by itself.
  */
-import { spawn } from 'node:child_process';
 import { createServer, type AddressInfo } from 'node:net';
-import * as path from 'node:path';
 import { request } from 'undici';
 import { PaymentsClient } from '../../client/payments-client';
 import { reconcilerWorkflowId } from '../../client/reconciler';
@@ -14,16 +12,8 @@ import { reconcilerQuery } from '../../workflows/definitions';
 import { CardDetails, ProviderClient } from '../../provider';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox';
 import { TEST_SETTINGS } from '../helpers/stack';
-import {
-  connectTestClient,
-  sharedWorkflowBundlePath,
-  testAddress,
-  testNamespace,
-  uniqueTaskQueue,
-  type TestClient,
-} from '../helpers/temporal';
-
-const BIN = path.resolve(__dirname, '../../bin/paysaga.js');
+import { spawnWorkerProcess } from '../helpers/worker-process';
+import { connectTestClient, uniqueTaskQueue, type TestClient } from '../helpers/temporal';
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -60,35 +50,15 @@ describe('paysaga worker (process)', () => {
   it('runs a session with the prebuilt bundle, starts the reconciler, exports metrics, and exits 0 on SIGTERM', async () => {
     const taskQueue = uniqueTaskQueue('worker-proc');
     const metricsPort = await freePort();
-    const child = spawn(process.execPath, [BIN, 'worker'], {
-      env: {
-        ...process.env,
-        TEMPORAL_ADDRESS: testAddress(),
-        TEMPORAL_NAMESPACE: testNamespace(),
-        PAYSAGA_TASK_QUEUE: taskQueue,
-        PAYSAGA_PROVIDER_URL: sandbox.url,
-        PAYSAGA_PROJECT_ID: sandbox.projectId,
-        PAYSAGA_PARTNER_PRIVATE_KEY: sandbox.keys.paths.partnerPrivate,
-        PAYSAGA_WORKFLOW_BUNDLE: sharedWorkflowBundlePath(),
-        PAYSAGA_LOG_LEVEL: 'debug',
-        PAYSAGA_WORKER_METRICS: `127.0.0.1:${metricsPort}`,
-        PAYSAGA_RECONCILE_EVERY_MS: '500',
-        PAYSAGA_RECONCILE_WINDOW_MS: '600000',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
+    const worker = spawnWorkerProcess(sandbox, taskQueue, {
+      PAYSAGA_WORKER_METRICS: `127.0.0.1:${metricsPort}`,
+      PAYSAGA_RECONCILE_EVERY_MS: '500',
+      PAYSAGA_RECONCILE_WINDOW_MS: '600000',
     });
-    let out = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (out += c.toString()));
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    const { child } = worker;
     try {
-      const deadline = Date.now() + 150_000; // a cold `tsc` build of dist/ may come first
-      while (!out.includes('worker polling')) {
-        if (Date.now() > deadline || child.exitCode !== null)
-          throw new Error(`worker did not start:\n${out}`);
-        await new Promise((r) => setTimeout(r, 100));
-      }
-      expect(out).toMatch(/"workflowCode":"[^"]*(env|PAYSAGA_WORKFLOW_BUNDLE)[^"]*"/i);
+      await worker.polling();
+      expect(worker.output()).toMatch(/"workflowCode":"[^"]*(env|PAYSAGA_WORKFLOW_BUNDLE)[^"]*"/i);
 
       const payments = new PaymentsClient({
         temporal: temporal.client,
@@ -109,8 +79,8 @@ describe('paysaga worker (process)', () => {
       });
       const result = await temporal.client.workflow.getHandle(started.sessionId).result();
       expect(result.phase).toBe('succeeded');
-      expect(out).toContain(started.sessionId);
-      expect(out).not.toContain(PAN);
+      expect(worker.output()).toContain(started.sessionId);
+      expect(worker.output().includes(PAN)).toBe(false); // not toContain: a failure would print it
 
       // PAYSAGA_RECONCILE_EVERY_MS: the worker started the queue's reconciler, which re-reads the
       // closed session from the provider (webhooks are off, so nothing else would).
@@ -134,8 +104,8 @@ describe('paysaga worker (process)', () => {
       );
 
       child.kill('SIGTERM');
-      expect(await exited).toBe(0);
-      expect(out).toContain('worker stopped');
+      expect((await worker.exited).code).toBe(0);
+      expect(worker.output()).toContain('worker stopped');
     } finally {
       if (child.exitCode === null) child.kill('SIGKILL');
     }
