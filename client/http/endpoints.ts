@@ -1,0 +1,119 @@
+/**
+ * The partner routes of the paysaga HTTP API (`api/routes/*.ts`, `api/README.md`) as data: method,
+ * path template, whether the route creates (named by a reference: Idempotency-Key applies, 201 or a
+ * replayed 200) and takes `?wait=`, and the types of its input and answer. PaysagaApiClient sends
+ * every one of them through one request path. Types only: the inputs are the zod input types of
+ * `client/inputs.ts` and the answers the views of `workflows/`, nothing of them is loaded at runtime.
+ */
+import type { z } from 'zod';
+import type { RequestOf, ResponseOf } from '../../provider/endpoints';
+import type { SubscriptionView } from '../../workflows/subscription-types';
+import type { SessionView } from '../../workflows/types';
+import type * as inputs from '../inputs';
+
+/** `links` of every Session and Subscription the API answers with. */
+export interface Links {
+  self: string;
+  /** The workflow in the Temporal UI, when the API knows the UI's address. */
+  temporal?: string;
+}
+
+/** A payment session (`SessionView` of `workflows/types.ts`) with links. */
+export type Session = SessionView & { links: Links };
+/** A subscription (`SubscriptionView` of `workflows/subscription-types.ts`) with links. */
+export type Subscription = SubscriptionView & { links: Links };
+
+/**
+ * A creating route's input: `reference` names it; without one, the client names the call with a
+ * generated Idempotency-Key (`lastResponse.idempotencyKey`), which then becomes the reference.
+ */
+export type Named<T> = Omit<T, 'reference'> & { reference?: string };
+
+export type CheckoutInput =
+  | ({ method: 'card' } & Named<inputs.CardCheckoutInput>)
+  | ({ method: 'payment_form' } & Named<inputs.PaymentFormInput>)
+  | ({ method: 'fps' } & Named<inputs.FpsPaymentInput>)
+  | ({ method: 'recurring' } & Named<inputs.RecurringPaymentInput>);
+export type PayoutInput = Named<inputs.PayoutInput>;
+export type IdentityCheckInput = Named<inputs.IdentityCheckInput>;
+export type FpsBindingInput = Named<inputs.FpsBindingInput>;
+export type RefundInput = Named<inputs.RefundRequestInput>;
+export type SubscriptionInput = Named<inputs.SubscriptionStartInput>;
+export type SubscriptionChangeInput = inputs.SubscriptionChangeInput;
+/** Body of session and subscription cancels alike. */
+export type CancelInput = z.input<typeof inputs.subscriptionCancelInput>;
+export interface FinalizeInput {
+  /** Minor units, at most the held amount; omitted: the whole hold. */
+  amount?: number;
+}
+
+/** The provider's answer without its envelope `status` (the pass-through routes). */
+type WithoutStatus<T> = { [K in keyof T as K extends 'status' ? never : K]: T[K] };
+export type PublicTokenInput = RequestOf<'publicToken'>;
+export type PublicToken = WithoutStatus<ResponseOf<'publicToken'>>;
+export type Banks = WithoutStatus<ResponseOf<'sbpBanks'>>;
+export type TokenInfoInput = RequestOf<'publicTokenState'>;
+export type TokenInfo = WithoutStatus<ResponseOf<'publicTokenState'>>;
+export interface RecurringTokenDisableInput {
+  token: string;
+}
+export type RecurringTokenDisabled = WithoutStatus<ResponseOf<'recurringTokenDisable'>>;
+
+export interface IdParams {
+  id: string;
+}
+export type NoParams = Record<string, never>;
+
+declare const types: unique symbol;
+
+export interface Route<Params, Body, Out> {
+  method: 'GET' | 'POST';
+  /** `{name}` is filled from the params, URL-encoded. */
+  path: string;
+  /** Named by a reference: the Idempotency-Key header applies, and a repeat answers the same thing. */
+  creates: boolean;
+  /** Takes `?wait=<ms>` (early return). */
+  wait: boolean;
+  /** Changes nothing (a POST that only reads): safe to send again after no answer. */
+  readOnly?: boolean;
+  /** Carries the types only; never set. */
+  readonly [types]?: { params: Params; body: Body; out: Out };
+}
+
+const route = <Params, Body, Out>(r: Omit<Route<Params, Body, Out>, typeof types>) =>
+  r as Route<Params, Body, Out>;
+const creating = <Params, Body, Out>(path: string, wait = true) =>
+  route<Params, Body, Out>({ method: 'POST', path, creates: true, wait });
+const get = <Params, Out>(path: string) =>
+  route<Params, void, Out>({ method: 'GET', path, creates: false, wait: false });
+const post = <Params, Body, Out>(path: string, readOnly = false) =>
+  route<Params, Body, Out>({ method: 'POST', path, creates: false, wait: false, readOnly });
+
+export const endpoints = {
+  createCheckout: creating<NoParams, CheckoutInput, Session>('/v1/checkouts'),
+  createPayout: creating<NoParams, PayoutInput, Session>('/v1/payouts'),
+  createIdentityCheck: creating<NoParams, IdentityCheckInput, Session>('/v1/identity-checks'),
+  createFpsBinding: creating<NoParams, FpsBindingInput, Session>('/v1/fps-bindings'),
+
+  getSession: get<IdParams, Session>('/v1/sessions/{id}'),
+  approveSession: post<IdParams, void, Session>('/v1/sessions/{id}/approve'),
+  cancelSession: post<IdParams, CancelInput, Session>('/v1/sessions/{id}/cancel'),
+  finalizeSession: post<IdParams, FinalizeInput, Session>('/v1/sessions/{id}/finalize'),
+  createRefund: creating<IdParams, RefundInput, Session>('/v1/sessions/{id}/refunds'),
+
+  createSubscription: creating<NoParams, SubscriptionInput, Subscription>('/v1/subscriptions', false),
+  getSubscription: get<IdParams, Subscription>('/v1/subscriptions/{id}'),
+  pauseSubscription: post<IdParams, void, Subscription>('/v1/subscriptions/{id}/pause'),
+  resumeSubscription: post<IdParams, void, Subscription>('/v1/subscriptions/{id}/resume'),
+  cancelSubscription: post<IdParams, CancelInput, Subscription>('/v1/subscriptions/{id}/cancel'),
+  changeSubscription: post<IdParams, SubscriptionChangeInput, Subscription>('/v1/subscriptions/{id}/change'),
+
+  createPublicToken: post<NoParams, PublicTokenInput, PublicToken>('/v1/public-tokens'),
+  listBanks: get<NoParams, Banks>('/v1/banks'),
+  getTokenInfo: post<NoParams, TokenInfoInput, TokenInfo>('/v1/token-info', true),
+  disableRecurringToken: post<NoParams, RecurringTokenDisableInput, RecurringTokenDisabled>(
+    '/v1/recurring-tokens/disable',
+  ),
+} as const;
+
+export type EndpointName = keyof typeof endpoints;
