@@ -5,7 +5,7 @@
  */
 import * as fs from 'node:fs';
 import { InvalidArgumentError, type Command } from 'commander';
-import { DemoApi } from '../dev/demo-http';
+import { PaysagaApiClient } from '../../client/http';
 import { DEMO_KINDS, formatTable, runDemo, type DemoKind } from '../dev/demo';
 import { processAlive, readApiToken, readDevState, resolveDataDir } from '../dev/data-dir';
 
@@ -120,9 +120,10 @@ export async function runDemoCommand(
   deps.out(`paysaga demo: ${kinds.length} session kinds against ${apiUrl} (sandbox ${sandboxUrl})`);
   const started = Date.now();
   const width = Math.max(...kinds.map((k) => k.length));
+  const api = new PaysagaApiClient({ baseUrl: apiUrl, token });
   const results = await runDemo(
     {
-      api: new DemoApi(apiUrl, token),
+      api,
       sandboxUrl,
       temporalUiUrl,
       namespace,
@@ -133,7 +134,7 @@ export async function runDemoCommand(
       },
     },
     kinds,
-  );
+  ).finally(() => api.close());
 
   deps.out('');
   for (const line of formatTable(results)) deps.out(line);

@@ -1,59 +1,16 @@
 /**
- * The small HTTP client of `paysaga demo`: JSON calls to the API with the bearer token, and a payer that
- * reads and submits the HTML forms of the sandbox's pages (3-D Secure) the way a browser would.
- * Nothing here prints request bodies (card data travels in some).
+ * The payer and the bank of `paysaga demo`, over HTTP: JSON posts to the sandbox's simulation routes,
+ * and a payer that reads and submits the HTML forms of the sandbox's pages (3-D Secure) the way a
+ * browser would. The demo's API calls go through the typed client (`client/http`). Nothing here
+ * prints request bodies (card data travels in some).
  */
 export interface JsonResponse {
   status: number;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- answers are read field by field
-  body: any;
+  body: unknown;
   text: string;
 }
 
-export class ApiCallError extends Error {
-  override name = 'ApiCallError';
-  constructor(
-    readonly method: string,
-    readonly path: string,
-    readonly status: number,
-    readonly detail: string,
-  ) {
-    super(`${method} ${path} answered ${status}: ${detail}`);
-  }
-}
-
 const REQUEST_TIMEOUT_MS = 35_000;
-
-export class DemoApi {
-  constructor(
-    readonly baseUrl: string,
-    private readonly token: string,
-  ) {}
-
-  async call(
-    method: 'GET' | 'POST',
-    path: string,
-    body?: unknown,
-    expect: number[] = [200, 201],
-  ): Promise<JsonResponse> {
-    const res = await fetch(`${this.baseUrl}${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${this.token}`,
-        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-      },
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-    });
-    const r = await readJson(res);
-    if (!expect.includes(r.status)) {
-      const e = r.body as { error?: { message?: string; code?: string }; message?: string } | undefined;
-      const detail = e?.error?.message ?? e?.message ?? r.text.slice(0, 300);
-      throw new ApiCallError(method, path, r.status, detail);
-    }
-    return r;
-  }
-}
 
 /** POSTs JSON to a URL outside the API (sandbox simulation routes: the payer's bank, a chargeback). */
 export async function postJson(url: string, body: unknown): Promise<JsonResponse> {

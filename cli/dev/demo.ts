@@ -1,8 +1,8 @@
 /**
  * What `paysaga demo` does against a running stack: one scenario per session kind, each end to end
- * through the HTTP API (and, where a person or a bank would act, the sandbox's payer pages and
- * simulation routes). Scenarios run concurrently; `recurring` and `subscription` wait for the token
- * the card checkout obtained.
+ * through the HTTP API with the typed client of `client/http` (and, where a person or a bank would
+ * act, the sandbox's payer pages and simulation routes). Scenarios run concurrently; `recurring` and
+ * `subscription` wait for the token the card checkout obtained.
  *
  * The dev sandbox's one project has `hold: true`: card payments stop at finalization_pending and the
  * session's finalization policy decides. Every scenario keeps the default (auto: the whole hold is
@@ -10,10 +10,8 @@
  * `POST /v1/sessions/{id}/finalize`.
  */
 import { randomBytes } from 'node:crypto';
-import type { DemoApi } from './demo-http';
+import type { CheckoutInput, Links, PaysagaApiClient, Session, Subscription } from '../../client/http';
 import { firstForm, openPage, postJson } from './demo-http';
-
-/* eslint-disable @typescript-eslint/no-explicit-any -- session views are read field by field */
 
 export const DEMO_KINDS = [
   'card',
@@ -32,7 +30,7 @@ export const DEMO_KINDS = [
 export type DemoKind = (typeof DEMO_KINDS)[number];
 
 export interface DemoContext {
-  api: DemoApi;
+  api: PaysagaApiClient;
   /** Base URL of the sandbox (simulation routes: chargebacks). */
   sandboxUrl: string;
   temporalUiUrl: string;
@@ -66,14 +64,13 @@ const FPS_PHONE = '+79001234567';
 const CUSTOMER = { user_id: 'demo-payer' };
 const SANDBOX_BANK = '100000000999';
 const FINAL = new Set(['succeeded', 'failed', 'canceled']);
-const WAIT_MS = 10_000;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 class Scenario {
   sessionId?: string;
   temporalUrl?: string;
-  readonly api: DemoApi;
+  readonly api: PaysagaApiClient;
   private readonly deadline: number;
 
   constructor(
@@ -93,30 +90,28 @@ class Scenario {
     this.ctx.progress(this.kind, message);
   }
 
-  /** Remembers the session (the first one a scenario creates is the one in the table). */
-  track(view: any): any {
-    if (!this.sessionId && view?.sessionId) {
-      this.sessionId = view.sessionId;
-      this.temporalUrl =
-        view.links?.temporal ??
-        `${this.ctx.temporalUiUrl}/namespaces/${encodeURIComponent(this.ctx.namespace)}/workflows/${encodeURIComponent(view.sessionId)}`;
-    }
-    return view;
+  /** Remembers the session or workflow (the first one a scenario creates is the one in the table). */
+  track(id: string, links?: Partial<Links>): void {
+    if (this.sessionId) return;
+    this.sessionId = id;
+    this.temporalUrl =
+      links?.temporal ??
+      `${this.ctx.temporalUiUrl}/namespaces/${encodeURIComponent(this.ctx.namespace)}/workflows/${encodeURIComponent(id)}`;
   }
 
-  async create(path: string, body: Record<string, unknown>): Promise<any> {
-    const res = await this.api.call('POST', `${path}?wait=${WAIT_MS}`, body);
-    const view = this.track(res.body);
+  /** A session this scenario just created. */
+  created(view: Session): Session {
+    this.track(view.sessionId, view.links);
     this.say(`${view.sessionId} created: ${describe(view)}`);
     return view;
   }
 
-  async get(sessionId: string): Promise<any> {
-    return (await this.api.call('GET', `/v1/sessions/${encodeURIComponent(sessionId)}`)).body;
+  get(sessionId: string): Promise<Session> {
+    return this.api.sessions.get(sessionId);
   }
 
   /** Reads the session until `done(view)`, within the scenario's time. */
-  async until(sessionId: string, what: string, done: (view: any) => boolean): Promise<any> {
+  async until(sessionId: string, what: string, done: (view: Session) => boolean): Promise<Session> {
     let view = await this.get(sessionId);
     let shown = describe(view);
     while (!done(view)) {
@@ -132,38 +127,33 @@ class Scenario {
   }
 
   /** The view once `has` holds or the session has ended: `view` itself when `has(view)` already holds. */
-  async untilShown(view: any, what: string, has: (view: any) => boolean): Promise<any> {
+  async untilShown(view: Session, what: string, has: (view: Session) => boolean): Promise<Session> {
     return has(view) ? view : this.until(view.sessionId, what, (v) => has(v) || FINAL.has(v.phase));
-  }
-
-  /** For a workflow that is not a provider session (a subscription: `sub-<reference>`). */
-  trackWorkflow(id: string, temporalUrl?: string): void {
-    this.track({ sessionId: id, links: temporalUrl ? { temporal: temporalUrl } : undefined });
   }
 
   checkDeadline(what: string): void {
     if (Date.now() > this.deadline) throw new Error(`timed out waiting for ${what}`);
   }
 
-  async final(sessionId: string): Promise<any> {
+  async final(sessionId: string): Promise<Session> {
     return this.until(sessionId, 'the end of the session', (v) => FINAL.has(v.phase));
   }
 }
 
-function describe(view: any): string {
+function describe(view: Session): string {
   const status = view.providerStatus ? ` (${view.providerStatus})` : '';
   return `${view.kind ?? '?'}: ${view.phase ?? '?'}${status}${view.reason ? `, ${view.reason}` : ''}`;
 }
 
-const payment = (view: any) => (view.operations ?? []).find((o: any) => o.kind === 'payment');
+const payment = (view: Session) => (view.operations ?? []).find((o) => o.kind === 'payment');
 
-function expectPhase(view: any, phase: string): string {
+function expectPhase(view: Session, phase: Session['phase']): string {
   if (view.phase !== phase) throw new Error(`ended ${describe(view)}, expected ${phase}`);
   return phase;
 }
 
 /** The payer answers the 3-D Secure challenge over HTTP and follows the page back to the API. */
-async function playThreeDs(s: Scenario, view: any, code: string): Promise<string> {
+async function playThreeDs(s: Scenario, view: Session, code: string): Promise<string> {
   if (FINAL.has(view.phase)) throw new Error(`ended before the payer could act: ${describe(view)}`);
   const dest = view.userAction?.destination_info;
   if (!dest?.url_address)
@@ -195,7 +185,7 @@ async function playThreeDs(s: Scenario, view: any, code: string): Promise<string
 }
 
 /** The payer's bank pays the FPS QR (sandbox simulation route behind the QR's deep link). */
-async function payQr(s: Scenario, view: any): Promise<void> {
+async function payQr(s: Scenario, view: Session): Promise<void> {
   if (FINAL.has(view.phase)) throw new Error(`ended before the payer could act: ${describe(view)}`);
   const content = view.userAction?.payment_qr?.qr_data?.qr_content;
   if (typeof content !== 'string') throw new Error(`no QR in userAction: ${JSON.stringify(view.userAction)}`);
@@ -205,19 +195,28 @@ async function payQr(s: Scenario, view: any): Promise<void> {
     throw new Error(`the bank app refused to pay (${res.status}): ${res.text.slice(0, 200)}`);
 }
 
-async function awaitQr(s: Scenario, view: any): Promise<any> {
+async function awaitQr(s: Scenario, view: Session): Promise<Session> {
   return s.until(view.sessionId, 'the QR', (v) => !!v.userAction?.payment_qr || FINAL.has(v.phase));
 }
 
-async function successfulCardPayment(s: Scenario, amount: number, extra: Record<string, unknown> = {}) {
-  const view = await s.create('/v1/checkouts', {
-    method: 'card',
-    reference: s.ref(),
-    customer: CUSTOMER,
-    amount: rub(amount),
-    card: card(FRICTIONLESS),
-    ...extra,
-  });
+type CardOptions = Partial<Omit<Extract<CheckoutInput, { method: 'card' }>, 'method' | 'amount' | 'card'>>;
+
+/** A card checkout by the demo payer, named by the scenario's reference. */
+async function cardCheckout(s: Scenario, amount: number, pan: string, extra: CardOptions = {}) {
+  return s.created(
+    await s.api.checkouts.create({
+      method: 'card',
+      reference: s.ref(),
+      customer: CUSTOMER,
+      amount: rub(amount),
+      card: card(pan),
+      ...extra,
+    }),
+  );
+}
+
+async function successfulCardPayment(s: Scenario, amount: number, extra: CardOptions = {}) {
+  const view = await cardCheckout(s, amount, FRICTIONLESS, extra);
   const done = await s.final(view.sessionId);
   expectPhase(done, 'succeeded');
   return done;
@@ -246,14 +245,7 @@ const SCENARIOS: Record<DemoKind, ScenarioFn> = {
   },
 
   async 'three-ds'(s, ctx) {
-    const view = await s.create('/v1/checkouts', {
-      method: 'card',
-      reference: s.ref(),
-      customer: CUSTOMER,
-      amount: rub(89_900),
-      card: card(THREE_DS),
-      backUrl: `${ctx.api.baseUrl}/return`,
-    });
+    const view = await cardCheckout(s, 89_900, THREE_DS, { backUrl: `${ctx.api.baseUrl}/return` });
     const waiting = await s.untilShown(view, 'the 3-D Secure redirect', (v) => !!v.userAction);
     const page = await playThreeDs(s, waiting, '12345');
     const done = await s.final(view.sessionId);
@@ -261,12 +253,14 @@ const SCENARIOS: Record<DemoKind, ScenarioFn> = {
   },
 
   async 'payment-form'(s, ctx) {
-    const view = await s.create('/v1/checkouts', {
-      method: 'payment_form',
-      reference: s.ref(),
-      customer: CUSTOMER,
-      amount: rub(42_000),
-    });
+    const view = s.created(
+      await s.api.checkouts.create({
+        method: 'payment_form',
+        reference: s.ref(),
+        customer: CUSTOMER,
+        amount: rub(42_000),
+      }),
+    );
     const ready = await s.untilShown(view, 'the public token', (v) => !!v.publicToken);
     if (!ready.publicToken) throw new Error(`no public token: ${describe(ready)}`);
     s.say('payer fills in the payment-form widget');
@@ -280,13 +274,15 @@ const SCENARIOS: Record<DemoKind, ScenarioFn> = {
   },
 
   async fps(s) {
-    const view = await s.create('/v1/checkouts', {
-      method: 'fps',
-      reference: s.ref(),
-      amount: rub(31_500),
-      customer: CUSTOMER,
-      moneyPurpose: 'paysaga demo',
-    });
+    const view = s.created(
+      await s.api.checkouts.create({
+        method: 'fps',
+        reference: s.ref(),
+        amount: rub(31_500),
+        customer: CUSTOMER,
+        moneyPurpose: 'paysaga demo',
+      }),
+    );
     await payQr(s, await awaitQr(s, view));
     return expectPhase(await s.final(view.sessionId), 'succeeded');
   },
@@ -294,12 +290,7 @@ const SCENARIOS: Record<DemoKind, ScenarioFn> = {
   async hold(s, ctx) {
     const held = 200_000;
     const charged = 120_000;
-    const view = await s.create('/v1/checkouts', {
-      method: 'card',
-      reference: s.ref(),
-      customer: CUSTOMER,
-      amount: rub(held),
-      card: card(FRICTIONLESS),
+    const view = await cardCheckout(s, held, FRICTIONLESS, {
       settings: { finalization: { mode: 'manual', deadlineMs: 10 * 60_000 } },
     });
     await s.until(
@@ -309,10 +300,8 @@ const SCENARIOS: Record<DemoKind, ScenarioFn> = {
     );
     expectPhase(await s.get(view.sessionId), 'awaiting_finalization');
     s.say(`funds held; finalizing ${charged} of ${held}`);
-    const finalized = await s.api.call('POST', `/v1/sessions/${view.sessionId}/finalize`, {
-      amount: charged,
-    });
-    s.say(`finalize answered: ${describe(finalized.body)}`);
+    const finalized = await s.api.sessions.finalize(view.sessionId, { amount: charged });
+    s.say(`finalize answered: ${describe(finalized)}`);
     expectPhase(await s.final(view.sessionId), 'succeeded');
     // What the payer's card saw, from the sandbox's ledger: the part charged, the rest released.
     const ledger = await fetch(
@@ -329,11 +318,8 @@ const SCENARIOS: Record<DemoKind, ScenarioFn> = {
   async refund(s) {
     const paid = await successfulCardPayment(s, 75_000);
     s.say(`refunding 25000 of ${payment(paid)?.amount ?? 75_000}`);
-    const res = await s.api.call('POST', `/v1/sessions/${paid.sessionId}/refunds?wait=${WAIT_MS}`, {
-      reference: s.ref('-r'),
-      amount: 25_000,
-    });
-    s.say(`refund started: ${describe(res.body)}`);
+    const refund = await s.api.sessions.refund(paid.sessionId, { reference: s.ref('-r'), amount: 25_000 });
+    s.say(`refund started: ${describe(refund)}`);
     const done = await s.until(
       paid.sessionId,
       'the refund',
@@ -343,21 +329,25 @@ const SCENARIOS: Record<DemoKind, ScenarioFn> = {
   },
 
   async payout(s) {
-    const view = await s.create('/v1/payouts', {
-      reference: s.ref(),
-      amount: rub(50_000),
-      destination: { type: 'card', card: { card_number: FRICTIONLESS } },
-    });
+    const view = s.created(
+      await s.api.payouts.create({
+        reference: s.ref(),
+        amount: rub(50_000),
+        destination: { type: 'card', card: { card_number: FRICTIONLESS } },
+      }),
+    );
     return expectPhase(await s.final(view.sessionId), 'succeeded');
   },
 
   async 'identity-check'(s) {
-    const view = await s.create('/v1/identity-checks', {
-      reference: s.ref(),
-      phone: FPS_PHONE,
-      bankId: SANDBOX_BANK,
-      payee: { given_name: 'Ivan', family_name: 'Petrov' },
-    });
+    const view = s.created(
+      await s.api.identityChecks.create({
+        reference: s.ref(),
+        phone: FPS_PHONE,
+        bankId: SANDBOX_BANK,
+        payee: { given_name: 'Ivan', family_name: 'Petrov' },
+      }),
+    );
     return `${expectPhase(await s.final(view.sessionId), 'succeeded')} (recipient registered in FPS)`;
   },
 
@@ -368,17 +358,19 @@ const SCENARIOS: Record<DemoKind, ScenarioFn> = {
     if (res.status !== 200)
       throw new Error(`the sandbox refused the chargeback (${res.status}): ${res.text.slice(0, 200)}`);
     const seen = await s.until(paid.sessionId, 'the chargeback on the session', (v) =>
-      (v.operations ?? []).some((o: any) => o.kind === 'chargeback'),
+      (v.operations ?? []).some((o) => o.kind === 'chargeback'),
     );
-    const cb = seen.operations.find((o: any) => o.kind === 'chargeback');
+    const cb = seen.operations.find((o) => o.kind === 'chargeback')!;
     return `chargeback ${cb.id} ${cb.amount ?? ''} recorded (${seen.kind})`.replace('  ', ' ');
   },
 
   async 'fps-binding'(s) {
-    const view = await s.create('/v1/fps-bindings', {
-      reference: s.ref(),
-      customer: CUSTOMER,
-    });
+    const view = s.created(
+      await s.api.fpsBindings.create({
+        reference: s.ref(),
+        customer: CUSTOMER,
+      }),
+    );
     await payQr(s, await awaitQr(s, view));
     const done = await s.final(view.sessionId);
     expectPhase(done, 'succeeded');
@@ -389,14 +381,16 @@ const SCENARIOS: Record<DemoKind, ScenarioFn> = {
   async recurring(s, _ctx, shared) {
     s.say('waiting for the recurring token of the card checkout');
     const token = await shared.cardToken;
-    const view = await s.create('/v1/checkouts', {
-      method: 'recurring',
-      reference: s.ref(),
-      customer: CUSTOMER,
-      amount: rub(9_900),
-      token,
-      initiatedBy: 'merchant',
-    });
+    const view = s.created(
+      await s.api.checkouts.create({
+        method: 'recurring',
+        reference: s.ref(),
+        customer: CUSTOMER,
+        amount: rub(9_900),
+        token,
+        initiatedBy: 'merchant',
+      }),
+    );
     return `${expectPhase(await s.final(view.sessionId), 'succeeded')} (merchant-initiated, by token)`;
   },
 
@@ -404,42 +398,40 @@ const SCENARIOS: Record<DemoKind, ScenarioFn> = {
     s.say('waiting for the recurring token of the card checkout');
     const token = await shared.cardToken;
     const intervalMs = 4_000;
-    const res = await s.api.call('POST', '/v1/subscriptions', {
+    const created = await s.api.subscriptions.create({
       reference: s.ref(),
       token,
       amount: rub(4_990),
       intervalMs,
       customer: CUSTOMER,
     });
-    const id: string = res.body.subscriptionId;
-    s.trackWorkflow(id, res.body.links?.temporal);
-    s.say(`${id} created: ${res.body.status}, a charge every ${intervalMs / 1000} s`);
-    const cancel = async (reason: string) =>
-      (await s.api.call('POST', `/v1/subscriptions/${id}/cancel`, { reason }, [200, 409])).body;
+    const id = created.subscriptionId;
+    s.track(id, created.links);
+    s.say(`${id} created: ${created.status}, a charge every ${intervalMs / 1000} s`);
     // Two periods charged (each its own payment session), then canceled so the stack stays quiet;
     // canceled on a failure too.
-    let view = res.body;
+    let view: Subscription = created;
     try {
       let shown = 0;
-      while ((view.totals?.succeeded ?? 0) < 2) {
-        if (view.status !== 'active' || (view.totals?.failed ?? 0) > 0)
+      while (view.totals.succeeded < 2) {
+        if (view.status !== 'active' || view.totals.failed > 0)
           throw new Error(
             `subscription ${view.status}: ${JSON.stringify(view.totals)} ${view.dunning?.lastReason ?? ''}`,
           );
         s.checkDeadline(`two charges of ${id}`);
-        if ((view.totals?.succeeded ?? 0) > shown) {
+        if (view.totals.succeeded > shown) {
           shown = view.totals.succeeded;
           s.say(`period ${shown} charged`);
         }
         await sleep(500);
-        view = (await s.api.call('GET', `/v1/subscriptions/${id}`)).body;
+        view = await s.api.subscriptions.get(id);
       }
     } catch (err) {
-      await cancel('demo failed').catch(() => undefined);
+      await s.api.subscriptions.cancel(id, { reason: 'demo failed' }).catch(() => undefined);
       throw err;
     }
     s.say('period 2 charged; canceling');
-    const canceled = await cancel('demo done');
+    const canceled = await s.api.subscriptions.cancel(id, { reason: 'demo done' });
     if (canceled.status !== 'canceled') throw new Error(`cancel left it ${canceled.status}`);
     return `${view.totals.succeeded} periods charged (${view.totals.chargedAmount}), then canceled`;
   },
