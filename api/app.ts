@@ -6,6 +6,7 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { ApiDeps } from './deps';
 import { authPlugin } from './plugins/auth';
+import { drainPlugin } from './plugins/drain';
 import { errorsPlugin } from './plugins/errors';
 import { jsonBodyPlugin } from './plugins/json-body';
 import { createApiMetrics, metricsPlugin } from './plugins/metrics';
@@ -40,6 +41,7 @@ export function buildApi(deps: ApiDeps): FastifyInstance {
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
 
   const metrics = createApiMetrics();
+  app.register(drainPlugin);
   app.register(errorsPlugin);
   app.register(jsonBodyPlugin);
   app.register(metricsPlugin, { metrics });

@@ -171,7 +171,9 @@ export class PaysagaApiClient {
       authorization: `Bearer ${this.token}`,
       accept: 'application/json',
     };
-    if (idempotencyKey) headers['idempotency-key'] = idempotencyKey;
+    // A body reference names the call by itself (and a bad one is refused naming `reference`); the
+    // header carries the key only when the caller gave none.
+    if (idempotencyKey && typeof reference !== 'string') headers['idempotency-key'] = idempotencyKey;
     let payload: Buffer | undefined;
     if (body !== undefined) {
       payload = serializeRequestBody(body);

@@ -59,6 +59,7 @@ function countingAgent(): { agent: Agent; dispatcher: ReturnType<Agent['compose'
  */
 async function startProxy(target: string) {
   const seen: Sent[] = [];
+  const upstreamAgent = new Agent();
   let drop: { method: string; path: string } | undefined;
   const server = http.createServer(async (req, res) => {
     const chunks: Buffer[] = [];
@@ -73,6 +74,7 @@ async function startProxy(target: string) {
     delete headers.host;
     delete headers.connection;
     const upstream = await request(`${target}${req.url}`, {
+      dispatcher: upstreamAgent,
       method: req.method as 'GET' | 'POST',
       headers,
       ...(chunks.length ? { body: Buffer.concat(chunks) } : {}),
@@ -95,9 +97,10 @@ async function startProxy(target: string) {
     dropNext(method: string, path: string) {
       drop = { method, path };
     },
-    close: () => {
+    close: async () => {
       server.closeAllConnections();
-      return new Promise<void>((r) => server.close(() => r()));
+      await new Promise<void>((r) => server.close(() => r()));
+      await upstreamAgent.close();
     },
   };
 }
@@ -106,24 +109,6 @@ let counting: ReturnType<typeof countingAgent>;
 let client: PaysagaApiClient;
 let proxy: Awaited<ReturnType<typeof startProxy>>;
 let proxied: PaysagaApiClient;
-
-beforeAll(async () => {
-  counting = countingAgent();
-  client = new PaysagaApiClient({
-    baseUrl: s.url,
-    token: s.token,
-    dispatcher: counting.dispatcher,
-    retryDelayMs: 50,
-  });
-  proxy = await startProxy(s.url);
-  proxied = new PaysagaApiClient({ baseUrl: proxy.url, token: s.token, retryDelayMs: 50 });
-});
-
-afterAll(async () => {
-  await proxied?.close();
-  await proxy?.close();
-  await counting?.agent.close();
-});
 
 /** Reads the session until `done` (default: it has ended), for up to 30 s. */
 async function settled(
@@ -142,6 +127,26 @@ const charges = async (sessionId: string) =>
   );
 
 describe('PaysagaApiClient', () => {
+  // Inside the describe block, so the clients close before the API stack does (its afterAll runs
+  // last): open keep-alive connections would otherwise hold the API's close.
+  beforeAll(async () => {
+    counting = countingAgent();
+    client = new PaysagaApiClient({
+      baseUrl: s.url,
+      token: s.token,
+      dispatcher: counting.dispatcher,
+      retryDelayMs: 50,
+    });
+    proxy = await startProxy(s.url);
+    proxied = new PaysagaApiClient({ baseUrl: proxy.url, token: s.token, retryDelayMs: 50 });
+  });
+
+  afterAll(async () => {
+    await proxied?.close();
+    await proxy?.close();
+    await counting?.agent.close();
+  });
+
   it('card checkout: 201 with Location; the same reference is replayed (same session); the result', async () => {
     const reference = ref('cli-card');
     const created = await client.checkouts.create(cardCheckout({ reference }), { waitMs: 15_000 });

@@ -3,7 +3,7 @@
  * the configured provider and Temporal, clean shutdown on a signal; the codec routes for the Temporal UI.
  */
 import { EventEmitter } from 'node:events';
-import { request } from 'undici';
+import { Agent, request } from 'undici';
 import { buildApi } from '../../api/app';
 import { startApiFromEnv } from '../../api/server';
 import { runApi } from '../../cli/commands/api';
@@ -153,6 +153,50 @@ describe('codec routes', () => {
       await other.body.dump();
       expect(other.headers['access-control-allow-origin']).toBeUndefined();
     } finally {
+      await app.close();
+    }
+  });
+});
+
+describe('closing the API', () => {
+  it('lets a running request finish and closes at once after it, without waiting on keep-alive', async () => {
+    const app = buildApi({ ...apiDepsFor(stack), apiTokens: ['t'] });
+    const url = await app.listen({ port: 0, host: '127.0.0.1' });
+    // The checkout's transaction/initiate is held 1.5 s at the provider: the request is running
+    // when the close begins.
+    await stack.sandbox.plain('POST', '/sandbox/faults', {
+      rules: [{ kind: 'latency', path: 'transaction/initiate', ms: 1_500, times: 1 }],
+    });
+    const agent = new Agent({ keepAliveTimeout: 120_000 });
+    try {
+      const running = request(`${url}/v1/checkouts?wait=0`, {
+        dispatcher: agent,
+        method: 'POST',
+        headers: { authorization: 'Bearer t', 'content-type': 'application/json' },
+        body: JSON.stringify({
+          method: 'card',
+          reference: ref('drain'),
+          amount: rub(700),
+          card: card(FRICTIONLESS),
+          customer: { user_id: 'u-drain' },
+        }),
+      });
+      await new Promise((r) => setTimeout(r, 500));
+      const closing = app.close();
+      const res = await running;
+      expect(res.statusCode).toBe(201);
+      expect(res.headers.connection).toBe('close');
+      await res.body.dump();
+      // Without `Connection: close` the socket would stay open for fastify's 72 s keep-alive and the
+      // close would wait for it; the generous bound only tells "promptly" from that.
+      const closed = await Promise.race([
+        closing.then(() => 'closed'),
+        new Promise((r) => setTimeout(() => r('still open'), 20_000)),
+      ]);
+      expect(closed).toBe('closed');
+    } finally {
+      await stack.sandbox.plain('DELETE', '/sandbox/faults');
+      await agent.close();
       await app.close();
     }
   });
