@@ -2,9 +2,9 @@
  * PaysagaApiClient: a typed client of the paysaga HTTP API for backend services that do not embed
  * paysaga (no Temporal connection, no provider keys), in the manner of stripe-node.
  *
- * One request path (`request`) owns the base URL, the bearer token, JSON, the Idempotency-Key of
- * creating routes (the input's `reference`, else a generated UUID, the same for every retry of the
- * call, so a retry never creates twice), the per-request timeout, retries with backoff and jitter where
+ * One request path (`request`) owns the base URL, the bearer token, JSON, the name of a creating
+ * call (the input's `reference`, else a generated UUID sent as Idempotency-Key; the same for every
+ * retry of the call, so a retry never creates twice), the per-request timeout, retries with backoff and jitter where
  * safe, and typed errors. Request bodies are never logged nor put into errors: card numbers travel in
  * some (`CardDetails` instances are sent in full, plain objects as they are).
  */
