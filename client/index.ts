@@ -1,4 +1,5 @@
 export * from './errors';
+export * from './identity-check';
 export * from './inputs';
 export * from './payments-client';
 export * from './reconciler';

@@ -3,9 +3,7 @@
  * provider session (idempotently, keyed by the caller's reference), starts the workflow whose id is
  * the session id, and sends card data to the provider itself so it never enters Temporal.
  */
-import { createHash } from 'node:crypto';
 import {
-  ServiceError,
   WorkflowExecutionAlreadyStartedError,
   WorkflowFailedError,
   WorkflowNotFoundError,
@@ -64,7 +62,9 @@ import {
   SessionStateError,
   SubscriptionNotFoundError,
 } from './errors';
+import { identityCheckIntakeId, requestFingerprint } from './identity-check';
 import * as inputs from './inputs';
+import { queryWithRetry } from './query';
 import { ensureReconciler } from './reconciler';
 import { DEFAULT_SETTINGS, mergeSettings } from './settings';
 
@@ -94,46 +94,6 @@ export interface PaymentsClientOptions {
 export interface StartOptions {
   /** Wait up to this long for the payer's action (3-DS, QR) or a result before answering. */
   waitMs?: number;
-}
-
-/**
- * gRPC codes worth another try of a query within {@link QUERY_RETRY_MS}: the run has no processed
- * task yet, the frontend blinked, or the query gave up waiting for a busy worker. A query that
- * itself waited past that budget (the server's own query timeout, with no worker polling) is not
- * repeated: the caller hears it at once (the API answers 503, retryable).
- */
-const TRANSIENT_QUERY_CODES = new Set([
-  4, // DEADLINE_EXCEEDED
-  9, // FAILED_PRECONDITION
-  14, // UNAVAILABLE
-]);
-const QUERY_RETRY_MS = 10_000;
-
-function isTransientQueryFailure(err: unknown): boolean {
-  const code = err instanceof ServiceError ? (err.cause as { code?: number } | undefined)?.code : undefined;
-  return code !== undefined && TRANSIENT_QUERY_CODES.has(code);
-}
-
-/** The id of the intake workflow of an identity check: the caller's reference is the lock. */
-export function identityCheckIntakeId(reference: string): string {
-  return `identity-check-${reference}`;
-}
-
-/** SHA-256 of the request as JSON with sorted keys: the same request always gives the same digest. */
-function requestFingerprint(value: unknown): string {
-  const sorted = (v: unknown): unknown =>
-    Array.isArray(v)
-      ? v.map(sorted)
-      : v && typeof v === 'object'
-        ? Object.fromEntries(
-            Object.keys(v)
-              .sort()
-              .map((k) => [k, sorted((v as Record<string, unknown>)[k])]),
-          )
-        : v;
-  return createHash('sha256')
-    .update(JSON.stringify(sorted(value)))
-    .digest('hex');
 }
 
 function parse<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
@@ -553,23 +513,8 @@ export class PaymentsClient {
     return this.queryRun(sessionId, sessionQuery, () => new SessionNotFoundError(sessionId));
   }
 
-  private async queryRun<T>(
-    workflowId: string,
-    query: QueryDefinition<T>,
-    notFound: () => Error,
-  ): Promise<T> {
-    const giveUpAt = Date.now() + QUERY_RETRY_MS;
-    for (let pause = 100; ; pause = Math.min(pause * 2, 1_000)) {
-      try {
-        return await this.handle(workflowId).query(query);
-      } catch (err) {
-        if (err instanceof WorkflowNotFoundError) throw notFound();
-        // A run that was just started answers queries only once a worker has processed its first
-        // task; on a busy worker that can take a moment.
-        if (!isTransientQueryFailure(err) || Date.now() + pause > giveUpAt) throw err;
-        await new Promise((resolve) => setTimeout(resolve, pause));
-      }
-    }
+  private queryRun<T>(workflowId: string, query: QueryDefinition<T>, notFound: () => Error): Promise<T> {
+    return queryWithRetry(this.handle(workflowId), query, notFound);
   }
 
   /**

@@ -9,7 +9,7 @@
  * so a kind that does not work yet does not stop the others (its old file, if any, stays).
  */
 import type { temporal } from '@temporalio/proto';
-import { identityCheckIntakeId } from '../../client/payments-client';
+import { identityCheckIntakeId } from '../../client/identity-check';
 import { CardDetails } from '../../provider';
 import type { SessionResult } from '../../workflows/types';
 import { writeHistory } from '../fixtures/histories/io';
