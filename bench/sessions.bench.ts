@@ -1,0 +1,319 @@
+/**
+ * End to end: card checkouts through the PaymentsClient, a paysaga worker (in this process), a local
+ * Temporal dev server and the sandbox over HTTP. Two rows: webhooks on (the sandbox posts to a local
+ * receiver that verifies and routes through handleProviderWebhook, as the API does) and webhooks off
+ * (the workflows poll transaction/state). Measures sessions/s completed, start-to-result latency,
+ * and this process's RSS and heap before/after; every session must end `succeeded` and the sandbox
+ * ledger must show exactly one hold and one capture of its amount (anything else fails the run).
+ * Run: `npm run bench -- sessions` (BENCH_N sets the sessions per row, BENCH_CONCURRENCY the bound).
+ */
+import { randomUUID } from 'node:crypto';
+import * as fs from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { Client, Connection } from '@temporalio/client';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import { request } from 'undici';
+import { describeTemporalCli, resolveTemporalCli, toServerExecutable } from '../cli/temporal-cli';
+import { PaymentsClient } from '../client/payments-client';
+import { DEFAULT_SETTINGS, mergeSettings } from '../client/settings';
+import { handleProviderWebhook } from '../client/webhook-handler';
+import { CardDetails, createWebhookVerifier, ProviderClient, redactPans } from '../provider';
+import { startSandbox } from '../sandbox';
+import type { LedgerEntry } from '../sandbox/ledger';
+import { createPaysagaWorker } from '../workers/worker';
+import { DEFAULT_TEMPORAL_NAMESPACE, PAYSAGA_SEARCH_ATTRIBUTES } from '../workers/search-attributes';
+import { freshKeyPair, machineLine, mib, percentile, round1, runBounded } from './support';
+
+const PROJECT = 'bench';
+const WARMUP = 10;
+/** Frictionless in the sandbox (sandbox/README.md, test cards). Never printed. */
+const FRICTIONLESS_CARD = '4111111111111111';
+
+export interface SessionsRow {
+  mode: string;
+  sessions: number;
+  sessionsPerSec: number;
+  p50Ms: number;
+  p95Ms: number;
+  rssBeforeMiB: number;
+  rssAfterMiB: number;
+  rssPeakMiB: number;
+  heapBeforeMiB: number;
+  heapAfterMiB: number;
+  /** Growth of the main thread's heap after GC, per measured session. */
+  heapPerSessionKiB: number;
+  /** CPU of this process (worker, sandbox, client, receiver) during the run, % of one core. */
+  processCpuPct: number;
+  /** CPU of the whole machine (this process and the dev server included), % of all cores. */
+  machineCpuPct: number;
+  ledger: string;
+}
+
+/** A full GC before reading memory, so that before/after compare live data, not garbage. */
+const gc: () => void = (() => {
+  setFlagsFromString('--expose-gc');
+  return runInNewContext('gc') as () => void;
+})();
+
+function memory(): NodeJS.MemoryUsage {
+  gc();
+  return process.memoryUsage();
+}
+
+function machineCpu(): { idle: number; total: number } {
+  let idle = 0;
+  let total = 0;
+  for (const c of os.cpus()) {
+    idle += c.times.idle;
+    total += c.times.user + c.times.nice + c.times.sys + c.times.idle + c.times.irq;
+  }
+  return { idle, total };
+}
+
+/** Shorter waits than production (as the tests use): webhooks late after 2 s, polls from 250 ms. */
+function benchSettings(webhooks: boolean) {
+  return mergeSettings(DEFAULT_SETTINGS, {
+    approval: { mode: 'auto' },
+    finalization: { mode: 'auto' },
+    polling: { webhooks, lateAfterMs: 2_000, initialMs: 250, maxMs: 1_000, factor: 1.5 },
+    deadlines: { payerActionMs: 30_000, sessionMs: 90_000, startMs: 15_000 },
+  });
+}
+
+/**
+ * Every session of the run charged exactly once: one hold and one capture of its own amount, and
+ * nothing else. Throws naming the first offenders otherwise.
+ */
+export function checkLedger(entries: LedgerEntry[], expected: Map<string, number>): string {
+  const bySession = new Map<string, LedgerEntry[]>();
+  for (const e of entries) bySession.set(e.sessionId, [...(bySession.get(e.sessionId) ?? []), e]);
+  const problems: string[] = [];
+  for (const [sessionId, amount] of expected) {
+    const got = (bySession.get(sessionId) ?? []).map((e) => `${e.kind}:${e.amount}`).join(',');
+    if (got !== `hold:${amount},capture:${amount}`) problems.push(`${sessionId} [${got}]`);
+    bySession.delete(sessionId);
+  }
+  for (const [sessionId, es] of bySession)
+    problems.push(`${sessionId} (not started by the bench) [${es.map((e) => e.kind).join(',')}]`);
+  if (problems.length)
+    throw new Error(
+      `LEDGER CHECK FAILED: ${problems.length} session(s) did not charge exactly once: ${problems.slice(0, 10).join('; ')}`,
+    );
+  return `${expected.size} x (1 hold + 1 capture)`;
+}
+
+async function runMode(
+  webhooks: boolean,
+  deps: { address: string; namespace: string; bundlePath: string },
+  n: number,
+  concurrency: number,
+): Promise<SessionsRow & { webhookAnswers: Record<string, number> }> {
+  const partner = freshKeyPair();
+  const service = freshKeyPair();
+  const settings = benchSettings(webhooks);
+  const taskQueue = `bench-sessions-${webhooks ? 'webhooks' : 'polling'}-${randomUUID()}`;
+  const webhookAnswers: Record<string, number> = {};
+  const closers: (() => Promise<unknown>)[] = [];
+  const closeAll = async () => {
+    for (const close of closers.reverse()) await close().catch(() => undefined);
+  };
+
+  try {
+    const clientConnection = await Connection.connect({ address: deps.address });
+    closers.push(() => clientConnection.close());
+    const temporal = new Client({ connection: clientConnection, namespace: deps.namespace });
+
+    let webhookUrl: string | undefined;
+    if (webhooks) {
+      const verify = createWebhookVerifier([service.publicPem]);
+      const receiver: Server = createServer((req, res) => {
+        const chunks: Buffer[] = [];
+        req.on('data', (c: Buffer) => chunks.push(c));
+        req.on('end', () => {
+          handleProviderWebhook(Buffer.concat(chunks), req.headers['x-signature'] as string | undefined, {
+            verify,
+            temporal,
+            taskQueue,
+            settings,
+          }).then(
+            (h) => {
+              webhookAnswers[h.status] = (webhookAnswers[h.status] ?? 0) + 1;
+              res.writeHead(h.status).end();
+            },
+            () => {
+              webhookAnswers[500] = (webhookAnswers[500] ?? 0) + 1;
+              res.writeHead(500).end();
+            },
+          );
+        });
+      });
+      await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+      closers.push(
+        () =>
+          new Promise<void>((r) => {
+            receiver.closeAllConnections();
+            receiver.close(() => r());
+          }),
+      );
+      webhookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/webhooks/provider`;
+    }
+
+    const sandbox = await startSandbox({
+      serviceKey: service.privatePem,
+      projects: [
+        {
+          id: PROJECT,
+          publicKey: partner.publicPem,
+          webhooks,
+          autoApprove: false, // the workflow approves (settings.approval auto): hold, then capture
+          hold: false,
+          ...(webhookUrl ? { webhookUrl } : {}),
+        },
+      ],
+      timeScale: 0.01, // sandbox steps of 10 ms, as in the tests
+    });
+    closers.push(() => sandbox.close());
+
+    const provider = new ProviderClient({
+      baseUrl: sandbox.url,
+      projectId: PROJECT,
+      privateKey: partner.privateKey,
+      timeoutMs: 10_000,
+    });
+    closers.push(() => provider.close());
+
+    const native = await NativeConnection.connect({ address: deps.address });
+    closers.push(() => native.close());
+    const worker = await createPaysagaWorker({
+      connection: native,
+      namespace: deps.namespace,
+      taskQueue,
+      settings,
+      provider,
+      workflowBundlePath: deps.bundlePath,
+    });
+    const running = worker.run();
+    closers.push(async () => {
+      worker.shutdown();
+      await running;
+    });
+    const payments = new PaymentsClient({ temporal, provider, taskQueue, settings });
+
+    const expected = new Map<string, number>();
+    const checkout = async (i: number, label: string) => {
+      const amount = 1_000 + i;
+      const started = await payments.startCardCheckout({
+        reference: `bench-${label}-${i}-${taskQueue.slice(-8)}`,
+        amount: { amount, currency: 'RUB' },
+        card: new CardDetails({
+          card_number: FRICTIONLESS_CARD,
+          card_exp_month: '12',
+          card_exp_year: '30',
+          card_code: '123',
+        }),
+        customer: { user_id: 'bench' },
+      });
+      expected.set(started.sessionId, amount);
+      const result = await temporal.workflow.getHandle(started.sessionId).result();
+      if (result.phase !== 'succeeded')
+        throw new Error(`session ${started.sessionId} ended ${result.phase}, not succeeded`);
+    };
+
+    await runBounded(WARMUP, WARMUP, (i) => checkout(n + i, 'warmup'));
+    const before = memory();
+    let peakRss = before.rss;
+    const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 100);
+    const cpuBefore = process.cpuUsage();
+    const machineBefore = machineCpu();
+    let measured: Awaited<ReturnType<typeof runBounded>>;
+    try {
+      measured = await runBounded(n, concurrency, (i) => checkout(i, 'run'));
+    } finally {
+      clearInterval(sampler);
+    }
+    const cpu = process.cpuUsage(cpuBefore);
+    const machineAfter = machineCpu();
+    const after = memory();
+
+    const res = await request(`${sandbox.url}/sandbox/ledger?project_id=${PROJECT}`);
+    const { entries } = (await res.body.json()) as { entries: LedgerEntry[] };
+    const ledger = checkLedger(entries, expected);
+
+    const { latenciesMs, wallMs } = measured;
+    return {
+      mode: webhooks ? 'webhooks on (receiver -> handleProviderWebhook)' : 'webhooks off (polling)',
+      sessions: n,
+      sessionsPerSec: round1((n / wallMs) * 1000),
+      p50Ms: Math.round(percentile(latenciesMs, 50)),
+      p95Ms: Math.round(percentile(latenciesMs, 95)),
+      rssBeforeMiB: mib(before.rss),
+      rssAfterMiB: mib(after.rss),
+      rssPeakMiB: mib(Math.max(peakRss, after.rss)),
+      heapBeforeMiB: mib(before.heapUsed),
+      heapAfterMiB: mib(after.heapUsed),
+      heapPerSessionKiB: round1((after.heapUsed - before.heapUsed) / n / 1024),
+      processCpuPct: Math.round(((cpu.user + cpu.system) / 1e3 / wallMs) * 100),
+      machineCpuPct: Math.round(
+        (1 - (machineAfter.idle - machineBefore.idle) / (machineAfter.total - machineBefore.total)) * 100,
+      ),
+      ledger,
+      webhookAnswers,
+    };
+  } finally {
+    await closeAll();
+  }
+}
+
+export async function main(): Promise<void> {
+  const n = Number(process.env.BENCH_N ?? 200);
+  const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 20);
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  const cli = resolveTemporalCli();
+  const namespace = DEFAULT_TEMPORAL_NAMESPACE;
+  const started = Date.now();
+  const env = await TestWorkflowEnvironment.createLocal({
+    server: {
+      executable: toServerExecutable(cli),
+      ip: '127.0.0.1',
+      namespace,
+      searchAttributes: PAYSAGA_SEARCH_ATTRIBUTES,
+      log: { format: 'pretty', level: 'error' },
+    },
+  });
+  const tempDir = fs.mkdtempSync(path.join(os.tmpdir(), 'paysaga-bench-'));
+  const rows: Awaited<ReturnType<typeof runMode>>[] = [];
+  try {
+    console.error(`dev server ${env.address} up in ${Date.now() - started} ms (${describeTemporalCli(cli)})`);
+    const bundleStarted = Date.now();
+    const { code } = await bundleWorkflowCode({
+      workflowsPath: require.resolve('../workflows'),
+      logger: new DefaultLogger('WARN'),
+    });
+    const bundlePath = path.join(tempDir, 'workflow-bundle.js');
+    fs.writeFileSync(bundlePath, code);
+    console.error(`workflow bundle built once in ${Date.now() - bundleStarted} ms`);
+    const deps = { address: env.address, namespace, bundlePath };
+    for (const webhooks of [true, false]) {
+      const t = Date.now();
+      rows.push(await runMode(webhooks, deps, n, concurrency));
+      console.error(`${webhooks ? 'webhooks' : 'polling'} row done in ${Date.now() - t} ms`);
+    }
+  } catch (err) {
+    // Card data never reaches this point unmasked, but a message is redacted all the same.
+    throw new Error(redactPans((err as Error).stack ?? String(err)));
+  } finally {
+    await env.teardown();
+    fs.rmSync(tempDir, { recursive: true, force: true });
+  }
+  console.log(`${machineLine()}; sessions per row ${n}, concurrency ${concurrency}`);
+  console.table(rows.map(({ webhookAnswers: _w, ...row }) => row));
+  for (const r of rows)
+    if (Object.keys(r.webhookAnswers).length)
+      console.log(`webhook receiver answers (${r.mode}): ${JSON.stringify(r.webhookAnswers)}`);
+}
