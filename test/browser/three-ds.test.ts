@@ -7,19 +7,13 @@
  * decoded through the API's codec endpoint) are saved under test-results/screenshots/.
  *
  * The stack is `paysaga dev` run in-process (runDev) on a temp data folder and free ports, with its own
- * Temporal dev server and UI; the worker uses the workflow bundle of the test run.
+ * Temporal dev server and UI; the worker uses the workflow bundle of the test run (test/helpers/browser.ts).
  */
-import { EventEmitter } from 'node:events';
-import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { Connection } from '@temporalio/client';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { runDev } from '../../cli/commands/dev';
-import { sharedWorkflowBundlePath } from '../helpers/temporal';
+import type { Page } from 'playwright-core';
+import { FINAL_PHASES, SCREENSHOTS, startBrowserStack, type BrowserStack } from '../helpers/browser';
 
-const CHROMIUM = process.env.PAYSAGA_CHROMIUM_PATH || '/usr/bin/chromium';
-const SCREENSHOTS = path.resolve(__dirname, '../../test-results/screenshots');
 const THREE_DS_CARD = {
   card_number: '4000000000003063',
   card_exp_month: '12',
@@ -31,98 +25,9 @@ jest.setTimeout(180_000);
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- API answers are read field by field */
 
-interface Dev {
-  signals: EventEmitter;
-  done: Promise<void>;
-  out: string[];
-  err: string[];
-  apiUrl: string;
-  uiUrl: string;
-  temporalAddress: string;
-  token: string;
-}
-
-let dev: Dev | undefined;
-let browser: Browser | undefined;
-let dataDir: string;
-
-function bannerField(lines: string[], name: string): string {
-  // `  Temporal UI  http://...` and `  Temporal     127.0.0.1:...`: the name, then two spaces or more.
-  const pattern = new RegExp(`^  ${name}\\s{2,}(\\S+)`);
-  for (const line of lines) {
-    const m = pattern.exec(line);
-    if (m) return m[1]!;
-  }
-  throw new Error(`no "${name}" in the dev banner:\n${lines.join('\n')}`);
-}
-
-async function startDev(): Promise<Dev> {
-  const signals = new EventEmitter();
-  const out: string[] = [];
-  const err: string[] = [];
-  let failed: unknown;
-  const done = runDev(
-    {
-      data: dataDir,
-      apiPort: '0',
-      sandboxPort: '0',
-      temporalPort: '0',
-      temporalUiPort: '0',
-      logLevel: 'warn',
-    },
-    {
-      signals,
-      out: (l) => out.push(l),
-      err: (l) => err.push(l),
-      env: { ...process.env, PAYSAGA_WORKFLOW_BUNDLE: sharedWorkflowBundlePath() },
-      exit: () => undefined,
-    },
-  ).catch((e: unknown) => {
-    failed = e;
-  });
-  const deadline = Date.now() + 90_000;
-  while (!out.some((l) => l.startsWith('Ctrl-C stops everything'))) {
-    if (failed) throw failed;
-    if (Date.now() > deadline)
-      throw new Error(`paysaga dev did not come up:\n${out.join('\n')}\n${err.join('\n')}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  return {
-    signals,
-    done,
-    out,
-    err,
-    apiUrl: bannerField(out, 'API'),
-    uiUrl: bannerField(out, 'Temporal UI'),
-    temporalAddress: bannerField(out, 'Temporal'),
-    token: bannerField(out, 'API token'),
-  };
-}
-
-async function api(method: 'GET' | 'POST', url: string, body?: unknown): Promise<any> {
-  const res = await fetch(`${dev!.apiUrl}${url}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${dev!.token}`,
-      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-    },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-  const json = await res.json();
-  if (res.status >= 300) throw new Error(`${method} ${url}: ${res.status} ${JSON.stringify(json)}`);
-  return json;
-}
-
-async function until(sessionId: string, done: (v: any) => boolean, ms = 30_000): Promise<any> {
-  const deadline = Date.now() + ms;
-  let view = await api('GET', `/v1/sessions/${sessionId}`);
-  while (!done(view)) {
-    if (Date.now() > deadline) throw new Error(`session ${sessionId} is still ${view.phase}`);
-    await new Promise((r) => setTimeout(r, 300));
-    view = await api('GET', `/v1/sessions/${sessionId}`);
-  }
-  return view;
-}
+let stack: BrowserStack | undefined;
+const api = (...a: Parameters<BrowserStack['api']>) => stack!.api(...a);
+const until = (...a: Parameters<BrowserStack['until']>) => stack!.until(...a);
 
 const escapeAttr = (s: string) => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
 
@@ -148,33 +53,11 @@ async function openUserAction(page: Page, dest: any): Promise<void> {
 }
 
 beforeAll(async () => {
-  if (!fs.existsSync(CHROMIUM))
-    throw new Error(
-      `${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium) or set PAYSAGA_CHROMIUM_PATH`,
-    );
-  fs.mkdirSync(SCREENSHOTS, { recursive: true });
-  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'paysaga-browser-'));
-  dev = await startDev();
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--no-first-run',
-    ],
-  });
+  stack = await startBrowserStack();
 });
 
 afterAll(async () => {
-  await browser?.close();
-  if (dev) {
-    dev.signals.emit('SIGINT');
-    await dev.done;
-  }
-  fs.rmSync(dataDir, { recursive: true, force: true });
+  await stack?.close();
 });
 
 describe('a payer in a real browser', () => {
@@ -188,7 +71,7 @@ describe('a payer in a real browser', () => {
       customer: { user_id: 'browser-payer' },
       amount: { amount: 129_900, currency: 'RUB' },
       card: THREE_DS_CARD,
-      backUrl: `${dev!.apiUrl}/return`,
+      backUrl: `${stack!.dev.apiUrl}/return`,
     });
     const sessionId: string = created.sessionId;
     const waiting = created.userAction ? created : await until(sessionId, (v) => !!v.userAction);
@@ -196,7 +79,7 @@ describe('a payer in a real browser', () => {
     const dest = waiting.userAction.destination_info;
     expect(dest.url_address).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/sandbox\/3ds\//);
 
-    const context = await browser!.newContext({ viewport: { width: 1280, height: 900 } });
+    const context = await stack!.browser.newContext({ viewport: { width: 1280, height: 900 } });
     try {
       const page = await context.newPage();
       await openUserAction(page, dest);
@@ -205,15 +88,15 @@ describe('a payer in a real browser', () => {
       await page.fill('input[name="code"]', '12345');
       await Promise.all([
         // The issuer's auto-posted form takes the payer on to the API's return page.
-        page.waitForURL((u) => u.toString().startsWith(`${dev!.apiUrl}/return`), { timeout: 30_000 }),
+        page.waitForURL((u) => u.toString().startsWith(`${stack!.dev.apiUrl}/return`), { timeout: 30_000 }),
         page.click('button[type="submit"]'),
       ]);
       await page.waitForSelector('[data-outcome]');
       let outcome = await page.getAttribute('[data-outcome]', 'data-outcome');
       if (outcome === 'processing') {
         // The page waits briefly for the bank; when it is slower, the payer sees the final page on reload.
-        await until(sessionId, (v) => ['succeeded', 'failed', 'canceled'].includes(v.phase));
-        await page.goto(`${dev!.apiUrl}/return/${sessionId}`);
+        await until(sessionId, (v) => FINAL_PHASES.includes(v.phase));
+        await page.goto(`${stack!.dev.apiUrl}/return/${sessionId}`);
         outcome = await page.getAttribute('[data-outcome]', 'data-outcome');
       }
       expect(outcome).toBe('success');
@@ -223,13 +106,13 @@ describe('a payer in a real browser', () => {
       expect(html).not.toContain(THREE_DS_CARD.card_number);
       await page.screenshot({ path: path.join(SCREENSHOTS, 'three-ds-result.png') });
 
-      const done = await until(sessionId, (v) => ['succeeded', 'failed', 'canceled'].includes(v.phase));
+      const done = await until(sessionId, (v) => FINAL_PHASES.includes(v.phase));
       expect(done.phase).toBe('succeeded');
       expect(done.events.some((e: any) => e.source === 'payer')).toBe(true);
 
       // What Temporal stores is encrypted (the dev stack's codec key): read without the codec, the
       // workflow input is an opaque binary/encrypted payload.
-      const connection = await Connection.connect({ address: dev!.temporalAddress });
+      const connection = await Connection.connect({ address: stack!.dev.temporalAddress });
       try {
         const history = await connection.workflowService.getWorkflowExecutionHistory({
           namespace: 'default',
@@ -246,7 +129,7 @@ describe('a payer in a real browser', () => {
       // The Temporal UI of the dev stack shows the workflow (id = session id), completed, with its
       // input decoded through the API's codec endpoint (payloads are encrypted at rest).
       const ui = await context.newPage();
-      await ui.goto(`${dev!.uiUrl}/namespaces/default/workflows/${sessionId}`);
+      await ui.goto(`${stack!.dev.uiUrl}/namespaces/default/workflows/${sessionId}`);
       await ui.getByText(sessionId, { exact: true }).first().waitFor({ timeout: 30_000 });
       await ui
         .getByText(/completed/i)
