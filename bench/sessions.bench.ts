@@ -16,18 +16,16 @@ import * as path from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { Client, Connection } from '@temporalio/client';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { request } from 'undici';
-import { describeTemporalCli, resolveTemporalCli, toServerExecutable } from '../cli/temporal-cli';
 import { PaymentsClient } from '../client/payments-client';
 import { DEFAULT_SETTINGS, mergeSettings } from '../client/settings';
 import { handleProviderWebhook } from '../client/webhook-handler';
 import { CardDetails, createWebhookVerifier, ProviderClient, redactPans } from '../provider';
 import { startSandbox } from '../sandbox';
 import type { LedgerEntry } from '../sandbox/ledger';
+import { startLocalTemporal } from '../test/helpers/local-temporal';
 import { createPaysagaWorker } from '../workers/worker';
-import { DEFAULT_TEMPORAL_NAMESPACE, PAYSAGA_SEARCH_ATTRIBUTES } from '../workers/search-attributes';
 import { freshKeyPair, machineLine, mib, percentile, round1, runBounded } from './support';
 
 const PROJECT = 'bench';
@@ -274,22 +272,12 @@ export async function main(): Promise<void> {
   const n = Number(process.env.BENCH_N ?? 200);
   const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 20);
   Runtime.install({ logger: new DefaultLogger('WARN') });
-  const cli = resolveTemporalCli();
-  const namespace = DEFAULT_TEMPORAL_NAMESPACE;
   const started = Date.now();
-  const env = await TestWorkflowEnvironment.createLocal({
-    server: {
-      executable: toServerExecutable(cli),
-      ip: '127.0.0.1',
-      namespace,
-      searchAttributes: PAYSAGA_SEARCH_ATTRIBUTES,
-      log: { format: 'pretty', level: 'error' },
-    },
-  });
+  const { env, namespace, cli } = await startLocalTemporal();
   const tempDir = fs.mkdtempSync(path.join(os.tmpdir(), 'paysaga-bench-'));
   const rows: Awaited<ReturnType<typeof runMode>>[] = [];
   try {
-    console.error(`dev server ${env.address} up in ${Date.now() - started} ms (${describeTemporalCli(cli)})`);
+    console.error(`dev server ${env.address} up in ${Date.now() - started} ms (${cli})`);
     const bundleStarted = Date.now();
     const { code } = await bundleWorkflowCode({
       workflowsPath: require.resolve('../workflows'),

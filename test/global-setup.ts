@@ -18,10 +18,9 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
-import { describeTemporalCli, resolveTemporalCli, toServerExecutable } from '../cli/temporal-cli';
-import { DEFAULT_TEMPORAL_NAMESPACE, PAYSAGA_SEARCH_ATTRIBUTES } from '../workers/search-attributes';
+import { startLocalTemporal } from './helpers/local-temporal';
 
 export interface PaysagaTestGlobals {
   env: TestWorkflowEnvironment;
@@ -39,34 +38,13 @@ function log(message: string): void {
 }
 
 export default async function globalSetup(): Promise<void> {
-  const cli = resolveTemporalCli();
-  const namespace = DEFAULT_TEMPORAL_NAMESPACE;
   const started = Date.now();
-  let env: TestWorkflowEnvironment;
-  try {
-    env = await TestWorkflowEnvironment.createLocal({
-      server: {
-        executable: toServerExecutable(cli),
-        ip: '127.0.0.1',
-        namespace,
-        searchAttributes: PAYSAGA_SEARCH_ATTRIBUTES,
-        log: { format: 'pretty', level: 'error' },
-      },
-    });
-  } catch (err) {
-    throw new Error(
-      `Could not start the Temporal dev server with ${describeTemporalCli(cli)}: ${(err as Error).message}\n` +
-        'Run `npm run setup` (installs the pinned CLI into .tools/) or set TEMPORAL_CLI_PATH.',
-      { cause: err },
-    );
-  }
+  const { env, namespace, cli } = await startLocalTemporal();
   const tempDir = fs.mkdtempSync(path.join(os.tmpdir(), 'paysaga-jest-'));
   globalThis.__PAYSAGA_TEST__ = { env, tempDir };
   process.env.TEMPORAL_TEST_ADDRESS = env.address;
   process.env.TEMPORAL_TEST_NAMESPACE = namespace;
-  log(
-    `Temporal dev server ${env.address} up in ${Date.now() - started} ms (cli: ${describeTemporalCli(cli)})`,
-  );
+  log(`Temporal dev server ${env.address} up in ${Date.now() - started} ms (cli: ${cli})`);
 
   delete process.env.PAYSAGA_TEST_WORKFLOW_BUNDLE;
   delete process.env.PAYSAGA_TEST_WORKFLOW_BUNDLE_ERROR;
