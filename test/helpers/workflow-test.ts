@@ -4,7 +4,7 @@
  */
 import { CardDetails } from '../../provider';
 import type { SessionView } from '../../workflows/types';
-import type { TestStack } from './stack';
+import { startStack, type TestStack } from './stack';
 
 /** Sandbox test cards: approved without 3-D Secure, and one that asks for it. */
 export const FRICTIONLESS = '4111111111111111';
@@ -51,4 +51,22 @@ export function sessionHelpers(get: () => TestStack) {
       }
     },
   };
+}
+
+/**
+ * The two stacks of the FPS tests, started before and closed after the enclosing block's tests:
+ * `stack` with QRs that live 10 s (ample time for a payer to pay or confirm, even polling on a loaded
+ * machine) and `shortQr` with 4 s ones (for tests that only wait for expiry). Service time × 0.01.
+ */
+export function fpsStacks(webhooks: boolean): { readonly stack: TestStack; readonly shortQr: TestStack } {
+  const fx = {} as { stack: TestStack; shortQr: TestStack };
+  beforeAll(async () => {
+    fx.stack = await startStack({ webhooks, sandbox: { qrTtlSeconds: 1_000 } });
+    fx.shortQr = await startStack({ webhooks, sandbox: { qrTtlSeconds: 400 } });
+  });
+  afterAll(async () => {
+    await fx.stack?.close();
+    await fx.shortQr?.close();
+  });
+  return fx;
 }

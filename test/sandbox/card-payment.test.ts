@@ -1,23 +1,12 @@
 import { verify } from 'node:crypto';
-import { startTestSandbox, type TestSandbox } from '../helpers/sandbox';
-import { startWebhookSink, type WebhookSink } from '../helpers/webhook-sink';
+import { sandboxWithSink } from '../helpers/sandbox-with-sink';
 import { CARDS, cardPayment, isFinal, RUB, user } from './fixtures';
 
 describe('sandbox: card payment', () => {
-  let sink: WebhookSink;
-  let sb: TestSandbox;
-
-  beforeAll(async () => {
-    sink = await startWebhookSink();
-    sb = await startTestSandbox({ webhookUrl: sink.url });
-  });
-  afterAll(async () => {
-    await sb.close();
-    await sink.close();
-  });
+  const fx = sandboxWithSink({});
 
   it('initiate -> start/checkout -> approve_pending -> approve -> checkout_results, signed webhooks', async () => {
-    const init = await sb.post('transaction/initiate', { sum_info: RUB(10000), user_info: user() });
+    const init = await fx.sb.post('transaction/initiate', { sum_info: RUB(10000), user_info: user() });
     expect(init.status).toBe(200);
     expect(init.body.status).toBe('ok');
     const sessionId: string = init.body.session_info.id;
@@ -25,7 +14,7 @@ describe('sandbox: card payment', () => {
     expect(init.body.session_info.transaction_status).toBe('created');
     expect(init.body.session_info.created_date).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
 
-    const start = await sb.post('transaction/start/checkout', {
+    const start = await fx.sb.post('transaction/start/checkout', {
       session_id: sessionId,
       payment_info: cardPayment(),
     });
@@ -46,30 +35,30 @@ describe('sandbox: card payment', () => {
     expect(start.text).not.toContain(CARDS.frictionless);
     expect(start.text).not.toContain('"123"');
 
-    const pending = await sink.waitFor(
+    const pending = await fx.sink.waitFor(
       (h) => h.body?.type === 'approve_pending' && h.body.session_info.id === sessionId,
     );
     expect(pending.body.session_info.next_step).toBe('approve');
     expect(pending.body.session_info.payments[0].transaction_status).toBe('pending');
     const signature = String(pending.headers['x-signature']);
     expect(
-      verify('sha256', pending.rawBody, sb.keys.service.publicKey, Buffer.from(signature, 'base64')),
+      verify('sha256', pending.rawBody, fx.sb.keys.service.publicKey, Buffer.from(signature, 'base64')),
     ).toBe(true);
 
-    const approved = await sb.post('transaction/approve', { session_id: sessionId });
+    const approved = await fx.sb.post('transaction/approve', { session_id: sessionId });
     expect(approved.body.status).toBe('ok');
     expect(approved.body.session_info.actions.approve).toBeDefined();
 
-    const results = await sink.waitFor(
+    const results = await fx.sink.waitFor(
       (h) => h.body?.type === 'checkout_results' && h.body.session_info.id === sessionId,
     );
     expect(results.body.session_info.transaction_status).toBe('completed');
     expect(results.body.session_info.payments[0].transaction_status).toBe('successful');
     expect(results.body.session_info.payments[0].completed_date).toBeDefined();
 
-    const state = await sb.waitForSession(sessionId, isFinal);
+    const state = await fx.sb.waitForSession(sessionId, isFinal);
     expect(state.payments[0].transaction_status).toBe('successful');
-    const ledger = await sb.ledger(sessionId);
+    const ledger = await fx.sb.ledger(sessionId);
     expect(ledger.entries.map((e) => [e.kind, e.amount])).toEqual([
       ['hold', 10000],
       ['capture', 10000],

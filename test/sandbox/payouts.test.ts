@@ -1,26 +1,17 @@
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox';
-import { startWebhookSink, type WebhookSink } from '../helpers/webhook-sink';
+import { sandboxWithSink } from '../helpers/sandbox-with-sink';
 import { eventTypes, transferApproved, waitForEvent } from './flow';
 import { cardPayout, fpsAccount, isFinal, RUB } from './fixtures';
 
 describe('sandbox: payouts', () => {
-  let sink: WebhookSink;
-  let sb: TestSandbox;
-  beforeAll(async () => {
-    sink = await startWebhookSink();
-    sb = await startTestSandbox({ webhookUrl: sink.url });
-  });
-  afterAll(async () => {
-    await sb.close();
-    await sink.close();
-  });
+  const fx = sandboxWithSink({});
 
   async function tokenize(card: string, allowTokenization: boolean) {
-    const pt = await sb.post('public_token', {
+    const pt = await fx.sb.post('public_token', {
       card_tokenize: { allow_tokenization: allowTokenization, lang: 'ru' },
     });
     expect(pt.body.public_token).toMatch(/^pt_/);
-    const widget = await sb.plain('POST', '/sandbox/widgets/card-tokenize', {
+    const widget = await fx.sb.plain('POST', '/sandbox/widgets/card-tokenize', {
       public_token: pt.body.public_token,
       card_number: card,
       card_exp_month: '01',
@@ -33,12 +24,12 @@ describe('sandbox: payouts', () => {
   }
 
   it('to a raw card: approve_pending, approve, checkout_results, ledger payout', async () => {
-    const id = await transferApproved(sb, {
+    const id = await transferApproved(fx.sb, {
       payout_info: cardPayout('5555555555554444'),
       sum_info: RUB(12000),
       participant_info: { payee_info: { full_name: 'Ivan Ivanov' } },
     });
-    const results = await sink.waitFor(
+    const results = await fx.sink.waitFor(
       (h) => h.body?.type === 'checkout_results' && h.body.session_info.id === id,
     );
     const payout = results.body.session_info.payouts[0];
@@ -48,25 +39,28 @@ describe('sandbox: payouts', () => {
     });
     expect(payout.id).toMatch(/^po_\d+$/);
     expect(results.body.session_info.transaction_status).toBe('completed');
-    expect((await sb.ledger(id)).entries.map((e) => [e.kind, e.amount])).toEqual([['payout', 12000]]);
-    expect(await eventTypes(sb, id)).toEqual(['approve_pending', 'checkout_results']);
+    expect((await fx.sb.ledger(id)).entries.map((e) => [e.kind, e.amount])).toEqual([['payout', 12000]]);
+    expect(await eventTypes(fx.sb, id)).toEqual(['approve_pending', 'checkout_results']);
   });
 
   it('canceling a payout after approve_pending pays nothing', async () => {
-    const res = await sb.post('transaction/init/transfer', { payout_info: cardPayout(), sum_info: RUB(100) });
+    const res = await fx.sb.post('transaction/init/transfer', {
+      payout_info: cardPayout(),
+      sum_info: RUB(100),
+    });
     const id = res.body.session_info.id;
-    await waitForEvent(sb, id, 'approve_pending');
-    const canceled = await sb.post('transaction/cancel', { session_id: id });
+    await waitForEvent(fx.sb, id, 'approve_pending');
+    const canceled = await fx.sb.post('transaction/cancel', { session_id: id });
     expect(canceled.body.session_info.payouts[0].transaction_status).toBe('unsuccessful');
-    expect((await sb.ledger(id)).entries).toEqual([]);
+    expect((await fx.sb.ledger(id)).entries).toEqual([]);
   });
 
   it('to hashed card details from the tokenization widget (public_token card_tokenize)', async () => {
     const widget = await tokenize('2200000000000004', false);
     expect(widget.card_token).toBeUndefined();
     expect(widget.hashed_card_details.hashed_card_number).toMatch(/^hcn_/);
-    const init = await sb.post('transaction/initiate', {});
-    const started = await sb.post('transaction/start/transfer', {
+    const init = await fx.sb.post('transaction/initiate', {});
+    const started = await fx.sb.post('transaction/start/transfer', {
       session_id: init.body.session_info.id,
       payout_info: {
         type: 'card_info',
@@ -80,11 +74,11 @@ describe('sandbox: payouts', () => {
       card_network: 'mir',
     });
     const id = init.body.session_info.id;
-    await waitForEvent(sb, id, 'approve_pending');
-    await sb.post('transaction/approve', { session_id: id });
-    expect((await sb.waitForSession(id, isFinal)).payouts[0].transaction_status).toBe('successful');
+    await waitForEvent(fx.sb, id, 'approve_pending');
+    await fx.sb.post('transaction/approve', { session_id: id });
+    expect((await fx.sb.waitForSession(id, isFinal)).payouts[0].transaction_status).toBe('successful');
     // Token inquiry of the hashed card.
-    const info = await sb.post('public_token/state', {
+    const info = await fx.sb.post('public_token/state', {
       type: 'card_info',
       card_info: {
         type: 'hashed_card_details',
@@ -102,15 +96,17 @@ describe('sandbox: payouts', () => {
   it('to a tokenized card (allow_tokenization)', async () => {
     const widget = await tokenize('4111111111111111', true);
     expect(widget.card_token).toMatch(/^ct_/);
-    const id = await transferApproved(sb, {
+    const id = await transferApproved(fx.sb, {
       payout_info: {
         type: 'card_info',
         card_info: { type: 'tokenized_card', tokenized_card: { token: widget.card_token } },
       },
       sum_info: RUB(300),
     });
-    expect((await sb.waitForSession(id, isFinal)).payouts[0].payout_info.card_info.card_last4).toBe('1111');
-    const unknown = await sb.post('transaction/init/transfer', {
+    expect((await fx.sb.waitForSession(id, isFinal)).payouts[0].payout_info.card_info.card_last4).toBe(
+      '1111',
+    );
+    const unknown = await fx.sb.post('transaction/init/transfer', {
       payout_info: {
         type: 'card_info',
         card_info: { type: 'tokenized_card', tokenized_card: { token: 'ct_nope' } },
@@ -124,13 +120,13 @@ describe('sandbox: payouts', () => {
   });
 
   it('the tokenization token serves one operation', async () => {
-    const pt = await sb.post('public_token', { card_tokenize: { allow_tokenization: false } });
-    const first = await sb.plain('POST', '/sandbox/widgets/card-tokenize', {
+    const pt = await fx.sb.post('public_token', { card_tokenize: { allow_tokenization: false } });
+    const first = await fx.sb.plain('POST', '/sandbox/widgets/card-tokenize', {
       public_token: pt.body.public_token,
       card_number: '4111111111111111',
     });
     expect(first.body.status).toBe('ok');
-    const second = await sb.plain('POST', '/sandbox/widgets/card-tokenize', {
+    const second = await fx.sb.plain('POST', '/sandbox/widgets/card-tokenize', {
       public_token: pt.body.public_token,
       card_number: '4111111111111111',
     });
@@ -141,29 +137,29 @@ describe('sandbox: payouts', () => {
   });
 
   it('to an FPS account with a bank of sbp/banks', async () => {
-    const banks = (await sb.get('sbp/banks')).body.banks;
-    const id = await transferApproved(sb, {
+    const banks = (await fx.sb.get('sbp/banks')).body.banks;
+    const id = await transferApproved(fx.sb, {
       payout_info: fpsAccount('+79990001122', banks[1].id),
       sum_info: RUB(4000),
     });
-    const final = await sb.waitForSession(id, isFinal);
+    const final = await fx.sb.waitForSession(id, isFinal);
     expect(final.payouts[0]).toMatchObject({
       transaction_status: 'successful',
       payout_info: { type: 'account_info' },
     });
     expect(final.payouts[0].transaction_info.fps_transaction_id).toBeDefined();
-    const badBank = await sb.post('transaction/init/transfer', {
+    const badBank = await fx.sb.post('transaction/init/transfer', {
       payout_info: fpsAccount('+79990001122', '999'),
       sum_info: RUB(4000),
     });
     expect(badBank.body.error.error_description).toBe(
       'payout_info.account_info.fps_info_verification.bank_identifier.invalid_value',
     );
-    const unregistered = await transferApproved(sb, {
+    const unregistered = await transferApproved(fx.sb, {
       payout_info: fpsAccount('+79990000000'),
       sum_info: RUB(4000),
     });
-    expect((await sb.waitForSession(unregistered, isFinal)).payouts[0].error.error_code).toBe(
+    expect((await fx.sb.waitForSession(unregistered, isFinal)).payouts[0].error.error_code).toBe(
       'recipient_not_registered',
     );
   });

@@ -5,44 +5,29 @@
  */
 import { InputValidationError } from '../../client/errors';
 import { payFpsQr } from '../helpers/payer';
-import { startStack, type TestStack } from '../helpers/stack';
-import { references, sessionHelpers } from '../helpers/workflow-test';
+import { fpsStacks, references, sessionHelpers } from '../helpers/workflow-test';
 
-// Service time × 0.01. Tests where the payer confirms get a QR that lives 10 s (ample time to confirm,
-// even after a 1 s payer deadline on a loaded machine); the expiry test gets a 4 s one.
-const QR_TTL_SECONDS = 1_000;
-const SHORT_QR_TTL_SECONDS = 400;
 const ref = references('bind');
 
 describe.each([true, false])('FPS binding (webhooks %s)', (webhooks) => {
-  /** QRs live 10 s: for tests where the payer confirms. */
-  let stack: TestStack;
-  /** QRs live 4 s: for the test that only waits for expiry. */
-  let shortQr: TestStack;
-  beforeAll(async () => {
-    stack = await startStack({ webhooks, sandbox: { qrTtlSeconds: QR_TTL_SECONDS } });
-    shortQr = await startStack({ webhooks, sandbox: { qrTtlSeconds: SHORT_QR_TTL_SECONDS } });
-  });
-  afterAll(async () => {
-    await stack?.close();
-    await shortQr?.close();
-  });
+  // `stack`: QRs live 10 s (tests where the payer acts); `shortQr`: 4 s (tests of expiry).
+  const fx = fpsStacks(webhooks);
 
-  const { finished, moves } = sessionHelpers(() => stack);
-  const expiring = sessionHelpers(() => shortQr);
+  const { finished, moves } = sessionHelpers(() => fx.stack);
+  const expiring = sessionHelpers(() => fx.shortQr);
 
   it('the payer confirms: a recurring token, nothing charged; the token then pays by MIT', async () => {
-    const started = await stack.payments.startFpsBinding(
+    const started = await fx.stack.payments.startFpsBinding(
       { reference: ref('ok'), customer: { user_id: 'u-bind' }, backUrl: 'https://shop.example/return' },
       { waitMs: 15_000 },
     );
     expect(started.phase).toBe('awaiting_payer');
     const paymentId = started.operations[0]!.id;
     expect(started.userAction?.payment_qr?.qr_data?.qr_content).toBe(
-      `${stack.sandbox.url}/sandbox/fps/${paymentId}`,
+      `${fx.stack.sandbox.url}/sandbox/fps/${paymentId}`,
     );
     expect(started.recurringToken).toBeUndefined();
-    expect(await payFpsQr(stack.sandbox.url, paymentId)).toBe(200);
+    expect(await payFpsQr(fx.stack.sandbox.url, paymentId)).toBe(200);
     const result = await finished(started.sessionId);
     expect(result.phase).toBe('succeeded');
     expect(result.recurringToken).toMatch(/^rt_/);
@@ -52,7 +37,7 @@ describe.each([true, false])('FPS binding (webhooks %s)', (webhooks) => {
     expect(await moves(started.sessionId)).toEqual([]);
 
     // The token charges the FPS account in one step, without the payer.
-    const mit = await stack.payments.startRecurringPayment({
+    const mit = await fx.stack.payments.startRecurringPayment({
       reference: ref('mit'),
       amount: { amount: 1_500, currency: 'RUB' },
       token: result.recurringToken!,
@@ -65,7 +50,7 @@ describe.each([true, false])('FPS binding (webhooks %s)', (webhooks) => {
   });
 
   it('the payer confirms only after the payer deadline: the provider is followed and the truth reported', async () => {
-    const started = await stack.payments.startFpsBinding(
+    const started = await fx.stack.payments.startFpsBinding(
       {
         reference: ref('late'),
         customer: { user_id: 'u-bind' },
@@ -78,14 +63,14 @@ describe.each([true, false])('FPS binding (webhooks %s)', (webhooks) => {
     // binding can still complete.
     const deadline = Date.now() + 20_000;
     while (
-      !(await stack.payments.getSession(started.sessionId)).events.some(
+      !(await fx.stack.payments.getSession(started.sessionId)).events.some(
         (e) => e.type === 'payer_action_deadline',
       )
     ) {
       if (Date.now() > deadline) throw new Error('the payer deadline never passed');
       await new Promise((r) => setTimeout(r, 100));
     }
-    expect(await payFpsQr(stack.sandbox.url, started.operations[0]!.id)).toBe(200);
+    expect(await payFpsQr(fx.stack.sandbox.url, started.operations[0]!.id)).toBe(200);
     const result = await finished(started.sessionId);
     expect(result.phase).toBe('succeeded');
     expect(result.recurringToken).toBeDefined();
@@ -94,7 +79,7 @@ describe.each([true, false])('FPS binding (webhooks %s)', (webhooks) => {
   });
 
   it('the QR expires: failed with qr_expired, no token', async () => {
-    const started = await shortQr.payments.startFpsBinding({
+    const started = await fx.shortQr.payments.startFpsBinding({
       reference: ref('expired'),
       customer: { user_id: 'u-bind' },
     });
@@ -107,7 +92,7 @@ describe.each([true, false])('FPS binding (webhooks %s)', (webhooks) => {
   });
 
   it('without a user id or the payer IP the binding is refused before anything starts (rule 6)', async () => {
-    await expect(stack.payments.startFpsBinding({ reference: ref('anon') })).rejects.toBeInstanceOf(
+    await expect(fx.stack.payments.startFpsBinding({ reference: ref('anon') })).rejects.toBeInstanceOf(
       InputValidationError,
     );
   });

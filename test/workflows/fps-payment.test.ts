@@ -5,38 +5,24 @@
  */
 import type { SessionView } from '../../workflows/types';
 import { payFpsQr } from '../helpers/payer';
-import { startStack, type TestStack } from '../helpers/stack';
-import { references, rub, sessionHelpers } from '../helpers/workflow-test';
+import { type TestStack } from '../helpers/stack';
+import { fpsStacks, references, rub, sessionHelpers } from '../helpers/workflow-test';
 
-// Service time × 0.01. Tests where the payer pays get a QR that lives 10 s (ample time to see it and
-// pay it, even polling on a loaded machine); tests that only wait for QRs to expire get 4 s ones.
-const QR_TTL_SECONDS = 1_000;
-const SHORT_QR_TTL_SECONDS = 400;
 const ref = references('fps');
 
 describe.each([true, false])('FPS payment (webhooks %s)', (webhooks) => {
-  /** QRs live 10 s: for tests that pay. */
-  let stack: TestStack;
-  /** QRs live 4 s: for tests that only wait for expiry. */
-  let shortQr: TestStack;
-  beforeAll(async () => {
-    stack = await startStack({ webhooks, sandbox: { qrTtlSeconds: QR_TTL_SECONDS } });
-    shortQr = await startStack({ webhooks, sandbox: { qrTtlSeconds: SHORT_QR_TTL_SECONDS } });
-  });
-  afterAll(async () => {
-    await stack?.close();
-    await shortQr?.close();
-  });
+  // `stack`: QRs live 10 s (tests where the payer acts); `shortQr`: 4 s (tests of expiry).
+  const fx = fpsStacks(webhooks);
 
-  const { finished, moves, until } = sessionHelpers(() => stack);
-  const expiring = sessionHelpers(() => shortQr);
+  const { finished, moves, until } = sessionHelpers(() => fx.stack);
+  const expiring = sessionHelpers(() => fx.shortQr);
 
   function start(
     name: string,
     amount: number,
     qrRenewals?: number,
     scenario?: string,
-    on: TestStack = stack,
+    on: TestStack = fx.stack,
   ): Promise<SessionView> {
     return on.payments.startFpsPayment(
       {
@@ -56,9 +42,9 @@ describe.each([true, false])('FPS payment (webhooks %s)', (webhooks) => {
     const paymentId = started.operations[0]!.id;
     const qr = started.userAction?.payment_qr?.qr_data;
     expect(started.userAction?.type).toBe('payment_qr');
-    expect(qr?.qr_content).toBe(`${stack.sandbox.url}/sandbox/fps/${paymentId}`);
+    expect(qr?.qr_content).toBe(`${fx.stack.sandbox.url}/sandbox/fps/${paymentId}`);
     expect(qr?.qr_image).toBeTruthy();
-    expect(await payFpsQr(stack.sandbox.url, paymentId)).toBe(200);
+    expect(await payFpsQr(fx.stack.sandbox.url, paymentId)).toBe(200);
     const result = await finished(started.sessionId);
     expect(result.phase).toBe('succeeded');
     expect(result.reason).toBeUndefined();
@@ -81,7 +67,7 @@ describe.each([true, false])('FPS payment (webhooks %s)', (webhooks) => {
   it('loser: the payer pays but the charge fails, nothing charged', async () => {
     const started = await start('loser', 500, undefined, 'loser');
     expect(started.phase).toBe('awaiting_payer');
-    expect(await payFpsQr(stack.sandbox.url, started.operations[0]!.id)).toBe(200);
+    expect(await payFpsQr(fx.stack.sandbox.url, started.operations[0]!.id)).toBe(200);
     const result = await finished(started.sessionId);
     expect(result.phase).toBe('failed');
     expect(result.reason).toBe('insufficient_funds');
@@ -89,7 +75,7 @@ describe.each([true, false])('FPS payment (webhooks %s)', (webhooks) => {
   });
 
   it('QR expiry without renewals: the session ends with qr_expired, nothing charged', async () => {
-    const started = await start('expire', 300, 0, undefined, shortQr);
+    const started = await start('expire', 300, 0, undefined, fx.shortQr);
     expect(started.phase).toBe('awaiting_payer');
     const result = await expiring.finished(started.sessionId);
     expect(result.phase).toBe('failed');
@@ -119,13 +105,13 @@ describe.each([true, false])('FPS payment (webhooks %s)', (webhooks) => {
     expect(second).not.toBe(first);
     expect(renewed.operations[0]).toMatchObject({ id: first, status: 'unsuccessful', error: 'qr_expired' });
     expect(renewed.userAction?.payment_qr?.qr_data?.qr_content).toBe(
-      `${stack.sandbox.url}/sandbox/fps/${second}`,
+      `${fx.stack.sandbox.url}/sandbox/fps/${second}`,
     );
     expect(renewed.events.filter((e) => e.type === 'renew_payment')).toHaveLength(1);
     // Every snapshot applied says which phase it meant: the expired QR meant "going on", not failed.
     expect(renewed.events.filter((e) => e.detail?.endsWith('-> failed'))).toEqual([]);
     expect(renewed.events.some((e) => e.detail === 'canceled/unsuccessful -> processing')).toBe(true);
-    expect(await payFpsQr(stack.sandbox.url, second)).toBe(200);
+    expect(await payFpsQr(fx.stack.sandbox.url, second)).toBe(200);
     const result = await finished(started.sessionId);
     expect(result.phase).toBe('succeeded');
     expect(result.reason).toBeUndefined();
@@ -134,7 +120,7 @@ describe.each([true, false])('FPS payment (webhooks %s)', (webhooks) => {
   });
 
   it('QR expiry after the last renewal: the session ends with qr_expired', async () => {
-    const started = await start('renew-out', 800, 1, undefined, shortQr);
+    const started = await start('renew-out', 800, 1, undefined, fx.shortQr);
     const result = await expiring.finished(started.sessionId);
     expect(result.phase).toBe('failed');
     expect(result.reason).toBe('qr_expired');
