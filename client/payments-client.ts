@@ -22,11 +22,10 @@ import {
 } from '../provider';
 import type { SessionInfo } from '../provider/schemas';
 import {
-  AmountMinor,
   ClientReference,
-  CurrencyCode,
   PaymentKind,
   PaymentStatus,
+  sessionSearchAttributes,
 } from '../workers/search-attributes';
 import {
   approveUpdate,
@@ -342,13 +341,13 @@ export class PaymentsClient {
           },
         ],
         workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
-        typedSearchAttributes: [
-          { key: PaymentKind, value: 'refund' },
-          { key: PaymentStatus, value: 'starting' },
-          { key: ClientReference, value: i.reference },
-          { key: AmountMinor, value: amount },
-          ...(payment.currency ? [{ key: CurrencyCode, value: payment.currency }] : []),
-        ],
+        typedSearchAttributes: sessionSearchAttributes({
+          kind: 'refund',
+          status: 'starting',
+          reference: i.reference,
+          amount,
+          ...(payment.currency ? { currency: payment.currency } : {}),
+        }),
       });
     } catch (err) {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
@@ -414,13 +413,13 @@ export class PaymentsClient {
         args: [args],
         workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
         workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-        typedSearchAttributes: [
-          { key: PaymentKind, value: 'subscription' },
-          { key: PaymentStatus, value: 'active' },
-          { key: ClientReference, value: i.reference },
-          { key: AmountMinor, value: i.amount.amount },
-          { key: CurrencyCode, value: i.amount.currency },
-        ],
+        typedSearchAttributes: sessionSearchAttributes({
+          kind: 'subscription',
+          status: 'active',
+          reference: i.reference,
+          amount: i.amount.amount,
+          currency: i.amount.currency,
+        }),
       });
     } catch (err) {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
@@ -671,17 +670,12 @@ export class PaymentsClient {
         // A repeat of the same request finds the same workflow, running or finished.
         workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
         workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-        typedSearchAttributes: [
-          { key: PaymentKind, value: kind },
-          { key: PaymentStatus, value: 'starting' },
-          { key: ClientReference, value: reference },
-          ...(amount
-            ? [
-                { key: AmountMinor, value: amount.amount },
-                { key: CurrencyCode, value: amount.currency },
-              ]
-            : []),
-        ],
+        typedSearchAttributes: sessionSearchAttributes({
+          kind,
+          status: 'starting',
+          reference,
+          ...(amount ? { amount: amount.amount, currency: amount.currency } : {}),
+        }),
       });
     } catch (err) {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;

@@ -2,7 +2,7 @@ import { WorkflowIdReusePolicy } from '@temporalio/common';
 import { scrubCardData } from '../activities/failures';
 import { WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
 import type { WebhookEvent } from '../provider/schemas';
-import { PaymentKind, PaymentStatus } from '../workers/search-attributes';
+import { sessionSearchAttributes } from '../workers/search-attributes';
 import { providerEventSignal } from '../workflows/definitions';
 import { isNewer } from '../workflows/snapshot';
 import type { SessionResult, SessionSettings } from '../workflows/types';
@@ -74,10 +74,7 @@ export async function routeProviderEvent(
     signal: providerEventSignal,
     signalArgs: [event],
     workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
-    typedSearchAttributes: [
-      { key: PaymentKind, value: 'late_event' },
-      { key: PaymentStatus, value: 'late_event' },
-    ],
+    typedSearchAttributes: sessionSearchAttributes({ kind: 'late_event', status: 'late_event' }),
   });
   return 'late_event';
 }

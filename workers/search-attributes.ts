@@ -4,7 +4,7 @@
  *
  * Safe to import from workflow code: it imports only from @temporalio/common.
  */
-import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+import { defineSearchAttributeKey, SearchAttributeType, type SearchAttributePair } from '@temporalio/common';
 import type { SearchAttributeKey } from '@temporalio/common/lib/search-attributes';
 
 /** Namespace paysaga uses unless configured otherwise (the dev server creates it). */
@@ -20,6 +20,25 @@ export const ClientReference = defineSearchAttributeKey('ClientReference', Searc
 export const AmountMinor = defineSearchAttributeKey('AmountMinor', SearchAttributeType.INT);
 /** ISO 4217 currency code. */
 export const CurrencyCode = defineSearchAttributeKey('CurrencyCode', SearchAttributeType.KEYWORD);
+
+/** What a paysaga workflow is started (or upserts itself) with; absent fields are left out. */
+export interface SessionAttributes {
+  kind: string;
+  status: string;
+  reference?: string;
+  amount?: number;
+  currency?: string;
+}
+
+export function sessionSearchAttributes(a: SessionAttributes): SearchAttributePair[] {
+  return [
+    { key: PaymentKind, value: a.kind },
+    { key: PaymentStatus, value: a.status },
+    ...(a.reference !== undefined ? [{ key: ClientReference, value: a.reference }] : []),
+    ...(a.amount !== undefined ? [{ key: AmountMinor, value: a.amount }] : []),
+    ...(a.currency ? [{ key: CurrencyCode, value: a.currency }] : []),
+  ];
+}
 
 /**
  * All paysaga search attributes. This is the form `TestWorkflowEnvironment.createLocal({ server: {

@@ -7,7 +7,7 @@
  * concurrent requests with that reference get the intake's result instead of a second check.
  */
 import * as wf from '@temporalio/workflow';
-import { ClientReference, PaymentKind, PaymentStatus } from '../workers/search-attributes';
+import { sessionSearchAttributes } from '../workers/search-attributes';
 import { runOperation } from './payment-process';
 import { provider } from './session-run';
 import { closeSession, guarded, openSession } from './session-lifecycle';
@@ -45,11 +45,11 @@ export async function identityCheckIntakeWorkflow(
     workflowId: session.id,
     args: [sessionInput],
     parentClosePolicy: wf.ParentClosePolicy.ABANDON,
-    typedSearchAttributes: [
-      { key: PaymentKind, value: 'identity_check' },
-      { key: PaymentStatus, value: 'starting' },
-      { key: ClientReference, value: input.reference },
-    ],
+    typedSearchAttributes: sessionSearchAttributes({
+      kind: 'identity_check',
+      status: 'starting',
+      reference: input.reference,
+    }),
   });
   return { fingerprint, sessionId: session.id };
 }

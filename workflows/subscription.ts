@@ -14,13 +14,7 @@
  */
 import * as wf from '@temporalio/workflow';
 import type { SubscriptionActivities } from '../activities/types';
-import {
-  AmountMinor,
-  ClientReference,
-  CurrencyCode,
-  PaymentKind,
-  PaymentStatus,
-} from '../workers/search-attributes';
+import { AmountMinor, PaymentStatus, sessionSearchAttributes } from '../workers/search-attributes';
 import { checkoutWorkflow } from './checkout';
 import {
   cancelSubscriptionUpdate,
@@ -114,13 +108,15 @@ class Subscription {
     readonly input: SubscriptionInput,
     readonly state: SubscriptionState,
   ) {
-    wf.upsertSearchAttributes([
-      { key: PaymentKind, value: 'subscription' },
-      { key: PaymentStatus, value: state.status },
-      { key: ClientReference, value: input.reference },
-      { key: AmountMinor, value: state.amount.amount },
-      { key: CurrencyCode, value: state.amount.currency },
-    ]);
+    wf.upsertSearchAttributes(
+      sessionSearchAttributes({
+        kind: 'subscription',
+        status: state.status,
+        reference: input.reference,
+        amount: state.amount.amount,
+        currency: state.amount.currency,
+      }),
+    );
     wf.setHandler(subscriptionQuery, () => this.view());
     wf.setHandler(cancelSubscriptionUpdate, (arg) => this.cancel(arg?.reason ?? 'canceled by the partner'), {
       validator: (_arg) => this.refuseWhen(['canceled'], 'cancel'),
@@ -204,13 +200,13 @@ class Subscription {
         workflowId: session.id,
         args: [sessionInput],
         parentClosePolicy: wf.ParentClosePolicy.ABANDON,
-        typedSearchAttributes: [
-          { key: PaymentKind, value: 'recurring_payment' },
-          { key: PaymentStatus, value: 'starting' },
-          { key: ClientReference, value: reference },
-          { key: AmountMinor, value: money.amount },
-          { key: CurrencyCode, value: money.currency },
-        ],
+        typedSearchAttributes: sessionSearchAttributes({
+          kind: 'recurring_payment',
+          status: 'starting',
+          reference,
+          amount: money.amount,
+          currency: money.currency,
+        }),
       });
       const result = await child.result();
       if (result.phase === 'succeeded') return { ok: true };
