@@ -8,6 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import { request } from 'undici';
 import { buildApi, type ApiDeps } from '../../api/app';
 import { createWebhookVerifier } from '../../provider';
+import { jsonOrUndefined } from '../helpers/sandbox';
 import { startStack, type StackOptions, type TestStack } from '../helpers/stack';
 import { FRICTIONLESS, rub } from '../helpers/workflow-test';
 
@@ -95,13 +96,7 @@ export async function startApiStack(
           bodyTimeout: 30_000,
         });
         const text = await res.body.text();
-        let parsed: unknown;
-        try {
-          parsed = JSON.parse(text);
-        } catch {
-          parsed = undefined;
-        }
-        return { status: res.statusCode, headers: res.headers, body: parsed, text };
+        return { status: res.statusCode, headers: res.headers, body: jsonOrUndefined(text), text };
       },
       async close() {
         stack.forwardWebhooksTo(undefined);

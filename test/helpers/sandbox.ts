@@ -71,6 +71,15 @@ export interface TestSandbox {
   close(): Promise<void>;
 }
 
+/** The text parsed as JSON, or undefined when it is not JSON (answers are inspected either way). */
+export function jsonOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
 async function send(
   method: string,
   url: string,
@@ -83,13 +92,12 @@ async function send(
     ...(body !== undefined ? { body } : {}),
   });
   const text = await res.body.text();
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    parsed = undefined;
-  }
-  return { status: res.statusCode, headers: res.headers as ApiResponse['headers'], body: parsed, text };
+  return {
+    status: res.statusCode,
+    headers: res.headers as ApiResponse['headers'],
+    body: jsonOrUndefined(text),
+    text,
+  };
 }
 
 export async function startTestSandbox(opts: TestSandboxOptions = {}): Promise<TestSandbox> {
