@@ -1,6 +1,6 @@
 /**
  * `startApiFromEnv()`: the API as a process of its own, configured by environment variables
- * (see api/README.md): Temporal through workers/config.ts, the provider through provider/config.ts.
+ * (see api/README.md): Temporal through common/temporal-config.ts, the provider through provider/config.ts.
  * It listens and returns a handle; whoever runs it (the `paysaga api` command, `paysaga dev`)
  * decides when to close it.
  */
@@ -14,8 +14,8 @@ import {
   providerConfigFromEnv,
   resolveEnvironment,
 } from '../provider';
-import { codecFromEnv } from '../workers/codec';
-import { temporalSettingsFromEnv } from '../workers/config';
+import { codecFromEnv } from '../common/codec';
+import { temporalSettingsFromEnv } from '../common/temporal-config';
 import type { SessionSettings } from '../workflows/types';
 import { buildApi } from './app';
 

@@ -26,7 +26,7 @@ import {
   PaymentKind,
   PaymentStatus,
   sessionSearchAttributes,
-} from '../workers/search-attributes';
+} from '../common/search-attributes';
 import {
   approveUpdate,
   awaitProgressUpdate,

@@ -2,7 +2,7 @@ import { WorkflowIdReusePolicy } from '@temporalio/common';
 import { scrubCardData } from '../activities/failures';
 import { WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
 import type { WebhookEvent } from '../provider/schemas';
-import { sessionSearchAttributes } from '../workers/search-attributes';
+import { sessionSearchAttributes } from '../common/search-attributes';
 import { providerEventSignal } from '../workflows/definitions';
 import { isNewer } from '../workflows/snapshot';
 import type { SessionResult, SessionSettings } from '../workflows/types';

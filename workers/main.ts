@@ -23,8 +23,8 @@ import pino, { type Logger as PinoLogger } from 'pino';
 import { ensureReconciler, reconcilerInputFromEnv, reconcilerWorkflowId } from '../client/reconciler';
 import type { ReconcilerInput } from '../workflows/types';
 import { providerClientFromConfig, providerConfigFromEnv, resolveEnvironment } from '../provider';
-import { codecFromEnv } from './codec';
-import { temporalSettingsFromEnv, type TemporalSettings } from './config';
+import { codecFromEnv } from '../common/codec';
+import { temporalSettingsFromEnv, type TemporalSettings } from '../common/temporal-config';
 import { createPaysagaWorker } from './worker';
 
 export const PINO_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -150,7 +150,7 @@ function bundleInputs(distDir: string): string[] {
     }
   };
   walk(path.join(distDir, 'workflows'));
-  files.push(path.join(distDir, 'workers', 'search-attributes.js'));
+  files.push(path.join(distDir, 'common', 'search-attributes.js'));
   return files;
 }
 

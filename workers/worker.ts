@@ -14,7 +14,7 @@ export interface PaysagaWorkerOptions {
   provider: ProviderClient;
   /** A prebuilt bundle (production) — else workflows are bundled from source at start. */
   workflowBundlePath?: string;
-  /** With the payload codec (workers/codec.ts), so that what enters Temporal is encrypted. */
+  /** With the payload codec (common/codec.ts), so that what enters Temporal is encrypted. */
   dataConverter?: DataConverter;
   /** Settings of the late-event runs the reconciler starts (default: DEFAULT_SETTINGS). */
   settings?: SessionSettings;

@@ -7,7 +7,7 @@
  * concurrent requests with that reference get the intake's result instead of a second check.
  */
 import * as wf from '@temporalio/workflow';
-import { sessionSearchAttributes } from '../workers/search-attributes';
+import { sessionSearchAttributes } from '../common/search-attributes';
 import { runOperation } from './payment-process';
 import { provider } from './session-run';
 import { closeSession, guarded, openSession } from './session-lifecycle';

@@ -3,7 +3,7 @@
  * success, a result after a deadline). It is recorded here, findable and queryable, never dropped.
  */
 import * as wf from '@temporalio/workflow';
-import { PaymentStatus } from '../workers/search-attributes';
+import { PaymentStatus } from '../common/search-attributes';
 import { closeSession } from './session-lifecycle';
 import { SessionRun } from './session-run';
 import type { LateEventInput, SessionResult, SessionSettings } from './types';

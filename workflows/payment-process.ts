@@ -4,7 +4,7 @@
  */
 import * as wf from '@temporalio/workflow';
 import type { SessionInfo } from '../provider/schemas';
-import { AmountMinor } from '../workers/search-attributes';
+import { AmountMinor } from '../common/search-attributes';
 import { failureReason, latestPayment, operationOf } from './snapshot';
 import { provider, type SessionRun } from './session-run';
 

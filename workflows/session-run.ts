@@ -7,7 +7,7 @@ import type { UpdateDefinition } from '@temporalio/common';
 import * as wf from '@temporalio/workflow';
 import type { SessionActivities } from '../activities/types';
 import type { Payment, SessionInfo, WebhookEvent } from '../provider/schemas';
-import { PaymentStatus } from '../workers/search-attributes';
+import { PaymentStatus } from '../common/search-attributes';
 import {
   approveUpdate,
   awaitProgressUpdate,

@@ -14,7 +14,7 @@
  */
 import * as wf from '@temporalio/workflow';
 import type { SubscriptionActivities } from '../activities/types';
-import { AmountMinor, PaymentStatus, sessionSearchAttributes } from '../workers/search-attributes';
+import { AmountMinor, PaymentStatus, sessionSearchAttributes } from '../common/search-attributes';
 import { checkoutWorkflow } from './checkout';
 import {
   cancelSubscriptionUpdate,

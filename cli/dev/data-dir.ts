@@ -10,7 +10,7 @@
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { generateCodecKeySpec } from '../../workers/codec';
+import { generateCodecKeySpec } from '../../common/codec';
 import { generateKeys, KEY_FILES, type KeyFileName } from '../keys';
 
 export const DEFAULT_DATA_DIR = '.data';

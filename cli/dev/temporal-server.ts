@@ -6,7 +6,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { Connection } from '@temporalio/client';
-import { searchAttributeCliArgs } from '../../workers/search-attributes';
+import { searchAttributeCliArgs } from '../../common/search-attributes';
 
 export interface TemporalDevServerOptions {
   cliPath: string;

@@ -7,7 +7,7 @@ import { Agent, request } from 'undici';
 import { buildApi } from '../../api/app';
 import { startApiFromEnv } from '../../api/server';
 import { runApi } from '../../cli/commands/api';
-import { EncryptionCodec, generateCodecKeySpec, parseCodecKeys } from '../../workers/codec';
+import { EncryptionCodec, generateCodecKeySpec, parseCodecKeys } from '../../common/codec';
 import { startStack, type TestStack } from '../helpers/stack';
 import { testAddress, testNamespace } from '../helpers/temporal';
 import { apiDepsFor, card, FRICTIONLESS, ref, rub } from './api-stack';

@@ -4,7 +4,7 @@
  */
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { describeTemporalCli, resolveTemporalCli, toServerExecutable } from '../../cli/temporal-cli';
-import { DEFAULT_TEMPORAL_NAMESPACE, PAYSAGA_SEARCH_ATTRIBUTES } from '../../workers/search-attributes';
+import { DEFAULT_TEMPORAL_NAMESPACE, PAYSAGA_SEARCH_ATTRIBUTES } from '../../common/search-attributes';
 
 export interface LocalTemporal {
   env: TestWorkflowEnvironment;

@@ -30,7 +30,7 @@ export function testAddress(): string {
   return requireEnv('TEMPORAL_TEST_ADDRESS');
 }
 
-/** Namespace on the shared dev server (search attributes from workers/search-attributes.ts registered). */
+/** Namespace on the shared dev server (search attributes from common/search-attributes.ts registered). */
 export function testNamespace(): string {
   return process.env.TEMPORAL_TEST_NAMESPACE || 'default';
 }

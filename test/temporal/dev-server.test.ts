@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { resolveTemporalCli, toServerExecutable } from '../../cli/temporal-cli';
-import { PAYSAGA_SEARCH_ATTRIBUTES } from '../../workers/search-attributes';
+import { PAYSAGA_SEARCH_ATTRIBUTES } from '../../common/search-attributes';
 import { trivialWorkflow } from '../fixtures/trivial-workflow';
 import { uniqueTaskQueue, uniqueWorkflowId } from '../helpers/temporal';
 

@@ -5,7 +5,7 @@ import {
   CurrencyCode,
   PaymentStatus,
   PAYSAGA_SEARCH_ATTRIBUTES,
-} from '../../workers/search-attributes';
+} from '../../common/search-attributes';
 import { greetAndTagWorkflow } from '../fixtures/trivial-workflow';
 import type { GreetActivities } from '../fixtures/trivial-workflow';
 import {

@@ -5,7 +5,7 @@ import {
   ENCRYPTED_ENCODING,
   generateCodecKeySpec,
   parseCodecKeys,
-} from '../../workers/codec';
+} from '../../common/codec';
 
 const payload = (v: unknown) => defaultPayloadConverter.toPayload(v)!;
 

@@ -4,7 +4,7 @@ import {
   ENCRYPTED_ENCODING,
   generateCodecKeySpec,
   parseCodecKeys,
-} from '../../workers/codec';
+} from '../../common/codec';
 import { startStack, type TestStack } from '../helpers/stack';
 import { connectTestClient } from '../helpers/temporal';
 

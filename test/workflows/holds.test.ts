@@ -2,7 +2,7 @@
  * Held payments (project with holds): the funds are frozen at finalization_pending, then finalized in
  * full or in part, or canceled, per the session's policy; each with webhooks on and off (polling only).
  */
-import { AmountMinor } from '../../workers/search-attributes';
+import { AmountMinor } from '../../common/search-attributes';
 import type { SessionView } from '../../workflows/types';
 import { startStack, type TestStack } from '../helpers/stack';
 import { card, references, rub, sessionHelpers } from '../helpers/workflow-test';

@@ -2,7 +2,7 @@
  * Without webhooks nothing tells a closed session about a chargeback; the reconciler reads recently
  * closed sessions from the provider again and records what changed as a late event.
  */
-import { PaymentKind } from '../../workers/search-attributes';
+import { PaymentKind } from '../../common/search-attributes';
 import { reconcilerQuery } from '../../workflows/definitions';
 import { startStack, type TestStack } from '../helpers/stack';
 import { card, FRICTIONLESS, references, rub } from '../helpers/workflow-test';

@@ -2,7 +2,7 @@
  * Refunds of a successful payment (one refund workflow at a time under the session's id) and
  * chargebacks after the session closed, with webhooks on and off.
  */
-import { PaymentStatus } from '../../workers/search-attributes';
+import { PaymentStatus } from '../../common/search-attributes';
 import type { SessionResult } from '../../workflows/types';
 import { CardDetails } from '../../provider';
 import { InputValidationError } from '../../client/errors';

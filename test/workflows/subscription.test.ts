@@ -7,7 +7,7 @@ import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import { InputValidationError, SessionStateError, SubscriptionNotFoundError } from '../../client/errors';
 import { CardDetails } from '../../provider';
-import { PaymentKind, PaymentStatus } from '../../workers/search-attributes';
+import { PaymentKind, PaymentStatus } from '../../common/search-attributes';
 import { changeSubscriptionUpdate } from '../../workflows/definitions';
 import type { SubscriptionView } from '../../workflows/subscription-types';
 import { startStack, type TestStack } from '../helpers/stack';

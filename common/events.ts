@@ -1,0 +1,80 @@
+/**
+ * Events paysaga sends to the partner's backend (DESIGN decision 13): every change a backend cares about
+ * becomes one signed event, delivered at least once, in order per session (or subscription), from a
+ * durable outbox in Temporal. This file is the contract every layer shares: the type names, the
+ * envelope, and how ids are made. Safe for workflow code (no I/O).
+ */
+
+export const SESSION_EVENT_TYPES = [
+  'session.created',
+  'session.awaiting_payer',
+  'session.awaiting_approval',
+  'session.awaiting_finalization',
+  'session.needs_attention',
+  'session.succeeded',
+  'session.failed',
+  'session.canceled',
+  'session.refunded',
+  'session.chargeback',
+  'session.drift_detected',
+] as const;
+
+export const SUBSCRIPTION_EVENT_TYPES = [
+  'subscription.created',
+  'subscription.charged',
+  'subscription.charge_failed',
+  'subscription.past_due',
+  'subscription.paused',
+  'subscription.resumed',
+  'subscription.canceled',
+] as const;
+
+export const EVENT_TYPES = [...SESSION_EVENT_TYPES, ...SUBSCRIPTION_EVENT_TYPES] as const;
+
+export type SessionEventType = (typeof SESSION_EVENT_TYPES)[number];
+export type SubscriptionEventType = (typeof SUBSCRIPTION_EVENT_TYPES)[number];
+export type EventType = (typeof EVENT_TYPES)[number];
+
+export const isEventType = (t: unknown): t is EventType =>
+  typeof t === 'string' && (EVENT_TYPES as readonly string[]).includes(t);
+
+/**
+ * What a backend receives (the body of the POST, and each item of `GET /v1/events`). `data` is the
+ * session (or subscription) view at the moment of the change; it never holds card data.
+ */
+export interface PaysagaEvent<D = unknown> {
+  /** Deterministic from (subject, sequence): the same change never yields two ids. */
+  id: string;
+  type: EventType;
+  /** ISO time of the change (workflow time). */
+  created: string;
+  session_id?: string;
+  subscription_id?: string;
+  /** 1, 2, 3, ... per subject (session or subscription): the order of delivery. */
+  sequence: number;
+  data: D;
+}
+
+/** The subject an event is about: its session id (`ps_...`) or subscription id (`sub-...`). */
+export function eventSubject(e: Pick<PaysagaEvent, 'session_id' | 'subscription_id'>): string {
+  const subject = e.session_id ?? e.subscription_id;
+  if (!subject) throw new Error('an event names a session_id or a subscription_id');
+  return subject;
+}
+
+/** `evt_<subject>_<sequence>`. */
+export function eventId(subject: string, sequence: number): string {
+  return `evt_${subject}_${sequence}`;
+}
+
+/** The subject and sequence an event id was made from, or undefined for anything else. */
+export function parseEventId(id: string): { subject: string; sequence: number } | undefined {
+  const m = /^evt_(.+)_(\d+)$/.exec(id);
+  if (!m) return undefined;
+  const sequence = Number(m[2]);
+  return Number.isSafeInteger(sequence) && sequence > 0 ? { subject: m[1]!, sequence } : undefined;
+}
+
+/** Header names of a delivery (see client/ for the verification helper). */
+export const EVENT_SIGNATURE_HEADER = 'Paysaga-Signature';
+export const EVENT_ID_HEADER = 'Paysaga-Event-Id';
