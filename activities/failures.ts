@@ -1,55 +1,55 @@
 import { ApplicationFailure } from '@temporalio/common';
-import { PaysagaProviderError, ProviderError, ProviderOutcomeUnknownError, redactPans } from '../provider';
+import { providerRefused, type ProviderRefusal } from '../common/failures';
+import {
+  PaysagaProviderError,
+  ProviderError,
+  ProviderOutcomeUnknownError,
+  ProviderValidationError,
+  redactPans,
+} from '../provider';
+
+/** Failure types of provider calls that retrying may fix (the workflow keeps trying them). */
+export const RETRYABLE_PROVIDER_FAILURES = {
+  unavailable: 'ProviderUnavailable',
+  outcomeUnknown: 'ProviderOutcomeUnknown',
+  unexpected: 'UnexpectedError',
+} as const;
 
 /**
- * A provider error as a Temporal failure: the type names the class (and the provider's code),
- * `nonRetryable` follows the error's own retry class. Messages carry no card data.
+ * A provider error as a Temporal failure. A refusal the provider will repeat is `ProviderRefused`
+ * (non-retryable, details: the provider's error); everything else is retryable by Temporal's policy,
+ * money-moving calls then look at the state before they send again. Messages carry no card data.
  */
 export function toFailure(err: unknown): ApplicationFailure {
   if (err instanceof ProviderError) {
+    const refusal: ProviderRefusal = {
+      endpoint: err.endpoint,
+      errorCode: err.errorCode,
+      description: redactPans(err.description),
+      ...(err.httpStatus ? { httpStatus: err.httpStatus } : {}),
+    };
+    if (!err.retryable) return providerRefused(refusal);
     return ApplicationFailure.create({
+      type: RETRYABLE_PROVIDER_FAILURES.unavailable,
       message: redactPans(err.message),
-      type: `ProviderError:${err.errorCode}`,
-      nonRetryable: !err.retryable,
-      details: [
-        {
-          errorCode: err.errorCode,
-          description: redactPans(err.description),
-          endpoint: err.endpoint,
-          httpStatus: err.httpStatus ?? null,
-        },
-      ],
+      details: [refusal],
+    });
+  }
+  if (err instanceof ProviderValidationError) {
+    return providerRefused({
+      endpoint: err.endpoint,
+      errorCode: 'invalid_request',
+      description: err.fields.join(', '),
     });
   }
   if (err instanceof ProviderOutcomeUnknownError) {
-    // Retrying is the right move once the state showed nothing happened: the same key makes it safe.
-    return ApplicationFailure.retryable(redactPans(err.message), err.name);
+    // Retrying is right: the retry reads the state first, and the same key makes a resend safe.
+    return ApplicationFailure.retryable(redactPans(err.message), RETRYABLE_PROVIDER_FAILURES.outcomeUnknown);
   }
   if (err instanceof PaysagaProviderError) {
-    return ApplicationFailure.create({
-      message: redactPans(err.message),
-      type: err.name,
-      nonRetryable: !err.retryable,
-    });
+    // Not reached, or an answer that could not be read: nothing proves the call did or did not act.
+    return ApplicationFailure.retryable(redactPans(err.message), RETRYABLE_PROVIDER_FAILURES.unavailable);
   }
   const message = err instanceof Error ? err.message : String(err);
-  return ApplicationFailure.retryable(redactPans(message), 'UnexpectedError');
-}
-
-const CARD_KEYS = new Set([
-  'card_details',
-  'hashed_card_details',
-  'card_number',
-  'card_code',
-  'hashed_card_number',
-  'hashed_card_code',
-]);
-
-/** Defense in depth: whatever the provider echoes, no card field leaves an activity. */
-export function scrubCardData<T>(value: T): T {
-  if (Array.isArray(value)) return value.map(scrubCardData) as T;
-  if (!value || typeof value !== 'object') return value;
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) if (!CARD_KEYS.has(k)) out[k] = scrubCardData(v);
-  return out as T;
+  return ApplicationFailure.retryable(redactPans(message), RETRYABLE_PROVIDER_FAILURES.unexpected);
 }

@@ -1,64 +1,93 @@
+/**
+ * The reconciler's activities (workflows/reconciler.ts): list the sessions to re-read a page at a time
+ * (Temporal visibility, with a cursor), and compare one session with the provider's truth, delivering
+ * what it missed the way a webhook would (DESIGN decision 3).
+ */
 import { getClient } from '@temporalio/activity';
-import { syncSessionFromProvider, type RouteOutcome } from '../client/webhook-router';
-import type { ProviderClient } from '../provider';
+import { FINAL_PHASES, MONEY_KINDS } from '../common/kinds';
+import type { ReconcileOutcome } from '../common/reconciler';
+import { deliverProviderEvent, latestRun } from '../common/session-runs';
+import { scrubCardData, type ProviderClient } from '../provider';
+import type { SessionInfo } from '../provider/schemas';
 import { toFailure } from './failures';
-import type { SessionSettings } from '../workflows/types';
 
-/** Kinds whose sessions can change after their workflow closed (refunds, chargebacks of a payment). */
-const PAYMENT_KINDS = [
-  'card_checkout',
-  'payment_form',
-  'recurring_payment',
-  'fps_payment',
-  'refund',
-  'late_event',
-];
-
-export interface ReconcileActivities {
-  /** Ids of payment sessions whose latest workflow run closed after `closedAfter` (ISO time). */
-  listClosedPaymentSessions(closedAfter: string, limit: number): Promise<string[]>;
-  /** The provider's state of the session, routed like a webhook (late events are recorded). */
-  syncSession(sessionId: string): Promise<RouteOutcome | 'running'>;
+export interface SessionPage {
+  sessionIds: string[];
+  /** Page token of the next page (base64), absent on the last page. */
+  next?: string;
 }
 
-/**
- * For deployments without webhooks: nothing polls a session once its workflow has closed, so a
- * chargeback or a late result would go unseen. These activities let a reconciler find recently
- * closed sessions (Temporal visibility) and read each one's truth from the provider.
- */
+export interface ReconcileActivities {
+  /** Final money-moving sessions created after `createdAfter`, newest first, one page from `cursor`. */
+  listSessions(a: { createdAfter: string; pageSize: number; cursor?: string }): Promise<SessionPage>;
+  /** The provider's state of the session against the session's own; news is delivered to it. */
+  reconcileSession(sessionId: string): Promise<{ outcome: ReconcileOutcome; detail?: string }>;
+}
+
+const quoted = (xs: readonly string[]) => xs.map((x) => `'${x}'`).join(', ');
+
 export function createReconcileActivities(deps: {
   provider: ProviderClient;
   taskQueue: string;
-  settings: SessionSettings;
+  /** Whether `next` is news to a session that knows `current` (workflows/snapshot.ts isNewer). */
+  isNewer: (next: SessionInfo, current: SessionInfo | undefined) => boolean;
 }): ReconcileActivities {
   return {
-    async listClosedPaymentSessions(closedAfter, limit) {
-      const kinds = PAYMENT_KINDS.map((k) => `'${k}'`).join(', ');
+    async listSessions({ createdAfter, pageSize, cursor }) {
+      const client = getClient();
       const query =
-        `TaskQueue = '${deps.taskQueue}' AND ExecutionStatus != 'Running' AND ` +
-        `CloseTime > '${new Date(closedAfter).toISOString()}' AND PaymentKind IN (${kinds})`;
-      const ids = new Set<string>();
-      for await (const wf of getClient().workflow.list({ query })) {
-        ids.add(wf.workflowId);
-        if (ids.size >= limit) break;
-      }
-      return [...ids];
+        `TaskQueue = '${deps.taskQueue}' AND PaymentKind IN (${quoted(MONEY_KINDS)}) AND ` +
+        `PaymentStatus IN (${quoted(FINAL_PHASES)}) AND CreatedAt > '${new Date(createdAfter).toISOString()}'`;
+      const page = await client.workflowService.listWorkflowExecutions({
+        namespace: client.options.namespace,
+        query,
+        pageSize,
+        ...(cursor ? { nextPageToken: Buffer.from(cursor, 'base64') } : {}),
+      });
+      const ids = [
+        ...new Set((page.executions ?? []).map((e) => e.execution?.workflowId ?? '').filter(Boolean)),
+      ];
+      const token =
+        page.nextPageToken && page.nextPageToken.length > 0 ? Buffer.from(page.nextPageToken) : undefined;
+      return { sessionIds: ids, ...(token ? { next: token.toString('base64') } : {}) };
     },
-    async syncSession(sessionId) {
+
+    async reconcileSession(sessionId) {
+      const client = getClient();
+      let truth: SessionInfo;
       try {
-        // A running workflow follows the session itself (it polls, or it is the late-event run that
-        // already holds the newest state): signaling it again would only keep it busy.
-        const { status } = await getClient().workflow.getHandle(sessionId).describe();
-        if (status.name === 'RUNNING') return 'running';
-        return await syncSessionFromProvider(getClient(), deps.provider, sessionId, {
-          taskQueue: deps.taskQueue,
-          settings: deps.settings,
-        });
+        truth = scrubCardData((await deps.provider.state({ session_id: sessionId })).session_info);
       } catch (err) {
-        // A refusal (e.g. a session the provider does not know) fails this session only, at once;
-        // what retrying can fix is retried by the activity's policy.
         throw toFailure(err);
       }
+      const run = await latestRun(client, sessionId);
+      if (run.status === 'unknown') return { outcome: 'failed', detail: 'no workflow for this session' };
+      const known =
+        run.status === 'closed'
+          ? run.state.snapshot
+          : (await run.handle.query<{ lastSnapshot?: SessionInfo }>('session')).lastSnapshot;
+      if (!deps.isNewer(truth, known)) return { outcome: 'in_sync' };
+      const outcome = await deliverProviderEvent(
+        client,
+        deps.taskQueue,
+        {
+          event: { type: 'state_sync', session_info: truth },
+          receivedAt: new Date().toISOString(),
+          via: 'sync',
+        },
+        (state) => deps.isNewer(truth, state.snapshot),
+      );
+      const detail = `${outcome}: provider ${truth.transaction_status}, ${truth.updated_at ?? ''}`.trim();
+      // A provider that now contradicts a final result is drift the session reports; news is a repair.
+      const contradicts = known && finalOf(known) !== undefined && finalOf(truth) !== finalOf(known);
+      return { outcome: contradicts ? 'drift' : 'repaired', detail };
     },
   };
+}
+
+function finalOf(s: SessionInfo): string | undefined {
+  const op = [...(s.payments ?? []), ...(s.payouts ?? [])].at(-1);
+  return op && (op.transaction_status === 'successful' || op.transaction_status === 'unsuccessful')
+    ? op.transaction_status
+    : undefined;
 }

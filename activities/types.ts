@@ -1,48 +1,67 @@
 /**
- * What workflows may ask of the outside world. Workflows import this file as types only.
- * No argument or result here carries card data.
+ * What workflows may ask of the outside world. Workflows import this file as types only. No argument
+ * or result here carries card data. Money-moving calls take the step their idempotency key is derived
+ * from, and `verifyFirst`: read transaction/state before sending, and send only if it shows the step has
+ * not taken effect (a resend after a restart, a continue-as-new, or a key older than the provider keeps).
  */
-import type { IdentityCheckRequest, SessionInfo } from '../provider/schemas';
-import type { Money } from '../workflows/types';
+import type { Money } from '../common/views';
+import type { IdentityCheckRequest, InitiateRequest, SessionInfo } from '../provider/schemas';
+import type { CheckoutStart, TransferStart } from '../common/session-input';
 
-export type Decision = 'approve' | 'cancel' | 'finalize';
+/** Every call is about one session, and carries that session's sub-merchant when it has one. */
+export interface SessionCall {
+  sessionId: string;
+  submerchantId?: string;
+}
 
-export interface SessionActivities {
-  /** start/checkout or start/transfer with a body that holds no card data; key from (session, step). */
-  startOperation(
-    sessionId: string,
-    operation: 'checkout' | 'transfer',
-    body: Record<string, unknown>,
-    step: string,
-  ): Promise<SessionInfo>;
-  /** approve / cancel / finalize (amount: partial finalize), key from (session, step). */
-  decide(sessionId: string, decision: Decision, step: string, amount?: Money): Promise<SessionInfo>;
-  /** transaction/refund, key from (session, step); amount omitted = full. */
-  refund(sessionId: string, step: string, amount?: Money): Promise<SessionInfo>;
+export interface MoneyMovingCall extends SessionCall {
+  verifyFirst: boolean;
+}
+
+export interface ProviderActivities {
+  /** start/checkout with a body that holds no card data; `n` > 0 renews an FPS payment (key `start:n`). */
+  startCheckout(a: MoneyMovingCall & { body: CheckoutStart; n: number }): Promise<SessionInfo>;
+  /** start/transfer with a body that holds no card data (key `start`). */
+  startTransfer(a: MoneyMovingCall & { body: TransferStart }): Promise<SessionInfo>;
+  /** transaction/approve of the operation waiting for it (key `approve:<operation>`). */
+  approve(a: MoneyMovingCall & { operationId: string }): Promise<SessionInfo>;
+  /** transaction/cancel of the operation waiting for a decision (key `cancel:<operation>`). */
+  cancel(a: MoneyMovingCall & { operationId: string }): Promise<SessionInfo>;
+  /** transaction/finalize of a held payment, in full or `amount` of it (key `finalize:<operation>`). */
+  finalize(a: MoneyMovingCall & { operationId: string; amount?: Money }): Promise<SessionInfo>;
   /**
-   * sbp/identity_check (phone, bank, payee; no card data). The provider takes no idempotency key
-   * here, so a retry after an unknown outcome may make a second, unused check (never charged).
+   * transaction/refund (key `refund:<reference>`). `knownRefundIds`: the refund records that existed
+   * before this refund was first sent, so that the state can tell whether it took effect.
    */
-  requestIdentityCheck(body: IdentityCheckRequest): Promise<SessionInfo>;
+  refund(
+    a: MoneyMovingCall & { reference: string; amount: Money; knownRefundIds: string[] },
+  ): Promise<SessionInfo>;
   /** transaction/state: the truth. */
-  getState(sessionId: string): Promise<SessionInfo>;
+  getState(a: SessionCall): Promise<SessionInfo>;
   /** public_token with payment_form_config for this session. */
   createPaymentFormToken(
-    sessionId: string,
-    widget: { lang?: string; showAutopayOption?: boolean },
+    a: SessionCall & { widget: { lang?: string; showAutopayOption?: boolean } },
   ): Promise<string>;
 }
 
-/** Recurring billing: the provider session of one charge attempt of one subscription period. */
-export interface SubscriptionActivities {
+/** What opens a provider session for a reference (workflows/reference.ts). */
+/** A provider session just opened, with paysaga's signed return address for it (when one is configured). */
+export interface Opened {
+  session: SessionInfo;
+  returnUrl?: string;
+}
+
+export interface IntakeActivities {
+  /** transaction/initiate, key derived from the reference and the request's fingerprint. */
+  initiate(a: {
+    reference: string;
+    fingerprint: string;
+    body: InitiateRequest;
+    submerchantId?: string;
+  }): Promise<Opened>;
   /**
-   * transaction/initiate for (subscription, period, attempt), key from (subscription id,
-   * `period:N:attempt:M`): a retried or replayed call answers with the same session, never a second one.
+   * sbp/identity_check (phone, bank, payee). The provider takes no idempotency key here: the intake's
+   * workflow id is the lock, and a retry after an unknown outcome may make a second, unused check.
    */
-  initiateRecurringSession(
-    subscriptionId: string,
-    period: number,
-    attempt: number,
-    body: Record<string, unknown>,
-  ): Promise<SessionInfo>;
+  requestIdentityCheck(a: { body: IdentityCheckRequest; submerchantId?: string }): Promise<Opened>;
 }

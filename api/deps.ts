@@ -3,7 +3,7 @@ import type { PayloadCodec } from '@temporalio/common';
 import type { FastifyServerOptions } from 'fastify';
 import type { PaymentsClient } from '../client/payments-client';
 import type { createWebhookVerifier, ProviderClient } from '../provider';
-import type { SessionSettings } from '../workflows/types';
+import type { SessionSettings } from '../common/settings';
 
 /** Everything the API talks to, built once by the caller (startApiFromEnv, `paysaga dev`, tests). */
 export interface ApiDeps {

@@ -3,7 +3,14 @@
  * request bodies: zod messages name rules, not values, and provider descriptions are PAN-redacted.
  */
 import { ServiceError, WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
-import { InputValidationError, SessionNotFoundError, SessionStateError } from '../client/errors';
+import {
+  InputValidationError,
+  ProviderRefusedError,
+  ReferenceConflictError,
+  SessionNotFoundError,
+  SessionStateError,
+} from '../client/errors';
+import type { ProviderRefusal } from '../common/failures';
 import {
   ProviderError,
   ProviderOutcomeUnknownError,
@@ -48,7 +55,67 @@ export class ApiError extends Error {
 /** `path.rule` strings of the provider client (e.g. `card_tokenize.not_null`) as {field, rule}. */
 function splitProviderField(s: string): FieldIssue {
   const dot = s.lastIndexOf('.');
-  return dot < 0 ? { field: '(body)', rule: s } : { field: s.slice(0, dot), rule: s.slice(dot + 1) };
+  return dot < 0
+    ? { field: '(body)', rule: s }
+    : { field: apiField(s.slice(0, dot)), rule: s.slice(dot + 1) };
+}
+
+/**
+ * The API's name of a field the provider names (its paths are those of the provider's bodies): the
+ * caller hears about the field it sent. Unknown paths stay as the provider wrote them.
+ */
+const API_FIELDS: [string, string][] = [
+  ['payout_info.account_info.fps_info_verification.bank_identifier', 'bankId'],
+  ['payout_info.account_info.fps_info_verification.phone_number', 'phone'],
+  ['payment_info.recurring_token_info.token', 'token'],
+  ['payout_info.recurring_token_info.token', 'destination.token'],
+  ['recurring_token_info.token', 'token'],
+  ['participant_info.payee_info', 'payee'],
+  ['participant_info', 'participant'],
+  ['user_info', 'customer'],
+  ['sum_info.sum', 'amount.amount'],
+  ['sum_info.currency_code', 'amount.currency'],
+];
+
+function apiField(providerPath: string): string {
+  for (const [prefix, name] of API_FIELDS)
+    if (providerPath === prefix || providerPath.startsWith(`${prefix}.`))
+      return name + providerPath.slice(prefix.length);
+  return providerPath;
+}
+
+/** Decisions and refunds the provider refuses are state conflicts of the session (409). */
+const DECIDING = new Set([
+  'transaction/approve',
+  'transaction/cancel',
+  'transaction/finalize',
+  'transaction/refund',
+]);
+
+/**
+ * A refusal by the provider, in the caller's terms: what it sent was wrong (400 naming the field), names
+ * nothing the provider knows (404), or cannot be done now (409). Never a 5xx: the provider is well.
+ */
+function fromRefusal(r: ProviderRefusal): ApiError {
+  if (DECIDING.has(r.endpoint))
+    return new ApiError(
+      409,
+      'provider_refused',
+      `the provider refused ${r.endpoint}: ${r.errorCode}: ${r.description}`,
+    );
+  if (r.errorCode === 'invalid_request')
+    return new ApiError(400, 'invalid_request', 'the provider refused the request', false, [
+      splitProviderField(r.description),
+    ]);
+  if (r.errorCode === 'repository_record_not_found')
+    return new ApiError(404, 'not_found', `the provider knows no such ${apiField(r.description)}`, false, [
+      { field: apiField(r.description), rule: 'not found' },
+    ]);
+  if (r.errorCode === 'idempotency_key_params_mismatch')
+    return new ApiError(409, 'reference_conflict', 'the reference was used for another request', false, [
+      { field: 'reference', rule: 'already used for another request' },
+    ]);
+  return new ApiError(409, 'provider_refused', `the provider refused ${r.endpoint}: ${r.errorCode}`);
 }
 
 const FASTIFY_4XX: Record<string, [string, string]> = {
@@ -67,12 +134,21 @@ export function toApiError(err: unknown): ApiError {
   if (err instanceof ProviderValidationError)
     return new ApiError(400, 'invalid_request', 'invalid input', false, err.fields.map(splitProviderField));
   if (err instanceof SessionNotFoundError) return new ApiError(404, 'session_not_found', err.message);
-  if (err instanceof SessionStateError) return new ApiError(409, 'invalid_state', err.message);
+  if (err instanceof SessionStateError) return new ApiError(409, err.code, err.message);
+  if (err instanceof ReferenceConflictError)
+    return new ApiError(409, 'reference_conflict', err.message, false, [
+      { field: 'reference', rule: err.rule },
+    ]);
+  if (err instanceof ProviderRefusedError) return fromRefusal(err.refusal);
   if (err instanceof ProviderOutcomeUnknownError)
     return new ApiError(504, 'outcome_unknown', 'outcome unknown, retry with the same Idempotency-Key', true);
   if (err instanceof ProviderUnavailableError)
     return new ApiError(503, 'provider_unavailable', 'the payment provider cannot be reached', true);
-  if (err instanceof ProviderError) return new ApiError(502, err.errorCode, err.message, err.retryable);
+  if (err instanceof ProviderError) {
+    if (err.retryable)
+      return new ApiError(503, 'provider_unavailable', 'the payment provider is unwell; retry', true);
+    return fromRefusal({ endpoint: err.endpoint, errorCode: err.errorCode, description: err.description });
+  }
   if (err instanceof ProviderResponseError)
     return new ApiError(502, 'provider_bad_response', 'the payment provider answered unexpectedly');
   if (err instanceof WorkflowUpdateRPCTimeoutOrCancelledError)

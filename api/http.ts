@@ -4,7 +4,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { InputValidationError } from '../client/errors';
 import { reference as referenceSchema } from '../client/inputs';
-import type { SessionView } from '../workflows/types';
+import type { Started } from '../client/reads';
+import type { SessionView } from '../common/views';
 
 export const MAX_WAIT_MS = 25_000;
 
@@ -103,17 +104,10 @@ export function withLinks(
 
 /**
  * 201 for a session this request created, 200 (and `Idempotent-Replayed: true`) for one an earlier
- * request with the same reference created: the workflow run started before this request arrived.
+ * request with the same reference created: the reference's workflow says which (no clocks compared).
  */
-export async function sendCreated(
-  reply: FastifyReply,
-  view: SessionView,
-  receivedAt: Date,
-  o: LinkOptions,
-): Promise<FastifyReply> {
-  const { startTime } = await o.temporal.workflow.getHandle(view.sessionId).describe();
-  const replayed = startTime.getTime() < receivedAt.getTime();
+export function sendCreated(reply: FastifyReply, view: Started<SessionView>, o: LinkOptions): FastifyReply {
   reply.header('location', `/v1/sessions/${encodeURIComponent(view.sessionId)}`);
-  if (replayed) reply.header('idempotent-replayed', 'true');
-  return reply.code(replayed ? 200 : 201).send(withLinks(view, o));
+  if (!view.created) reply.header('idempotent-replayed', 'true');
+  return reply.code(view.created ? 201 : 200).send(withLinks(view, o));
 }

@@ -1,8 +1,9 @@
 /**
- * JSON schemas for the OpenAPI document. Validation itself is done by the zod schemas of
- * client/inputs.ts (see app.ts): these describe the same shapes, generated from zod where zod can.
+ * JSON schemas for the OpenAPI document, generated from the zod schemas that validate requests
+ * (client/inputs.ts) and define answers (common/views.ts): each shape is described once.
  */
 import { z } from 'zod';
+import { sessionView, subscriptionView } from '../common/views';
 
 type Json = Record<string, unknown>;
 
@@ -29,12 +30,12 @@ function tidy(node: unknown): unknown {
   return out;
 }
 
-/** The input side of a zod schema (what a caller sends) as JSON schema. */
+/** A zod schema as JSON schema: its input side (what a caller sends) unless `io: 'output'`. */
 export function docSchema(
   schema: z.ZodType,
-  patch: { description?: string; optional?: string[]; extra?: Json } = {},
+  patch: { description?: string; optional?: string[]; extra?: Json; io?: 'input' | 'output' } = {},
 ): Json {
-  const json = tidy(z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' })) as Json;
+  const json = tidy(z.toJSONSchema(schema, { io: patch.io ?? 'input', unrepresentable: 'any' })) as Json;
   if (patch.optional && Array.isArray(json.required)) {
     json.required = (json.required as string[]).filter((r) => !patch.optional!.includes(r));
   }
@@ -45,6 +46,28 @@ export function docSchema(
 
 export const ERROR_REF = { $ref: 'ApiError#' };
 export const SESSION_REF = { $ref: 'Session#' };
+export const SUBSCRIPTION_REF = { $ref: 'Subscription#' };
+
+const LINKS = {
+  type: 'object',
+  required: ['self'],
+  properties: {
+    self: { type: 'string' },
+    temporal: { type: 'string', description: 'The workflow in the Temporal UI (when configured).' },
+  },
+};
+
+/** A view's JSON Schema, generated from its zod schema (common/views.ts), with `links`. */
+function resourceSchema(id: string, view: z.ZodObject, description: string): Json {
+  const json = tidy(z.toJSONSchema(view, { io: 'output', unrepresentable: 'any' })) as Json;
+  return {
+    ...json,
+    $id: id,
+    description,
+    properties: { ...(json.properties as Json), links: LINKS },
+    required: [...((json.required as string[] | undefined) ?? []), 'links'],
+  };
+}
 
 /** Shared schemas, added once at the root (fastify-swagger lists them under components.schemas). */
 export const sharedSchemas: Json[] = [
@@ -83,86 +106,8 @@ export const sharedSchemas: Json[] = [
       },
     },
   },
-  {
-    $id: 'Session',
-    type: 'object',
-    description: 'A payment session as its workflow knows it (SessionView), plus links.',
-    required: ['sessionId', 'kind', 'reference', 'phase', 'operations', 'events'],
-    properties: {
-      sessionId: { type: 'string', description: 'Provider session id (ps_...), also the workflow id.' },
-      kind: {
-        type: 'string',
-        enum: [
-          'card_checkout',
-          'payment_form',
-          'recurring_payment',
-          'fps_payment',
-          'fps_binding',
-          'payout',
-          'identity_check',
-          'refund',
-          'late_event',
-        ],
-      },
-      reference: {
-        type: 'string',
-        description: 'The caller reference (or Idempotency-Key) it was created with.',
-      },
-      phase: {
-        type: 'string',
-        enum: [
-          'starting',
-          'processing',
-          'awaiting_approval',
-          'awaiting_payer',
-          'awaiting_finalization',
-          'succeeded',
-          'failed',
-          'canceled',
-        ],
-      },
-      providerStatus: { type: 'string' },
-      money: {
-        type: 'object',
-        properties: { amount: { type: 'integer', description: 'minor units' }, currency: { type: 'string' } },
-      },
-      operations: {
-        type: 'array',
-        items: {
-          type: 'object',
-          properties: {
-            id: { type: 'string' },
-            kind: { type: 'string', enum: ['payment', 'payout', 'refund', 'chargeback'] },
-            status: { type: 'string' },
-            amount: { type: 'integer' },
-            currency: { type: 'string' },
-            fee: {
-              type: 'integer',
-              description: "The provider's commission (fee_info), minor units, when it reports one.",
-            },
-            error: { type: 'string' },
-          },
-        },
-      },
-      userAction: {
-        type: 'object',
-        description: 'What the payer must do: 3-D Secure redirect (destination_info) or FPS QR (payment_qr).',
-        additionalProperties: true,
-      },
-      publicToken: { type: 'string', description: 'Payment form: the widget token.' },
-      recurringToken: { type: 'string' },
-      reason: { type: 'string', description: 'Why the session ended other than successfully.' },
-      lastSnapshot: { type: 'object', additionalProperties: true, description: 'session_info as last seen.' },
-      events: { type: 'array', items: { type: 'object', additionalProperties: true } },
-      links: {
-        type: 'object',
-        properties: {
-          self: { type: 'string' },
-          temporal: { type: 'string', description: 'The workflow in the Temporal UI (when configured).' },
-        },
-      },
-    },
-  },
+  resourceSchema('Session', sessionView, 'A payment session as its workflow knows it, plus links.'),
+  resourceSchema('Subscription', subscriptionView, 'A subscription as its workflow knows it, plus links.'),
 ];
 
 export const idempotencyHeader = {

@@ -7,7 +7,7 @@
 import { Client, Connection } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import { PaymentsClient } from '../client/payments-client';
-import { DEFAULT_SETTINGS } from '../client/settings';
+import { DEFAULT_SETTINGS, type SessionSettings } from '../common/settings';
 import {
   createWebhookVerifier,
   providerClientFromConfig,
@@ -16,7 +16,6 @@ import {
 } from '../provider';
 import { codecFromEnv } from '../common/codec';
 import { temporalSettingsFromEnv } from '../common/temporal-config';
-import type { SessionSettings } from '../workflows/types';
 import { buildApi } from './app';
 
 export const DEFAULT_API_PORT = 8080;

@@ -1,15 +1,18 @@
 export * from './errors';
-export * from './identity-check';
+export * from './fingerprint';
 export * from './inputs';
 export * from './payments-client';
 export * from './reconciler';
-export * from './settings';
 export * from './webhook-handler';
 export * from './webhook-router';
-export type {
-  SessionView,
-  SessionPhase,
-  SessionKind,
-  OperationView,
-  SessionSettings,
-} from '../workflows/types';
+export type { StartOptions } from './starter';
+export type { Started } from './reads';
+export type { DecisionResult } from './sessions';
+export {
+  DEFAULT_SETTINGS,
+  mergeSettings,
+  type SessionSettings,
+  type SettingsOverrides,
+} from '../common/settings';
+export type { SessionKind, SessionPhase } from '../common/kinds';
+export type { OperationView, SessionView, SubscriptionView } from '../common/views';

@@ -5,7 +5,8 @@
 import { z } from 'zod';
 import { CardDetails, HashedCardDetails } from '../provider/card';
 import { cardDetails, hashedCardDetails, participantInfo, userInfo } from '../provider/schemas';
-import { SUBSCRIPTION_LIMITS } from '../workflows/subscription-types';
+import { SETTINGS_BOUNDS } from '../common/settings';
+import { SUBSCRIPTION_LIMITS } from '../common/subscription-input';
 
 export const reference = z
   .string()
@@ -21,35 +22,54 @@ export const money = z.object({
     .transform((c) => c.toLowerCase()),
 });
 
-const duration = z
-  .number()
-  .int()
-  .positive()
-  .max(30 * 24 * 3_600_000);
+/** Milliseconds within one of SETTINGS_BOUNDS (so no setting can outgrow a workflow's history). */
+const ms = (b: { min: number; max: number }) => z.number().int().min(b.min).max(b.max);
+const B = SETTINGS_BOUNDS;
 
 export const settingsOverrides = z
   .object({
     approval: z.discriminatedUnion('mode', [
       z.object({ mode: z.literal('auto') }),
-      z.object({ mode: z.literal('manual'), deadlineMs: duration }),
+      z.object({ mode: z.literal('manual'), deadlineMs: ms(B.decisionDeadlineMs) }),
     ]),
     finalization: z.discriminatedUnion('mode', [
       z.object({ mode: z.literal('auto') }),
       z.object({ mode: z.literal('auto_partial'), amount: z.number().int().positive() }),
-      z.object({ mode: z.literal('manual'), deadlineMs: duration }),
+      z.object({ mode: z.literal('manual'), deadlineMs: ms(B.decisionDeadlineMs) }),
     ]),
     polling: z
       .object({
         webhooks: z.boolean(),
-        lateAfterMs: duration,
-        initialMs: duration,
-        maxMs: duration,
-        factor: z.number().min(1).max(10),
+        lateAfterMs: ms(B.pollMs),
+        initialMs: ms(B.pollMs),
+        maxMs: ms(B.pollMs),
+        factor: z.number().min(B.factor.min).max(B.factor.max),
       })
       .partial(),
-    deadlines: z.object({ payerActionMs: duration, sessionMs: duration, startMs: duration }).partial(),
+    deadlines: z
+      .object({ payerActionMs: ms(B.payerActionMs), sessionMs: ms(B.sessionMs), startMs: ms(B.startMs) })
+      .partial(),
+    followMs: ms(B.followMs),
+    recheckMs: ms(B.recheckMs),
   })
   .partial();
+
+/** A partial finalize of more than the payment's amount would be refused and leave the hold frozen. */
+const partialWithinAmount = <
+  T extends { amount: { amount: number }; settings?: z.infer<typeof settingsOverrides> },
+>(
+  r: T,
+) => r.settings?.finalization?.mode !== 'auto_partial' || r.settings.finalization.amount <= r.amount.amount;
+const partialRule = {
+  path: ['settings', 'finalization', 'amount'],
+  message: 'at most the payment amount',
+};
+
+const submerchantId = z
+  .string()
+  .min(1)
+  .max(128)
+  .describe('sent as X-Submerchant-Id on every call of this session');
 
 const common = {
   reference,
@@ -57,30 +77,47 @@ const common = {
   participant: participantInfo.optional(),
   extraInfo: z.unknown().optional(),
   settings: settingsOverrides.optional(),
+  submerchantId: submerchantId.optional(),
 };
+
+/** The payer: the provider requires user_info for every payment (spec: init/checkout, start/checkout). */
+const payer = { ...common, customer: userInfo };
+
+/** A card to charge: the number, expiry and code (a payout needs the number only). */
+const chargeableCard = cardDetails.superRefine((card, ctx) => {
+  const fields: Record<string, unknown> =
+    card instanceof CardDetails ? card.masked() : (card as Record<string, unknown>);
+  for (const field of ['card_exp_month', 'card_exp_year', 'card_code'])
+    if (fields[field] === undefined || fields[field] === '')
+      ctx.addIssue({ code: 'custom', path: [field], message: 'required to charge a card' });
+});
 
 const backUrl = z.url({ protocol: /^https?$/ });
 
-export const cardCheckoutInput = z.object({
-  ...common,
-  amount: money,
-  card: cardDetails,
-  backUrl: backUrl.optional(),
-  allowRecurring: z.boolean().optional(),
-});
+export const cardCheckoutInput = z
+  .object({
+    ...payer,
+    amount: money,
+    card: chargeableCard,
+    backUrl: backUrl.optional(),
+    allowRecurring: z.boolean().optional(),
+  })
+  .refine(partialWithinAmount, partialRule);
 
-export const paymentFormInput = z.object({
-  ...common,
-  amount: money,
-  widget: z
-    .object({ lang: z.string().min(2).max(5).optional(), showAutopayOption: z.boolean().optional() })
-    .default({}),
-  backUrl: backUrl.optional(),
-});
+export const paymentFormInput = z
+  .object({
+    ...payer,
+    amount: money,
+    widget: z
+      .object({ lang: z.string().min(2).max(5).optional(), showAutopayOption: z.boolean().optional() })
+      .default({}),
+    backUrl: backUrl.optional(),
+  })
+  .refine(partialWithinAmount, partialRule);
 
 export const recurringPaymentInput = z
   .object({
-    ...common,
+    ...payer,
     amount: money,
     token: z.string().min(1),
     initiatedBy: z.enum(['merchant', 'client']).default('merchant'),
@@ -89,11 +126,12 @@ export const recurringPaymentInput = z
   .refine((r) => r.initiatedBy === 'merchant' || r.backUrl, {
     path: ['backUrl'],
     message: 'required when initiatedBy is client (3-D Secure)',
-  });
+  })
+  .refine(partialWithinAmount, partialRule);
 
 export const fpsPaymentInput = z
   .object({
-    ...common,
+    ...payer,
     amount: money,
     moneyPurpose: z.string().min(1).max(210).optional(),
     backUrl: backUrl.optional(),
@@ -140,6 +178,7 @@ export const identityCheckInput = z.object({
   bankId: z.string().min(1),
   payee: participantInfo.shape.payee_info.unwrap(),
   settings: settingsOverrides.optional(),
+  submerchantId: submerchantId.optional(),
 });
 
 export const refundInput = z.object({
@@ -185,6 +224,7 @@ export const subscriptionInput = z.object({
   /** The payer (user_info, at least user_id): the provider requires it for every charge. */
   customer: userInfo,
   settings: settingsOverrides.optional(),
+  submerchantId: submerchantId.optional(),
   /** Continue-as-new after this many periods (bounds the workflow's history). */
   periodsPerRun: z.number().int().min(1).max(1_000).optional(),
 });

@@ -1,14 +1,13 @@
 /**
- * Starting the reconciler, the safety net of webhooks-off deployments (README design section, 3): one
- * `reconcilerWorkflow` per task queue, so any number of workers and starters can ask for it.
+ * Starting the reconciler (workflows/reconciler.ts), the safety net for lost or switched-off webhooks:
+ * one per task queue, started idempotently, so any number of workers and starters can ask for it.
  */
 import type { Client } from '@temporalio/client';
 import { WorkflowIdConflictPolicy } from '@temporalio/common';
-import type { ReconcilerInput } from '../workflows/types';
+import { reconcilerWorkflowId, type ReconcilerInput } from '../common/reconciler';
+import type { reconcilerWorkflow } from '../workflows/reconciler';
 
-export function reconcilerWorkflowId(taskQueue: string): string {
-  return `reconciler-${taskQueue}`;
-}
+export { reconcilerWorkflowId };
 
 /** Starts the reconciler of `taskQueue`, or finds the running one (its input stays). */
 export async function ensureReconciler(
@@ -17,7 +16,7 @@ export async function ensureReconciler(
   input: ReconcilerInput,
 ): Promise<string> {
   const workflowId = reconcilerWorkflowId(taskQueue);
-  await temporal.workflow.start('reconcilerWorkflow', {
+  await temporal.workflow.start<typeof reconcilerWorkflow>('reconcilerWorkflow', {
     workflowId,
     taskQueue,
     args: [input],
@@ -30,9 +29,9 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 
 /**
  * The reconciler asked for by the environment: PAYSAGA_RECONCILE_EVERY_MS turns it on;
- * PAYSAGA_RECONCILE_WINDOW_MS (default 30 days, how long after closing a session is re-read) and
- * PAYSAGA_RECONCILE_MAX_PER_ROUND (default 500). Undefined when it is off; a bad value is an error
- * that names the variable.
+ * PAYSAGA_RECONCILE_WINDOW_MS (default 30 days: sessions created within it are re-read) and
+ * PAYSAGA_RECONCILE_PAGE_SIZE (default 200 sessions a page). Undefined when it is off; a bad value is
+ * an error that names the variable.
  */
 export function reconcilerInputFromEnv(env: NodeJS.ProcessEnv): ReconcilerInput | undefined {
   const every = positiveInt(env, 'PAYSAGA_RECONCILE_EVERY_MS');
@@ -40,7 +39,7 @@ export function reconcilerInputFromEnv(env: NodeJS.ProcessEnv): ReconcilerInput 
   return {
     everyMs: every,
     windowMs: positiveInt(env, 'PAYSAGA_RECONCILE_WINDOW_MS') ?? 30 * DAY_MS,
-    maxPerRound: positiveInt(env, 'PAYSAGA_RECONCILE_MAX_PER_ROUND') ?? 500,
+    pageSize: positiveInt(env, 'PAYSAGA_RECONCILE_PAGE_SIZE') ?? 200,
   };
 }
 

@@ -1,6 +1,5 @@
 import type { Client } from '@temporalio/client';
 import type { WebhookVerification } from '../provider';
-import type { SessionSettings } from '../workflows/types';
 import { routeProviderEvent, type RouteOutcome } from './webhook-router';
 
 export interface WebhookHandling {
@@ -22,7 +21,6 @@ export async function handleProviderWebhook(
     verify: (raw: Buffer, sig: string | undefined) => WebhookVerification;
     temporal: Client;
     taskQueue: string;
-    settings: SessionSettings;
   },
 ): Promise<WebhookHandling> {
   const v = deps.verify(raw, signature);
@@ -31,10 +29,7 @@ export async function handleProviderWebhook(
     return { status, outcome: 'rejected', detail: `${v.reason}: ${v.detail}` };
   }
   const sessionId = v.event.session_info.id;
-  const outcome = await routeProviderEvent(deps.temporal, v.event, {
-    taskQueue: deps.taskQueue,
-    settings: deps.settings,
-  });
+  const outcome = await routeProviderEvent(deps.temporal, v.event, { taskQueue: deps.taskQueue });
   if (outcome === 'unknown_session') {
     return {
       status: 503,

@@ -21,6 +21,11 @@ export const AmountMinor = defineSearchAttributeKey('AmountMinor', SearchAttribu
 /** ISO 4217 currency code. */
 export const CurrencyCode = defineSearchAttributeKey('CurrencyCode', SearchAttributeType.KEYWORD);
 
+/** True while paysaga could not learn or act for a session and keeps trying (the reason is in the session). */
+export const NeedsAttention = defineSearchAttributeKey('NeedsAttention', SearchAttributeType.BOOL);
+/** When the session (or subscription) was created: search by time range, newest first. */
+export const CreatedAt = defineSearchAttributeKey('CreatedAt', SearchAttributeType.DATETIME);
+
 /** What a paysaga workflow is started (or upserts itself) with; absent fields are left out. */
 export interface SessionAttributes {
   kind: string;
@@ -28,6 +33,7 @@ export interface SessionAttributes {
   reference?: string;
   amount?: number;
   currency?: string;
+  createdAt?: Date;
 }
 
 export function sessionSearchAttributes(a: SessionAttributes): SearchAttributePair[] {
@@ -37,6 +43,7 @@ export function sessionSearchAttributes(a: SessionAttributes): SearchAttributePa
     ...(a.reference !== undefined ? [{ key: ClientReference, value: a.reference }] : []),
     ...(a.amount !== undefined ? [{ key: AmountMinor, value: a.amount }] : []),
     ...(a.currency ? [{ key: CurrencyCode, value: a.currency }] : []),
+    ...(a.createdAt ? [{ key: CreatedAt, value: a.createdAt }] : []),
   ];
 }
 
@@ -50,6 +57,8 @@ export const PAYSAGA_SEARCH_ATTRIBUTES: SearchAttributeKey<SearchAttributeType>[
   ClientReference,
   AmountMinor,
   CurrencyCode,
+  NeedsAttention,
+  CreatedAt,
 ];
 
 /** Type names as the Temporal CLI / server spell them (`--search-attribute Name=Keyword`). */

@@ -97,3 +97,22 @@ export function revealCard(card: CardDetails | HashedCardDetails): Record<string
 export function redactPans(text: string): string {
   return text.replace(/\b\d{13,19}\b/g, (m) => maskPan(m));
 }
+
+/** Fields of the provider's schemas that hold card data (requests only; answers carry BIN and last 4). */
+export const CARD_FIELDS: ReadonlySet<string> = new Set([
+  'card_details',
+  'hashed_card_details',
+  'card_number',
+  'card_code',
+  'hashed_card_number',
+  'hashed_card_code',
+]);
+
+/** Defense in depth: a copy of `value` without any card field, whatever the provider echoes. */
+export function scrubCardData<T>(value: T): T {
+  if (Array.isArray(value)) return value.map(scrubCardData) as T;
+  if (!value || typeof value !== 'object') return value;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) if (!CARD_FIELDS.has(k)) out[k] = scrubCardData(v);
+  return out as T;
+}

@@ -21,7 +21,8 @@ import type { LogLevel, LogMetadata, Logger, PayloadCodec } from '@temporalio/co
 import { bundleWorkflowCode, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import pino, { type Logger as PinoLogger } from 'pino';
 import { ensureReconciler, reconcilerInputFromEnv, reconcilerWorkflowId } from '../client/reconciler';
-import type { ReconcilerInput } from '../workflows/types';
+import type { ReconcilerInput } from '../common/reconciler';
+import { returnUrlsFromEnv } from '../common/return-token';
 import { providerClientFromConfig, providerConfigFromEnv, resolveEnvironment } from '../provider';
 import { codecFromEnv } from '../common/codec';
 import { temporalSettingsFromEnv, type TemporalSettings } from '../common/temporal-config';
@@ -264,7 +265,9 @@ export async function startWorkerFromEnv(o: StartWorkerOptions = {}): Promise<Ru
   installRuntime(logger, o.shutdownSignals, env.PAYSAGA_WORKER_METRICS || undefined);
 
   const workflowCode = await resolveWorkflowCode(env, logger);
-  const provider = providerClientFromConfig(providerConfig);
+  // Temporal's retry policy owns retries of provider calls (visible in history): none inside an activity.
+  const provider = providerClientFromConfig(providerConfig, { maxRetries: 0 });
+  const returnUrl = returnUrlsFromEnv(env);
   let connection: NativeConnection | undefined;
   let worker: Worker;
   try {
@@ -274,6 +277,7 @@ export async function startWorkerFromEnv(o: StartWorkerOptions = {}): Promise<Ru
       namespace: temporal.namespace,
       taskQueue: temporal.taskQueue,
       provider,
+      ...(returnUrl ? { returnUrl } : {}),
       ...(workflowCode.bundlePath ? { workflowBundlePath: workflowCode.bundlePath } : {}),
       ...(codec ? { dataConverter: { payloadCodecs: [codec] } } : {}),
     });

@@ -1,23 +1,26 @@
 import type { DataConverter } from '@temporalio/common';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
-import type { ProviderClient } from '../provider';
-import { createSessionActivities } from '../activities/session-activities';
+import { createIntakeActivities } from '../activities/intake-activities';
+import { createProviderActivities } from '../activities/provider-activities';
 import { createReconcileActivities } from '../activities/reconcile-activities';
-import { createSubscriptionActivities } from '../activities/subscription-activities';
-import { DEFAULT_SETTINGS } from '../client/settings';
-import type { SessionSettings } from '../workflows/types';
+import type { ProviderClient } from '../provider';
+import { isNewer } from '../workflows/snapshot';
 
 export interface PaysagaWorkerOptions {
   connection: NativeConnection;
   namespace?: string;
   taskQueue: string;
+  /**
+   * The provider client of the activities. Retries belong to Temporal's policy (visible in history), so
+   * give it `maxRetries: 0` (startWorkerFromEnv does).
+   */
   provider: ProviderClient;
+  /** paysaga's signed back_url of a session (DESIGN decision 14), when a public URL is configured. */
+  returnUrl?: (sessionId: string) => string | undefined;
   /** A prebuilt bundle (production) — else workflows are bundled from source at start. */
   workflowBundlePath?: string;
   /** With the payload codec (common/codec.ts), so that what enters Temporal is encrypted. */
   dataConverter?: DataConverter;
-  /** Settings of the late-event runs the reconciler starts (default: DEFAULT_SETTINGS). */
-  settings?: SessionSettings;
   tuning?: Pick<
     WorkerOptions,
     'maxConcurrentActivityTaskExecutions' | 'maxConcurrentWorkflowTaskExecutions' | 'maxCachedWorkflows'
@@ -31,13 +34,9 @@ export async function createPaysagaWorker(o: PaysagaWorkerOptions): Promise<Work
     namespace: o.namespace ?? 'default',
     taskQueue: o.taskQueue,
     activities: {
-      ...createSessionActivities(o.provider),
-      ...createSubscriptionActivities(o.provider),
-      ...createReconcileActivities({
-        provider: o.provider,
-        taskQueue: o.taskQueue,
-        settings: o.settings ?? DEFAULT_SETTINGS,
-      }),
+      ...createProviderActivities(o.provider),
+      ...createIntakeActivities({ provider: o.provider, ...(o.returnUrl ? { returnUrl: o.returnUrl } : {}) }),
+      ...createReconcileActivities({ provider: o.provider, taskQueue: o.taskQueue, isNewer }),
     },
     ...(o.dataConverter ? { dataConverter: o.dataConverter } : {}),
     ...(o.workflowBundlePath

@@ -1,15 +1,34 @@
 /**
- * Card checkout: card data held by the partner (sent by the starter), the payment-form widget,
- * and recurring payments by token (merchant-initiated, or customer-initiated with 3-D Secure).
- * Holds are finalized (in full or in part) or canceled per the session's policy.
+ * A payment into the partner's account: card data held by the partner (sent by the starter), the
+ * payment-form widget, or a recurring token (merchant-initiated, or customer-initiated with 3-D Secure).
+ *
+ *   start -> approval -> the payer's action (3-D Secure) -> finalization (holds) -> outcome -> aftercare
+ *
+ * Signals: providerEvent, payerReturned. Queries: session, providerEvents, recordedProviderEvents.
+ * Updates: awaitChange; approve, cancel, finalize (as the session's policy allows); refund; claimStart and
+ * reportStart while the starter sends card data.
  */
-import { explainEnd, runOperation } from './payment-process';
-import { closeSession, guarded, openSession, startOperation } from './session-lifecycle';
-import type { SessionInput, SessionResult } from './types';
+import type { SessionInput, SessionState } from '../common/session-input';
+import { Session } from './session';
+import { aftercare, acceptRefunds } from './steps/aftercare';
+import { acceptDecisions, approval, finalization } from './steps/decisions';
+import { outcome } from './steps/outcome';
+import { payerAction } from './steps/payer';
+import { acceptStarter, startOperation } from './steps/start';
 
-export async function checkoutWorkflow(input: SessionInput): Promise<SessionResult> {
-  const run = openSession(input);
-  await guarded(run, async () => (await startOperation(run, input)) && runOperation(run));
-  explainEnd(run);
-  return closeSession(run);
+export async function checkoutWorkflow(input: SessionInput): Promise<SessionState> {
+  const session = new Session(input);
+  acceptStarter(session);
+  acceptDecisions(session, ['approve', 'cancel', 'finalize']);
+  acceptRefunds(session);
+
+  if (await startOperation(session, input.start)) {
+    const deadline = session.deadline();
+    await approval(session, deadline);
+    await payerAction(session, deadline);
+    await finalization(session, deadline);
+    await outcome(session, deadline);
+  }
+  await aftercare(session);
+  return session.close();
 }

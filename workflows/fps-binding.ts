@@ -1,17 +1,36 @@
 /**
- * FPS recurring binding without a charge: the payer confirms in the bank app and the provider
- * returns a recurring token in checkout_results (spec, Endpoints rule 7).
+ * FPS recurring binding without a charge: the payer confirms in the bank app, and the provider returns a
+ * recurring token in checkout_results (spec, Endpoints rule 7). The sum the provider requires is a
+ * placeholder it ignores, so there is no amount to check.
+ *
+ *   start -> approval -> the payer confirms in the bank app -> outcome (with the token) -> aftercare
+ *
+ * Signals: providerEvent, payerReturned. Queries: session, providerEvents, recordedProviderEvents.
+ * Updates: awaitChange; approve, cancel (manual approval).
  */
-import { explainEnd, runOperation } from './payment-process';
-import { closeSession, guarded, openSession, startOperation } from './session-lifecycle';
-import type { SessionInput, SessionResult } from './types';
+import type { SessionInput, SessionState } from '../common/session-input';
+import { Session } from './session';
+import { aftercare } from './steps/aftercare';
+import { acceptDecisions, approval } from './steps/decisions';
+import { outcome } from './steps/outcome';
+import { payerAction } from './steps/payer';
+import { startOperation } from './steps/start';
 
-export async function fpsBindingWorkflow(input: SessionInput): Promise<SessionResult> {
-  // The sum of a binding is a placeholder the provider ignores: nothing to compare it with.
-  const run = openSession({ ...input, money: undefined });
-  await guarded(run, async () => (await startOperation(run, input)) && runOperation(run));
-  if (run.phase === 'succeeded' && !run.view().recurringToken)
-    run.end('failed', 'binding_without_token: the provider returned no recurring token');
-  explainEnd(run);
-  return closeSession(run);
+export async function fpsBindingWorkflow(input: SessionInput): Promise<SessionState> {
+  const session = new Session(input);
+  acceptDecisions(session, ['approve', 'cancel']);
+
+  if (await startOperation(session, input.start)) {
+    const deadline = session.deadline();
+    await approval(session, deadline);
+    await payerAction(session, deadline);
+    await outcome(session, deadline);
+    // The provider's word stands (succeeded), but a binding without its token is of no use: say so.
+    if (session.phase === 'succeeded' && !session.view().recurringToken)
+      session.needsAttention(
+        'binding_without_token: the provider reported success without a recurring token',
+      );
+  }
+  await aftercare(session);
+  return session.close();
 }

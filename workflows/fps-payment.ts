@@ -1,23 +1,39 @@
 /**
- * FPS payment: the QR / deep link is surfaced to the caller; when it expires, a new payment is
- * started on the session (up to `qrRenewals` times) or the session ends with `qr_expired`.
+ * An FPS payment by QR code or deep link (shown to the caller as userAction). When the QR expires, a new
+ * payment is started on the session (up to `qrRenewals` times); then the session ends with qr_expired.
+ *
+ *   start -> (approval -> the payer pays in the bank app -> a new QR if it expired)* -> outcome -> aftercare
+ *
+ * Signals: providerEvent, payerReturned. Queries: session, providerEvents, recordedProviderEvents.
+ * Updates: awaitChange; approve, cancel (manual approval); refund.
  */
-import { explainEnd, renewableQr, runOperation, type QrRenewal } from './payment-process';
-import { closeSession, guarded, openSession, startOperation } from './session-lifecycle';
-import { phaseOf } from './snapshot';
-import type { SessionInput, SessionResult } from './types';
+import type { SessionInput, SessionState } from '../common/session-input';
+import { Session } from './session';
+import { phaseOf, qrExpired } from './snapshot';
+import { aftercare, acceptRefunds } from './steps/aftercare';
+import { acceptDecisions, approval } from './steps/decisions';
+import { outcome } from './steps/outcome';
+import { payerAction, renewExpiredQr } from './steps/payer';
+import { startOperation } from './steps/start';
 
-export async function fpsPaymentWorkflow(input: SessionInput): Promise<SessionResult> {
-  const renewal: QrRenewal = {
-    max: input.qrRenewals ?? 0,
-    used: 0,
-    body: input.start.by === 'workflow' ? input.start.body : {},
-  };
+export async function fpsPaymentWorkflow(input: SessionInput): Promise<SessionState> {
+  const renewals = input.qrRenewals ?? 0;
   // An expired QR that is about to be replaced is not the end of the session: it goes on.
-  const run = openSession(input, {
-    phaseFn: (s) => (renewableQr(s, renewal) ? 'processing' : phaseOf(s)),
+  const session: Session = new Session(input, {
+    phase: (snapshot) =>
+      qrExpired(snapshot) && (session?.renewals ?? 0) < renewals ? 'processing' : phaseOf(snapshot),
   });
-  await guarded(run, async () => (await startOperation(run, input)) && runOperation(run, { renewal }));
-  explainEnd(run);
-  return closeSession(run);
+  acceptDecisions(session, ['approve', 'cancel']);
+  acceptRefunds(session);
+
+  if (await startOperation(session, input.start)) {
+    const deadline = session.deadline();
+    do {
+      await approval(session, deadline);
+      await payerAction(session, deadline);
+    } while (await renewExpiredQr(session, input.start, renewals));
+    await outcome(session, deadline);
+  }
+  await aftercare(session);
+  return session.close();
 }

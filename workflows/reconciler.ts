@@ -1,39 +1,94 @@
 /**
- * Reconciliation for deployments without webhooks: every `everyMs`, the sessions whose workflow
- * closed within `windowMs` are read from the provider again, so that what happens after the end
- * (a chargeback, a refund made elsewhere, a late result) is recorded as a late event, never lost.
- * One per task queue (`reconciler-<task queue>`); stop it by cancelling or terminating it.
+ * Reconciliation at any size (DESIGN decision 3): the provider is the truth, and webhooks can be lost or
+ * switched off. Pass after pass, the final money-moving sessions created within `windowMs` are read from
+ * the provider a page at a time and compared with what each session knows; news is delivered to the
+ * session (a running one gets a signal, a closed one a new run), a provider contradicting a final result
+ * is reported as drift. The cursor is carried across pages, passes and runs; a failing list call is
+ * waited out; the history is bounded by continue-as-new.
+ *
+ *   list a page -> re-read each session -> next page ... -> pause -> next pass
+ *
+ * One per task queue, `reconciler-<task queue>`, started idempotently (client/reconciler.ts).
+ * Queries: reconciler (counts of the current and last pass, the latest findings).
  */
 import * as wf from '@temporalio/workflow';
 import type { ReconcileActivities } from '../activities/reconcile-activities';
-import { reconcilerQuery } from './definitions';
-import type { ReconcilerInput, ReconcilerState } from './types';
+import { reconcilerQuery, type ReconcilerInput, type ReconcilerState } from '../common/reconciler';
+import { persist } from './calls';
 
 const acts = wf.proxyActivities<ReconcileActivities>({
   startToCloseTimeout: '1 minute',
   retry: { initialInterval: '1s', maximumInterval: '30s', maximumAttempts: 5 },
 });
 
+const HISTORY_LIMIT = 5_000;
+const RECENT_KEPT = 50;
+
 export async function reconcilerWorkflow(input: ReconcilerInput, carried?: ReconcilerState): Promise<void> {
-  const state: ReconcilerState = carried ?? { rounds: 0, synced: 0, lateEvents: 0, failed: 0 };
+  const state: ReconcilerState = carried ?? {
+    passes: 0,
+    totals: { checked: 0, inSync: 0, repaired: 0, drift: 0, failed: 0 },
+    recent: [],
+    listFailures: 0,
+    runs: 0,
+  };
   wf.setHandler(reconcilerQuery, () => state);
-  for (let round = 0; round < (input.roundsPerRun ?? 100); round++) {
-    const closedAfter = new Date(Date.now() - input.windowMs).toISOString();
-    for (const sessionId of await acts.listClosedPaymentSessions(closedAfter, input.maxPerRound)) {
+  const drift = wf.metricMeter.createCounter('paysaga_reconciler_findings_total');
+
+  for (;;) {
+    const pass = (state.current ??= {
+      startedAt: new Date(Date.now()).toISOString(),
+      checked: 0,
+      inSync: 0,
+      repaired: 0,
+      drift: 0,
+      failed: 0,
+    });
+    const createdAfter = new Date(Date.parse(pass.startedAt) - input.windowMs).toISOString();
+    const page = await persist(
+      () =>
+        acts.listSessions({
+          createdAfter,
+          pageSize: input.pageSize,
+          ...(pass.cursor ? { cursor: pass.cursor } : {}),
+        }),
+      { pauseMs: 5_000, maxMs: 5 * 60_000, onTrouble: () => state.listFailures++ },
+    );
+    for (const sessionId of page.sessionIds) {
+      let found;
       try {
-        const outcome = await acts.syncSession(sessionId);
-        state.synced++;
-        if (outcome === 'late_event') state.lateEvents++;
+        found = await acts.reconcileSession(sessionId);
       } catch (err) {
-        // One session the provider refuses must not stop the others; it is tried again next round.
+        // One session that cannot be read must not stop the others; it is read again next pass.
         if (!(err instanceof wf.ActivityFailure)) throw err;
-        state.failed++;
-        wf.log.warn('reconcile: session not synced', { sessionId, error: err.cause?.message ?? err.message });
+        found = { outcome: 'failed' as const, detail: err.cause?.message ?? err.message };
+      }
+      pass.checked++;
+      state.totals.checked++;
+      const key = found.outcome === 'in_sync' ? 'inSync' : found.outcome;
+      pass[key]++;
+      state.totals[key]++;
+      if (found.outcome !== 'in_sync') {
+        drift.add(1, { outcome: found.outcome });
+        state.recent.push({
+          sessionId,
+          at: new Date(Date.now()).toISOString(),
+          outcome: found.outcome,
+          detail: found.detail ?? '',
+        });
+        if (state.recent.length > RECENT_KEPT) state.recent.splice(0, state.recent.length - RECENT_KEPT);
       }
     }
-    state.rounds++;
-    state.lastRoundAt = new Date(Date.now()).toISOString();
-    await wf.sleep(input.everyMs);
+    if (page.next) pass.cursor = page.next;
+    else {
+      pass.finishedAt = new Date(Date.now()).toISOString();
+      delete pass.cursor;
+      state.lastPass = pass;
+      delete state.current;
+      state.passes++;
+    }
+    if (wf.workflowInfo().continueAsNewSuggested || wf.workflowInfo().historyLength > HISTORY_LIMIT)
+      await wf.continueAsNew<typeof reconcilerWorkflow>(input, { ...state, runs: state.runs + 1 });
+    if (!page.next) await wf.sleep(input.everyMs);
   }
-  await wf.continueAsNew<typeof reconcilerWorkflow>(input, state);
 }

@@ -1,13 +1,14 @@
 /**
- * Pure reading of provider snapshots (session_info from webhooks, calls or polls):
- * which is newer, what phase it means, and whether it matches what was asked.
- * Deterministic: no I/O, no clock.
+ * Pure reading of provider snapshots (session_info from webhooks, calls or polls): which is newer, what
+ * phase it means, what moved, and whether it matches what was asked. Deterministic: no I/O, no clock.
  */
-import type { Payment, Payout, SessionInfo } from '../provider/schemas';
-import type { Money, OperationView, SessionPhase } from './types';
+import type { SessionPhase } from '../common/kinds';
+import type { Money, OperationView, Totals } from '../common/views';
+import type { Moneyback, Payment, Payout, SessionInfo } from '../provider/schemas';
 
 const FINAL_OP = new Set(['successful', 'unsuccessful']);
 const FINAL_SESSION = new Set(['completed', 'canceled']);
+const DONE_REFUND = new Set(['completed', 'repaid']);
 
 /** How far a snapshot has come: sessions and operations only move forward. */
 function progress(s: SessionInfo): number[] {
@@ -19,7 +20,7 @@ function progress(s: SessionInfo): number[] {
   // pending and ongoing alternate (approved -> ongoing -> held, pending finalize): only final ranks higher.
   const opRank = (status: string) => (FINAL_OP.has(status) ? 1 : 0);
   const ops = [...(s.payments ?? []), ...(s.payouts ?? [])];
-  const refunds = (s.payments ?? []).flatMap((p) => p.moneyback ?? []);
+  const refunds = moneybackOf(s);
   const refundRank = refunds.reduce((n, r) => n + (r.transaction_status === 'ongoing' ? 1 : 2), 0);
   // A new operation (an FPS payment renewed after qr_expired) is progress even when the session reopens.
   return [
@@ -55,12 +56,12 @@ export function latestPayment(s: SessionInfo | undefined): Payment | undefined {
   return s?.payments?.at(-1);
 }
 
-export function latestPayout(s: SessionInfo | undefined): Payout | undefined {
-  return s?.payouts?.at(-1);
+export function operationOf(s: SessionInfo | undefined): Payment | Payout | undefined {
+  return latestPayment(s) ?? s?.payouts?.at(-1);
 }
 
-export function operationOf(s: SessionInfo | undefined): Payment | Payout | undefined {
-  return latestPayment(s) ?? latestPayout(s);
+export function moneybackOf(s: SessionInfo | undefined): Moneyback[] {
+  return (s?.payments ?? []).flatMap((p) => p.moneyback ?? []);
 }
 
 /** The phase of a payment or payout session, as its latest operation and the session show it. */
@@ -81,64 +82,107 @@ export function phaseOf(s: SessionInfo | undefined): SessionPhase {
   return 'processing';
 }
 
+/** The operation is past the approval step (approved, or the provider approved it by itself). */
+export function pastApproval(s: SessionInfo | undefined): boolean {
+  const op = operationOf(s);
+  return !!op && (op.transaction_status !== 'pending' || s?.next_step === 'finalize');
+}
+
+/** The latest payment's QR expired (an FPS payment the saga may start again). */
+export function qrExpired(s: SessionInfo | undefined): boolean {
+  const p = latestPayment(s);
+  return p?.transaction_status === 'unsuccessful' && p.error?.error_code === 'qr_expired';
+}
+
 interface FeeInfo {
   fee?: { merchant_fee?: { sum: number } };
   net?: { sum: number };
   gross?: { sum: number };
 }
 
-/** fee_info in either of the spec's forms: `fee.merchant_fee`, or `gross` − `net`. */
+/** fee_info in either of the spec's forms: `fee.merchant_fee`, or `gross` - `net`. */
 function feeOf(f: FeeInfo | undefined): number | undefined {
   if (f?.fee?.merchant_fee) return f.fee.merchant_fee.sum;
   if (f?.gross && f.net) return f.gross.sum - f.net.sum;
   return undefined;
 }
 
+interface Transaction {
+  id: string;
+  transaction_status: string;
+  sum_info?: { sum: number; currency_code: string };
+  fee_info?: FeeInfo;
+  error?: { error_code: string };
+}
+
+function opView(kind: OperationView['kind'], o: Transaction): OperationView {
+  const fee = feeOf(o.fee_info);
+  return {
+    id: o.id,
+    kind,
+    status: o.transaction_status,
+    ...(o.sum_info ? { amount: o.sum_info.sum, currency: o.sum_info.currency_code.toLowerCase() } : {}),
+    ...(fee !== undefined ? { fee } : {}),
+    ...(o.error ? { error: o.error.error_code } : {}),
+  };
+}
+
+/** Every operation of the session: payments with their refunds and chargebacks, payouts. */
 export function operationsOf(s: SessionInfo | undefined): OperationView[] {
   if (!s) return [];
-  const view = (
-    kind: OperationView['kind'],
-    o: {
-      id: string;
-      transaction_status: string;
-      sum_info?: { sum: number; currency_code: string };
-      fee_info?: FeeInfo;
-      error?: { error_code: string };
-    },
-  ): OperationView => {
-    const fee = feeOf(o.fee_info);
-    return {
-      id: o.id,
-      kind,
-      status: o.transaction_status,
-      ...(o.sum_info ? { amount: o.sum_info.sum, currency: o.sum_info.currency_code } : {}),
-      ...(fee !== undefined ? { fee } : {}),
-      ...(o.error ? { error: o.error.error_code } : {}),
-    };
-  };
   return [
     ...(s.payments ?? []).flatMap((p) => [
-      view('payment', p),
-      ...(p.moneyback ?? []).map((m) => view(m.chargeback ? 'chargeback' : 'refund', m)),
+      opView('payment', p),
+      ...(p.moneyback ?? []).map((m) => opView(m.chargeback ? 'chargeback' : 'refund', m)),
     ]),
-    ...(s.payouts ?? []).map((p) => view('payout', p)),
+    ...(s.payouts ?? []).map((p) => opView('payout', p)),
   ];
 }
 
+const sumOf = (xs: { sum_info?: { sum: number } }[]) => xs.reduce((n, x) => n + (x.sum_info?.sum ?? 0), 0);
+
+/** What moved, by the provider's snapshot: held, charged, returned and paid out. */
+export function totalsOf(s: SessionInfo | undefined): Totals {
+  const payments = s?.payments ?? [];
+  const held = payments.filter((p) => p.transaction_status === 'pending' && s?.next_step === 'finalize');
+  const captured = sumOf(payments.filter((p) => p.transaction_status === 'successful'));
+  const done = moneybackOf(s).filter((m) => DONE_REFUND.has(m.transaction_status));
+  const refunded = sumOf(done.filter((m) => !m.chargeback));
+  const chargedBack = sumOf(done.filter((m) => m.chargeback));
+  const paidOut = sumOf((s?.payouts ?? []).filter((p) => p.transaction_status === 'successful'));
+  const currency = operationOf(s)?.sum_info?.currency_code.toLowerCase();
+  return {
+    ...(currency ? { currency } : {}),
+    held: sumOf(held),
+    captured,
+    refunded,
+    chargedBack,
+    paidOut,
+    net: payments.length > 0 ? captured - refunded - chargedBack : paidOut,
+  };
+}
+
 /**
- * Amount and currency of the operation against what was sent. A held payment may end with a
- * smaller, finalized amount, so `allowed` lists every amount the saga itself asked for.
+ * Amount and currency of the operation against what was asked. A held payment that paysaga finalized in
+ * part must show exactly the finalized amount once charged (more is an over-capture). Checked on every
+ * snapshot, final ones included.
  */
 export function amountMismatch(
   s: SessionInfo | undefined,
   money: Money | undefined,
-  allowed: number[] = [],
+  finalizeAmount?: number,
 ): string | undefined {
   const op = operationOf(s);
   if (!money || !op?.sum_info) return undefined;
   const { sum, currency_code } = op.sum_info;
-  if (currency_code !== money.currency) return `currency ${currency_code} differs from ${money.currency}`;
-  if (sum !== money.amount && !allowed.includes(sum)) return `amount ${sum} differs from ${money.amount}`;
+  if (currency_code.toLowerCase() !== money.currency)
+    return `currency ${currency_code} differs from ${money.currency}`;
+  const charged = op.transaction_status === 'successful' && finalizeAmount !== undefined;
+  const expected = charged ? finalizeAmount : money.amount;
+  if (sum !== expected)
+    return charged
+      ? `charged ${sum} after a finalize of ${finalizeAmount}`
+      : `amount ${sum} differs from ${money.amount}`;
   return undefined;
 }
 

@@ -1,49 +1,56 @@
 /**
- * Recurring billing (DESIGN decision 8): one long-lived workflow per subscription.
+ * Recurring billing (DESIGN decision 8): one long-lived workflow per subscription, id `sub-<reference>`.
  *
  *   wait (durable timer) until the next charge is due
- *   -> charge the period: a provider session for (period, attempt), charged by a child checkout
- *      workflow whose id is that session's id (ABANDON: a started charge always finishes)
- *   -> paid: schedule the next period; failed: dunning retries after the configured delays, each
- *      a new attempt with its own key; every retry failed: past_due, then cancel or stay past_due
- *   cancel / pause / resume / change arrive as validated Updates; the `subscription` query shows it all;
- *   continue-as-new after `periodsPerRun` periods (or when Temporal suggests it) bounds the history.
+ *   -> charge the period: a session for (period, attempt), opened through paysaga's own reference
+ *      `<reference>:p<period>[:r<attempt>]` (workflows/reference.ts), so that no retry, crash or reset ever
+ *      opens a second session for the same attempt
+ *   -> follow it to the provider's result (the session says so; the provider's state decides when it is late)
+ *   -> paid: schedule the next period; failed: dunning retries after the configured delays; every retry
+ *      failed: past_due, then cancel or stay past_due
  *
- * The workflow id is `sub-<reference>`, not a provider session id (DESIGN decision 1): no provider
- * session backs a subscription as a whole, each charge is its own session (and its own workflow).
+ * An attempt fails only once the provider says so: an outage delays the period (the subscription shows
+ * `attention`), it never ends the subscription. cancel / pause / resume / change arrive as validated
+ * Updates; the `subscription` query shows it all; continue-as-new bounds the history, also while a charge
+ * is in flight (the charge is carried and followed on).
+ *
+ * Signals: sessionOpened, sessionSettled (from the charge's reference and session). Queries: subscription.
+ * Updates: cancelSubscription, pauseSubscription, resumeSubscription, changeSubscription.
  */
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import * as wf from '@temporalio/workflow';
-import type { SubscriptionActivities } from '../activities/types';
-import { AmountMinor, PaymentStatus, sessionSearchAttributes } from '../common/search-attributes';
-import { checkoutWorkflow } from './checkout';
+import { failureOf, invalidArgument, stateConflict } from '../common/failures';
+import type { SubscriptionStatus } from '../common/kinds';
 import {
   cancelSubscriptionUpdate,
   changeSubscriptionUpdate,
   pauseSubscriptionUpdate,
   resumeSubscriptionUpdate,
+  sessionOpenedSignal,
+  sessionSettledSignal,
   subscriptionQuery,
-} from './definitions';
-import { provider } from './session-run';
-import { phaseOf } from './snapshot';
+  type SessionSettled,
+  type SubscriptionChange,
+} from '../common/messages';
+import { AmountMinor, NeedsAttention, PaymentStatus } from '../common/search-attributes';
+import { referenceWorkflowId, type ReferenceInput } from '../common/session-input';
 import {
   SUBSCRIPTION_LIMITS,
-  type ChargeRecord,
-  type SubscriptionChange,
   type SubscriptionInput,
   type SubscriptionState,
-  type SubscriptionStatus,
-  type SubscriptionView,
-} from './subscription-types';
-import { FINAL_PHASES, type SessionInput } from './types';
+} from '../common/subscription-input';
+import type { ChargeRecord, SubscriptionView } from '../common/views';
+import { persist, provider } from './calls';
+import { referenceWorkflow } from './reference';
+import { phaseOf } from './snapshot';
 
 export const DEFAULT_PERIODS_PER_RUN = 100;
 /** The charge history the workflow keeps (and carries across continue-as-new); totals count them all. */
 export const MAX_CHARGES_KEPT = 50;
-
-const billing = wf.proxyActivities<SubscriptionActivities>({
-  startToCloseTimeout: '45s',
-  retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '20s', maximumAttempts: 10 },
-});
+/** How long paysaga keeps a charge's reference (and so never opens a second session for it). */
+const DEFAULT_KEEP_REFERENCE_MS = 400 * 24 * 3_600_000;
+/** Continue-as-new past this many events even mid-charge. */
+const HISTORY_LIMIT = 8_000;
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -60,21 +67,17 @@ export async function subscriptionWorkflow(
   const periodsPerRun = input.periodsPerRun ?? DEFAULT_PERIODS_PER_RUN;
   let periodsThisRun = 0;
 
-  while (!sub.canceled()) {
-    if (periodsThisRun >= periodsPerRun || wf.workflowInfo().continueAsNewSuggested) {
-      await wf.condition(wf.allHandlersFinished);
-      if (!sub.canceled()) {
-        await wf.continueAsNew<typeof subscriptionWorkflow>(input, sub.carry());
-      }
+  while (!sub.canceled() || sub.chargeInFlight()) {
+    if (periodsThisRun >= periodsPerRun || sub.historyLong()) await sub.continueAsNew();
+    if (sub.chargeInFlight()) {
+      if (sub.settle(await sub.followCharge())) periodsThisRun++;
       continue;
     }
     if (sub.state.status !== 'active') {
       await sub.untilResumedOrCanceled();
       continue;
     }
-    if (!(await sub.untilDue())) continue;
-    const outcome = await sub.charge();
-    if (sub.settle(outcome)) periodsThisRun++;
+    if (await sub.untilDue()) sub.openCharge();
   }
   await wf.condition(wf.allHandlersFinished);
   return sub.view();
@@ -94,6 +97,7 @@ function firstState(input: SubscriptionInput): SubscriptionState {
     nextChargeAt: first,
     charges: [],
     totals: { attempts: 0, succeeded: 0, failed: 0, chargedAmount: 0 },
+    eventSequence: 0,
     runs: 0,
     createdAt: iso(now),
   };
@@ -102,21 +106,13 @@ function firstState(input: SubscriptionInput): SubscriptionState {
 class Subscription {
   /** Bumped by every accepted Update: a waiting loop wakes up and looks again. */
   private version = 0;
-  private current: ChargeRecord | undefined;
+  /** Results sessions reported (a session may report before its reference said which session it is). */
+  private readonly settled = new Map<string, SessionSettled>();
 
   constructor(
     readonly input: SubscriptionInput,
     readonly state: SubscriptionState,
   ) {
-    wf.upsertSearchAttributes(
-      sessionSearchAttributes({
-        kind: 'subscription',
-        status: state.status,
-        reference: input.reference,
-        amount: state.amount.amount,
-        currency: state.amount.currency,
-      }),
-    );
     wf.setHandler(subscriptionQuery, () => this.view());
     wf.setHandler(cancelSubscriptionUpdate, (arg) => this.cancel(arg?.reason ?? 'canceled by the partner'), {
       validator: (_arg) => this.refuseWhen(['canceled'], 'cancel'),
@@ -133,10 +129,40 @@ class Subscription {
         checkChange(change);
       },
     });
+    wf.setHandler(sessionOpenedSignal, ({ reference, sessionId }) => {
+      const record = this.current();
+      if (record && !record.sessionId && reference === this.chargeReference()) record.sessionId = sessionId;
+    });
+    wf.setHandler(sessionSettledSignal, (s) => {
+      this.settled.set(s.sessionId, s);
+    });
   }
 
   canceled(): boolean {
     return this.state.status === 'canceled';
+  }
+
+  /** The last charge record, when it has no outcome yet. */
+  private current(): ChargeRecord | undefined {
+    const last = this.state.charges.at(-1);
+    return last?.outcome === 'pending' ? last : undefined;
+  }
+
+  chargeInFlight(): boolean {
+    return this.current() !== undefined;
+  }
+
+  historyLong(): boolean {
+    const info = wf.workflowInfo();
+    return info.continueAsNewSuggested || info.historyLength > HISTORY_LIMIT;
+  }
+
+  async continueAsNew(): Promise<never> {
+    await wf.condition(wf.allHandlersFinished);
+    return wf.continueAsNew<typeof subscriptionWorkflow>(this.input, {
+      ...this.state,
+      runs: this.state.runs + 1,
+    });
   }
 
   // ---- waiting ----
@@ -155,101 +181,155 @@ class Subscription {
 
   // ---- charging ----
 
-  /**
-   * One attempt: the provider session for (period, attempt) by an idempotent activity, then the
-   * child checkout workflow under that session's id, to its end.
-   */
-  async charge(): Promise<Outcome> {
+  /** `<reference>:p<period>[:r<attempt>]`: paysaga's reference of the attempt in flight (or next). */
+  private chargeReference(): string {
+    const s = this.state;
+    return `${this.input.reference}:p${s.period}${s.attempt ? `:r${s.attempt}` : ''}`;
+  }
+
+  /** Records the attempt; followCharge opens its session and follows it. */
+  openCharge(): void {
     const s = this.state;
     const money = (s.periodAmount ??= { ...s.amount });
-    const session = await billing.initiateRecurringSession(this.input.subscriptionId, s.period, s.attempt, {
-      sum_info: { sum: money.amount, currency_code: money.currency },
-      user_info: this.input.customer,
-    });
-    const record: ChargeRecord = {
+    // The token of the subscription now: a token changed during dunning is used by the next retry.
+    s.chargeToken = s.token;
+    s.charges.push({
       period: s.period,
       attempt: s.attempt,
-      sessionId: session.id,
+      sessionId: '',
       amount: money.amount,
       currency: money.currency,
       startedAt: iso(Date.now()),
       outcome: 'pending',
-    };
-    this.current = record;
-    s.charges.push(record);
+    });
     if (s.charges.length > MAX_CHARGES_KEPT) s.charges.splice(0, s.charges.length - MAX_CHARGES_KEPT);
     s.totals.attempts++;
-
-    const reference = `${this.input.reference}:p${s.period}${s.attempt ? `:r${s.attempt}` : ''}`;
-    const sessionInput: SessionInput = {
-      sessionId: session.id,
-      kind: 'recurring_payment',
-      reference,
-      money,
-      // The token of the subscription now: a token changed during dunning is used by the next retry.
-      start: {
-        by: 'workflow',
-        operation: 'checkout',
-        body: { payment_info: { type: 'recurring_token_info', recurring_token_info: { token: s.token } } },
-      },
-      settings: this.input.settings,
-      initialSnapshot: session,
-    };
-    try {
-      const child = await wf.startChild(checkoutWorkflow, {
-        workflowId: session.id,
-        args: [sessionInput],
-        parentClosePolicy: wf.ParentClosePolicy.ABANDON,
-        typedSearchAttributes: sessionSearchAttributes({
-          kind: 'recurring_payment',
-          status: 'starting',
-          reference,
-          amount: money.amount,
-          currency: money.currency,
-        }),
-      });
-      const result = await child.result();
-      if (result.phase === 'succeeded') return { ok: true };
-      const error = result.operations.at(-1)?.error;
-      return { ok: false, reason: result.reason ?? `charge ${result.phase}${error ? `: ${error}` : ''}` };
-    } catch (err) {
-      // The child could not run to a result (its id was taken, or it failed as a workflow): the
-      // provider's state of the session is the truth of whether money moved.
-      // (WorkflowExecutionAlreadyStartedError is a TemporalFailure too.)
-      if (!(err instanceof wf.TemporalFailure)) throw err;
-      return this.outcomeFromProvider(session.id, err.message);
-    }
-  }
-
-  /** Reads transaction/state until the session's payment is final, within the session deadline. */
-  private async outcomeFromProvider(sessionId: string, why: string): Promise<Outcome> {
-    const deadline = Date.now() + this.input.settings.deadlines.sessionMs;
-    let wait = this.input.settings.polling.initialMs;
-    for (;;) {
-      const phase = phaseOf(await provider.getState(sessionId));
-      if (phase === 'succeeded') return { ok: true };
-      if (FINAL_PHASES.includes(phase)) return { ok: false, reason: `charge ${phase} (${why})` };
-      if (Date.now() + wait > deadline)
-        return { ok: false, reason: `charge_unknown: the session did not finish in time (${why})` };
-      await wf.sleep(wait);
-      wait = Math.min(wait * 2, this.input.settings.polling.maxMs);
-    }
   }
 
   /**
-   * Records the attempt and decides what comes next. True when the period is over (paid, or given
-   * up after the last dunning retry).
+   * The attempt's session, opened through its reference: the reference's workflow (id derived from it)
+   * opens at most one session whatever happens here (a retry, a crash, a reset), and signals which one.
+   * Started again after it failed (the provider refused to open the session): that refusal is the
+   * attempt's failure.
+   */
+  private async openSession(record: ChargeRecord): Promise<Outcome | undefined> {
+    const s = this.state;
+    const reference = this.chargeReference();
+    const money = { amount: record.amount, currency: record.currency };
+    const intake: ReferenceInput = {
+      reference,
+      fingerprint: `${this.input.subscriptionId}:${s.period}:${s.attempt}`,
+      requestId: this.input.subscriptionId,
+      open: {
+        by: 'initiate',
+        body: {
+          sum_info: { sum: money.amount, currency_code: money.currency },
+          user_info: this.input.customer,
+        },
+      },
+      session: {
+        kind: 'recurring_payment',
+        reference,
+        request: { money, ...(this.input.submerchantId ? { submerchantId: this.input.submerchantId } : {}) },
+        start: {
+          by: 'workflow',
+          operation: 'checkout',
+          body: {
+            payment_info: {
+              type: 'recurring_token_info',
+              recurring_token_info: { token: s.chargeToken ?? s.token },
+            },
+          },
+        },
+        settings: this.input.settings,
+        notify: this.input.subscriptionId,
+      },
+      keepMs: this.input.keepReferencesMs ?? DEFAULT_KEEP_REFERENCE_MS,
+      notify: this.input.subscriptionId,
+    };
+    let refused: string | undefined;
+    try {
+      const child = await wf.startChild(referenceWorkflow, {
+        workflowId: referenceWorkflowId(reference),
+        args: [intake],
+        parentClosePolicy: wf.ParentClosePolicy.ABANDON,
+        workflowIdReusePolicy: wf.WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
+      });
+      child.result().catch((err: Error) => (refused = failureOf(err)?.message ?? err.message));
+    } catch (err) {
+      // Started before (a retry, a reset, a continued run): it signals the session it opened.
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+    }
+    const { startMs } = this.input.settings.deadlines;
+    while (!record.sessionId) {
+      if (await this.restOrContinue(() => !!record.sessionId || refused !== undefined, startMs)) {
+        if (refused !== undefined) return { ok: false, reason: `charge_refused: ${refused}` };
+        break;
+      }
+      this.needsAttention(`charge ${reference}: the provider session is not open yet`);
+    }
+    return undefined;
+  }
+
+  /**
+   * Follows the charge in flight to the provider's result: the session signals it; when it is late the
+   * provider's state decides. An unreachable provider is shown (attention) and waited out, never counted
+   * as a failed attempt.
+   */
+  async followCharge(): Promise<Outcome> {
+    const record = this.current()!;
+    const { polling } = this.input.settings;
+    if (!record.sessionId) {
+      const refused = await this.openSession(record);
+      if (refused) {
+        this.clearAttention();
+        return refused;
+      }
+    }
+    let wait = polling.webhooks ? polling.lateAfterMs : polling.initialMs;
+    const reported = () => this.settled.get(record.sessionId);
+    for (;;) {
+      if (await this.restOrContinue(() => reported() !== undefined, wait)) break;
+      const state = await persist(() => provider.getState({ sessionId: record.sessionId }), {
+        pauseMs: polling.initialMs,
+        maxMs: polling.maxMs,
+        retryRefusals: true,
+        onTrouble: (message) => this.needsAttention(`charge ${record.sessionId}: ${message}`),
+      });
+      const phase = phaseOf(state);
+      if (phase === 'succeeded' || phase === 'failed' || phase === 'canceled') {
+        if (!reported()) this.settled.set(record.sessionId, { sessionId: record.sessionId, phase });
+        break;
+      }
+      wait = Math.min(Math.max(wait * polling.factor, polling.initialMs), polling.maxMs);
+    }
+    this.clearAttention();
+    const settled = reported()!;
+    this.settled.clear();
+    return settled.phase === 'succeeded'
+      ? { ok: true }
+      : { ok: false, reason: settled.reason ?? `charge ${settled.phase}` };
+  }
+
+  /** Waits up to `ms` for `wake`; continues as new first when the history is long. True if woken. */
+  private async restOrContinue(wake: () => boolean, ms: number): Promise<boolean> {
+    if (this.historyLong()) await this.continueAsNew();
+    return wf.condition(wake, ms);
+  }
+
+  /**
+   * Records the attempt and decides what comes next. True when the period is over (paid, or given up
+   * after the last dunning retry).
    */
   settle(outcome: Outcome): boolean {
     const s = this.state;
     const now = Date.now();
-    const record = this.current;
+    const record = this.current();
     if (record) {
       record.outcome = outcome.ok ? 'succeeded' : 'failed';
       record.finishedAt = iso(now);
       if (outcome.reason) record.reason = outcome.reason;
     }
-    this.current = undefined;
     if (outcome.ok) {
       s.totals.succeeded++;
       s.totals.chargedAmount += record?.amount ?? 0;
@@ -290,17 +370,32 @@ class Subscription {
     s.period++;
     s.attempt = 0;
     delete s.periodAmount;
+    delete s.chargeToken;
     s.periodDueAt = Math.max(s.periodDueAt + s.intervalMs, now);
     s.nextChargeAt = s.periodDueAt;
+  }
+
+  private needsAttention(reason: string): void {
+    if (this.state.attention?.reason === reason) return;
+    if (!this.state.attention) wf.upsertSearchAttributes([{ key: NeedsAttention, value: true }]);
+    this.state.attention = { reason, since: iso(Date.now()) };
+    wf.log.warn('subscription needs attention', { subscriptionId: this.input.subscriptionId, reason });
+  }
+
+  private clearAttention(): void {
+    if (!this.state.attention) return;
+    delete this.state.attention;
+    wf.upsertSearchAttributes([{ key: NeedsAttention, value: false }]);
   }
 
   // ---- Updates ----
 
   private refuseWhen(statuses: SubscriptionStatus[], what: string): void {
     if (statuses.includes(this.state.status))
-      throw new Error(
-        `state.invalid: ${what} is not possible while the subscription is ${this.state.status}`,
-      );
+      throw stateConflict(`${what} is not possible while the subscription is ${this.state.status}`, {
+        code: `not_${what}able`,
+        phase: this.state.status,
+      });
   }
 
   private setStatus(status: SubscriptionStatus): void {
@@ -309,7 +404,7 @@ class Subscription {
     wf.upsertSearchAttributes([{ key: PaymentStatus, value: status }]);
   }
 
-  /** A charge already started finishes (its child is abandoned, never canceled); none follows. */
+  /** A charge already started finishes and is recorded; none follows. */
   private cancel(reason: string): SubscriptionView {
     this.state.canceledReason = reason;
     this.setStatus('canceled');
@@ -351,16 +446,13 @@ class Subscription {
 
   // ---- reading ----
 
-  carry(): SubscriptionState {
-    return { ...this.state, runs: this.state.runs + 1 };
-  }
-
   view(): SubscriptionView {
     const s = this.state;
     return {
       subscriptionId: this.input.subscriptionId,
       reference: this.input.reference,
       status: s.status,
+      ...(s.attention ? { attention: { ...s.attention } } : {}),
       amount: { ...s.amount },
       token: s.token,
       intervalMs: s.intervalMs,
@@ -377,21 +469,22 @@ class Subscription {
   }
 }
 
-/** The synchronous refusal of a bad change: the message names the field and the rule. */
+/** The synchronous refusal of a bad change: names the field and the rule. */
 function checkChange(change: SubscriptionChange | undefined): void {
   if (!change || typeof change !== 'object')
-    throw new Error('change.required: send amount, token or intervalMs');
+    throw invalidArgument('(body)', 'send amount, token or intervalMs');
   const { amount, token, intervalMs } = change;
   if (amount === undefined && token === undefined && intervalMs === undefined)
-    throw new Error('change.empty: send at least one of amount, token, intervalMs');
+    throw invalidArgument('(body)', 'send at least one of amount, token, intervalMs');
   if (amount !== undefined && (!Number.isSafeInteger(amount) || amount <= 0))
-    throw new Error('amount.positive: the amount must be a positive integer (minor units)');
+    throw invalidArgument('amount', 'a positive integer (minor units)');
   if (
     token !== undefined &&
     (typeof token !== 'string' || !token || token.length > SUBSCRIPTION_LIMITS.maxTokenLength)
   )
-    throw new Error(
-      `token.invalid: a non-empty string of at most ${SUBSCRIPTION_LIMITS.maxTokenLength} characters`,
+    throw invalidArgument(
+      'token',
+      `a non-empty string of at most ${SUBSCRIPTION_LIMITS.maxTokenLength} characters`,
     );
   if (
     intervalMs !== undefined &&
@@ -399,7 +492,8 @@ function checkChange(change: SubscriptionChange | undefined): void {
       intervalMs < SUBSCRIPTION_LIMITS.minIntervalMs ||
       intervalMs > SUBSCRIPTION_LIMITS.maxIntervalMs)
   )
-    throw new Error(
-      `intervalMs.range: an integer from ${SUBSCRIPTION_LIMITS.minIntervalMs} to ${SUBSCRIPTION_LIMITS.maxIntervalMs}`,
+    throw invalidArgument(
+      'intervalMs',
+      `an integer from ${SUBSCRIPTION_LIMITS.minIntervalMs} to ${SUBSCRIPTION_LIMITS.maxIntervalMs}`,
     );
 }

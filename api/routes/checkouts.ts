@@ -7,8 +7,9 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import * as inputs from '../../client/inputs';
-import type { StartOptions } from '../../client/payments-client';
-import type { SessionView } from '../../workflows/types';
+import type { Started } from '../../client/reads';
+import type { StartOptions } from '../../client/starter';
+import type { SessionView } from '../../common/views';
 import type { ApiDeps } from '../deps';
 import { explainMissingReference, objectBody, parse, sendCreated, waitMs, withReference } from '../http';
 import { docSchema, errorResponses, idempotencyHeader, SESSION_REF, waitQuery } from '../schemas';
@@ -77,14 +78,13 @@ export const checkoutRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => 
         body: Record<string, unknown>,
         request: FastifyRequest,
         o: StartOptions,
-      ) => Promise<SessionView>,
+      ) => Promise<Started<SessionView>>,
     ) =>
     async (request: FastifyRequest, reply: FastifyReply) => {
-      const receivedAt = new Date();
       const body = withReference(request, objectBody(request.body));
       const o = { waitMs: waitMs(request.query, DEFAULT_CREATE_WAIT_MS) };
       const view = await explainMissingReference(body, () => start(body, request, o));
-      return sendCreated(reply, view, receivedAt, links);
+      return sendCreated(reply, view, links);
     };
 
   app.post(
@@ -103,13 +103,13 @@ export const checkoutRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => 
       const { method: _method, ...input } = body;
       switch (method) {
         case 'card':
-          return payments.startCardCheckout(input as inputs.CardCheckoutInput, o);
+          return payments.sessions.startCardCheckout(input as inputs.CardCheckoutInput, o);
         case 'payment_form':
-          return payments.startPaymentForm(input as inputs.PaymentFormInput, o);
+          return payments.sessions.startPaymentForm(input as inputs.PaymentFormInput, o);
         case 'fps':
-          return payments.startFpsPayment(input as inputs.FpsPaymentInput, o);
+          return payments.sessions.startFpsPayment(input as inputs.FpsPaymentInput, o);
         case 'recurring':
-          return payments.startRecurringPayment(input as inputs.RecurringPaymentInput, o);
+          return payments.sessions.startRecurringPayment(input as inputs.RecurringPaymentInput, o);
       }
     }),
   );
@@ -124,7 +124,7 @@ export const checkoutRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => 
         docSchema(inputs.payoutInput, { optional: ['reference'] }),
       ),
     },
-    create((body, _r, o) => payments.startPayout(body as inputs.PayoutInput, o)),
+    create((body, _r, o) => payments.sessions.startPayout(body as inputs.PayoutInput, o)),
   );
 
   app.post(
@@ -136,7 +136,7 @@ export const checkoutRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => 
         docSchema(inputs.identityCheckInput, { optional: ['reference'] }),
       ),
     },
-    create((body, _r, o) => payments.startIdentityCheck(body as inputs.IdentityCheckInput, o)),
+    create((body, _r, o) => payments.identityChecks.start(body as inputs.IdentityCheckInput, o)),
   );
 
   app.post(
@@ -148,6 +148,6 @@ export const checkoutRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => 
         docSchema(inputs.fpsBindingInput, { optional: ['reference'] }),
       ),
     },
-    create((body, _r, o) => payments.startFpsBinding(body as inputs.FpsBindingInput, o)),
+    create((body, _r, o) => payments.sessions.startFpsBinding(body as inputs.FpsBindingInput, o)),
   );
 };

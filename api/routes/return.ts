@@ -9,7 +9,7 @@ import formbody from '@fastify/formbody';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { SessionNotFoundError } from '../../client/errors';
 import type { PaymentsClient } from '../../client/payments-client';
-import type { SessionView } from '../../workflows/types';
+import type { SessionView } from '../../common/views';
 import type { ApiDeps } from '../deps';
 
 const SESSION_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
@@ -32,14 +32,14 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  */
 async function settle(payments: PaymentsClient, id: string, ms: number): Promise<SessionView> {
   const deadline = Date.now() + ms;
-  let view = await payments.getSession(id);
+  let view = await payments.sessions.get(id);
   while (!SETTLED.has(view.phase) && Date.now() < deadline) {
     const left = deadline - Date.now();
     if (view.phase === 'awaiting_payer') {
       await sleep(Math.min(200, left));
-      view = await payments.getSession(id);
+      view = await payments.sessions.get(id);
     } else {
-      view = await payments.waitForProgress(id, left);
+      view = await payments.sessions.waitForChange(id, { timeoutMs: left, until: 'progress' });
     }
   }
   return view;
@@ -122,7 +122,7 @@ export const returnRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
     if (!SESSION_ID.test(id)) return page(reply, 404, 'not_found');
     let view: SessionView;
     try {
-      await deps.payments.notifyPayerReturned(id);
+      await deps.payments.sessions.notifyPayerReturned(id);
       view = await settle(deps.payments, id, deps.returnWaitMs ?? DEFAULT_RETURN_WAIT_MS);
     } catch (err) {
       if (err instanceof SessionNotFoundError) return page(reply, 404, 'not_found', id);

@@ -1,15 +1,17 @@
 /**
- * Following and deciding a session: read it, approve / cancel / finalize when it waits for the
- * partner (Temporal Updates, validated by the workflow), and refund a finished payment.
+ * Following and deciding a session: read it (or wait for its next change), approve / cancel / finalize
+ * when it waits for the partner (Temporal Updates, validated by the workflow: a decision is accepted only
+ * where it will be carried out), refund a finished payment, and read its webhook audit trail.
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
-import { SessionNotFoundError, SessionStateError } from '../../client/errors';
 import * as inputs from '../../client/inputs';
-import type { SessionView } from '../../workflows/types';
+import type { DecisionResult } from '../../client/sessions';
+import { providerEventRecordView } from '../../common/views';
 import type { ApiDeps } from '../deps';
 import {
   explainMissingReference,
+  MAX_WAIT_MS,
   objectBody,
   parse,
   sendCreated,
@@ -29,14 +31,26 @@ import {
 
 const cancelBody = z.object({ reason: z.string().min(1).max(500).optional() });
 const finalizeBody = z.object({ amount: z.number().int().positive().optional() });
+const readQuery = z.object({
+  wait: z.coerce.number().int().min(0).max(MAX_WAIT_MS).optional(),
+  after: z.coerce.number().int().min(0).optional(),
+});
 
 const DEFAULT_REFUND_WAIT_MS = 5_000;
 
+const notFound = { description: 'No such session.', $ref: 'ApiError#' };
 const decisionResponses = {
-  200: { description: 'The session after the decision was carried out.', ...SESSION_REF },
-  404: { description: 'No such session.', $ref: 'ApiError#' },
+  200: { description: 'The session after the provider carried out the decision.', ...SESSION_REF },
+  202: {
+    description:
+      'Accepted and still being carried out (the provider has not answered yet): follow the session.',
+    ...SESSION_REF,
+  },
+  404: notFound,
   409: {
-    description: 'The session is not waiting for this decision (or the amount is refused).',
+    description:
+      'Not possible now: the policy is automatic, the session does not wait for this decision, another ' +
+      'decision is under way, the session has ended, or the provider refused it (code provider_refused).',
     $ref: 'ApiError#',
   },
   ...errorResponses,
@@ -45,19 +59,9 @@ const decisionResponses = {
 export const sessionRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
   const { payments } = deps;
   const links = { temporal: deps.temporal, temporalUiUrl: deps.temporalUiUrl };
-
-  /**
-   * Temporal answers "not found" to an update of a workflow that has finished: when the session
-   * exists, that is a state conflict (nothing to decide any more), not a 404.
-   */
-  const decide = async (id: string, run: () => Promise<SessionView>) => {
-    try {
-      return withLinks(await run(), links);
-    } catch (err) {
-      if (!(err instanceof SessionNotFoundError)) throw err;
-      const view = await payments.getSession(id);
-      throw new SessionStateError(`session ${id} has finished (${view.phase}); there is nothing to decide`);
-    }
+  const answer = (reply: { code(n: number): unknown }, view: DecisionResult) => {
+    if (view.accepted) reply.code(202);
+    return withLinks(view, links);
   };
 
   app.get(
@@ -65,17 +69,48 @@ export const sessionRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
     {
       schema: {
         tags: ['sessions'],
-        summary: 'Read a session',
+        summary: 'Read a session, or wait for its next change',
+        description:
+          '`wait` (ms, up to 25000): answer at the next change after version `after` (default: the ' +
+          'current version), or when `wait` runs out. A long poll, so nobody needs a polling loop.',
+        security: [{ bearerAuth: [] }],
+        params: sessionParams,
+        querystring: docSchema(readQuery),
+        response: { 200: SESSION_REF, 404: notFound, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const id = sessionIdParam(request.params);
+      const q = parse(readQuery, request.query ?? {});
+      const view = q.wait
+        ? await payments.sessions.waitForChange(id, {
+            timeoutMs: q.wait,
+            ...(q.after !== undefined ? { afterVersion: q.after } : {}),
+          })
+        : await payments.sessions.get(id);
+      return withLinks(view, links);
+    },
+  );
+
+  app.get(
+    '/sessions/:id/provider-events',
+    {
+      schema: {
+        tags: ['sessions'],
+        summary: "The session's webhook audit trail",
+        description:
+          'Every verified provider event the session received (webhooks, state syncs, replays): type, ' +
+          'receive time, and whether it was applied or a duplicate or older than what was known.',
         security: [{ bearerAuth: [] }],
         params: sessionParams,
         response: {
-          200: SESSION_REF,
-          404: { description: 'No such session.', $ref: 'ApiError#' },
+          200: docSchema(z.object({ events: z.array(providerEventRecordView) }), { io: 'output' }),
+          404: notFound,
           ...errorResponses,
         },
       },
     },
-    async (request) => withLinks(await payments.getSession(sessionIdParam(request.params)), links),
+    async (request) => ({ events: await payments.sessions.providerEvents(sessionIdParam(request.params)) }),
   );
 
   app.post(
@@ -83,16 +118,13 @@ export const sessionRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
     {
       schema: {
         tags: ['decisions'],
-        summary: 'Approve a payment or payout waiting for approval (phase awaiting_approval)',
+        summary: 'Approve a payment or payout waiting for a manual approval',
         security: [{ bearerAuth: [] }],
         params: sessionParams,
         response: decisionResponses,
       },
     },
-    async (request) => {
-      const id = sessionIdParam(request.params);
-      return decide(id, () => payments.approve(id));
-    },
+    async (request, reply) => answer(reply, await payments.sessions.approve(sessionIdParam(request.params))),
   );
 
   app.post(
@@ -100,17 +132,17 @@ export const sessionRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
     {
       schema: {
         tags: ['decisions'],
-        summary: 'Cancel a session waiting for approval or finalization',
+        summary: 'Cancel a session waiting for a manual approval or finalization (a hold is released)',
         security: [{ bearerAuth: [] }],
         params: sessionParams,
         body: docSchema(cancelBody),
         response: decisionResponses,
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const id = sessionIdParam(request.params);
       const { reason } = parse(cancelBody, objectBody(request.body));
-      return decide(id, () => payments.cancel(id, reason));
+      return answer(reply, await payments.sessions.cancel(id, reason));
     },
   );
 
@@ -119,7 +151,7 @@ export const sessionRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
     {
       schema: {
         tags: ['decisions'],
-        summary: 'Charge held funds, in full or in part (phase awaiting_finalization)',
+        summary: 'Charge held funds, in full or in part (manual finalization)',
         description: '`amount` in minor units, at most the held amount; omitted: the whole held amount.',
         security: [{ bearerAuth: [] }],
         params: sessionParams,
@@ -127,10 +159,10 @@ export const sessionRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
         response: decisionResponses,
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const id = sessionIdParam(request.params);
       const { amount } = parse(finalizeBody, objectBody(request.body));
-      return decide(id, () => payments.finalize(id, amount));
+      return answer(reply, await payments.sessions.finalize(id, amount));
     },
   );
 
@@ -141,60 +173,35 @@ export const sessionRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
         tags: ['sessions'],
         summary: 'Refund a successful payment, in full or in part',
         description:
-          'Runs once the payment has finished. `amount` omitted: what is left of the payment. ' +
-          'The same reference (or Idempotency-Key) returns the same refund.',
+          '`amount` omitted: what is left (captured, less refunds and chargebacks). Refunds are ' +
+          'operations of the session; the same reference (or Idempotency-Key) is the same refund.',
         security: [{ bearerAuth: [] }],
         params: sessionParams,
         headers: idempotencyHeader,
         querystring: waitQuery(DEFAULT_REFUND_WAIT_MS),
         body: docSchema(inputs.refundInput, { optional: ['reference'] }),
         response: {
-          201: { description: 'Refund started; the session view of the refund.', ...SESSION_REF },
-          200: { description: 'The refund an earlier request with this reference started.', ...SESSION_REF },
-          404: { description: 'No such session.', $ref: 'ApiError#' },
-          409: { description: 'No successful payment, or the session is still running.', $ref: 'ApiError#' },
+          201: { description: 'Refund taken by the provider; the session with it.', ...SESSION_REF },
+          200: { description: 'The refund an earlier request with this reference made.', ...SESSION_REF },
+          404: notFound,
+          409: {
+            description:
+              'No successful payment, nothing left, the reference names another refund, or the provider ' +
+              'refused it.',
+            $ref: 'ApiError#',
+          },
           ...errorResponses,
         },
       },
     },
     async (request, reply) => {
-      const receivedAt = new Date();
       const id = sessionIdParam(request.params);
       const body = withReference(request, objectBody(request.body));
       const o = { waitMs: waitMs(request.query, DEFAULT_REFUND_WAIT_MS) };
-      const input = await explainMissingReference(body, async () => parse(inputs.refundInput, body));
-      // A repeat is answered from the refund it started, whether it runs or has finished
-      // (PaymentsClient.refund would refuse it: still running, or nothing left to refund).
-      const earlier = await findRefund(deps, id, input.reference);
-      if (earlier) {
-        reply.header('idempotent-replayed', 'true');
-        reply.header('location', `/v1/sessions/${encodeURIComponent(id)}`);
-        return reply.code(200).send(withLinks(earlier, links));
-      }
-      const view = await explainMissingReference(body, () => payments.refund(id, input, o));
-      return sendCreated(reply, view, receivedAt, links);
+      const view = await explainMissingReference(body, () =>
+        payments.refunds.create(id, body as inputs.RefundRequestInput, o),
+      );
+      return sendCreated(reply, view, links);
     },
   );
 };
-
-/** The refund with this reference in the session's lane: its latest run, else any run visibility knows. */
-async function findRefund(
-  deps: ApiDeps,
-  sessionId: string,
-  reference: string,
-): Promise<SessionView | undefined> {
-  const latest = await deps.payments.getSession(sessionId);
-  if (latest.kind === 'refund' && latest.reference === reference) return latest;
-  const query =
-    `WorkflowId = '${sessionId.replace(/'/g, '')}' AND PaymentKind = 'refund' ` +
-    `AND ClientReference = '${reference.replace(/'/g, '')}'`;
-  for await (const wf of deps.temporal.workflow.list({ query })) {
-    try {
-      return (await deps.temporal.workflow.getHandle(sessionId, wf.runId).result()) as SessionView;
-    } catch {
-      // That run failed or is gone: let the refund be asked again (its provider key is the same).
-      return undefined;
-    }
-  }
-  return undefined;
-}

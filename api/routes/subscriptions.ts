@@ -6,10 +6,10 @@
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { z } from 'zod';
 import * as inputs from '../../client/inputs';
-import type { SubscriptionView } from '../../workflows/subscription-types';
+import type { SubscriptionView } from '../../common/views';
 import type { ApiDeps } from '../deps';
 import { explainMissingReference, objectBody, parse, withReference } from '../http';
-import { docSchema, errorResponses, idempotencyHeader } from '../schemas';
+import { docSchema, errorResponses, idempotencyHeader, SUBSCRIPTION_REF } from '../schemas';
 
 const subscriptionIdSchema = z
   .string()
@@ -21,79 +21,7 @@ const idParams = {
   properties: { id: { type: 'string', description: 'Subscription id: `sub-<reference>`.' } },
 };
 
-const money = {
-  type: 'object',
-  properties: { amount: { type: 'integer', description: 'minor units' }, currency: { type: 'string' } },
-};
-
-/** SubscriptionView (workflows/subscription-types.ts) plus links, for the OpenAPI document. */
-const SUBSCRIPTION = {
-  type: 'object',
-  description: 'A subscription as its workflow knows it (SubscriptionView), plus links.',
-  required: ['subscriptionId', 'reference', 'status', 'amount', 'intervalMs', 'period', 'charges', 'totals'],
-  properties: {
-    subscriptionId: { type: 'string', description: '`sub-<reference>`, also the workflow id.' },
-    reference: { type: 'string' },
-    status: { type: 'string', enum: ['active', 'paused', 'past_due', 'canceled'] },
-    amount: money,
-    token: { type: 'string', description: 'The recurring token charged.' },
-    intervalMs: { type: 'integer' },
-    nextChargeAt: { type: 'string', format: 'date-time', description: 'Absent unless active.' },
-    period: { type: 'integer', description: 'The period charged next (or being charged), from 1.' },
-    charges: {
-      type: 'array',
-      description: 'The latest charge attempts, oldest first: one provider session (and workflow) each.',
-      items: {
-        type: 'object',
-        properties: {
-          period: { type: 'integer' },
-          attempt: { type: 'integer', description: '0: the scheduled charge; 1..: dunning retries.' },
-          sessionId: { type: 'string', description: 'ps_...: GET /v1/sessions/{id} shows it.' },
-          amount: { type: 'integer' },
-          currency: { type: 'string' },
-          startedAt: { type: 'string', format: 'date-time' },
-          finishedAt: { type: 'string', format: 'date-time' },
-          outcome: { type: 'string', enum: ['pending', 'succeeded', 'failed'] },
-          reason: { type: 'string' },
-        },
-      },
-    },
-    totals: {
-      type: 'object',
-      properties: {
-        attempts: { type: 'integer' },
-        succeeded: { type: 'integer' },
-        failed: { type: 'integer' },
-        chargedAmount: { type: 'integer' },
-      },
-    },
-    dunning: {
-      type: 'object',
-      description: 'Present while a period is being retried, or after every retry failed.',
-      properties: {
-        period: { type: 'integer' },
-        failures: { type: 'integer' },
-        nextRetryAt: { type: 'string', format: 'date-time' },
-        lastReason: { type: 'string' },
-        exhausted: { type: 'boolean' },
-      },
-    },
-    dunningPolicy: {
-      type: 'object',
-      properties: {
-        retryDelaysMs: { type: 'array', items: { type: 'integer' } },
-        onExhausted: { type: 'string', enum: ['cancel', 'pause'] },
-      },
-    },
-    canceledReason: { type: 'string' },
-    runs: { type: 'integer', description: 'Continue-as-new count.' },
-    createdAt: { type: 'string', format: 'date-time' },
-    links: {
-      type: 'object',
-      properties: { self: { type: 'string' }, temporal: { type: 'string' } },
-    },
-  },
-};
+const SUBSCRIPTION = SUBSCRIPTION_REF;
 
 const notFound = { description: 'No such subscription.', $ref: 'ApiError#' };
 const changeResponses = {
@@ -156,18 +84,13 @@ export const subscriptionRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps)
       },
     },
     async (request, reply: FastifyReply) => {
-      const receivedAt = new Date();
       const body = withReference(request, objectBody(request.body));
       const view = await explainMissingReference(body, () =>
-        payments.startSubscription(body as inputs.SubscriptionStartInput),
+        payments.subscriptions.start(body as inputs.SubscriptionStartInput),
       );
-      // Its run started before this request arrived: an earlier request with this reference created it
-      // (a run after continue-as-new started earlier still, unless it began during this very request).
-      const { startTime } = await deps.temporal.workflow.getHandle(view.subscriptionId).describe();
-      const replayed = startTime.getTime() < receivedAt.getTime();
       reply.header('location', `/v1/subscriptions/${encodeURIComponent(view.subscriptionId)}`);
-      if (replayed) reply.header('idempotent-replayed', 'true');
-      return reply.code(replayed ? 200 : 201).send(withLinks(view));
+      if (!view.created) reply.header('idempotent-replayed', 'true');
+      return reply.code(view.created ? 201 : 200).send(withLinks(view));
     },
   );
 
@@ -182,7 +105,7 @@ export const subscriptionRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps)
         response: { 200: SUBSCRIPTION, 404: notFound, ...errorResponses },
       },
     },
-    async (request) => withLinks(await payments.getSubscription(idOf(request.params))),
+    async (request) => withLinks(await payments.subscriptions.get(idOf(request.params))),
   );
 
   app.post(
@@ -191,7 +114,7 @@ export const subscriptionRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps)
       'Pause a subscription',
       'No charge while paused; periods that fall due meanwhile are not charged.',
     ),
-    async (request) => withLinks(await payments.pauseSubscription(idOf(request.params))),
+    async (request) => withLinks(await payments.subscriptions.pause(idOf(request.params))),
   );
 
   app.post(
@@ -200,7 +123,7 @@ export const subscriptionRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps)
       'Resume a paused or past_due subscription',
       'When the next due time has passed, the next period is charged at once.',
     ),
-    async (request) => withLinks(await payments.resumeSubscription(idOf(request.params))),
+    async (request) => withLinks(await payments.subscriptions.resume(idOf(request.params))),
   );
 
   app.post(
@@ -213,7 +136,7 @@ export const subscriptionRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps)
     async (request) => {
       const id = idOf(request.params);
       const { reason } = parse(inputs.subscriptionCancelInput, objectBody(request.body));
-      return withLinks(await payments.cancelSubscription(id, reason));
+      return withLinks(await payments.subscriptions.cancel(id, reason));
     },
   );
 
@@ -229,7 +152,7 @@ export const subscriptionRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps)
     async (request) => {
       const id = idOf(request.params);
       const change = parse(inputs.subscriptionChangeInput, objectBody(request.body));
-      return withLinks(await payments.changeSubscription(id, change));
+      return withLinks(await payments.subscriptions.change(id, change));
     },
   );
 };

@@ -48,7 +48,6 @@ export const webhookRoutes: FastifyPluginAsync<ApiDeps & { metrics: ApiMetrics }
           verify: deps.verifyWebhook,
           temporal: deps.temporal,
           taskQueue: deps.taskQueue,
-          settings: deps.settings,
         });
       } catch (err) {
         // Temporal unreachable: not stored, so not acknowledged (the error handler answers 5xx).

@@ -318,14 +318,15 @@ const SCENARIOS: Record<DemoKind, ScenarioFn> = {
   async refund(s) {
     const paid = await successfulCardPayment(s, 75_000);
     s.say(`refunding 25000 of ${payment(paid)?.amount ?? 75_000}`);
-    const refund = await s.api.sessions.refund(paid.sessionId, { reference: s.ref('-r'), amount: 25_000 });
-    s.say(`refund started: ${describe(refund)}`);
-    const done = await s.until(
-      paid.sessionId,
-      'the refund',
-      (v) => v.kind === 'refund' && FINAL.has(v.phase),
-    );
-    return `refund ${expectPhase(done, 'succeeded')}`;
+    const reference = s.ref('-r');
+    const refund = await s.api.sessions.refund(paid.sessionId, { reference, amount: 25_000 });
+    s.say(`refund taken: ${describe(refund)}`);
+    const ended = (v: { refunds: { reference: string; status: string }[] }) =>
+      v.refunds.find((r) => r.reference === reference && (r.status === 'succeeded' || r.status === 'failed'));
+    const done = await s.until(paid.sessionId, 'the refund', (v) => !!ended(v));
+    const status = ended(done)?.status;
+    if (status !== 'succeeded') throw new Error(`refund ${reference} ${status}`);
+    return `refund succeeded; session ${expectPhase(done, 'succeeded')}, refunded ${done.totals.refunded}`;
   },
 
   async payout(s) {

@@ -7,8 +7,8 @@
  */
 import type { z } from 'zod';
 import type { RequestOf, ResponseOf } from '../../provider/endpoints';
-import type { SubscriptionView } from '../../workflows/subscription-types';
-import type { SessionView } from '../../workflows/types';
+import type { SessionView, SubscriptionView } from '../../common/views';
+
 import type * as inputs from '../inputs';
 
 /** `links` of every Session and Subscription the API answers with. */
@@ -18,9 +18,9 @@ export interface Links {
   temporal?: string;
 }
 
-/** A payment session (`SessionView` of `workflows/types.ts`) with links. */
+/** A payment session (`SessionView` of `common/views.ts`) with links. */
 export type Session = SessionView & { links: Links };
-/** A subscription (`SubscriptionView` of `workflows/subscription-types.ts`) with links. */
+/** A subscription (`SubscriptionView` of `common/views.ts`) with links. */
 export type Subscription = SubscriptionView & { links: Links };
 
 /**

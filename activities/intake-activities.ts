@@ -1,0 +1,46 @@
+/** Opening a provider session for a reference (workflows/reference.ts): the calls before any session exists. */
+import { deriveIdempotencyKey, scrubCardData, type ProviderClient } from '../provider';
+import { toFailure } from './failures';
+import type { SessionInfo } from '../provider/schemas';
+import type { IntakeActivities, Opened } from './types';
+
+/**
+ * The key of a reference's initiate. The fingerprint is part of it, so that a corrected request under a
+ * reference whose first request the provider refused is not mistaken for that one.
+ */
+export const initiateKey = (reference: string, fingerprint: string): string =>
+  deriveIdempotencyKey(`ref:${reference}:${fingerprint.slice(0, 12)}`, 'initiate');
+
+export interface IntakeDeps {
+  provider: ProviderClient;
+  /** paysaga's signed back_url of a session (DESIGN decision 14); undefined when none is configured. */
+  returnUrl?: (sessionId: string) => string | undefined;
+}
+
+export function createIntakeActivities({ provider, returnUrl }: IntakeDeps): IntakeActivities {
+  const opened = (session: SessionInfo): Opened => {
+    const url = returnUrl?.(session.id);
+    return { session: scrubCardData(session), ...(url ? { returnUrl: url } : {}) };
+  };
+  return {
+    async initiate({ reference, fingerprint, body, submerchantId }) {
+      try {
+        const res = await provider.initiate(body, {
+          idempotencyKey: initiateKey(reference, fingerprint),
+          ...(submerchantId ? { submerchantId } : {}),
+        });
+        return opened(res.session_info);
+      } catch (err) {
+        throw toFailure(err);
+      }
+    },
+    async requestIdentityCheck({ body, submerchantId }) {
+      try {
+        const res = await provider.identityCheck(body, submerchantId ? { submerchantId } : {});
+        return opened(res.session_info);
+      } catch (err) {
+        throw toFailure(err);
+      }
+    },
+  };
+}

@@ -1,0 +1,35 @@
+/** What every part of the in-process client shares: the Temporal client, the provider, and defaults. */
+import type { Client } from '@temporalio/client';
+import type { z } from 'zod';
+import type { SessionSettings } from '../common/settings';
+import type { ProviderClient } from '../provider';
+import { InputValidationError } from './errors';
+
+export interface PaymentsClientOptions {
+  temporal: Client;
+  provider: ProviderClient;
+  taskQueue: string;
+  /** Defaults of every session (per-session overrides merge over them). */
+  settings?: SessionSettings;
+  /** paysaga's signed back_url of a session (common/return-token.ts), when a public URL is configured. */
+  returnUrl?: (sessionId: string) => string | undefined;
+  /** How long paysaga keeps each reference (the same request answers the same session meanwhile). */
+  keepReferencesMs?: number;
+}
+
+export interface ClientContext extends Required<
+  Pick<PaymentsClientOptions, 'temporal' | 'provider' | 'taskQueue'>
+> {
+  settings: SessionSettings;
+  returnUrl: (sessionId: string) => string | undefined;
+  keepReferencesMs: number;
+}
+
+/** 400 days: longer than any refund, chargeback or dispute window. */
+export const DEFAULT_KEEP_REFERENCES_MS = 400 * 24 * 3_600_000;
+
+export function parse<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
+  const r = schema.safeParse(input);
+  if (!r.success) throw InputValidationError.fromZod(r.error);
+  return r.data;
+}

@@ -1,0 +1,278 @@
+/**
+ * Payment sessions: start one of each kind, read it (also while it changes), and carry out the partner's
+ * decisions. Decisions answer the provider's result; one still under way after `decisionWaitMs` is
+ * answered as accepted (it is carried out, never dropped).
+ */
+import { WorkflowNotFoundError, WorkflowUpdateStage, type WorkflowHandle } from '@temporalio/client';
+import {
+  approveUpdate,
+  cancelUpdate,
+  finalizeUpdate,
+  payerReturnedSignal,
+  providerEventsQuery,
+  type AwaitChange,
+} from '../common/messages';
+import type { ProviderEventRecord, SessionView } from '../common/views';
+import type { CardDetails, HashedCardDetails } from '../provider/card';
+import type { ClientContext } from './context';
+import { parse } from './context';
+import { fromWorkflowFailure, SessionNotFoundError, SessionStateError } from './errors';
+import * as inputs from './inputs';
+import * as bodies from './provider-bodies';
+import { queryWithRetry } from './query';
+import { awaitSession, readSession, type Started } from './reads';
+import { startSession, type StartOptions } from './starter';
+
+/** A decision carried out, or still under way after the wait (then `accepted`: it will be carried out). */
+export type DecisionResult = SessionView & { readonly accepted?: true };
+
+const DEFAULT_DECISION_WAIT_MS = 20_000;
+
+export class Sessions {
+  constructor(private readonly ctx: ClientContext) {}
+
+  /** Card data held by the partner: sent to the provider by this process, never through Temporal. */
+  startCardCheckout(input: inputs.CardCheckoutInput, o: StartOptions = {}): Promise<Started<SessionView>> {
+    const i = parse(inputs.cardCheckoutInput, input);
+    const card = i.card as CardDetails;
+    return startSession(
+      this.ctx,
+      {
+        ...this.common('card_checkout', i),
+        money: i.amount,
+        open: { by: 'initiate', body: bodies.initiateBody(i.amount, i) },
+        start: { by: 'starter' },
+        fingerprintOf: { ...i, card },
+        card: (sessionId, key, returnUrl) =>
+          this.ctx.provider.startCheckout(
+            bodies.cardCheckoutStart(
+              sessionId,
+              card,
+              bodies.paymentSettings({ returnUrl, allowRecurring: i.allowRecurring }),
+            ),
+            { idempotencyKey: key, ...(i.submerchantId ? { submerchantId: i.submerchantId } : {}) },
+          ),
+      },
+      o,
+    );
+  }
+
+  startPaymentForm(input: inputs.PaymentFormInput, o: StartOptions = {}): Promise<Started<SessionView>> {
+    const i = parse(inputs.paymentFormInput, input);
+    return startSession(
+      this.ctx,
+      {
+        ...this.common('payment_form', i),
+        money: i.amount,
+        open: { by: 'initiate', body: bodies.initiateBody(i.amount, i) },
+        start: { by: 'widget', widget: i.widget },
+        fingerprintOf: i,
+      },
+      o,
+    );
+  }
+
+  startRecurringPayment(
+    input: inputs.RecurringPaymentInput,
+    o: StartOptions = {},
+  ): Promise<Started<SessionView>> {
+    const i = parse(inputs.recurringPaymentInput, input);
+    return startSession(
+      this.ctx,
+      {
+        ...this.common('recurring_payment', i),
+        money: i.amount,
+        open: { by: 'initiate', body: bodies.initiateBody(i.amount, i) },
+        start: {
+          by: 'workflow',
+          operation: 'checkout',
+          body: bodies.recurringCheckoutStart(i.token, i.initiatedBy === 'client'),
+        },
+        fingerprintOf: i,
+      },
+      o,
+    );
+  }
+
+  startFpsPayment(input: inputs.FpsPaymentInput, o: StartOptions = {}): Promise<Started<SessionView>> {
+    const i = parse(inputs.fpsPaymentInput, input);
+    return startSession(
+      this.ctx,
+      {
+        ...this.common('fps_payment', i),
+        money: i.amount,
+        open: { by: 'initiate', body: bodies.initiateBody(i.amount, i) },
+        start: { by: 'workflow', operation: 'checkout', body: bodies.fpsCheckoutStart(i.moneyPurpose) },
+        qrRenewals: i.qrRenewals,
+        fingerprintOf: i,
+      },
+      o,
+    );
+  }
+
+  /** Binding without a charge (spec rule 7): the sum is a placeholder the provider ignores. */
+  startFpsBinding(input: inputs.FpsBindingInput, o: StartOptions = {}): Promise<Started<SessionView>> {
+    const i = parse(inputs.fpsBindingInput, input);
+    const placeholder = { amount: 100, currency: i.currency.toLowerCase() };
+    return startSession(
+      this.ctx,
+      {
+        ...this.common('fps_binding', i),
+        open: {
+          by: 'initiate',
+          body: {
+            ...bodies.initiateBody(placeholder, i, {
+              payment_info: { type: 'faster_payment_system_binding' },
+            }),
+            payment_settings: { allow_recurring: true },
+          },
+        },
+        start: { by: 'workflow', operation: 'checkout', body: {} },
+        fingerprintOf: i,
+      },
+      o,
+    );
+  }
+
+  startPayout(input: inputs.PayoutInput, o: StartOptions = {}): Promise<Started<SessionView>> {
+    const i = parse(inputs.payoutInput, input);
+    const d = i.destination;
+    const spec = {
+      ...this.common('payout', i),
+      money: i.amount,
+      open: { by: 'initiate' as const, body: bodies.initiateBody(i.amount, i) },
+      fingerprintOf: i,
+    };
+    if (d.type === 'card' || d.type === 'hashed_card') {
+      const card = d.card as CardDetails | HashedCardDetails;
+      return startSession(
+        this.ctx,
+        {
+          ...spec,
+          start: { by: 'starter' },
+          card: (sessionId, key) =>
+            this.ctx.provider.startTransfer(
+              bodies.cardPayoutStart(sessionId, card, d.type === 'hashed_card'),
+              {
+                idempotencyKey: key,
+                ...(i.submerchantId ? { submerchantId: i.submerchantId } : {}),
+              },
+            ),
+        },
+        o,
+      );
+    }
+    return startSession(
+      this.ctx,
+      { ...spec, start: { by: 'workflow', operation: 'transfer', body: bodies.payoutStart(d) } },
+      o,
+    );
+  }
+
+  private common(
+    kind: Parameters<typeof startSession>[1]['kind'],
+    i: {
+      reference: string;
+      settings?: Parameters<typeof startSession>[1]['settings'];
+      submerchantId?: string;
+      backUrl?: string;
+    },
+  ) {
+    return {
+      kind,
+      reference: i.reference,
+      ...(i.settings ? { settings: i.settings } : {}),
+      ...(i.submerchantId ? { submerchantId: i.submerchantId } : {}),
+      ...(i.backUrl ? { backUrl: i.backUrl } : {}),
+    };
+  }
+
+  /** The session as its latest workflow run knows it (running or closed). */
+  get(sessionId: string): Promise<SessionView> {
+    return readSession(this.ctx.temporal, sessionId);
+  }
+
+  /** Long poll: the next change after `afterVersion` (or progress someone can act on), at most `timeoutMs`. */
+  waitForChange(sessionId: string, wait: AwaitChange): Promise<SessionView> {
+    return awaitSession(this.ctx.temporal, sessionId, wait);
+  }
+
+  /** The webhook audit trail: every provider event the session received (the latest runs' records). */
+  providerEvents(sessionId: string): Promise<ProviderEventRecord[]> {
+    return queryWithRetry(
+      this.handle(sessionId),
+      providerEventsQuery,
+      () => new SessionNotFoundError(sessionId),
+    );
+  }
+
+  approve(sessionId: string, o: { waitMs?: number } = {}): Promise<DecisionResult> {
+    return this.decide(sessionId, o, (h) =>
+      h.startUpdate(approveUpdate, { args: [], waitForStage: WorkflowUpdateStage.ACCEPTED }),
+    );
+  }
+
+  cancel(sessionId: string, reason?: string, o: { waitMs?: number } = {}): Promise<DecisionResult> {
+    return this.decide(sessionId, o, (h) =>
+      h.startUpdate(cancelUpdate, {
+        args: [reason ? { reason } : {}],
+        waitForStage: WorkflowUpdateStage.ACCEPTED,
+      }),
+    );
+  }
+
+  finalize(sessionId: string, amount?: number, o: { waitMs?: number } = {}): Promise<DecisionResult> {
+    return this.decide(sessionId, o, (h) =>
+      h.startUpdate(finalizeUpdate, {
+        args: [amount !== undefined ? { amount } : {}],
+        waitForStage: WorkflowUpdateStage.ACCEPTED,
+      }),
+    );
+  }
+
+  /** The payer came back to back_url: the session checks the provider's state now (throttled there). */
+  async notifyPayerReturned(sessionId: string): Promise<void> {
+    try {
+      await this.handle(sessionId).signal(payerReturnedSignal);
+    } catch (err) {
+      throw fromWorkflowFailure(err, sessionId) ?? err;
+    }
+  }
+
+  private handle(sessionId: string): WorkflowHandle {
+    return this.ctx.temporal.workflow.getHandle(sessionId);
+  }
+
+  /**
+   * Validators refuse at once (409 or 400 by the failure's type); an accepted decision answers the
+   * provider's result, or `accepted` when it is still under way after the wait.
+   */
+  private async decide(
+    sessionId: string,
+    o: { waitMs?: number },
+    start: (h: WorkflowHandle) => Promise<{ result(): Promise<SessionView> }>,
+  ): Promise<DecisionResult> {
+    try {
+      const update = await start(this.handle(sessionId));
+      const waitMs = o.waitMs ?? DEFAULT_DECISION_WAIT_MS;
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<undefined>(
+        (resolve) => (timer = setTimeout(() => resolve(undefined), waitMs)),
+      );
+      const result = await Promise.race([update.result(), late]).finally(() => clearTimeout(timer));
+      if (result) return result;
+      const view = await this.get(sessionId);
+      return Object.defineProperty(view, 'accepted', { value: true, enumerable: false }) as DecisionResult;
+    } catch (err) {
+      // The workflow has closed: the session exists and has ended, nothing is left to decide.
+      if (err instanceof WorkflowNotFoundError) {
+        const view = await this.get(sessionId);
+        throw new SessionStateError(
+          `the session has ended (${view.phase}); there is nothing to decide`,
+          'session_final',
+        );
+      }
+      throw fromWorkflowFailure(err, sessionId) ?? err;
+    }
+  }
+}

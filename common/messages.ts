@@ -1,0 +1,104 @@
+/**
+ * Every signal, update and query of paysaga's workflows, defined once and imported by the workflows
+ * that accept them and by their callers (starter, API, webhook router). Each workflow file registers
+ * exactly the ones it accepts. Safe for workflow code.
+ */
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { SessionInfo, WebhookEvent } from '../provider/schemas';
+import type { ProviderRefusal } from './failures';
+import type { ProviderEventRecord, SessionView, SubscriptionView } from './views';
+
+// ---- a payment session (workflow id = session id) ----
+
+/** A verified provider event for this session: a webhook, a state sync (reconciler) or a replay. */
+export interface ProviderEventDelivery {
+  event: WebhookEvent;
+  receivedAt: string;
+  via: ProviderEventRecord['via'];
+}
+export const providerEventSignal = defineSignal<[ProviderEventDelivery]>('providerEvent');
+
+/** The payer came back to back_url: check the state now (at most once per interval). */
+export const payerReturnedSignal = defineSignal<[]>('payerReturned');
+
+export const sessionQuery = defineQuery<SessionView>('session');
+/** The webhook audit trail: every provider event the session received, newest last. */
+export const providerEventsQuery = defineQuery<ProviderEventRecord[]>('providerEvents');
+/** The recorded provider events with their payloads, for `paysaga webhooks replay`. */
+export const recordedProviderEventsQuery = defineQuery<ProviderEventDelivery[]>('recordedProviderEvents');
+
+/**
+ * Long poll: answers once the session's `version` is above `afterVersion` (a change), or with `until:
+ * 'progress'` once the payer or the partner must act or the result is known; at the latest after
+ * `timeoutMs`.
+ */
+export interface AwaitChange {
+  timeoutMs: number;
+  afterVersion?: number;
+  until?: 'change' | 'progress';
+}
+export const awaitChangeUpdate = defineUpdate<SessionView, [AwaitChange]>('awaitChange');
+
+/**
+ * Card data is sent by the starter, never through Temporal (DESIGN decision 2). Before sending it, the
+ * starter claims the start: refused once the session has moved on or given up waiting, so card data is
+ * never sent to a session paysaga has already reported.
+ */
+export const claimStartUpdate = defineUpdate<SessionView, []>('claimStart');
+/** The provider's answer to the starter's start call, or its refusal; then the same as awaitChange. */
+export type StartReport = ({ snapshot: SessionInfo } | { refused: ProviderRefusal }) & { wait?: AwaitChange };
+export const reportStartUpdate = defineUpdate<SessionView, [StartReport]>('reportStart');
+
+export const approveUpdate = defineUpdate<SessionView, []>('approve');
+export const cancelUpdate = defineUpdate<SessionView, [{ reason?: string }]>('cancel');
+/** Amount in minor units; omitted = the whole held amount. */
+export const finalizeUpdate = defineUpdate<SessionView, [{ amount?: number }]>('finalize');
+/**
+ * A refund of a successful payment; the same reference is the same refund. Amount omitted: what is left.
+ * Answers once the provider has taken it (or refused it), with whether this request created it.
+ */
+export interface RefundResult {
+  session: SessionView;
+  created: boolean;
+}
+export const refundUpdate = defineUpdate<RefundResult, [{ reference: string; amount?: number }]>('refund');
+
+/** A session tells the workflow that asked for it (a subscription's charge) that its result is known. */
+export interface SessionSettled {
+  sessionId: string;
+  phase: SessionView['phase'];
+  reason?: string;
+}
+export const sessionSettledSignal = defineSignal<[SessionSettled]>('sessionSettled');
+
+/** The intake of a reference tells the workflow that asked for it (a subscription) which session it opened. */
+export const sessionOpenedSignal = defineSignal<[{ reference: string; sessionId: string }]>('sessionOpened');
+
+// ---- a reference (workflow id `ref-<reference>`): paysaga's own record of reference -> session ----
+
+export interface Registration {
+  sessionId: string;
+  /** A digest of the request: the same reference with another request is refused. */
+  fingerprint: string;
+  /** Whether the request that asked (`requestId`) is the one that created the session. */
+  created: boolean;
+}
+export const registrationUpdate = defineUpdate<Registration, [{ requestId: string }]>('registration');
+
+// ---- recurring billing (workflow id `sub-<reference>`): its own names, never mistaken for a session's ----
+
+export const subscriptionQuery = defineQuery<SubscriptionView>('subscription');
+export const cancelSubscriptionUpdate = defineUpdate<SubscriptionView, [{ reason?: string }]>(
+  'cancelSubscription',
+);
+export const pauseSubscriptionUpdate = defineUpdate<SubscriptionView, []>('pauseSubscription');
+export const resumeSubscriptionUpdate = defineUpdate<SubscriptionView, []>('resumeSubscription');
+/** Applies from the next period: a charge already started keeps its amount. */
+export interface SubscriptionChange {
+  amount?: number;
+  token?: string;
+  intervalMs?: number;
+}
+export const changeSubscriptionUpdate = defineUpdate<SubscriptionView, [SubscriptionChange]>(
+  'changeSubscription',
+);

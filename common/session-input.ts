@@ -1,0 +1,144 @@
+/**
+ * Plain data that crosses into Temporal: the inputs of the session workflows and the state a session
+ * carries from run to run (continue-as-new, or a new run after the last one closed). Nothing here may
+ * ever hold card data (DESIGN decision 2).
+ */
+import type { ProviderRefusal } from './failures';
+import type { SessionKind, SessionPhase } from './kinds';
+import type { ProviderEventDelivery } from './messages';
+import type { SessionSettings } from './settings';
+import type { Attention, Money, ProviderEventRecord, RefundView, SessionEvent } from './views';
+import type {
+  IdentityCheckRequest,
+  InitiateRequest,
+  SessionInfo,
+  StartCheckoutRequest,
+  StartTransferRequest,
+} from '../provider/schemas';
+
+/** The start/checkout body the workflow sends (the session id is added by the activity). */
+export type CheckoutStart = Omit<StartCheckoutRequest, 'session_id'>;
+export type TransferStart = Omit<StartTransferRequest, 'session_id'>;
+
+/** How the operation gets started at the provider. */
+export type StartSpec =
+  /** The workflow sends start/checkout itself (no card data in the body). */
+  | { by: 'workflow'; operation: 'checkout'; body: CheckoutStart }
+  /** The workflow sends start/transfer itself (no card data in the body). */
+  | { by: 'workflow'; operation: 'transfer'; body: TransferStart }
+  /** The starter sends card data itself, outside Temporal (claimStart, then reportStart). */
+  | { by: 'starter' }
+  /** The payer uses the payment-form widget with a public token the workflow creates. */
+  | { by: 'widget'; widget: { lang?: string; showAutopayOption?: boolean } }
+  /** The provider call that created the session also started it (identity check). */
+  | { by: 'provider' };
+
+/** What the partner asked for, kept with the session for as long as it exists (never card data). */
+export interface SessionRequest {
+  money?: Money;
+  /** The partner's own page for the payer after the return (paysaga's signed back_url comes first). */
+  backUrl?: string;
+  /** Sent as X-Submerchant-Id on this session's calls. */
+  submerchantId?: string;
+  /** paysaga's back_url for this session (signed return), given to the provider at start. */
+  returnUrl?: string;
+}
+
+export interface SessionInput {
+  sessionId: string;
+  kind: SessionKind;
+  reference: string;
+  request: SessionRequest;
+  start: StartSpec;
+  settings: SessionSettings;
+  /** FPS: how many times an expired QR is replaced by a new payment before the session ends. */
+  qrRenewals?: number;
+  /** The session as its creator last saw it (initiate's answer). */
+  initialSnapshot?: SessionInfo;
+  /** A workflow to signal (sessionSettled) once the result is known: the subscription of a charge. */
+  notify?: string;
+  /** Set for a continued run: everything the session knew when the last run stopped. */
+  carried?: SessionState;
+  /** Continue-as-new once the history has this many events (default 8000, or when Temporal suggests). */
+  continueAsNewAfter?: number;
+  /** The carried state is that of a closed run: this run follows the session for a new window. */
+  reopened?: boolean;
+}
+
+/** A refund the partner asked for, with what paysaga needs to follow it. */
+export interface RefundRecord extends RefundView {
+  /** The provider's refund records that existed before this one was sent (to tell it from them). */
+  knownBefore?: string[];
+  /** The provider's refusal, answered to the Update that asked. */
+  refusal?: ProviderRefusal;
+}
+
+/** Everything a session knows; carried across continue-as-new and into a later run. */
+export interface SessionState {
+  sessionId: string;
+  kind: SessionKind;
+  reference: string;
+  request: SessionRequest;
+  settings: SessionSettings;
+  createdAt: string;
+  snapshot?: SessionInfo;
+  /** When the snapshot was applied (workflow time, ms). */
+  snapshotAt?: number;
+  /** The phase the provider's state means; `phase` is this unless final or needing attention. */
+  providerPhase: SessionPhase;
+  /** Final once set: the phase and reason never change again. */
+  final?: { phase: SessionPhase; reason?: string; at: string };
+  /** Why the session ended other than successfully, or what stopped it (set with `final`). */
+  reason?: string;
+  attention?: Attention;
+  publicToken?: string;
+  /** Step names (common/steps.ts) the provider was sent, with when: resent only after a look at the state. */
+  sent: Record<string, number>;
+  /** The amount of the partial finalize paysaga sent, for the amount check of the result. */
+  finalizeAmount?: number;
+  /** FPS renewals used so far. */
+  renewals: number;
+  refunds: RefundRecord[];
+  events: SessionEvent[];
+  providerEvents: ProviderEventRecord[];
+  /** The latest provider events with their payloads (bounded), for replay. */
+  recorded: ProviderEventDelivery[];
+  /** Outbound events (common/events.ts) emitted so far: the next one's sequence is this + 1. */
+  eventSequence: number;
+  /** The outbound event type last emitted for the phase (so a phase announces itself once). */
+  announcedPhase?: SessionPhase;
+  /** Chargeback and refund records already announced to the partner. */
+  announced: string[];
+  version: number;
+  /** How many runs came before this one. */
+  runs: number;
+  /** When following the finished session ends, ms (carried so a continued run does not extend it). */
+  followUntil?: number;
+  /** The provider refused the starter's card (start/checkout or start/transfer). */
+  startRefusal?: ProviderRefusal;
+  /** When the start claim of the starter runs out (card data in flight), ms. */
+  startClaimUntil?: number;
+}
+
+/** The intake of one reference (workflow id `ref-<reference>`): paysaga's own record of it. */
+export interface ReferenceInput {
+  reference: string;
+  /** A digest of the request: a repeat with another request is refused. */
+  fingerprint: string;
+  /** The request id of the call that created the intake (it hears `created: true`). */
+  requestId: string;
+  /** How the provider session is opened: transaction/initiate, or sbp/identity_check (no key). */
+  open: { by: 'initiate'; body: InitiateRequest } | { by: 'identity_check'; body: IdentityCheckRequest };
+  /** The session workflow to start, without its id (that is the provider's session id). */
+  session: Omit<SessionInput, 'sessionId' | 'initialSnapshot'>;
+  /** How long paysaga keeps the reference (the same request answers the same session meanwhile). */
+  keepMs: number;
+  /** A workflow to signal (sessionOpened) once the session exists: the subscription of a charge. */
+  notify?: string;
+}
+
+/** `ref-<reference>`: the workflow that owns a reference. */
+export const referenceWorkflowId = (reference: string): string => `ref-${reference}`;
+
+/** Why a session ended, as `reason` says (prefixes callers can match). */
+export type EndReason = string;

@@ -1,0 +1,125 @@
+/**
+ * The runs of a session's workflow (id = session id), seen from outside: which run is the latest, what a
+ * closed one knew (its result is the session's state), and how news reaches a session whatever its runs
+ * are doing (DESIGN decisions 3 and 12). Used by the webhook receiver, the reconciler's activities and the
+ * client alike. Node-only (Temporal client).
+ */
+import { WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
+import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
+import { SESSION_WORKFLOW_TYPES } from './kinds';
+import { providerEventSignal, type ProviderEventDelivery } from './messages';
+import { sessionSearchAttributes } from './search-attributes';
+import type { SessionInput, SessionState } from './session-input';
+
+export type SessionRun =
+  | { status: 'running'; handle: WorkflowHandle; runId: string }
+  | { status: 'closed'; handle: WorkflowHandle; runId: string; state: SessionState }
+  | { status: 'unknown' };
+
+/**
+ * The latest run of the session's workflow. A closed run that did not leave the session's state (it
+ * failed or was terminated as a workflow) is `closed` without state: it cannot be carried on.
+ */
+export async function latestRun(client: Client, sessionId: string): Promise<SessionRun> {
+  const handle = client.workflow.getHandle(sessionId);
+  let described;
+  try {
+    described = await handle.describe();
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return { status: 'unknown' };
+    throw err;
+  }
+  if (described.status.name === 'RUNNING') return { status: 'running', handle, runId: described.runId };
+  const run = client.workflow.getHandle(sessionId, described.runId);
+  if (described.status.name !== 'COMPLETED' && described.status.name !== 'CONTINUED_AS_NEW')
+    throw new Error(
+      `the workflow of session ${sessionId} ended ${described.status.name}; it cannot be carried on`,
+    );
+  return {
+    status: 'closed',
+    handle: run,
+    runId: described.runId,
+    state: (await run.result()) as SessionState,
+  };
+}
+
+/** The input of a new run that carries a closed run's state on (a refund or a late event). */
+export function reopenInput(state: SessionState): SessionInput {
+  return {
+    sessionId: state.sessionId,
+    kind: state.kind,
+    reference: state.reference,
+    request: state.request,
+    // Never used: a carried session has started (or ended) long ago.
+    start: { by: 'provider' },
+    settings: state.settings,
+    carried: state,
+    reopened: true,
+  };
+}
+
+/** Start options of a new run of a closed session: the same workflow type, id and search attributes. */
+export function reopenOptions(state: SessionState, taskQueue: string) {
+  const phase = state.final?.phase ?? (state.attention ? 'needs_attention' : state.providerPhase);
+  return {
+    workflowId: state.sessionId,
+    taskQueue,
+    args: [reopenInput(state)] as [SessionInput],
+    // A run started meanwhile by someone else takes the message instead (its state is newer).
+    workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
+    workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+    typedSearchAttributes: sessionSearchAttributes({
+      kind: state.kind,
+      status: phase,
+      reference: state.reference,
+      createdAt: new Date(state.createdAt),
+      ...(state.request.money
+        ? { amount: state.request.money.amount, currency: state.request.money.currency }
+        : {}),
+    }),
+  };
+}
+
+export type DeliveryOutcome =
+  /** Signaled to the session's running workflow. */
+  | 'signaled'
+  /** The workflow had closed: a new run carries the session on with the event. */
+  | 'reopened'
+  /** The closed run already knew this state or a newer one (a copy, or an out-of-order delivery). */
+  | 'already_known'
+  /** No workflow for this session (yet): the sender must deliver it again later. */
+  | 'unknown_session';
+
+/**
+ * Hands a verified provider event to the session (DESIGN decision 3): nothing acknowledged is lost.
+ * `isNewer` says whether the event would change what a closed run knew.
+ */
+export async function deliverProviderEvent(
+  client: Client,
+  taskQueue: string,
+  delivery: ProviderEventDelivery,
+  isNewer: (state: SessionState) => boolean,
+): Promise<DeliveryOutcome> {
+  const id = delivery.event.session_info.id;
+  for (let tries = 0; ; tries++) {
+    const run = await latestRun(client, id);
+    if (run.status === 'unknown') return 'unknown_session';
+    if (run.status === 'running') {
+      try {
+        await run.handle.signal(providerEventSignal, delivery);
+        return 'signaled';
+      } catch (err) {
+        // Closed between the look and the signal: look again (bounded: runs do not close that fast).
+        if (!(err instanceof WorkflowNotFoundError) || tries >= 3) throw err;
+        continue;
+      }
+    }
+    if (!isNewer(run.state)) return 'already_known';
+    await client.workflow.signalWithStart(SESSION_WORKFLOW_TYPES[run.state.kind], {
+      ...reopenOptions(run.state, taskQueue),
+      signal: providerEventSignal,
+      signalArgs: [delivery],
+    });
+    return 'reopened';
+  }
+}

@@ -1,0 +1,75 @@
+/**
+ * Plain data of recurring billing (DESIGN decision 8): the subscription workflow's input and the state it
+ * carries across continue-as-new. The view it answers is in views.ts. No card data: a subscription charges
+ * a recurring token.
+ */
+import type { SubscriptionStatus } from './kinds';
+import type { SessionSettings } from './settings';
+import type {
+  Attention,
+  ChargeRecord,
+  DunningPolicy,
+  DunningState,
+  Money,
+  SubscriptionTotals,
+} from './views';
+
+/** Bounds the workflow's validators and the client's zod inputs share. */
+export const SUBSCRIPTION_LIMITS = {
+  minIntervalMs: 1_000,
+  maxIntervalMs: 366 * 24 * 3_600_000,
+  maxRetries: 10,
+  maxTokenLength: 256,
+} as const;
+
+export interface SubscriptionInput {
+  /** `sub-<reference>`: the workflow id (no provider session backs a subscription as a whole). */
+  subscriptionId: string;
+  reference: string;
+  token: string;
+  amount: Money;
+  intervalMs: number;
+  /** Epoch ms of the first charge; omitted: at once. */
+  firstChargeAt?: number;
+  dunning: DunningPolicy;
+  /** Settings of every charge session (polling, deadlines). */
+  settings: SessionSettings;
+  /** The payer as the provider's user_info (required for a charge), sent with every charge's initiate. */
+  customer: Record<string, unknown>;
+  submerchantId?: string;
+  /** Continue-as-new after this many periods in one run (default 100). */
+  periodsPerRun?: number;
+  /** How long the reference of each charge is kept by paysaga (default: as for any session). */
+  keepReferencesMs?: number;
+}
+
+/** Everything a new run (continue-as-new) needs to carry on where the last one stopped. */
+export interface SubscriptionState {
+  status: SubscriptionStatus;
+  amount: Money;
+  token: string;
+  intervalMs: number;
+  /** The period charged next (or being charged), from 1. */
+  period: number;
+  /** Attempt of that period (0 = the scheduled charge, 1.. = dunning retries). */
+  attempt: number;
+  /** When the current period fell or falls due (epoch ms): the schedule is anchored on it. */
+  periodDueAt: number;
+  /** When the next charge attempt happens (epoch ms): the due time, or a dunning retry. */
+  nextChargeAt: number;
+  /** The amount of the period being charged, fixed at its first attempt (retries charge the same). */
+  periodAmount?: Money;
+  /** The token of the attempt being charged (a change of token applies to the next attempt). */
+  chargeToken?: string;
+  /** The latest charges (at most MAX_CHARGES_KEPT), oldest first; the last may be in flight. */
+  charges: ChargeRecord[];
+  totals: SubscriptionTotals;
+  dunning?: DunningState;
+  attention?: Attention;
+  canceledReason?: string;
+  /** Outbound events emitted so far (the next one's sequence is this + 1). */
+  eventSequence: number;
+  /** How many runs came before this one (continue-as-new count). */
+  runs: number;
+  createdAt: string;
+}

@@ -1,0 +1,172 @@
+/**
+ * What paysaga answers about its resources: the session and the subscription as their workflows know
+ * them. Defined once, in zod: the TypeScript types are inferred from these schemas, and the API's OpenAPI
+ * document is generated from them. Workflows import the types only (`import type`).
+ */
+import { z } from 'zod';
+import { sessionInfo, userAction } from '../provider/schemas/session';
+import {
+  EVENT_SOURCES,
+  OPERATION_KINDS,
+  REFUND_STATUSES,
+  SESSION_KINDS,
+  SESSION_PHASES,
+  SUBSCRIPTION_STATUSES,
+} from './kinds';
+
+const isoTime = z.string().describe('ISO 8601 time');
+const minor = z.number().int().describe('minor units');
+
+export const moneyView = z.object({ amount: minor, currency: z.string().describe('lower-case ISO 4217') });
+export type Money = z.infer<typeof moneyView>;
+
+export const sessionEventView = z.object({
+  at: isoTime,
+  source: z.enum(EVENT_SOURCES),
+  type: z.string(),
+  detail: z.string().optional(),
+});
+export type SessionEvent = z.infer<typeof sessionEventView>;
+
+export const operationView = z.object({
+  id: z.string().describe("The provider's id: pm_, po_ or rf_..."),
+  kind: z.enum(OPERATION_KINDS),
+  status: z.string().describe("The provider's transaction_status"),
+  amount: minor.optional(),
+  currency: z.string().optional(),
+  /** Of a held payment: what the partner finalized (the rest was released). */
+  captured: minor.optional().describe('held payments: the amount charged at finalize'),
+  fee: minor.optional().describe("The provider's commission (fee_info), when it reports one"),
+  error: z.string().optional().describe("The provider's error_code"),
+});
+export type OperationView = z.infer<typeof operationView>;
+
+export const refundView = z.object({
+  reference: z.string().describe("The partner's reference of this refund"),
+  amount: minor,
+  currency: z.string(),
+  status: z.enum(REFUND_STATUSES),
+  refundId: z.string().optional().describe("The provider's refund record (rf_...)"),
+  reason: z.string().optional(),
+  requestedAt: isoTime,
+  finishedAt: isoTime.optional(),
+});
+export type RefundView = z.infer<typeof refundView>;
+
+export const attentionView = z.object({
+  reason: z.string(),
+  since: isoTime,
+});
+export type Attention = z.infer<typeof attentionView>;
+
+export const totalsView = z.object({
+  currency: z.string().optional(),
+  held: minor.describe('frozen on the payer and not yet charged or released'),
+  captured: minor.describe('charged from the payer'),
+  refunded: minor.describe('returned by refunds'),
+  chargedBack: minor.describe('returned by chargebacks'),
+  paidOut: minor.describe('paid to a recipient'),
+  net: minor.describe('captured - refunded - chargedBack (payments) or paidOut (payouts)'),
+});
+export type Totals = z.infer<typeof totalsView>;
+
+export const sessionRequestView = z.object({
+  money: moneyView.optional(),
+  backUrl: z.string().optional().describe("The partner's page the payer is sent to after returning"),
+  submerchantId: z.string().optional(),
+  approval: z.string().describe('auto or manual'),
+  finalization: z.string().describe('auto, auto_partial or manual'),
+  webhooks: z.boolean(),
+});
+export type SessionRequestView = z.infer<typeof sessionRequestView>;
+
+export const sessionView = z.object({
+  sessionId: z.string().describe('Provider session id (ps_...), also the workflow id'),
+  kind: z.enum(SESSION_KINDS),
+  reference: z.string().describe('The caller reference (or Idempotency-Key) it was created with'),
+  phase: z.enum(SESSION_PHASES),
+  final: z.boolean().describe('The phase is final and will never change'),
+  reason: z.string().optional().describe('Why the session ended other than successfully'),
+  attention: attentionView.optional().describe('What paysaga could not do yet and keeps trying'),
+  request: sessionRequestView,
+  money: moneyView.optional().describe('The amount asked for (request.money)'),
+  totals: totalsView,
+  operations: z.array(operationView),
+  refunds: z.array(refundView),
+  providerStatus: z.string().optional(),
+  userAction: userAction.optional().describe('What the payer must do: 3-D Secure redirect or FPS QR'),
+  publicToken: z.string().optional().describe('Payment form: the widget token'),
+  recurringToken: z.string().optional(),
+  lastSnapshot: sessionInfo.optional().describe('session_info as last seen'),
+  events: z.array(sessionEventView),
+  version: z.number().int().describe('Grows with every change: GET ?wait waits for a newer one'),
+  createdAt: isoTime,
+  finalAt: isoTime.optional(),
+});
+export type SessionView = z.infer<typeof sessionView>;
+
+/** One verified provider event as the session recorded it (the webhook audit trail). */
+export const providerEventRecordView = z.object({
+  receivedAt: isoTime,
+  type: z.string(),
+  via: z.enum(['webhook', 'sync', 'replay', 'call']),
+  outcome: z.enum(['applied', 'duplicate', 'older']),
+  updatedAt: z.string().optional().describe("The snapshot's updated_at"),
+});
+export type ProviderEventRecord = z.infer<typeof providerEventRecordView>;
+
+export const chargeRecordView = z.object({
+  period: z.number().int(),
+  attempt: z.number().int().describe('0: the scheduled charge; 1..: dunning retries'),
+  sessionId: z.string().describe('ps_...: GET /v1/sessions/{id} shows it'),
+  amount: minor,
+  currency: z.string(),
+  startedAt: isoTime,
+  outcome: z.enum(['pending', 'succeeded', 'failed']),
+  finishedAt: isoTime.optional(),
+  reason: z.string().optional(),
+});
+export type ChargeRecord = z.infer<typeof chargeRecordView>;
+
+export const dunningView = z.object({
+  period: z.number().int(),
+  failures: z.number().int().describe('failed attempts of this period so far'),
+  nextRetryAt: isoTime.optional(),
+  lastReason: z.string().optional(),
+  exhausted: z.boolean().describe('every retry failed: the subscription was canceled or is past_due'),
+});
+export type DunningState = z.infer<typeof dunningView>;
+
+export const dunningPolicyView = z.object({
+  retryDelaysMs: z.array(z.number().int()),
+  onExhausted: z.enum(['cancel', 'pause']),
+});
+export type DunningPolicy = z.infer<typeof dunningPolicyView>;
+
+export const subscriptionTotalsView = z.object({
+  attempts: z.number().int(),
+  succeeded: z.number().int(),
+  failed: z.number().int(),
+  chargedAmount: minor,
+});
+export type SubscriptionTotals = z.infer<typeof subscriptionTotalsView>;
+
+export const subscriptionView = z.object({
+  subscriptionId: z.string().describe('`sub-<reference>`, also the workflow id'),
+  reference: z.string(),
+  status: z.enum(SUBSCRIPTION_STATUSES),
+  attention: attentionView.optional().describe('A charge paysaga could not make or follow yet'),
+  amount: moneyView,
+  token: z.string().describe('The recurring token charged'),
+  intervalMs: z.number().int(),
+  nextChargeAt: isoTime.optional().describe('Absent unless active'),
+  period: z.number().int().describe('The period charged next (or being charged), from 1'),
+  charges: z.array(chargeRecordView),
+  totals: subscriptionTotalsView,
+  dunning: dunningView.optional(),
+  dunningPolicy: dunningPolicyView,
+  canceledReason: z.string().optional(),
+  runs: z.number().int().describe('Continue-as-new count: 0 in the first run'),
+  createdAt: isoTime,
+});
+export type SubscriptionView = z.infer<typeof subscriptionView>;

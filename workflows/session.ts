@@ -1,0 +1,543 @@
+/**
+ * One payment session as its workflow knows it: the provider's snapshot applied only forward, the phase
+ * that follows it (final once final), the partner's refunds, the event log and the webhook audit trail,
+ * and the two ways news arrives: signals (webhooks, the payer's return) and polls of transaction/state
+ * when news is late. The process itself (start, approval, payer, finalization, result, aftercare) lives in
+ * the workflow files and their steps; they read and change the session only through these methods.
+ */
+import * as wf from '@temporalio/workflow';
+import { isFinalPhase, type SessionPhase } from '../common/kinds';
+import {
+  awaitChangeUpdate,
+  payerReturnedSignal,
+  providerEventSignal,
+  providerEventsQuery,
+  recordedProviderEventsQuery,
+  sessionQuery,
+  sessionSettledSignal,
+  type AwaitChange,
+  type ProviderEventDelivery,
+} from '../common/messages';
+import { AmountMinor, NeedsAttention, PaymentStatus } from '../common/search-attributes';
+import type { ProviderRefusal } from '../common/failures';
+import type { RefundRecord, SessionInput, SessionState } from '../common/session-input';
+import type { ProviderEventRecord, SessionEvent, SessionView } from '../common/views';
+import type { SessionInfo } from '../provider/schemas';
+import { persist, provider } from './calls';
+import { phaseOfState, sessionViewOf } from './session-view';
+import { amountMismatch, failureReason, isNewer, moneybackOf, operationOf, phaseOf } from './snapshot';
+
+const MAX_EVENTS = 300;
+const MAX_PROVIDER_EVENTS = 200;
+const MAX_RECORDED = 40;
+/** The payer's return asks for a state check at most this often (a flood of returns is one check). */
+const PAYER_RETURN_INTERVAL_MS = 5_000;
+/** Older than this, a snapshot is read again before a money-moving call is sent on its word. */
+const STALE_MS = 10 * 60_000;
+/** Continue-as-new past this many history events unless the server suggests it earlier. */
+const DEFAULT_HISTORY_LIMIT = 8_000;
+
+/** How a kind reads the provider (identity checks and FPS renewals differ from payments). */
+export interface Reading {
+  /** The phase a snapshot means. */
+  phase?: (s: SessionInfo | undefined) => SessionPhase;
+  /** The reason of an end other than success, from the provider's error code. */
+  explain?: (code: string | undefined) => string | undefined;
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+export class Session {
+  private readonly st: SessionState;
+  private pollRequested = false;
+  private lastPayerPoll = -Infinity;
+  /** A partner decision (Update) being carried out: the process waits for it, a second one is refused. */
+  private deciding: string | undefined;
+  private readonly historyLimit: number;
+
+  private readonly readPhase: (s: SessionInfo | undefined) => SessionPhase;
+  private readonly explain: (code: string | undefined) => string | undefined;
+
+  constructor(
+    private readonly input: SessionInput,
+    reading: Reading = {},
+  ) {
+    this.readPhase = reading.phase ?? phaseOf;
+    this.explain = reading.explain ?? ((code) => code);
+    this.historyLimit = input.continueAsNewAfter ?? DEFAULT_HISTORY_LIMIT;
+    this.st = input.carried ?? {
+      sessionId: input.sessionId,
+      kind: input.kind,
+      reference: input.reference,
+      request: input.request,
+      settings: input.settings,
+      createdAt: iso(Date.now()),
+      providerPhase: 'starting',
+      sent: {},
+      renewals: 0,
+      refunds: [],
+      events: [],
+      providerEvents: [],
+      recorded: [],
+      eventSequence: 0,
+      announced: [],
+      version: 0,
+      runs: 0,
+    };
+    wf.setHandler(providerEventSignal, (d) => this.receive(d));
+    wf.setHandler(payerReturnedSignal, () => this.payerReturned());
+    wf.setHandler(sessionQuery, () => this.view());
+    wf.setHandler(providerEventsQuery, () => [...this.st.providerEvents]);
+    wf.setHandler(recordedProviderEventsQuery, () => [...this.st.recorded]);
+    wf.setHandler(awaitChangeUpdate, (w) => this.awaitChange(w));
+    if (input.reopened) this.followAgain();
+    if (!input.carried) {
+      this.log('call', 'created', `${input.kind} ${input.reference}`);
+      this.announce('session.created');
+      if (input.initialSnapshot) this.apply(input.initialSnapshot, 'call', 'initiate');
+    }
+  }
+
+  // ---- reading ----
+
+  get id(): string {
+    return this.st.sessionId;
+  }
+  get settings() {
+    return this.st.settings;
+  }
+  get request() {
+    return this.st.request;
+  }
+  get snapshot(): SessionInfo | undefined {
+    return this.st.snapshot;
+  }
+  /** The phase the provider's state means (what the process acts on). */
+  get providerPhase(): SessionPhase {
+    return this.st.providerPhase;
+  }
+  /** The phase a caller sees: final once final; needs_attention while paysaga keeps trying. */
+  get phase(): SessionPhase {
+    return phaseOfState(this.st);
+  }
+  isFinal(): boolean {
+    return this.st.final !== undefined;
+  }
+  get refunds() {
+    return this.st.refunds;
+  }
+  get renewals(): number {
+    return this.st.renewals;
+  }
+  get decisionInProgress(): string | undefined {
+    return this.deciding;
+  }
+  /** When `step` was first sent (it is resent only after a look at the state), or undefined. */
+  sentAt(step: string): number | undefined {
+    return this.st.sent[step];
+  }
+
+  // ---- changing ----
+
+  log(source: SessionEvent['source'], type: string, detail?: string): void {
+    this.st.events.push({ at: iso(Date.now()), source, type, ...(detail ? { detail } : {}) });
+    if (this.st.events.length > MAX_EVENTS) this.st.events.splice(0, this.st.events.length - MAX_EVENTS);
+    this.changed();
+  }
+
+  private changed(): void {
+    this.st.version++;
+  }
+
+  /** A verified provider event (webhook, sync or replay): recorded, then applied if it is news. */
+  private receive(d: ProviderEventDelivery): void {
+    const applied = d.event.session_info.id === this.id && isNewer(d.event.session_info, this.st.snapshot);
+    const record: ProviderEventRecord = {
+      receivedAt: d.receivedAt,
+      type: d.event.type,
+      via: d.via,
+      outcome: applied
+        ? 'applied'
+        : this.st.snapshot && isNewer(this.st.snapshot, d.event.session_info)
+          ? 'older'
+          : 'duplicate',
+      ...(d.event.session_info.updated_at ? { updatedAt: d.event.session_info.updated_at } : {}),
+    };
+    this.st.providerEvents.push(record);
+    if (this.st.providerEvents.length > MAX_PROVIDER_EVENTS)
+      this.st.providerEvents.splice(0, this.st.providerEvents.length - MAX_PROVIDER_EVENTS);
+    if (d.via !== 'replay') {
+      this.st.recorded.push(d);
+      if (this.st.recorded.length > MAX_RECORDED)
+        this.st.recorded.splice(0, this.st.recorded.length - MAX_RECORDED);
+    }
+    const source = d.via === 'webhook' || d.via === 'replay' ? 'webhook' : 'poll';
+    if (applied) this.apply(d.event.session_info, source, d.event.type);
+    else this.log(source, d.event.type, `ignored: ${record.outcome}`);
+  }
+
+  private payerReturned(): void {
+    const now = Date.now();
+    if (now - this.lastPayerPoll < PAYER_RETURN_INTERVAL_MS) return;
+    this.lastPayerPoll = now;
+    this.log('payer', 'returned');
+    this.pollRequested = true;
+  }
+
+  /**
+   * Applies a snapshot if it is newer than the one held; returns whether it was. The phase follows it
+   * until it is final; after that, refunds and chargebacks are recorded and announced, and a provider
+   * state that contradicts the final phase is reported, never written over it.
+   */
+  apply(snapshot: SessionInfo, source: SessionEvent['source'], type = 'snapshot'): boolean {
+    if (snapshot.id !== this.id || !isNewer(snapshot, this.st.snapshot)) return false;
+    this.st.snapshot = snapshot;
+    this.st.snapshotAt = Date.now();
+    const phase = this.readPhase(snapshot);
+    this.log(
+      source,
+      type,
+      `${snapshot.transaction_status}/${operationOf(snapshot)?.transaction_status ?? '-'} -> ${phase}`,
+    );
+    const before = this.phase;
+    this.st.providerPhase = phase;
+    const mismatch = amountMismatch(snapshot, this.st.request.money, this.st.finalizeAmount);
+    if (mismatch) this.noteMismatch(mismatch);
+    if (!this.st.final && isFinalPhase(phase)) this.settle(phase, this.explain(failureReason(snapshot)));
+    else if (this.st.final && isFinalPhase(phase) && phase !== this.st.final.phase) this.drift(phase);
+    this.announceMoneyback();
+    if (this.phase !== before) this.phaseChanged();
+    return true;
+  }
+
+  /** The result is known: final from now on. `reason` says why when it is not a success. */
+  settle(phase: SessionPhase, reason?: string): void {
+    if (this.st.final) return;
+    const why = phase === 'succeeded' ? undefined : (this.st.reason ?? reason);
+    this.st.final = { phase, at: iso(Date.now()), ...(why ? { reason: why } : {}) };
+    if (why) this.st.reason = why;
+    // Nothing is left to wait for: what kept the session busy is over with its result.
+    if (this.st.attention && !this.st.attention.reason.startsWith('amount_mismatch')) this.clearAttention();
+    this.log('timer', 'final', `${phase}${why ? `: ${why}` : ''}`);
+    this.phaseChanged();
+    if (this.input.notify) {
+      // The subscription of a charge learns the result at once (it also reads the provider itself).
+      void wf
+        .getExternalWorkflowHandle(this.input.notify)
+        .signal(sessionSettledSignal, { sessionId: this.id, phase, ...(why ? { reason: why } : {}) })
+        .catch(() => undefined);
+    }
+  }
+
+  /**
+   * Why the session will end other than successfully (kept once set: the first cause is the cause).
+   * Returns whether this call set it, so that a refused action can take its reason back (forget).
+   */
+  because(reason: string): boolean {
+    if (this.st.reason !== undefined || this.st.final) return false;
+    this.st.reason = reason;
+    return true;
+  }
+  forget(reason: string): void {
+    if (!this.st.final && this.st.reason === reason) delete this.st.reason;
+  }
+
+  /** The amount or currency the provider shows is not what was asked (see snapshot.amountMismatch). */
+  amountProblem(): string | undefined {
+    return amountMismatch(this.st.snapshot, this.st.request.money, this.st.finalizeAmount);
+  }
+
+  /** The snapshot is old enough that the provider may have moved on (a resend reads the state first). */
+  stale(): boolean {
+    return this.st.snapshotAt === undefined || Date.now() - this.st.snapshotAt > STALE_MS;
+  }
+
+  private noteMismatch(mismatch: string): void {
+    const reason = `amount_mismatch: ${mismatch}`;
+    if (this.st.attention?.reason === reason) return;
+    this.because(reason);
+    this.needsAttention(reason);
+  }
+
+  private drift(providerPhase: SessionPhase): void {
+    const reason = `drift: the provider now shows ${providerPhase}, the session ended ${this.st.final!.phase}`;
+    if (this.st.attention?.reason === reason) return;
+    this.needsAttention(reason);
+    this.announce('session.drift_detected');
+  }
+
+  /** Records refunds and chargebacks the provider shows (also after the result) once each. */
+  private announceMoneyback(): void {
+    for (const m of moneybackOf(this.st.snapshot)) {
+      const done = m.transaction_status === 'completed' || m.transaction_status === 'repaid';
+      if (!done || this.st.announced.includes(m.id)) continue;
+      this.st.announced.push(m.id);
+      this.log(
+        'webhook',
+        m.chargeback ? 'chargeback' : 'refunded',
+        `${m.id} ${m.sum_info?.sum ?? ''}`.trim(),
+      );
+      this.announce(m.chargeback ? 'session.chargeback' : 'session.refunded');
+    }
+  }
+
+  private phaseChanged(): void {
+    const phase = this.phase;
+    wf.upsertSearchAttributes([{ key: PaymentStatus, value: phase }]);
+    if (phase !== this.st.announcedPhase) {
+      this.st.announcedPhase = phase;
+      if (phase !== 'starting' && phase !== 'processing') this.announce(`session.${phase}`);
+    }
+  }
+
+  /**
+   * paysaga cannot learn or act for now (the provider unreachable past every retry, a deadline that
+   * could not cancel): a non-final phase (unless the result is final), a search attribute, a metric and
+   * a log line, until clearAttention.
+   */
+  needsAttention(reason: string): void {
+    if (this.st.attention?.reason === reason) return;
+    const before = this.phase;
+    const first = !this.st.attention;
+    this.st.attention = { reason, since: iso(Date.now()) };
+    this.log('timer', 'needs_attention', reason);
+    wf.log.warn('session needs attention', { sessionId: this.id, reason });
+    if (first) {
+      wf.upsertSearchAttributes([{ key: NeedsAttention, value: true }]);
+      wf.metricMeter.createCounter('paysaga_sessions_needing_attention_total').add(1);
+    }
+    if (this.phase !== before) this.phaseChanged();
+    else if (this.st.final) this.announce('session.needs_attention');
+  }
+
+  clearAttention(): void {
+    if (!this.st.attention) return;
+    const before = this.phase;
+    this.log('timer', 'attention_cleared', this.st.attention.reason);
+    delete this.st.attention;
+    wf.upsertSearchAttributes([{ key: NeedsAttention, value: false }]);
+    if (this.phase !== before) this.phaseChanged();
+  }
+
+  /** Outbound events to the partner (common/events.ts): numbered per session, in order. */
+  private announce(type: string): void {
+    this.st.eventSequence++;
+    this.log('timer', 'event', `${type} #${this.st.eventSequence}`);
+  }
+
+  setPublicToken(token: string): void {
+    this.st.publicToken = token;
+    this.log('call', 'public_token', 'payment form token created');
+  }
+
+  noteSent(step: string): void {
+    this.st.sent[step] ??= Date.now();
+  }
+
+  noteFinalize(amount: number | undefined): void {
+    if (amount === undefined) {
+      delete this.st.finalizeAmount;
+      return;
+    }
+    this.st.finalizeAmount = amount;
+    // A partial finalize changes what the session is worth: keep the search attribute current.
+    wf.upsertSearchAttributes([{ key: AmountMinor, value: amount }]);
+  }
+
+  noteRenewal(): number {
+    return ++this.st.renewals;
+  }
+
+  /** When following the finished session ends (set once, carried across runs). */
+  followUntil(): number {
+    this.st.followUntil ??= Date.now() + this.st.settings.followMs;
+    return this.st.followUntil;
+  }
+  /** A later run (a refund or a late event after the workflow closed) follows for another window. */
+  followAgain(): void {
+    this.st.followUntil = Date.now() + this.st.settings.followMs;
+  }
+
+  /** The session deadline: from creation, so that a continued run does not extend it. */
+  deadline(): number {
+    return Date.parse(this.st.createdAt) + this.st.settings.deadlines.sessionMs;
+  }
+
+  addRefund(r: RefundRecord): void {
+    this.st.refunds.push(r);
+    this.log('partner', 'refund_requested', `${r.reference}: ${r.amount} ${r.currency}`);
+  }
+  updateRefund(reference: string, change: Partial<RefundRecord>): void {
+    const r = this.st.refunds.find((x) => x.reference === reference);
+    if (!r) return;
+    Object.assign(r, change);
+    this.log(
+      'call',
+      `refund_${r.status}`,
+      `${reference}${r.refundId ? ` ${r.refundId}` : ''}${r.reason ? `: ${r.reason}` : ''}`,
+    );
+  }
+
+  /** The starter's card was refused by the provider (reported by reportStart). */
+  get startRefusal(): ProviderRefusal | undefined {
+    return this.st.startRefusal;
+  }
+  refuseStart(refusal: ProviderRefusal): void {
+    this.st.startRefusal = refusal;
+    this.log('call', 'start_refused', `${refusal.errorCode}: ${refusal.description}`);
+  }
+
+  claimStart(forMs: number): void {
+    this.st.startClaimUntil = Date.now() + forMs;
+    this.log('call', 'start_claimed', 'the starter is sending card data');
+  }
+  get startClaimUntil(): number | undefined {
+    return this.st.startClaimUntil;
+  }
+
+  beginDecision(kind: string): void {
+    this.deciding = kind;
+    this.log('decision', kind);
+  }
+  endDecision(): void {
+    this.deciding = undefined;
+    this.changed();
+  }
+
+  // ---- talking to the provider ----
+
+  /**
+   * A provider call that must eventually be answered. Temporal retries it a few times (its policy);
+   * when those run out, the session needs attention and the call is tried again on a capped backoff
+   * until the provider answers. A refusal (the provider says no for good) is thrown to the caller;
+   * for reads (`readOnly`) nothing is final, so they are retried too.
+   */
+  async call<T>(what: string, send: () => Promise<T>, readOnly = false): Promise<T> {
+    const { polling } = this.st.settings;
+    const answer = await persist(send, {
+      pauseMs: polling.initialMs,
+      maxMs: polling.maxMs,
+      retryRefusals: readOnly,
+      onTrouble: (message) => this.needsAttention(`${what}: ${message}`),
+    });
+    if (this.st.attention?.reason.startsWith(`${what}:`)) this.clearAttention();
+    return answer;
+  }
+
+  /** Reads transaction/state and applies it. */
+  async poll(): Promise<void> {
+    const c = this.callArgs();
+    this.apply(await this.call('transaction/state', () => provider.getState(c), true), 'poll', 'state');
+  }
+
+  /** The session id and sub-merchant every call of this session carries. */
+  callArgs(): { sessionId: string; submerchantId?: string } {
+    return {
+      sessionId: this.id,
+      ...(this.st.request.submerchantId ? { submerchantId: this.st.request.submerchantId } : {}),
+    };
+  }
+
+  // ---- waiting ----
+
+  /**
+   * Waits, forward only, until `pred` holds; false if `deadline` (epoch ms) passed first (after one last
+   * look at the provider). News comes by signal; when it is late (with webhooks on, `lateAfterMs`; off,
+   * at once) the state is polled on a backoff. A duplicate or older snapshot never counts as news.
+   * Continues-as-new when the history grows long, carrying everything.
+   */
+  async until(pred: () => boolean, deadline = Infinity): Promise<boolean> {
+    const { polling } = this.st.settings;
+    const first = polling.webhooks ? polling.lateAfterMs : polling.initialMs;
+    let wait = first;
+    let interval = polling.initialMs;
+    for (;;) {
+      if (pred()) return true;
+      const remaining = deadline - Date.now();
+      if (remaining <= 0) {
+        await this.poll();
+        return pred();
+      }
+      await this.continueAsNewIfDue();
+      const seen = this.st.snapshot;
+      await wf.condition(
+        () => this.st.snapshot !== seen || this.pollRequested || pred(),
+        Math.min(wait, remaining),
+      );
+      if (pred()) return true;
+      if (this.st.snapshot !== seen) {
+        // News: the next wait is for the next event again.
+        wait = first;
+        interval = polling.initialMs;
+        continue;
+      }
+      if (Date.now() >= deadline && !this.pollRequested) continue;
+      this.pollRequested = false;
+      await this.poll();
+      if (this.st.snapshot === seen) {
+        wait = interval;
+        interval = Math.min(interval * polling.factor, polling.maxMs);
+      }
+    }
+  }
+
+  /** Waits up to `ms` for `wake` (continuing as new first when the history grows long); true if woken. */
+  async rest(wake: () => boolean, ms: number): Promise<boolean> {
+    await this.continueAsNewIfDue();
+    return wf.condition(wake, ms);
+  }
+
+  /** Waits for a partner decision in flight (an Update carrying it out) to finish. */
+  async decisionsSettled(): Promise<void> {
+    await wf.condition(() => this.deciding === undefined);
+  }
+
+  private async continueAsNewIfDue(): Promise<void> {
+    const info = wf.workflowInfo();
+    if (!info.continueAsNewSuggested && info.historyLength < this.historyLimit) return;
+    await wf.condition(wf.allHandlersFinished);
+    this.log('timer', 'continue_as_new', `history ${info.historyLength} events`);
+    // The same workflow type with the same input, carrying everything (search attributes are inherited).
+    await wf.continueAsNew({ ...this.input, carried: this.carry(), reopened: false });
+  }
+
+  /** Long poll (awaitChange): the next change, or progress someone can act on, or the timeout. */
+  private async awaitChange(w: AwaitChange): Promise<SessionView> {
+    const after = w.afterVersion ?? this.st.version;
+    const progress = () =>
+      this.isFinal() ||
+      this.phase === 'needs_attention' ||
+      this.waitsForSomeone() ||
+      (this.st.publicToken !== undefined && !operationOf(this.st.snapshot));
+    await wf.condition(
+      () => (w.until === 'progress' ? progress() : this.st.version > after),
+      Math.max(1, Math.min(w.timeoutMs, 60_000)),
+    );
+    return this.view();
+  }
+
+  /** The payer or the partner (manual policy) has to act. */
+  waitsForSomeone(): boolean {
+    const { approval, finalization } = this.st.settings;
+    const phase = this.st.providerPhase;
+    if (phase === 'awaiting_payer') return true;
+    if (phase === 'awaiting_approval') return approval.mode === 'manual';
+    return phase === 'awaiting_finalization' && finalization.mode === 'manual';
+  }
+
+  // ---- what callers see ----
+
+  carry(): SessionState {
+    return { ...this.st, runs: this.st.runs + 1 };
+  }
+
+  view(): SessionView {
+    return sessionViewOf(this.st);
+  }
+
+  /** Lets running Updates finish, then returns what the next run (or a reader of the result) needs. */
+  async close(): Promise<SessionState> {
+    await wf.condition(wf.allHandlersFinished);
+    return { ...this.st };
+  }
+}

@@ -1,0 +1,167 @@
+/**
+ * After the result (DESIGN decisions 10, 12): the session's workflow keeps following it for a while
+ * (`followMs`). Refunds the partner asks for are carried out one at a time, each bounded by what is
+ * left; refunds and chargebacks the provider reports are recorded as events of the session, never as a
+ * rewrite of its outcome; the provider is read again now and then (webhooks may be off). A later change
+ * opens the session again in a new run that carries everything.
+ */
+import * as wf from '@temporalio/workflow';
+import {
+  FAILURE_TYPES,
+  failureOf,
+  invalidArgument,
+  providerRefused,
+  referenceConflict,
+  stateConflict,
+  type ProviderRefusal,
+} from '../../common/failures';
+import { refundUpdate } from '../../common/messages';
+import type { RefundRecord } from '../../common/session-input';
+import { refundRecordOf, stepName } from '../../common/steps';
+import { provider } from '../calls';
+import type { Session } from '../session';
+import { moneybackOf } from '../snapshot';
+import { carryOut } from './decisions';
+
+const REFERENCE = /^[A-Za-z0-9._:-]{4,64}$/;
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** What can still be refunded: captured, less chargebacks, less every refund made or asked for. */
+export function refundable(s: Session): number {
+  const view = s.view();
+  const asked = s.refunds.filter((r) => r.status !== 'failed');
+  const ours = new Set(asked.map((r) => r.refundId).filter((id): id is string => !!id));
+  const elsewhere = moneybackOf(s.snapshot).filter(
+    (m) => !ours.has(m.id) && m.transaction_status !== 'unsuccessful',
+  );
+  return (
+    view.totals.captured -
+    elsewhere.reduce((n, m) => n + (m.sum_info?.sum ?? 0), 0) -
+    asked.reduce((n, r) => n + r.amount, 0)
+  );
+}
+
+/** Registers the refund Update (payment kinds only). */
+export function acceptRefunds(s: Session): void {
+  wf.setHandler(
+    refundUpdate,
+    async ({ reference, amount }) => {
+      const created = !s.refunds.some((r) => r.reference === reference);
+      if (created) {
+        const currency = s.view().totals.currency ?? s.request.money?.currency ?? '';
+        s.addRefund({
+          reference,
+          amount: amount ?? refundable(s),
+          currency,
+          status: 'requested',
+          requestedAt: iso(Date.now()),
+        });
+      }
+      await wf.condition(() => s.refunds.find((r) => r.reference === reference)?.status !== 'requested');
+      const refusal = s.refunds.find((r) => r.reference === reference)?.refusal;
+      if (refusal) throw providerRefused(refusal);
+      return { session: s.view(), created };
+    },
+    { validator: ({ reference, amount }) => mayRefund(s, reference, amount) },
+  );
+}
+
+function mayRefund(s: Session, reference: unknown, amount: unknown): void {
+  if (typeof reference !== 'string' || !REFERENCE.test(reference))
+    throw invalidArgument('reference', '4 to 64 letters, digits or . _ : -');
+  if (amount !== undefined && (typeof amount !== 'number' || !Number.isSafeInteger(amount) || amount <= 0))
+    throw invalidArgument('amount', 'a positive integer (minor units)');
+  const earlier = s.refunds.find((r) => r.reference === reference);
+  if (earlier) {
+    if (amount !== undefined && amount !== earlier.amount)
+      throw referenceConflict(`already used for a refund of ${earlier.amount}`);
+    return;
+  }
+  if (s.phase !== 'succeeded')
+    throw stateConflict(`a refund needs a successful payment (the session is ${s.phase})`, {
+      code: 'not_refundable',
+      phase: s.phase,
+    });
+  const left = refundable(s);
+  if (left <= 0) throw stateConflict('nothing is left to refund', { code: 'fully_refunded', phase: s.phase });
+  if (amount !== undefined && amount > left)
+    throw invalidArgument('amount', `at most ${left} is left to refund`);
+}
+
+/** Sends one refund (key `refund:<reference>`) and follows its record to the end. */
+async function carryOutRefund(s: Session, r: RefundRecord): Promise<void> {
+  const known = r.knownBefore ?? moneybackOf(s.snapshot).map((m) => m.id);
+  if (r.status === 'requested') {
+    r.knownBefore = known;
+    const step = stepName({ kind: 'refund', reference: r.reference });
+    const verifyFirst = s.sentAt(step) !== undefined || s.stale();
+    s.noteSent(step);
+    try {
+      const answer = await s.call('transaction/refund', () =>
+        provider.refund({
+          ...s.callArgs(),
+          reference: r.reference,
+          amount: { amount: r.amount, currency: r.currency },
+          knownRefundIds: known,
+          verifyFirst,
+        }),
+      );
+      s.apply(answer, 'call', 'transaction/refund');
+      const refundId = refundRecordOf(answer, known) ?? refundRecordOf(s.snapshot, known);
+      s.updateRefund(r.reference, { status: 'processing', ...(refundId ? { refundId } : {}) });
+    } catch (err) {
+      const f = failureOf(err);
+      if (f?.type !== FAILURE_TYPES.providerRefused) throw err;
+      s.updateRefund(r.reference, {
+        status: 'failed',
+        reason: f.message,
+        refusal: f.details as ProviderRefusal,
+        finishedAt: iso(Date.now()),
+      });
+      return;
+    }
+  }
+  const record = () => {
+    const id = r.refundId ?? refundRecordOf(s.snapshot, known);
+    return moneybackOf(s.snapshot).find((m) => m.id === id);
+  };
+  const done = () => ['completed', 'repaid'].includes(record()?.transaction_status ?? '');
+  if (!(await s.until(done, Date.now() + s.settings.deadlines.sessionMs))) {
+    s.needsAttention(
+      `refund ${r.reference}: still ${record()?.transaction_status ?? 'unknown'} at the provider; following it`,
+    );
+    await s.until(done);
+  }
+  s.updateRefund(r.reference, { status: 'succeeded', refundId: record()!.id, finishedAt: iso(Date.now()) });
+  if (s.view().attention?.reason.startsWith(`refund ${r.reference}:`)) s.clearAttention();
+}
+
+/**
+ * Follows the finished session until `followMs` passed with nothing left to do: carries out refunds,
+ * records what the provider reports, re-reads the state every `recheckMs`, and cancels any operation
+ * that appears at approve_pending after the result (a payment form used after the payer's time ran out).
+ */
+export async function aftercare(s: Session): Promise<void> {
+  for (;;) {
+    const due = s.refunds.find((r) => r.status === 'requested' || r.status === 'processing');
+    if (due) {
+      await carryOutRefund(s, due);
+      continue;
+    }
+    if (s.isFinal() && s.providerPhase === 'awaiting_approval' && s.decisionInProgress === undefined) {
+      s.log('timer', 'late_operation', 'an operation appeared after the result: canceled');
+      await carryOut(s, 'cancel').catch((err) => {
+        if (failureOf(err)?.type !== FAILURE_TYPES.providerRefused) throw err;
+      });
+      continue;
+    }
+    const left = s.followUntil() - Date.now();
+    if (left <= 0) return;
+    const seen = s.snapshot;
+    const woken = await s.rest(
+      () => s.snapshot !== seen || s.refunds.some((r) => r.status === 'requested'),
+      Math.min(left, s.settings.recheckMs),
+    );
+    if (!woken && s.followUntil() > Date.now()) await s.poll();
+  }
+}

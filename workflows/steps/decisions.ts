@@ -1,0 +1,238 @@
+/**
+ * The partner's decisions (DESIGN decision 5): approve or cancel after approve_pending, finalize or
+ * cancel after finalization_pending. Automatic policies decide in the process itself; manual ones through
+ * Updates, accepted only where they will be carried out (the policy is manual and the provider waits for
+ * that decision now) and answered with the provider's result: a refusal is an error, never a 200.
+ */
+import * as wf from '@temporalio/workflow';
+import type { SessionPhase } from '../../common/kinds';
+import { FAILURE_TYPES, failureOf, invalidArgument, stateConflict } from '../../common/failures';
+import { approveUpdate, cancelUpdate, finalizeUpdate } from '../../common/messages';
+import { stepName } from '../../common/steps';
+import { provider } from '../calls';
+import type { Session } from '../session';
+import { operationOf, pastApproval } from '../snapshot';
+
+export type Decision = 'approve' | 'cancel' | 'finalize';
+
+/**
+ * Sends a decision on the operation waiting for it and applies the provider's answer. A refusal is
+ * thrown after one look at the state (the truth after a refusal).
+ */
+export async function carryOut(s: Session, decision: Decision, amount?: number): Promise<void> {
+  const op = operationOf(s.snapshot);
+  if (!op) throw stateConflict('no operation to decide on', { code: 'no_operation', phase: s.phase });
+  const step = stepName({ kind: decision, operationId: op.id });
+  const args = {
+    ...s.callArgs(),
+    operationId: op.id,
+    verifyFirst: s.sentAt(step) !== undefined || s.stale(),
+  };
+  s.noteSent(step);
+  if (decision === 'finalize') s.noteFinalize(amount);
+  const money =
+    amount !== undefined && s.request.money ? { amount, currency: s.request.money.currency } : undefined;
+  try {
+    const answer = await s.call(`transaction/${decision}`, () =>
+      decision === 'finalize'
+        ? provider.finalize({ ...args, ...(money ? { amount: money } : {}) })
+        : provider[decision](args),
+    );
+    s.log('call', decision, money ? `${money.amount} ${money.currency}` : undefined);
+    s.apply(answer, 'call', `transaction/${decision}`);
+  } catch (err) {
+    if (failureOf(err)?.type !== FAILURE_TYPES.providerRefused) throw err;
+    if (decision === 'finalize') s.noteFinalize(undefined);
+    s.log('call', `${decision}_refused`, failureOf(err)?.message);
+    await s.poll();
+    throw err;
+  }
+}
+
+/** The provider waits for a partner decision that paysaga may still send (and can release a hold). */
+export function cancelable(s: Session): boolean {
+  return (
+    !s.isFinal() && (s.providerPhase === 'awaiting_approval' || s.providerPhase === 'awaiting_finalization')
+  );
+}
+
+/**
+ * paysaga's own cancel (a deadline, an amount that is not what was asked): the reason is the cause of
+ * the end once the provider confirms. Refused (the provider moved on meanwhile): the state decides.
+ */
+export async function cancelOwn(s: Session, reason: string): Promise<void> {
+  if (!cancelable(s)) return;
+  const set = s.because(reason);
+  // Marked as a decision in progress, so that a partner's decision arriving meanwhile is refused.
+  s.beginDecision('cancel');
+  try {
+    await carryOut(s, 'cancel');
+  } catch (err) {
+    if (failureOf(err)?.type !== FAILURE_TYPES.providerRefused) throw err;
+    if (set) s.forget(reason);
+  } finally {
+    s.endDecision();
+  }
+}
+
+/** Registers the decisions this kind accepts, each validated against the policy, phase and amount. */
+export function acceptDecisions(s: Session, accepted: readonly Decision[]): void {
+  const decide = async (decision: Decision, run: () => Promise<void>) => {
+    s.beginDecision(decision);
+    try {
+      await run();
+      return s.view();
+    } finally {
+      s.endDecision();
+    }
+  };
+  if (accepted.includes('approve'))
+    wf.setHandler(approveUpdate, () => decide('approve', () => carryOut(s, 'approve')), {
+      validator: () => mayDecide(s, 'approve'),
+    });
+  if (accepted.includes('finalize'))
+    wf.setHandler(finalizeUpdate, ({ amount }) => decide('finalize', () => carryOut(s, 'finalize', amount)), {
+      validator: (arg) => mayDecide(s, 'finalize', arg?.amount),
+    });
+  if (accepted.includes('cancel'))
+    wf.setHandler(
+      cancelUpdate,
+      ({ reason }) =>
+        decide('cancel', async () => {
+          const why = reason ? `canceled_by_partner: ${reason}` : 'canceled_by_partner';
+          const set = s.because(why);
+          try {
+            await carryOut(s, 'cancel');
+          } catch (err) {
+            if (set) s.forget(why);
+            throw err;
+          }
+        }),
+      { validator: (arg) => mayDecide(s, 'cancel', undefined, arg) },
+    );
+}
+
+const PHASE_OF: Record<Exclude<Decision, 'cancel'>, SessionPhase> = {
+  approve: 'awaiting_approval',
+  finalize: 'awaiting_finalization',
+};
+
+function mayDecide(s: Session, decision: Decision, amount?: number, arg?: unknown): void {
+  const phase = s.providerPhase;
+  const conflict = (message: string, code: string) => stateConflict(message, { code, phase: s.phase });
+  if (s.isFinal())
+    throw conflict(`the session has ended (${s.phase}); there is nothing to decide`, 'session_final');
+  if (s.decisionInProgress)
+    throw conflict(`a ${s.decisionInProgress} decision is already being carried out`, 'decision_in_progress');
+  const { approval, finalization } = s.settings;
+  if (decision === 'cancel') {
+    if (arg !== undefined && (typeof arg !== 'object' || arg === null))
+      throw invalidArgument('(body)', 'an object with an optional reason');
+    const manualHere =
+      (phase === 'awaiting_approval' && approval.mode === 'manual') ||
+      (phase === 'awaiting_finalization' && finalization.mode === 'manual');
+    if (!manualHere)
+      throw conflict(
+        `cancel is possible only while the session waits for a manual approval or finalization (now ${s.phase})`,
+        'not_cancelable',
+      );
+    return;
+  }
+  const policy = decision === 'approve' ? approval : finalization;
+  if (policy.mode !== 'manual')
+    throw conflict(
+      `${decision} is automatic for this session (policy ${policy.mode})`,
+      `${decision}_automatic`,
+    );
+  if (phase !== PHASE_OF[decision])
+    throw conflict(
+      `${decision} is possible only in ${PHASE_OF[decision]} (now ${s.phase})`,
+      `not_${PHASE_OF[decision]}`,
+    );
+  if (decision === 'finalize' && amount !== undefined) {
+    if (!Number.isSafeInteger(amount) || amount <= 0)
+      throw invalidArgument('amount', 'a positive integer (minor units)');
+    const held = operationOf(s.snapshot)?.sum_info?.sum;
+    if (held !== undefined && amount > held)
+      throw invalidArgument('amount', `at most the held amount ${held}`);
+  }
+}
+
+/**
+ * Waits for a manual decision until `deadline`; a decision in flight is carried out by its Update. When
+ * the provider still waits at the deadline, paysaga cancels (a hold is released, not abandoned).
+ */
+async function partnerDecision(
+  s: Session,
+  phase: SessionPhase,
+  deadline: number,
+  what: string,
+): Promise<void> {
+  const moved = () => s.providerPhase !== phase || s.isFinal();
+  for (;;) {
+    await s.until(() => moved() || s.decisionInProgress !== undefined, deadline);
+    await s.decisionsSettled();
+    if (moved()) return;
+    if (Date.now() >= deadline) {
+      await cancelOwn(s, `decision_deadline: no ${what} decision in time`);
+      return;
+    }
+  }
+}
+
+/** An automatic decision the provider refuses: release what can be released, the state decides the rest. */
+async function automatic(s: Session, decision: Decision, amount?: number): Promise<void> {
+  try {
+    await carryOut(s, decision, amount);
+  } catch (err) {
+    if (failureOf(err)?.type !== FAILURE_TYPES.providerRefused) throw err;
+    await cancelOwn(s, `${decision}_refused: ${failureOf(err)?.message}`);
+  }
+}
+
+/**
+ * Approval: the provider asks (approve_pending) unless the account approves by itself. Auto policy
+ * approves at once; manual waits for the partner until the decision deadline, then cancels. An amount that
+ * is not what was asked is never approved.
+ */
+export async function approval(s: Session, deadline: number): Promise<void> {
+  await s.until(
+    () => s.providerPhase === 'awaiting_approval' || pastApproval(s.snapshot) || s.isFinal(),
+    deadline,
+  );
+  if (s.providerPhase !== 'awaiting_approval' || s.isFinal()) return;
+  const mismatch = s.amountProblem();
+  const policy = s.settings.approval;
+  if (mismatch) await cancelOwn(s, `amount_mismatch: ${mismatch}`);
+  else if (policy.mode === 'auto') await automatic(s, 'approve');
+  else
+    await partnerDecision(
+      s,
+      'awaiting_approval',
+      Math.min(Date.now() + policy.deadlineMs, deadline),
+      'approve',
+    );
+  await s.until(() => s.providerPhase !== 'awaiting_approval' || s.isFinal(), deadline);
+}
+
+/**
+ * Finalization of a hold (finalization_pending): in full, in part (auto_partial), or by the partner
+ * (manual, with a deadline after which the hold is released).
+ */
+export async function finalization(s: Session, deadline: number): Promise<void> {
+  await s.until(() => s.providerPhase === 'awaiting_finalization' || s.isFinal(), deadline);
+  if (s.providerPhase !== 'awaiting_finalization' || s.isFinal()) return;
+  const mismatch = s.amountProblem();
+  const policy = s.settings.finalization;
+  if (mismatch) await cancelOwn(s, `amount_mismatch: ${mismatch}`);
+  else if (policy.mode === 'auto') await automatic(s, 'finalize');
+  else if (policy.mode === 'auto_partial') await automatic(s, 'finalize', policy.amount);
+  else
+    await partnerDecision(
+      s,
+      'awaiting_finalization',
+      Math.min(Date.now() + policy.deadlineMs, deadline),
+      'finalize',
+    );
+  await s.until(() => s.providerPhase !== 'awaiting_finalization' || s.isFinal(), deadline);
+}

@@ -1,0 +1,153 @@
+/**
+ * The first step of a session: the operation gets going at the provider, the way the session's input
+ * says (the workflow sends start itself, the starter sends card data, the payer uses the payment form, or
+ * the provider call that made the session started it too).
+ */
+import * as wf from '@temporalio/workflow';
+import { FAILURE_TYPES, failureOf, stateConflict, type ProviderRefusal } from '../../common/failures';
+import { claimStartUpdate, reportStartUpdate } from '../../common/messages';
+import type { StartSpec } from '../../common/session-input';
+import { stepName } from '../../common/steps';
+import { provider } from '../calls';
+import type { Session } from '../session';
+import { operationOf } from '../snapshot';
+
+/** How long a claim of the starter holds the start deadline open (more than any provider call lasts). */
+const START_CLAIM_MS = 2 * 60_000;
+
+/** Sends start/checkout (n > 0: an FPS payment renewed after its QR expired) or start/transfer. */
+export async function sendStart(
+  s: Session,
+  start: Extract<StartSpec, { by: 'workflow' }>,
+  n = 0,
+): Promise<void> {
+  const step = stepName({ kind: 'start', n });
+  const args = { ...s.callArgs(), verifyFirst: s.sentAt(step) !== undefined || s.stale() };
+  s.noteSent(step);
+  const answer = await s.call(`start/${start.operation}`, () =>
+    start.operation === 'checkout'
+      ? provider.startCheckout({ ...args, body: withReturn(s, start.body), n })
+      : provider.startTransfer({ ...args, body: start.body }),
+  );
+  s.apply(answer, 'call', `start/${start.operation}`);
+}
+
+/** paysaga's signed return (back_url) for this session goes with the payment's start. */
+function withReturn<B extends { payment_settings?: Record<string, unknown> }>(s: Session, body: B): B {
+  const back = s.request.returnUrl;
+  if (!back) return body;
+  return { ...body, payment_settings: { ...body.payment_settings, back_url: back } };
+}
+
+/** Gets the operation going; false when it never started (the session is then final). */
+export async function startOperation(s: Session, start: StartSpec): Promise<boolean> {
+  if (s.isFinal()) return false;
+  if (operationOf(s.snapshot)) return true;
+  switch (start.by) {
+    case 'provider':
+      return true;
+    case 'workflow':
+      try {
+        await sendStart(s, start);
+        return true;
+      } catch (err) {
+        const refusal = refusalOf(err);
+        s.settle('failed', `start_failed: ${refusal.errorCode}: ${refusal.description}`);
+        return false;
+      }
+    case 'starter':
+      return waitForStarter(s);
+    case 'widget':
+      return paymentForm(s, start.widget);
+  }
+}
+
+function refusalOf(err: unknown): ProviderRefusal {
+  const f = failureOf(err);
+  if (f?.type !== FAILURE_TYPES.providerRefused) throw err;
+  return f.details as ProviderRefusal;
+}
+
+/**
+ * Card data is sent by the starter, outside Temporal (claimStart, then reportStart). Registered by every
+ * kind whose card the starter may send; refused once the start is no longer open, so card data is never
+ * sent to a session paysaga has already reported.
+ */
+export function acceptStarter(s: Session): void {
+  wf.setHandler(
+    claimStartUpdate,
+    () => {
+      s.claimStart(START_CLAIM_MS);
+      return s.view();
+    },
+    {
+      validator: () => {
+        if (s.isFinal() || operationOf(s.snapshot) || s.startRefusal || s.startClaimUntil === undefined)
+          throw stateConflict(`the start is not open (the session is ${s.phase})`, {
+            code: 'start_not_open',
+            phase: s.phase,
+          });
+      },
+    },
+  );
+  wf.setHandler(reportStartUpdate, async (report) => {
+    if ('refused' in report) s.refuseStart(report.refused);
+    else s.apply(report.snapshot, 'call', 'start (starter)');
+    if (report.wait) await wf.condition(() => s.isFinal() || s.waitsForSomeone(), report.wait.timeoutMs);
+    return s.view();
+  });
+}
+
+/**
+ * The creating request holds a claim on the start while it sends the card; a repeat may claim it again
+ * while the session still waits. Once the deadline has passed with no claim and no operation at the
+ * provider, the start is closed to everyone, so the session can end `canceled` truthfully: nothing can
+ * start it any more.
+ */
+async function waitForStarter(s: Session): Promise<boolean> {
+  if (s.startClaimUntil === undefined) s.claimStart(START_CLAIM_MS);
+  const { startMs } = s.settings.deadlines;
+  const closesAt = () => Math.max(Date.parse(s.view().createdAt) + startMs, s.startClaimUntil ?? 0);
+  while (!(await s.until(() => !!operationOf(s.snapshot) || s.startRefusal !== undefined, closesAt()))) {
+    if (Date.now() >= closesAt()) break;
+  }
+  if (operationOf(s.snapshot)) return true;
+  const refused = s.startRefusal;
+  if (refused) s.settle('failed', `start_failed: ${refused.errorCode}: ${refused.description}`);
+  else s.settle('canceled', 'not_started: card data was never submitted');
+  return false;
+}
+
+/**
+ * The payer uses the payment-form widget with a public token made for this session. The provider takes
+ * no idempotency key for it and accepts one per session: a token whose answer was lost can never be shown
+ * to anyone, which is reported (needs attention) rather than failed, since nothing moved and the payer's
+ * time still runs.
+ */
+async function paymentForm(
+  s: Session,
+  widget: { lang?: string; showAutopayOption?: boolean },
+): Promise<boolean> {
+  if (!s.view().publicToken) {
+    try {
+      s.setPublicToken(
+        await s.call('public_token', () => provider.createPaymentFormToken({ ...s.callArgs(), widget })),
+      );
+    } catch (err) {
+      const refusal = refusalOf(err);
+      if (!/not_unique/.test(refusal.description)) {
+        s.settle('failed', `public_token_refused: ${refusal.errorCode}: ${refusal.description}`);
+        return false;
+      }
+      s.because('payment_form_token_lost: the provider made a token whose answer never arrived');
+      s.needsAttention(
+        'payment_form_token_lost: the provider made a token whose answer never arrived; no payer can use it',
+      );
+    }
+  }
+  const deadline = Date.now() + s.settings.deadlines.payerActionMs;
+  if (await s.until(() => !!operationOf(s.snapshot), deadline)) return true;
+  s.because('payer_did_not_use_the_payment_form');
+  s.settle('canceled');
+  return false;
+}
