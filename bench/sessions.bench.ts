@@ -19,7 +19,7 @@ import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { request } from 'undici';
 import { PaymentsClient } from '../client/payments-client';
-import { DEFAULT_SETTINGS, mergeSettings } from '../client/settings';
+import { DEFAULT_SETTINGS, mergeSettings } from '../common/settings';
 import { handleProviderWebhook } from '../client/webhook-handler';
 import { CardDetails, createWebhookVerifier, ProviderClient, redactPans } from '../provider';
 import { startSandbox } from '../sandbox';
@@ -27,6 +27,7 @@ import type { LedgerEntry } from '../sandbox/ledger';
 import { startLocalTemporal } from '../test/helpers/local-temporal';
 import { createPaysagaWorker } from '../workers/worker';
 import { freshKeyPair, machineLine, mib, percentile, round1, runBounded } from './support';
+import { finalView } from '../test/helpers/final';
 
 const PROJECT = 'bench';
 const WARMUP = 10;
@@ -138,7 +139,6 @@ async function runMode(
             verify,
             temporal,
             taskQueue,
-            settings,
           }).then(
             (h) => {
               webhookAnswers[h.status] = (webhookAnswers[h.status] ?? 0) + 1;
@@ -192,7 +192,6 @@ async function runMode(
       connection: native,
       namespace: deps.namespace,
       taskQueue,
-      settings,
       provider,
       workflowBundlePath: deps.bundlePath,
     });
@@ -206,7 +205,7 @@ async function runMode(
     const expected = new Map<string, number>();
     const checkout = async (i: number, label: string) => {
       const amount = 1_000 + i;
-      const started = await payments.startCardCheckout({
+      const started = await payments.sessions.startCardCheckout({
         reference: `bench-${label}-${i}-${taskQueue.slice(-8)}`,
         amount: { amount, currency: 'RUB' },
         card: new CardDetails({
@@ -218,7 +217,7 @@ async function runMode(
         customer: { user_id: 'bench' },
       });
       expected.set(started.sessionId, amount);
-      const result = await temporal.workflow.getHandle(started.sessionId).result();
+      const result = await finalView(temporal, started.sessionId);
       if (result.phase !== 'succeeded')
         throw new Error(`session ${started.sessionId} ended ${result.phase}, not succeeded`);
     };

@@ -14,7 +14,7 @@ import { startSession, type StartOptions } from './starter';
 export class IdentityChecks {
   constructor(private readonly ctx: ClientContext) {}
 
-  start(input: inputs.IdentityCheckInput, o: StartOptions = {}): Promise<Started<SessionView>> {
+  async start(input: inputs.IdentityCheckInput, o: StartOptions = {}): Promise<Started<SessionView>> {
     const i = parse(inputs.identityCheckInput, input);
     const body = bodies.identityCheckBody(i.phone, i.bankId, i.payee);
     this.ctx.provider.validate('identityCheck', body);

@@ -32,7 +32,7 @@ export class Sessions {
   constructor(private readonly ctx: ClientContext) {}
 
   /** Card data held by the partner: sent to the provider by this process, never through Temporal. */
-  startCardCheckout(input: inputs.CardCheckoutInput, o: StartOptions = {}): Promise<Started<SessionView>> {
+  async startCardCheckout(input: inputs.CardCheckoutInput, o: StartOptions = {}): Promise<Started<SessionView>> {
     const i = parse(inputs.cardCheckoutInput, input);
     const card = i.card as CardDetails;
     return startSession(
@@ -48,7 +48,7 @@ export class Sessions {
             bodies.cardCheckoutStart(
               sessionId,
               card,
-              bodies.paymentSettings({ returnUrl, allowRecurring: i.allowRecurring }),
+              bodies.paymentSettings({ returnUrl: returnUrl ?? i.backUrl, allowRecurring: i.allowRecurring }),
             ),
             { idempotencyKey: key, ...(i.submerchantId ? { submerchantId: i.submerchantId } : {}) },
           ),
@@ -57,14 +57,22 @@ export class Sessions {
     );
   }
 
-  startPaymentForm(input: inputs.PaymentFormInput, o: StartOptions = {}): Promise<Started<SessionView>> {
+  async startPaymentForm(input: inputs.PaymentFormInput, o: StartOptions = {}): Promise<Started<SessionView>> {
     const i = parse(inputs.paymentFormInput, input);
     return startSession(
       this.ctx,
       {
         ...this.common('payment_form', i),
         money: i.amount,
-        open: { by: 'initiate', body: bodies.initiateBody(i.amount, i) },
+        // The widget starts the payment inside the provider: the only place for a back_url is initiate,
+        // before the session id exists, so the payer goes back to the partner's own page.
+        open: {
+          by: 'initiate',
+          body: {
+            ...bodies.initiateBody(i.amount, i),
+            ...(i.backUrl ? { payment_settings: { back_url: i.backUrl } } : {}),
+          },
+        },
         start: { by: 'widget', widget: i.widget },
         fingerprintOf: i,
       },
@@ -72,7 +80,7 @@ export class Sessions {
     );
   }
 
-  startRecurringPayment(
+  async startRecurringPayment(
     input: inputs.RecurringPaymentInput,
     o: StartOptions = {},
   ): Promise<Started<SessionView>> {
@@ -94,7 +102,7 @@ export class Sessions {
     );
   }
 
-  startFpsPayment(input: inputs.FpsPaymentInput, o: StartOptions = {}): Promise<Started<SessionView>> {
+  async startFpsPayment(input: inputs.FpsPaymentInput, o: StartOptions = {}): Promise<Started<SessionView>> {
     const i = parse(inputs.fpsPaymentInput, input);
     return startSession(
       this.ctx,
@@ -111,7 +119,7 @@ export class Sessions {
   }
 
   /** Binding without a charge (spec rule 7): the sum is a placeholder the provider ignores. */
-  startFpsBinding(input: inputs.FpsBindingInput, o: StartOptions = {}): Promise<Started<SessionView>> {
+  async startFpsBinding(input: inputs.FpsBindingInput, o: StartOptions = {}): Promise<Started<SessionView>> {
     const i = parse(inputs.fpsBindingInput, input);
     const placeholder = { amount: 100, currency: i.currency.toLowerCase() };
     return startSession(
@@ -127,14 +135,15 @@ export class Sessions {
             payment_settings: { allow_recurring: true },
           },
         },
-        start: { by: 'workflow', operation: 'checkout', body: {} },
+        // start/checkout replaces initiate's payment_settings as a whole: the binding's consent goes again.
+        start: { by: 'workflow', operation: 'checkout', body: { payment_settings: { allow_recurring: true } } },
         fingerprintOf: i,
       },
       o,
     );
   }
 
-  startPayout(input: inputs.PayoutInput, o: StartOptions = {}): Promise<Started<SessionView>> {
+  async startPayout(input: inputs.PayoutInput, o: StartOptions = {}): Promise<Started<SessionView>> {
     const i = parse(inputs.payoutInput, input);
     const d = i.destination;
     const spec = {

@@ -158,6 +158,10 @@ export class SessionView {
 
   payment(p: PaymentRecord, o: RenderOptions = {}): Record<string, unknown> {
     const out = this.common(p, o);
+    // Not shown by the spec: once held funds are charged, sum_info shows what was charged (a partial
+    // finalize charges less than was held), so the partner sees what moved.
+    if (p.status === 'successful' && p.captured > 0 && p.captured !== p.sum.sum)
+      out.sum_info = this.money({ sum: p.captured, currency_code: p.sum.currency_code }, o);
     out.payment_info = this.instrument(p.instrument);
     if (p.payerPhone) {
       const user = (out.user_info ?? {}) as Record<string, unknown>;

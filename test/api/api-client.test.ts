@@ -287,12 +287,14 @@ describe('PaysagaApiClient', () => {
       { reference, amount: 500 },
       { waitMs: 10_000 },
     );
-    expect(refund).toMatchObject({ sessionId: paid.sessionId, kind: 'refund', reference });
+    expect(refund).toMatchObject({ sessionId: paid.sessionId, kind: 'card_checkout', reference: paid.reference });
+    expect(refund.refunds).toEqual([expect.objectContaining({ reference, amount: 500 })]);
     expect(refund.lastResponse).toMatchObject({ status: 201, replayed: false, idempotencyKey: reference });
     const again = await client.sessions.refund(paid.sessionId, { reference, amount: 500 });
     expect(again.lastResponse).toMatchObject({ status: 200, replayed: true });
-    const done = await settled(paid.sessionId, (v) => v.kind === 'refund' && FINAL.includes(v.phase));
+    const done = await settled(paid.sessionId, (v) => v.refunds.some((r) => r.status === 'succeeded'));
     expect(done.phase).toBe('succeeded');
+    expect(done.totals).toMatchObject({ captured: paid.money?.amount, refunded: 500 });
     expect((await s.stack.sandbox.ledger(paid.sessionId)).totals.refund).toBe(500);
   });
 

@@ -11,6 +11,7 @@ import { createWebhookVerifier } from '../../provider';
 import { jsonOrUndefined } from '../helpers/sandbox';
 import { startStack, type StackOptions, type TestStack } from '../helpers/stack';
 import { FRICTIONLESS, rub } from '../helpers/workflow-test';
+import { finalView } from '../helpers/final';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- responses are inspected field by field in tests */
 
@@ -181,7 +182,7 @@ export const card = (pan: string) => ({
 
 /** The final view of a session's current workflow run. */
 export async function finished(s: ApiStack, sessionId: string): Promise<any> {
-  return s.stack.temporal.workflow.getHandle(sessionId).result();
+  return finalView(s.stack.temporal, sessionId);
 }
 
 /** Workflows that visibility knows for a reference (proves "nothing was started"). */

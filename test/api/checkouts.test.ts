@@ -71,7 +71,7 @@ describe('POST /v1/checkouts', () => {
     expect(res.status).toBe(201);
     expect(res.body.phase).toBe('awaiting_payer');
     expect(res.body.userAction.destination_info.url_address).toContain('/sandbox/3ds/');
-    await s.stack.payments.cancel(res.body.sessionId).catch(() => undefined);
+    await s.stack.payments.sessions.cancel(res.body.sessionId).catch(() => undefined);
   });
 
   describe('bad input: 400 naming field and rule, nothing started', () => {

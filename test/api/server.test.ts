@@ -11,6 +11,7 @@ import { EncryptionCodec, generateCodecKeySpec, parseCodecKeys } from '../../com
 import { startStack, type TestStack } from '../helpers/stack';
 import { testAddress, testNamespace } from '../helpers/temporal';
 import { apiDepsFor, card, FRICTIONLESS, ref, rub } from './api-stack';
+import { finalView } from '../helpers/final';
 
 jest.setTimeout(60_000);
 
@@ -68,7 +69,7 @@ describe('startApiFromEnv', () => {
       expect(res.body.links.temporal).toBe(
         `http://ui.example:8233/namespaces/${testNamespace()}/workflows/${res.body.sessionId}`,
       );
-      const done = await stack.temporal.workflow.getHandle(res.body.sessionId as string).result();
+      const done = await finalView(stack.temporal, res.body.sessionId as string);
       expect(done.phase).toBe('succeeded');
     } finally {
       stack.forwardWebhooksTo(undefined);

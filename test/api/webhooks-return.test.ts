@@ -7,6 +7,7 @@ import { request } from 'undici';
 import { buildApi } from '../../api/app';
 import { completeThreeDs } from '../helpers/payer';
 import { apiDepsFor, card, finished, FRICTIONLESS, ref, rub, THREE_DS, useApiStack } from './api-stack';
+import { finalView } from '../helpers/final';
 
 jest.setTimeout(60_000);
 
@@ -187,7 +188,7 @@ describe('payer return', () => {
 
   it('a payer who comes back after the session ended sees its outcome, not "not found"', async () => {
     const { sessionId } = await threeDs('12345');
-    await s.stack.temporal.workflow.getHandle(sessionId).result();
+    await finalView(s.stack.temporal, sessionId);
     const res = await request(`${s.url}/return/${sessionId}`, {
       method: 'POST',
       body: 'PaRes=late',

@@ -15,6 +15,7 @@ import { startTestSandbox, type TestSandbox } from '../helpers/sandbox';
 import { TEST_SETTINGS } from '../helpers/stack';
 import { spawnWorkerProcess, type WorkerProcess } from '../helpers/worker-process';
 import { connectTestClient, uniqueTaskQueue, type TestClient } from '../helpers/temporal';
+import { finalView } from '../helpers/final';
 
 const PAN = '4111111111111111';
 const AMOUNT = 5_100;
@@ -120,7 +121,7 @@ describe('paysaga worker (process) killed during a money-moving call', () => {
         taskQueue,
         settings: { ...TEST_SETTINGS, polling: { ...TEST_SETTINGS.polling, webhooks: false } },
       });
-      const started = await payments.startCardCheckout(
+      const started = await payments.sessions.startCardCheckout(
         {
           reference: `worker-crash-${Date.now()}`,
           amount: { amount: AMOUNT, currency: 'RUB' },
@@ -149,7 +150,7 @@ describe('paysaga worker (process) killed during a money-moving call', () => {
       expect(faults.status).toBe(200);
 
       // The Update waits until the decision has been carried out: through worker A's death and B's retry.
-      approving = payments.approve(sessionId).then(
+      approving = payments.sessions.approve(sessionId).then(
         (view) => ({ view }),
         (error: unknown) => ({ error }),
       );
@@ -199,7 +200,7 @@ describe('paysaga worker (process) killed during a money-moving call', () => {
       workerB = spawnWorkerProcess(sandbox, taskQueue);
       await workerB.polling();
       const result = await within(
-        temporal.client.workflow.getHandle(sessionId).result(),
+        finalView(temporal.client, sessionId),
         90_000,
         `session ${sessionId} ends after worker B started`,
       );

@@ -8,12 +8,13 @@ import { createServer, type AddressInfo } from 'node:net';
 import { request } from 'undici';
 import { PaymentsClient } from '../../client/payments-client';
 import { reconcilerWorkflowId } from '../../client/reconciler';
-import { reconcilerQuery } from '../../workflows/definitions';
+import { reconcilerQuery } from '../../common/reconciler';
 import { CardDetails, ProviderClient } from '../../provider';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox';
 import { TEST_SETTINGS } from '../helpers/stack';
 import { spawnWorkerProcess } from '../helpers/worker-process';
 import { connectTestClient, uniqueTaskQueue, type TestClient } from '../helpers/temporal';
+import { finalView } from '../helpers/final';
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -66,7 +67,7 @@ describe('paysaga worker (process)', () => {
         taskQueue,
         settings: { ...TEST_SETTINGS, polling: { ...TEST_SETTINGS.polling, webhooks: false } },
       });
-      const started = await payments.startCardCheckout({
+      const started = await payments.sessions.startCardCheckout({
         reference: `worker-proc-${Date.now()}`,
         amount: { amount: 4200, currency: 'rub' },
         card: new CardDetails({
@@ -77,7 +78,7 @@ describe('paysaga worker (process)', () => {
         }),
         customer: { user_id: 'u-proc' },
       });
-      const result = await temporal.client.workflow.getHandle(started.sessionId).result();
+      const result = await finalView(temporal.client, started.sessionId);
       expect(result.phase).toBe('succeeded');
       expect(worker.output()).toContain(started.sessionId);
       expect(worker.output().includes(PAN)).toBe(false); // not toContain: a failure would print it
@@ -88,12 +89,12 @@ describe('paysaga worker (process)', () => {
       expect((await reconciler.describe()).status.name).toBe('RUNNING');
       const syncDeadline = Date.now() + 60_000;
       let seen = await reconciler.query(reconcilerQuery);
-      while (seen.synced < 1 && Date.now() < syncDeadline) {
+      while (seen.totals.checked < 1 && Date.now() < syncDeadline) {
         await new Promise((r) => setTimeout(r, 250));
         seen = await reconciler.query(reconcilerQuery);
       }
-      expect(seen.synced).toBeGreaterThanOrEqual(1);
-      expect(seen.failed).toBe(0);
+      expect(seen.totals.checked).toBeGreaterThanOrEqual(1);
+      expect(seen.totals.failed).toBe(0);
       await reconciler.terminate('test over');
 
       // The SDK's worker metrics for Prometheus, e.g. workflow task and activity counters.

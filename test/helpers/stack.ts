@@ -10,12 +10,12 @@ import type { PayloadCodec } from '@temporalio/common';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { request } from 'undici';
 import { PaymentsClient } from '../../client/payments-client';
-import { mergeSettings, DEFAULT_SETTINGS, type SettingsOverrides } from '../../client/settings';
+import { mergeSettings, DEFAULT_SETTINGS, type SettingsOverrides } from '../../common/settings';
 import { handleProviderWebhook, type WebhookHandling } from '../../client/webhook-handler';
 import { createWebhookVerifier, ProviderClient } from '../../provider';
 import type { ProjectConfigInput } from '../../sandbox/config';
 import { createPaysagaWorker } from '../../workers/worker';
-import type { SessionSettings } from '../../workflows/types';
+import type { SessionSettings } from '../../common/settings';
 import { startTestSandbox, type TestSandbox, type TestSandboxOptions } from './sandbox';
 import {
   connectTestClient,
@@ -40,10 +40,15 @@ export interface StackOptions {
   codec?: PayloadCodec;
 }
 
-/** Short timings for tests: polling within a second, deadlines within a minute. */
+/**
+ * Short timings for tests: polling within a second, deadlines within a minute, and a session's workflow
+ * that follows it for a few seconds after its result (refunds and late events after that open a new run).
+ */
 export const TEST_SETTINGS: SessionSettings = mergeSettings(DEFAULT_SETTINGS, {
   polling: { lateAfterMs: 2_000, initialMs: 250, maxMs: 1_000, factor: 1.5 },
   deadlines: { payerActionMs: 30_000, sessionMs: 90_000, startMs: 15_000 },
+  followMs: 5_000,
+  recheckMs: 60_000,
 });
 
 export interface TestStack {
@@ -104,7 +109,6 @@ export async function startStack(opts: StackOptions = {}): Promise<TestStack> {
           verify: routing.verify!,
           temporal,
           taskQueue,
-          settings,
         });
         handled.push(h);
         return h.status;
@@ -149,7 +153,6 @@ export async function startStack(opts: StackOptions = {}): Promise<TestStack> {
       connection,
       namespace: testNamespace(),
       taskQueue,
-      settings,
       provider,
       workflowBundlePath: sharedWorkflowBundlePath(),
       ...(dataConverter ? { dataConverter } : {}),

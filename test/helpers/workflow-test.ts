@@ -3,8 +3,9 @@
  * cards, amounts, unique references, and reading a session's outcome and ledger from a running stack.
  */
 import { CardDetails } from '../../provider';
-import type { SessionView } from '../../workflows/types';
+import type { SessionView } from '../../common/views';
 import { startStack, type TestStack } from './stack';
+import { finalView } from './final';
 
 /** Sandbox test cards: approved without 3-D Secure, and one that asks for it. */
 export const FRICTIONLESS = '4111111111111111';
@@ -27,7 +28,7 @@ export function sessionHelpers(get: () => TestStack) {
   return {
     /** The session workflow's result, once it has ended. */
     finished: <R = SessionView>(sessionId: string): Promise<R> =>
-      get().temporal.workflow.getHandle(sessionId).result() as Promise<R>,
+      finalView(get().temporal, sessionId) as Promise<R>,
 
     /** The sandbox ledger of the session as [kind, amount] pairs, in order. */
     moves: async (sessionId: string): Promise<[string, number][]> => {
@@ -43,7 +44,7 @@ export function sessionHelpers(get: () => TestStack) {
     ): Promise<SessionView> => {
       const deadline = Date.now() + ms;
       for (;;) {
-        const v = await get().payments.getSession(sessionId);
+        const v = await get().payments.sessions.get(sessionId);
         if (pred(v)) return v;
         if (Date.now() > deadline)
           throw new Error(`session ${sessionId} never got there: ${JSON.stringify(v)}`);

@@ -1,6 +1,6 @@
 import { ServiceError, WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
 import { queryWithRetry } from '../../client/query';
-import { sessionQuery as q } from '../../workflows/definitions';
+import { sessionQuery as q } from '../../common/messages';
 
 const view = { sessionId: 'ps_1' };
 

@@ -16,7 +16,7 @@ describe.each([true, false])('card checkout (webhooks %s)', (webhooks) => {
   const { finished } = sessionHelpers(() => stack);
 
   it('charges a frictionless card once, approved automatically', async () => {
-    const started = await stack.payments.startCardCheckout({
+    const started = await stack.payments.sessions.startCardCheckout({
       reference: ref('card'),
       amount: rub(10_000),
       card: card(FRICTIONLESS),
@@ -37,13 +37,13 @@ describe.each([true, false])('card checkout (webhooks %s)', (webhooks) => {
 
   it('a repeated start with the same reference returns the same session and charges once', async () => {
     const reference = ref('same');
-    const a = await stack.payments.startCardCheckout({
+    const a = await stack.payments.sessions.startCardCheckout({
       reference,
       amount: rub(500),
       card: card(FRICTIONLESS),
       customer: { user_id: 'u1' },
     });
-    const b = await stack.payments.startCardCheckout({
+    const b = await stack.payments.sessions.startCardCheckout({
       reference,
       amount: rub(500),
       card: card(FRICTIONLESS),
@@ -51,7 +51,7 @@ describe.each([true, false])('card checkout (webhooks %s)', (webhooks) => {
     });
     expect(b.sessionId).toBe(a.sessionId);
     await finished(a.sessionId);
-    const c = await stack.payments.startCardCheckout({
+    const c = await stack.payments.sessions.startCardCheckout({
       reference,
       amount: rub(500),
       card: card(FRICTIONLESS),
@@ -64,7 +64,7 @@ describe.each([true, false])('card checkout (webhooks %s)', (webhooks) => {
   });
 
   it('3-D Secure: surfaces the redirect early, the right code succeeds after the payer returns', async () => {
-    const started = await stack.payments.startCardCheckout(
+    const started = await stack.payments.sessions.startCardCheckout(
       {
         reference: ref('3ds'),
         amount: rub(2_000),
@@ -78,13 +78,13 @@ describe.each([true, false])('card checkout (webhooks %s)', (webhooks) => {
     expect(started.userAction?.destination_info?.url_address).toContain('/sandbox/3ds/');
     const back = await completeThreeDs(started.userAction, '12345');
     expect(back.html + (back.location ?? '')).toContain('https://shop.example/return');
-    await stack.payments.notifyPayerReturned(started.sessionId);
+    await stack.payments.sessions.notifyPayerReturned(started.sessionId);
     const result = await finished(started.sessionId);
     expect(result.phase).toBe('succeeded');
   });
 
   it('3-D Secure: a wrong code fails the payment, nothing charged', async () => {
-    const started = await stack.payments.startCardCheckout(
+    const started = await stack.payments.sessions.startCardCheckout(
       {
         reference: ref('3ds-bad'),
         amount: rub(2_000),
@@ -95,7 +95,7 @@ describe.each([true, false])('card checkout (webhooks %s)', (webhooks) => {
       { waitMs: 15_000 },
     );
     await completeThreeDs(started.userAction, '00000');
-    await stack.payments.notifyPayerReturned(started.sessionId);
+    await stack.payments.sessions.notifyPayerReturned(started.sessionId);
     const result = await finished(started.sessionId);
     expect(result.phase).toBe('failed');
     const ledger = await stack.sandbox.ledger(started.sessionId);
@@ -103,7 +103,7 @@ describe.each([true, false])('card checkout (webhooks %s)', (webhooks) => {
   });
 
   it('thief: canceled at the hold stage', async () => {
-    const started = await stack.payments.startCardCheckout({
+    const started = await stack.payments.sessions.startCardCheckout({
       reference: ref('thief'),
       amount: rub(700),
       card: card(FRICTIONLESS),
@@ -114,7 +114,7 @@ describe.each([true, false])('card checkout (webhooks %s)', (webhooks) => {
   });
 
   it('manual approval: the Update approves; a finalize now is refused synchronously', async () => {
-    const started = await stack.payments.startCardCheckout(
+    const started = await stack.payments.sessions.startCardCheckout(
       {
         reference: ref('manual'),
         amount: rub(900),
@@ -125,15 +125,18 @@ describe.each([true, false])('card checkout (webhooks %s)', (webhooks) => {
       { waitMs: 15_000 },
     );
     expect(started.phase).toBe('awaiting_approval');
-    await expect(stack.payments.finalize(started.sessionId, 100)).rejects.toThrow(/state.invalid/);
-    const approved = await stack.payments.approve(started.sessionId);
+    await expect(stack.payments.sessions.finalize(started.sessionId, 100)).rejects.toMatchObject({
+      name: 'SessionStateError',
+      code: 'finalize_automatic',
+    });
+    const approved = await stack.payments.sessions.approve(started.sessionId);
     expect(['processing', 'succeeded', 'awaiting_approval']).toContain(approved.phase);
     const result = await finished(started.sessionId);
     expect(result.phase).toBe('succeeded');
   });
 
   it('manual approval with no decision before the deadline cancels', async () => {
-    const started = await stack.payments.startCardCheckout({
+    const started = await stack.payments.sessions.startCardCheckout({
       reference: ref('deadline'),
       amount: rub(900),
       card: card(FRICTIONLESS),

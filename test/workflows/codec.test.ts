@@ -7,6 +7,7 @@ import {
 } from '../../common/codec';
 import { startStack, type TestStack } from '../helpers/stack';
 import { connectTestClient } from '../helpers/temporal';
+import { finalView } from '../helpers/final';
 
 describe('payloads in Temporal are encrypted (DESIGN decision 2)', () => {
   let stack: TestStack;
@@ -19,7 +20,7 @@ describe('payloads in Temporal are encrypted (DESIGN decision 2)', () => {
 
   it('a checkout runs with the codec, and its history holds no readable payload', async () => {
     const reference = `codec-${Date.now()}`;
-    const started = await stack.payments.startCardCheckout({
+    const started = await stack.payments.sessions.startCardCheckout({
       reference,
       amount: { amount: 1234, currency: 'rub' },
       card: new CardDetails({
@@ -30,7 +31,7 @@ describe('payloads in Temporal are encrypted (DESIGN decision 2)', () => {
       }),
       customer: { user_id: 'codec-user' },
     });
-    const result = await stack.temporal.workflow.getHandle(started.sessionId).result();
+    const result = await finalView(stack.temporal, started.sessionId);
     expect(result.phase).toBe('succeeded');
     expect(result.reference).toBe(reference);
 

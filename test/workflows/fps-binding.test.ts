@@ -17,7 +17,7 @@ describe.each([true, false])('FPS binding (webhooks %s)', (webhooks) => {
   const expiring = sessionHelpers(() => fx.shortQr);
 
   it('the payer confirms: a recurring token, nothing charged; the token then pays by MIT', async () => {
-    const started = await fx.stack.payments.startFpsBinding(
+    const started = await fx.stack.payments.sessions.startFpsBinding(
       { reference: ref('ok'), customer: { user_id: 'u-bind' }, backUrl: 'https://shop.example/return' },
       { waitMs: 15_000 },
     );
@@ -37,7 +37,7 @@ describe.each([true, false])('FPS binding (webhooks %s)', (webhooks) => {
     expect(await moves(started.sessionId)).toEqual([]);
 
     // The token charges the FPS account in one step, without the payer.
-    const mit = await fx.stack.payments.startRecurringPayment({
+    const mit = await fx.stack.payments.sessions.startRecurringPayment({
       reference: ref('mit'),
       amount: { amount: 1_500, currency: 'RUB' },
       token: result.recurringToken!,
@@ -50,7 +50,7 @@ describe.each([true, false])('FPS binding (webhooks %s)', (webhooks) => {
   });
 
   it('the payer confirms only after the payer deadline: the provider is followed and the truth reported', async () => {
-    const started = await fx.stack.payments.startFpsBinding(
+    const started = await fx.stack.payments.sessions.startFpsBinding(
       {
         reference: ref('late'),
         customer: { user_id: 'u-bind' },
@@ -63,7 +63,7 @@ describe.each([true, false])('FPS binding (webhooks %s)', (webhooks) => {
     // binding can still complete.
     const deadline = Date.now() + 20_000;
     while (
-      !(await fx.stack.payments.getSession(started.sessionId)).events.some(
+      !(await fx.stack.payments.sessions.get(started.sessionId)).events.some(
         (e) => e.type === 'payer_action_deadline',
       )
     ) {
@@ -79,7 +79,7 @@ describe.each([true, false])('FPS binding (webhooks %s)', (webhooks) => {
   });
 
   it('the QR expires: failed with qr_expired, no token', async () => {
-    const started = await fx.shortQr.payments.startFpsBinding({
+    const started = await fx.shortQr.payments.sessions.startFpsBinding({
       reference: ref('expired'),
       customer: { user_id: 'u-bind' },
     });
@@ -92,7 +92,7 @@ describe.each([true, false])('FPS binding (webhooks %s)', (webhooks) => {
   });
 
   it('without a user id or the payer IP the binding is refused before anything starts (rule 6)', async () => {
-    await expect(fx.stack.payments.startFpsBinding({ reference: ref('anon') })).rejects.toBeInstanceOf(
+    await expect(fx.stack.payments.sessions.startFpsBinding({ reference: ref('anon') })).rejects.toBeInstanceOf(
       InputValidationError,
     );
   });

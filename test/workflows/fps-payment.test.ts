@@ -3,7 +3,7 @@
  * ends the session with `qr_expired`, or is replaced by a new payment on the same session while
  * renewals are left. Each with webhooks on and off (polling only).
  */
-import type { SessionView } from '../../workflows/types';
+import type { SessionView } from '../../common/views';
 import { payFpsQr } from '../helpers/payer';
 import { type TestStack } from '../helpers/stack';
 import { fpsStacks, references, rub, sessionHelpers } from '../helpers/workflow-test';
@@ -24,7 +24,7 @@ describe.each([true, false])('FPS payment (webhooks %s)', (webhooks) => {
     scenario?: string,
     on: TestStack = fx.stack,
   ): Promise<SessionView> {
-    return on.payments.startFpsPayment(
+    return on.payments.sessions.startFpsPayment(
       {
         reference: ref(name),
         amount: rub(amount),

@@ -89,7 +89,7 @@ describe.each([true, false])(
       };
 
       // 1. Frictionless card checkout.
-      const a = await stack.payments.startCardCheckout({
+      const a = await stack.payments.sessions.startCardCheckout({
         reference: ref('hyg-card'),
         amount: rub(1_000),
         card: card(FRICTIONLESS),
@@ -98,7 +98,7 @@ describe.each([true, false])(
       expect((await finished(a.sessionId)).phase).toBe('succeeded');
 
       // 2. 3-D Secure checkout.
-      const b = await stack.payments.startCardCheckout(
+      const b = await stack.payments.sessions.startCardCheckout(
         {
           reference: ref('hyg-3ds'),
           amount: rub(2_000),
@@ -110,11 +110,11 @@ describe.each([true, false])(
       );
       expect(b.phase).toBe('awaiting_payer');
       await completeThreeDs(b.userAction, '12345');
-      await stack.payments.notifyPayerReturned(b.sessionId);
+      await stack.payments.sessions.notifyPayerReturned(b.sessionId);
       expect((await finished(b.sessionId)).phase).toBe('succeeded');
 
       // 3. Raw card payout.
-      const c = await stack.payments.startPayout({
+      const c = await stack.payments.sessions.startPayout({
         reference: ref('hyg-payout'),
         amount: rub(3_000),
         destination: { type: 'card', card: card(PAYOUT_CARD) },
@@ -133,7 +133,7 @@ describe.each([true, false])(
       });
       const hashed = widget.body.hashed_card_details as Record<string, string>;
       expect(hashed.hashed_card_number).toMatch(/^hcn_/);
-      const d = await stack.payments.startPayout({
+      const d = await stack.payments.sessions.startPayout({
         reference: ref('hyg-hashed'),
         amount: rub(700),
         destination: { type: 'hashed_card', card: hashed },

@@ -3,7 +3,7 @@
  * full or in part, or canceled, per the session's policy; each with webhooks on and off (polling only).
  */
 import { AmountMinor } from '../../common/search-attributes';
-import type { SessionView } from '../../workflows/types';
+import type { SessionView } from '../../common/views';
 import { startStack, type TestStack } from '../helpers/stack';
 import { card, references, rub, sessionHelpers } from '../helpers/workflow-test';
 
@@ -24,10 +24,10 @@ describe.each([true, false])('held payments (webhooks %s)', (webhooks) => {
   function start(
     name: string,
     amount: number,
-    settings?: Parameters<TestStack['payments']['startCardCheckout']>[0]['settings'],
+    settings?: Parameters<TestStack['payments']['sessions']['startCardCheckout']>[0]['settings'],
     reference?: string,
   ): Promise<SessionView> {
-    return stack.payments.startCardCheckout(
+    return stack.payments.sessions.startCardCheckout(
       {
         reference: ref(name),
         amount: rub(amount),
@@ -79,7 +79,7 @@ describe.each([true, false])('held payments (webhooks %s)', (webhooks) => {
     const started = await start('manual', 1_000, manual);
     expect(started.phase).toBe('awaiting_finalization');
     expect(await moves(started.sessionId)).toEqual([['hold', 1_000]]);
-    const finalized = await stack.payments.finalize(started.sessionId, 300);
+    const finalized = await stack.payments.sessions.finalize(started.sessionId, 300);
     expect(['processing', 'succeeded']).toContain(finalized.phase);
     const result = await finished(started.sessionId);
     expect(result.phase).toBe('succeeded');
@@ -96,10 +96,19 @@ describe.each([true, false])('held payments (webhooks %s)', (webhooks) => {
   it('manual: an over-amount finalize is refused synchronously and changes nothing', async () => {
     const started = await start('over', 1_000, manual);
     expect(started.phase).toBe('awaiting_finalization');
-    await expect(stack.payments.finalize(started.sessionId, 1_001)).rejects.toThrow(/amount\.max/);
-    await expect(stack.payments.finalize(started.sessionId, 0)).rejects.toThrow(/amount\.positive/);
-    await expect(stack.payments.approve(started.sessionId)).rejects.toThrow(/state\.invalid/);
-    const after = await stack.payments.getSession(started.sessionId);
+    await expect(stack.payments.sessions.finalize(started.sessionId, 1_001)).rejects.toMatchObject({
+      name: 'InputValidationError',
+      fields: [{ field: 'amount', rule: 'at most the held amount 1000' }],
+    });
+    await expect(stack.payments.sessions.finalize(started.sessionId, 0)).rejects.toMatchObject({
+      name: 'InputValidationError',
+      fields: [{ field: 'amount', rule: 'a positive integer (minor units)' }],
+    });
+    await expect(stack.payments.sessions.approve(started.sessionId)).rejects.toMatchObject({
+      name: 'SessionStateError',
+      code: 'approve_automatic',
+    });
+    const after = await stack.payments.sessions.get(started.sessionId);
     expect(after.phase).toBe('awaiting_finalization');
     expect(after.events.some((e) => e.source === 'decision')).toBe(false);
     expect((await stack.provider.state({ session_id: started.sessionId })).session_info.next_step).toBe(
@@ -107,7 +116,7 @@ describe.each([true, false])('held payments (webhooks %s)', (webhooks) => {
     );
     expect(await moves(started.sessionId)).toEqual([['hold', 1_000]]);
     // The held amount itself is fine.
-    await stack.payments.finalize(started.sessionId, 1_000);
+    await stack.payments.sessions.finalize(started.sessionId, 1_000);
     expect((await finished(started.sessionId)).phase).toBe('succeeded');
     expect(await moves(started.sessionId)).toEqual([
       ['hold', 1_000],
@@ -118,7 +127,7 @@ describe.each([true, false])('held payments (webhooks %s)', (webhooks) => {
   it('manual: the cancel Update at finalization releases the hold', async () => {
     const started = await start('cancel', 1_000, manual);
     expect(started.phase).toBe('awaiting_finalization');
-    const canceled = await stack.payments.cancel(started.sessionId, 'customer left');
+    const canceled = await stack.payments.sessions.cancel(started.sessionId, 'customer left');
     expect(canceled.phase).toBe('canceled');
     const result = await finished(started.sessionId);
     expect(result.phase).toBe('canceled');

@@ -4,10 +4,10 @@
  * a reason that says so; the same reference twice, or four times at once, is the same session and one
  * check at the provider; the same reference for another recipient is refused.
  */
-import { InputValidationError } from '../../client/errors';
-import { ProviderError } from '../../provider';
-import type { SessionResult } from '../../workflows/types';
+import { ProviderRefusedError, ReferenceConflictError } from '../../client/errors';
+import type { SessionView as SessionResult } from '../../common/views';
 import { startStack, type TestStack } from '../helpers/stack';
+import { finalView } from '../helpers/final';
 
 let n = 0;
 const ref = (p: string) => `${p}-${Date.now()}-${++n}`;
@@ -25,7 +25,7 @@ describe.each([true, false])('identity check (webhooks %s)', (webhooks) => {
   });
 
   const finished = (sessionId: string): Promise<SessionResult> =>
-    stack.temporal.workflow.getHandle(sessionId).result();
+    finalView(stack.temporal, sessionId);
 
   async function eventTypes(sessionId: string): Promise<string[]> {
     const res = await stack.sandbox.plain('GET', `/sandbox/events?session_id=${sessionId}`);
@@ -33,7 +33,7 @@ describe.each([true, false])('identity check (webhooks %s)', (webhooks) => {
   }
 
   it('a registered phone: succeeded, no approve step at all, nothing in the ledger', async () => {
-    const started = await stack.payments.startIdentityCheck({
+    const started = await stack.payments.identityChecks.start({
       reference: ref('idc-ok'),
       phone: '+79991112233',
       bankId,
@@ -55,7 +55,7 @@ describe.each([true, false])('identity check (webhooks %s)', (webhooks) => {
   });
 
   it('an unregistered phone (…0000): canceled, with the reason', async () => {
-    const started = await stack.payments.startIdentityCheck({
+    const started = await stack.payments.identityChecks.start({
       reference: ref('idc-unreg'),
       phone: '+79990000000',
       bankId,
@@ -72,11 +72,11 @@ describe.each([true, false])('identity check (webhooks %s)', (webhooks) => {
   it('a repeated start with the same reference returns the same session (running and finished)', async () => {
     const reference = ref('idc-same');
     const before = (await stack.sandbox.stats()).stats.sessions!;
-    const a = await stack.payments.startIdentityCheck({ reference, phone: '+79991112244', bankId, payee });
-    const b = await stack.payments.startIdentityCheck({ reference, phone: '+79991112244', bankId, payee });
+    const a = await stack.payments.identityChecks.start({ reference, phone: '+79991112244', bankId, payee });
+    const b = await stack.payments.identityChecks.start({ reference, phone: '+79991112244', bankId, payee });
     expect(b.sessionId).toBe(a.sessionId);
     await finished(a.sessionId);
-    const c = await stack.payments.startIdentityCheck({ reference, phone: '+79991112244', bankId, payee });
+    const c = await stack.payments.identityChecks.start({ reference, phone: '+79991112244', bankId, payee });
     expect(c.sessionId).toBe(a.sessionId);
     expect(c.phase).toBe('succeeded');
     // Only one check was made at the provider for this reference.
@@ -88,7 +88,7 @@ describe.each([true, false])('identity check (webhooks %s)', (webhooks) => {
     const before = (await stack.sandbox.stats()).stats.sessions!;
     const views = await Promise.all(
       [1, 2, 3, 4].map(() =>
-        stack.payments.startIdentityCheck({ reference, phone: '+79991112255', bankId, payee }),
+        stack.payments.identityChecks.start({ reference, phone: '+79991112255', bankId, payee }),
       ),
     );
     expect(new Set(views.map((v) => v.sessionId)).size).toBe(1);
@@ -98,29 +98,35 @@ describe.each([true, false])('identity check (webhooks %s)', (webhooks) => {
 
   it('the same reference for another recipient is refused, naming the reference, and checks nothing', async () => {
     const reference = ref('idc-other');
-    await stack.payments.startIdentityCheck({ reference, phone: '+79991112266', bankId, payee });
+    await stack.payments.identityChecks.start({ reference, phone: '+79991112266', bankId, payee });
     const before = (await stack.sandbox.stats()).stats.sessions!;
-    const other = stack.payments.startIdentityCheck({ reference, phone: '+79991112277', bankId, payee });
-    await expect(other).rejects.toBeInstanceOf(InputValidationError);
+    const other = stack.payments.identityChecks.start({ reference, phone: '+79991112277', bankId, payee });
+    await expect(other).rejects.toBeInstanceOf(ReferenceConflictError);
     await expect(other).rejects.toMatchObject({
-      fields: [{ field: 'reference', rule: 'already used for an identity check of another recipient' }],
+      field: 'reference',
+      rule: 'already used for another request (a repeat must be the same request)',
     });
     expect((await stack.sandbox.stats()).stats.sessions).toBe(before);
   });
 
-  it("the provider's refusal (an unknown bank) is a typed error, and a repeat gets the same refusal", async () => {
+  it("the provider's refusal (an unknown bank) is a typed error, and a corrected repeat may use the reference", async () => {
     const reference = ref('idc-bad-bank');
     const input = { reference, phone: '+79991112288', bankId: 'no-such-bank', payee };
     const before = (await stack.sandbox.stats()).stats.sessions!;
     for (let attempt = 0; attempt < 2; attempt++) {
-      const err = await stack.payments.startIdentityCheck(input).catch((e: unknown) => e);
-      expect(err).toBeInstanceOf(ProviderError);
+      const err = await stack.payments.identityChecks.start(input).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ProviderRefusedError);
       expect(err).toMatchObject({
-        errorCode: 'invalid_request',
-        retryable: false,
-        description: expect.stringContaining('bank_identifier'),
+        refusal: {
+          endpoint: 'sbp/identity_check',
+          errorCode: 'invalid_request',
+          description: expect.stringContaining('bank_identifier'),
+        },
       });
     }
     expect((await stack.sandbox.stats()).stats.sessions).toBe(before);
+    // Nothing was made for the refused request: the reference is free for the corrected one.
+    const fixed = await stack.payments.identityChecks.start({ ...input, bankId });
+    expect((await finished(fixed.sessionId)).phase).toBe('succeeded');
   });
 });

@@ -4,9 +4,10 @@
  * transaction/state (or resends with the same idempotency key), and the ledger shows one movement.
  * A worker that dies while a session waits is replaced, and the session completes with one charge.
  */
-import type { SessionResult } from '../../workflows/types';
+import type { SessionView as SessionResult } from '../../common/views';
 import { CardDetails } from '../../provider';
 import { startStack, type TestStack } from '../helpers/stack';
+import { finalView } from '../helpers/final';
 
 const card = (pan: string) =>
   new CardDetails({ card_number: pan, card_exp_month: '12', card_exp_year: '30', card_code: '123' });
@@ -18,7 +19,7 @@ jest.setTimeout(90_000);
 
 function helpers(get: () => TestStack) {
   const finished = (sessionId: string): Promise<SessionResult> =>
-    get().temporal.workflow.getHandle(sessionId).result();
+    finalView(get().temporal, sessionId);
   return {
     finished,
     async ledger(sessionId: string): Promise<[string, number][]> {
@@ -36,7 +37,7 @@ function helpers(get: () => TestStack) {
       };
     },
     async paid(amount: number): Promise<string> {
-      const started = await get().payments.startCardCheckout({
+      const started = await get().payments.sessions.startCardCheckout({
         reference: ref('pay'),
         amount: rub(amount),
         card: card('4111111111111111'),
@@ -63,7 +64,7 @@ describe.each([true, false])('outcome unknown, then reconciled (webhooks %s)', (
 
   it('transaction/approve dropped after commit: succeeds, one hold and one capture', async () => {
     const fired = await h.dropOnce('transaction/approve');
-    const started = await stack.payments.startCardCheckout({
+    const started = await stack.payments.sessions.startCardCheckout({
       reference: ref('drop-approve'),
       amount: rub(4_200),
       card: card('4111111111111111'),
@@ -85,7 +86,7 @@ describe.each([true, false])('outcome unknown, then reconciled (webhooks %s)', (
       card_number: '5555555555554444',
     });
     const fired = await h.dropOnce('transaction/start/transfer');
-    const started = await stack.payments.startPayout({
+    const started = await stack.payments.sessions.startPayout({
       reference: ref('drop-transfer'),
       amount: rub(2_500),
       destination: { type: 'tokenized_card', token: widget.body.card_token },
@@ -99,7 +100,7 @@ describe.each([true, false])('outcome unknown, then reconciled (webhooks %s)', (
   it('transaction/refund dropped after commit: the refund completes, one refund in the ledger', async () => {
     const id = await h.paid(6_000);
     const fired = await h.dropOnce('transaction/refund');
-    await stack.payments.refund(id, { reference: ref('drop-refund'), amount: 2_000 });
+    await stack.payments.refunds.create(id, { reference: ref('drop-refund'), amount: 2_000 });
     const result = await h.finished(id);
     expect(await fired()).toBe(1);
     expect(result.phase).toBe('succeeded');
@@ -121,9 +122,9 @@ describe.each([true, false])('outcome unknown, then reconciled (webhooks %s)', (
       card: card('4111111111111111'),
       customer: { user_id: 'u1' },
     };
-    await expect(stack.payments.startCardCheckout(input)).rejects.toThrow();
+    await expect(stack.payments.sessions.startCardCheckout(input)).rejects.toThrow();
     expect(await fired()).toBe(1);
-    const again = await stack.payments.startCardCheckout(input);
+    const again = await stack.payments.sessions.startCardCheckout(input);
     const result = await h.finished(again.sessionId);
     expect(result.phase).toBe('succeeded');
     expect(await h.ledger(again.sessionId)).toEqual([
@@ -150,7 +151,7 @@ describe('outcome unknown on finalize (hold project)', () => {
     'transaction/finalize (%s) dropped after commit: one capture of the finalized amount',
     async (_name, finalization, captured) => {
       const fired = await h.dropOnce('transaction/finalize');
-      const started = await stack.payments.startCardCheckout({
+      const started = await stack.payments.sessions.startCardCheckout({
         reference: ref('drop-finalize'),
         amount: rub(7_000),
         card: card('4111111111111111'),
@@ -181,7 +182,7 @@ describe('the worker dies while a session waits for approval', () => {
   });
 
   it('a new worker on the same task queue carries the session on: one charge', async () => {
-    const started = await stack.payments.startCardCheckout(
+    const started = await stack.payments.sessions.startCardCheckout(
       {
         reference: ref('restart'),
         amount: rub(3_300),
@@ -197,7 +198,7 @@ describe('the worker dies while a session waits for approval', () => {
     const atProvider = await stack.provider.state({ session_id: started.sessionId });
     expect(atProvider.session_info.next_step).toBe('approve');
     await stack.startWorker();
-    const approved = await stack.payments.approve(started.sessionId);
+    const approved = await stack.payments.sessions.approve(started.sessionId);
     expect(['processing', 'succeeded']).toContain(approved.phase);
     const result = await h.finished(started.sessionId);
     expect(result.phase).toBe('succeeded');
@@ -208,7 +209,7 @@ describe('the worker dies while a session waits for approval', () => {
   });
 
   it('restartWorker() during a session: completes once', async () => {
-    const started = await stack.payments.startCardCheckout(
+    const started = await stack.payments.sessions.startCardCheckout(
       {
         reference: ref('restart-2'),
         amount: rub(1_100),
@@ -219,7 +220,7 @@ describe('the worker dies while a session waits for approval', () => {
       { waitMs: 15_000 },
     );
     await stack.restartWorker();
-    await stack.payments.approve(started.sessionId);
+    await stack.payments.sessions.approve(started.sessionId);
     expect((await h.finished(started.sessionId)).phase).toBe('succeeded');
     expect(await h.ledger(started.sessionId)).toEqual([
       ['hold', 1_100],

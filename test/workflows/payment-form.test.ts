@@ -41,7 +41,7 @@ describe.each([true, false])('payment form (webhooks %s)', (webhooks) => {
   }
 
   it('surfaces the public token early; the payer pays with a card in the widget', async () => {
-    const started = await stack.payments.startPaymentForm(
+    const started = await stack.payments.sessions.startPaymentForm(
       { reference: ref('pay'), amount: rub(4_200), customer: { user_id: 'u1' }, widget: { lang: 'en' } },
       { waitMs: 15_000 },
     );
@@ -66,7 +66,7 @@ describe.each([true, false])('payment form (webhooks %s)', (webhooks) => {
   });
 
   it('with the autopay consent ticked a recurring token comes back, and it pays by MIT', async () => {
-    const started = await stack.payments.startPaymentForm(
+    const started = await stack.payments.sessions.startPaymentForm(
       {
         reference: ref('autopay'),
         amount: rub(990),
@@ -84,7 +84,7 @@ describe.each([true, false])('payment form (webhooks %s)', (webhooks) => {
     expect(result.phase).toBe('succeeded');
     expect(result.recurringToken).toMatch(/^rt_/);
 
-    const mit = await stack.payments.startRecurringPayment({
+    const mit = await stack.payments.sessions.startRecurringPayment({
       reference: ref('autopay-mit'),
       amount: rub(990),
       token: result.recurringToken!,
@@ -98,7 +98,7 @@ describe.each([true, false])('payment form (webhooks %s)', (webhooks) => {
   });
 
   it('the consent is not there unless the form offered it: no token', async () => {
-    const started = await stack.payments.startPaymentForm(
+    const started = await stack.payments.sessions.startPaymentForm(
       { reference: ref('no-offer'), amount: rub(300), customer: { user_id: 'u1' } },
       { waitMs: 15_000 },
     );
@@ -109,7 +109,7 @@ describe.each([true, false])('payment form (webhooks %s)', (webhooks) => {
   });
 
   it('a 3-D Secure card in the widget: the redirect is surfaced, code 12345 succeeds', async () => {
-    const started = await stack.payments.startPaymentForm(
+    const started = await stack.payments.sessions.startPaymentForm(
       {
         reference: ref('3ds'),
         amount: rub(1_500),
@@ -121,12 +121,12 @@ describe.each([true, false])('payment form (webhooks %s)', (webhooks) => {
     await payInWidget(started.publicToken!, THREE_DS);
     // Once the payer used the form, early return waits for the payment's news, not the token's.
     await until(started.sessionId, (v) => v.operations.length > 0);
-    const challenged = await stack.payments.waitForProgress(started.sessionId, 15_000);
+    const challenged = await stack.payments.sessions.waitForChange(started.sessionId, { timeoutMs: 15_000, until: 'progress' });
     expect(challenged.phase).toBe('awaiting_payer');
     expect(challenged.userAction?.destination_info?.url_address).toContain('/sandbox/3ds/');
     const back = await completeThreeDs(challenged.userAction, '12345');
     expect(back.html + (back.location ?? '')).toContain('https://shop.example/return');
-    await stack.payments.notifyPayerReturned(started.sessionId);
+    await stack.payments.sessions.notifyPayerReturned(started.sessionId);
     const result = await finished(started.sessionId);
     expect(result.phase).toBe('succeeded');
     expect(await moves(started.sessionId)).toEqual([
@@ -136,7 +136,7 @@ describe.each([true, false])('payment form (webhooks %s)', (webhooks) => {
   });
 
   it('the payer never uses the form: canceled after the payer deadline, nothing charged', async () => {
-    const started = await stack.payments.startPaymentForm({
+    const started = await stack.payments.sessions.startPaymentForm({
       reference: ref('idle'),
       amount: rub(500),
       customer: { user_id: 'u1' },

@@ -3,9 +3,10 @@
  * destination, `loser`, and a manual cancel. The ledger shows exactly one `payout` per success and
  * none otherwise.
  */
-import type { SessionResult } from '../../workflows/types';
+import type { SessionView as SessionResult } from '../../common/views';
 import { CardDetails } from '../../provider';
 import { startStack, type TestStack } from '../helpers/stack';
+import { finalView } from '../helpers/final';
 
 const card = (pan: string) =>
   new CardDetails({ card_number: pan, card_exp_month: '12', card_exp_year: '30', card_code: '123' });
@@ -23,7 +24,7 @@ describe.each([true, false])('payouts (webhooks %s)', (webhooks) => {
   });
 
   const finished = (sessionId: string): Promise<SessionResult> =>
-    stack.temporal.workflow.getHandle(sessionId).result();
+    finalView(stack.temporal, sessionId);
 
   async function ledgerKinds(sessionId: string): Promise<string[]> {
     return (await stack.sandbox.ledger(sessionId)).entries.map((e) => e.kind);
@@ -61,7 +62,7 @@ describe.each([true, false])('payouts (webhooks %s)', (webhooks) => {
   }
 
   it('to a raw card sent by the starter (never through Temporal)', async () => {
-    const started = await stack.payments.startPayout({
+    const started = await stack.payments.sessions.startPayout({
       reference: ref('po-card'),
       amount: rub(12_000),
       destination: { type: 'card', card: card('5555555555554444') },
@@ -75,7 +76,7 @@ describe.each([true, false])('payouts (webhooks %s)', (webhooks) => {
   it('to hashed card details from the tokenization widget', async () => {
     const widget = await tokenize('2200000000000004', false);
     expect(widget.card_token).toBeUndefined();
-    const started = await stack.payments.startPayout({
+    const started = await stack.payments.sessions.startPayout({
       reference: ref('po-hashed'),
       amount: rub(700),
       destination: { type: 'hashed_card', card: widget.hashed_card_details },
@@ -87,7 +88,7 @@ describe.each([true, false])('payouts (webhooks %s)', (webhooks) => {
   it('to a tokenized card (ct_ token), started by the workflow', async () => {
     const widget = await tokenize('4111111111111111', true);
     expect(widget.card_token).toMatch(/^ct_/);
-    const started = await stack.payments.startPayout({
+    const started = await stack.payments.sessions.startPayout({
       reference: ref('po-ct'),
       amount: rub(300),
       destination: { type: 'tokenized_card', token: widget.card_token! },
@@ -96,7 +97,7 @@ describe.each([true, false])('payouts (webhooks %s)', (webhooks) => {
   });
 
   it('to a recurring token obtained by a card payment with allowRecurring', async () => {
-    const paid = await stack.payments.startCardCheckout({
+    const paid = await stack.payments.sessions.startCardCheckout({
       reference: ref('po-rt-pay'),
       amount: rub(1_000),
       card: card('4111111111111111'),
@@ -106,7 +107,7 @@ describe.each([true, false])('payouts (webhooks %s)', (webhooks) => {
     const payment = await finished(paid.sessionId);
     expect(payment.phase).toBe('succeeded');
     expect(payment.recurringToken).toMatch(/^rt_/);
-    const started = await stack.payments.startPayout({
+    const started = await stack.payments.sessions.startPayout({
       reference: ref('po-rt'),
       amount: rub(450),
       destination: { type: 'recurring_token', token: payment.recurringToken! },
@@ -116,7 +117,7 @@ describe.each([true, false])('payouts (webhooks %s)', (webhooks) => {
 
   it('to an FPS account', async () => {
     const banks = (await stack.sandbox.get('sbp/banks')).body.banks as { id: string }[];
-    const started = await stack.payments.startPayout({
+    const started = await stack.payments.sessions.startPayout({
       reference: ref('po-fps'),
       amount: rub(4_000),
       destination: { type: 'fps_account', phone: '+79990001122', bankId: banks[1]!.id },
@@ -126,7 +127,7 @@ describe.each([true, false])('payouts (webhooks %s)', (webhooks) => {
 
   it('to an unregistered FPS account fails with recipient_not_registered, nothing paid', async () => {
     const banks = (await stack.sandbox.get('sbp/banks')).body.banks as { id: string }[];
-    const started = await stack.payments.startPayout({
+    const started = await stack.payments.sessions.startPayout({
       reference: ref('po-fps-unreg'),
       amount: rub(4_000),
       destination: { type: 'fps_account', phone: '+79990000000', bankId: banks[0]!.id },
@@ -138,7 +139,7 @@ describe.each([true, false])('payouts (webhooks %s)', (webhooks) => {
   });
 
   it('loser: the payout ends failed (payout_declined), nothing paid', async () => {
-    const started = await stack.payments.startPayout({
+    const started = await stack.payments.sessions.startPayout({
       reference: ref('po-loser'),
       amount: rub(800),
       destination: { type: 'card', card: card('4111111111111111') },
@@ -155,7 +156,7 @@ describe.each([true, false])('payouts (webhooks %s)', (webhooks) => {
   });
 
   it('manual approval: the partner cancels, nothing paid', async () => {
-    const started = await stack.payments.startPayout(
+    const started = await stack.payments.sessions.startPayout(
       {
         reference: ref('po-cancel'),
         amount: rub(900),
@@ -165,7 +166,7 @@ describe.each([true, false])('payouts (webhooks %s)', (webhooks) => {
       { waitMs: 15_000 },
     );
     expect(started.phase).toBe('awaiting_approval');
-    const canceled = await stack.payments.cancel(started.sessionId, 'payee changed their mind');
+    const canceled = await stack.payments.sessions.cancel(started.sessionId, 'payee changed their mind');
     expect(canceled.phase).toBe('canceled');
     const result = await finished(started.sessionId);
     expect(result.phase).toBe('canceled');
@@ -175,7 +176,7 @@ describe.each([true, false])('payouts (webhooks %s)', (webhooks) => {
   });
 
   it('manual approval: the partner approves, paid once', async () => {
-    const started = await stack.payments.startPayout(
+    const started = await stack.payments.sessions.startPayout(
       {
         reference: ref('po-approve'),
         amount: rub(650),
@@ -185,7 +186,7 @@ describe.each([true, false])('payouts (webhooks %s)', (webhooks) => {
       { waitMs: 15_000 },
     );
     expect(started.phase).toBe('awaiting_approval');
-    await stack.payments.approve(started.sessionId);
+    await stack.payments.sessions.approve(started.sessionId);
     await expectPaidOnce(started.sessionId, 650);
   });
 });
@@ -205,12 +206,12 @@ describe.each([true, false])('payouts with a slow provider (webhooks %s)', (webh
   });
 
   it('waits for approve_pending before approving, paid once', async () => {
-    const started = await stack.payments.startPayout({
+    const started = await stack.payments.sessions.startPayout({
       reference: ref('po-slow'),
       amount: rub(1_200),
       destination: { type: 'card', card: card('4111111111111111') },
     });
-    const result = (await stack.temporal.workflow.getHandle(started.sessionId).result()) as SessionResult;
+    const result = await finalView(stack.temporal, started.sessionId);
     expect(result.phase).toBe('succeeded');
     expect(result.reason).toBeUndefined();
     expect((await stack.sandbox.ledger(started.sessionId)).entries.map((e) => e.kind)).toEqual(['payout']);

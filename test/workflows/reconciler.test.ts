@@ -3,9 +3,10 @@
  * closed sessions from the provider again and records what changed as a late event.
  */
 import { PaymentKind } from '../../common/search-attributes';
-import { reconcilerQuery } from '../../workflows/definitions';
+import { reconcilerQuery } from '../../common/messages';
 import { startStack, type TestStack } from '../helpers/stack';
 import { card, FRICTIONLESS, references, rub } from '../helpers/workflow-test';
+import { finalView } from '../helpers/final';
 
 const ref = references();
 
@@ -19,13 +20,13 @@ describe('reconciler (webhooks off)', () => {
   });
 
   it('a chargeback after the workflow closed is recorded by the reconciler', async () => {
-    const started = await stack.payments.startCardCheckout({
+    const started = await stack.payments.sessions.startCardCheckout({
       reference: ref('reconcile'),
       amount: rub(5_000),
       card: card(FRICTIONLESS),
       customer: { user_id: 'u-rec' },
     });
-    const result = await stack.temporal.workflow.getHandle(started.sessionId).result();
+    const result = await finalView(stack.temporal, started.sessionId);
     expect(result.phase).toBe('succeeded');
 
     const cb = await stack.sandbox.plain('POST', '/sandbox/chargebacks', { session_id: started.sessionId });
@@ -51,7 +52,7 @@ describe('reconciler (webhooks off)', () => {
       // closed checkout, the terminated stranger), which lags behind the closes.
       const query = () => stack.temporal.workflow.getHandle(reconciler).query(reconcilerQuery);
       const deadline = Date.now() + 30_000;
-      let view = await stack.payments.getSession(started.sessionId);
+      let view = await stack.payments.sessions.get(started.sessionId);
       // A run that has not finished its first workflow task yet may not answer a query: ask again.
       let state = await query().catch(() => undefined);
       while (
@@ -59,7 +60,7 @@ describe('reconciler (webhooks off)', () => {
         Date.now() < deadline
       ) {
         await new Promise((r) => setTimeout(r, 200));
-        view = await stack.payments.getSession(started.sessionId);
+        view = await stack.payments.sessions.get(started.sessionId);
         state = (await query().catch(() => undefined)) ?? state;
       }
       if (!state) throw new Error('the reconciler never answered its query');

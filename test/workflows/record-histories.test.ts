@@ -11,7 +11,7 @@
 import type { temporal } from '@temporalio/proto';
 import { identityCheckIntakeId } from '../../client/identity-check';
 import { CardDetails } from '../../provider';
-import type { SessionResult } from '../../workflows/types';
+import type { SessionView as SessionResult } from '../../common/views';
 import { writeHistory } from '../fixtures/histories/io';
 import { completeThreeDs, payFpsQr } from '../helpers/payer';
 import { startStack, type TestStack } from '../helpers/stack';
@@ -49,7 +49,7 @@ jest.setTimeout(90_000);
   }
 
   async function cardPayment(s: TestStack, amount: number, allowRecurring = false) {
-    const started = await s.payments.startCardCheckout({
+    const started = await s.payments.sessions.startCardCheckout({
       reference: ref('card'),
       amount: rub(amount),
       card: card('4111111111111111'),
@@ -67,7 +67,7 @@ jest.setTimeout(90_000);
   it('card checkout, polling only (webhooks off), manual approval by Update', async () => {
     const off = await startStack({ webhooks: false });
     try {
-      const started = await off.payments.startCardCheckout(
+      const started = await off.payments.sessions.startCardCheckout(
         {
           reference: ref('card-poll'),
           amount: rub(1_100),
@@ -77,7 +77,7 @@ jest.setTimeout(90_000);
         },
         { waitMs: 15_000 },
       );
-      await off.payments.approve(started.sessionId);
+      await off.payments.sessions.approve(started.sessionId);
       expect((await record(off, 'card_checkout_polling', started.sessionId)).phase).toBe('succeeded');
     } finally {
       await off.close();
@@ -85,7 +85,7 @@ jest.setTimeout(90_000);
   });
 
   it('3-DS checkout', async () => {
-    const started = await stack.payments.startCardCheckout(
+    const started = await stack.payments.sessions.startCardCheckout(
       {
         reference: ref('3ds'),
         amount: rub(2_000),
@@ -96,12 +96,12 @@ jest.setTimeout(90_000);
       { waitMs: 15_000 },
     );
     await completeThreeDs(started.userAction, '12345');
-    await stack.payments.notifyPayerReturned(started.sessionId);
+    await stack.payments.sessions.notifyPayerReturned(started.sessionId);
     expect((await record(stack, 'three_ds_checkout', started.sessionId)).phase).toBe('succeeded');
   });
 
   it('hold with a partial finalize (manual, by Update)', async () => {
-    const started = await holdStack.payments.startCardCheckout(
+    const started = await holdStack.payments.sessions.startCardCheckout(
       {
         reference: ref('hold'),
         amount: rub(5_000),
@@ -112,12 +112,12 @@ jest.setTimeout(90_000);
       { waitMs: 15_000 },
     );
     expect(started.phase).toBe('awaiting_finalization');
-    await holdStack.payments.finalize(started.sessionId, 3_000);
+    await holdStack.payments.sessions.finalize(started.sessionId, 3_000);
     expect((await record(holdStack, 'hold_partial_finalize', started.sessionId)).phase).toBe('succeeded');
   });
 
   it('FPS payment', async () => {
-    const started = await stack.payments.startFpsPayment(
+    const started = await stack.payments.sessions.startFpsPayment(
       { reference: ref('fps'), amount: rub(2_500), customer: { user_id: 'u1' } },
       { waitMs: 15_000 },
     );
@@ -127,7 +127,7 @@ jest.setTimeout(90_000);
   });
 
   it('FPS binding', async () => {
-    const started = await stack.payments.startFpsBinding(
+    const started = await stack.payments.sessions.startFpsBinding(
       { reference: ref('bind'), customer: { user_id: 'u1' } },
       { waitMs: 15_000 },
     );
@@ -137,7 +137,7 @@ jest.setTimeout(90_000);
   });
 
   it('payment form', async () => {
-    const started = await stack.payments.startPaymentForm(
+    const started = await stack.payments.sessions.startPaymentForm(
       { reference: ref('form'), amount: rub(1_500), customer: { user_id: 'u1' } },
       { waitMs: 15_000 },
     );
@@ -157,7 +157,7 @@ jest.setTimeout(90_000);
     const first = await cardPayment(stack, 900, true);
     const paid = (await stack.temporal.workflow.getHandle(first).result()) as SessionResult;
     expect(paid.recurringToken).toMatch(/^rt_/);
-    const started = await stack.payments.startRecurringPayment({
+    const started = await stack.payments.sessions.startRecurringPayment({
       reference: ref('mit'),
       amount: rub(900),
       token: paid.recurringToken!,
@@ -169,7 +169,7 @@ jest.setTimeout(90_000);
   it('subscription (recurring billing: two periods, then canceled)', async () => {
     const first = await cardPayment(stack, 100, true);
     const paid = (await stack.temporal.workflow.getHandle(first).result()) as SessionResult;
-    const started = await stack.payments.startSubscription({
+    const started = await stack.payments.subscriptions.start({
       reference: ref('sub'),
       token: paid.recurringToken!,
       amount: rub(300),
@@ -177,11 +177,11 @@ jest.setTimeout(90_000);
       customer: { user_id: 'subscriber' },
     });
     const deadline = Date.now() + 30_000;
-    while ((await stack.payments.getSubscription(started.subscriptionId)).totals.succeeded < 2) {
+    while ((await stack.payments.subscriptions.get(started.subscriptionId)).totals.succeeded < 2) {
       if (Date.now() > deadline) throw new Error('the subscription did not charge twice');
       await sleep(200);
     }
-    await stack.payments.cancelSubscription(started.subscriptionId);
+    await stack.payments.subscriptions.cancel(started.subscriptionId);
     const handle = stack.temporal.workflow.getHandle(started.subscriptionId);
     await handle.result();
     const file = writeHistory(
@@ -193,7 +193,7 @@ jest.setTimeout(90_000);
   });
 
   it('payout (raw card, sent by the starter)', async () => {
-    const started = await stack.payments.startPayout({
+    const started = await stack.payments.sessions.startPayout({
       reference: ref('payout'),
       amount: rub(3_000),
       destination: { type: 'card', card: card('5555555555554444') },
@@ -207,7 +207,7 @@ jest.setTimeout(90_000);
       public_token: pt.body.public_token,
       card_number: '4111111111111111',
     });
-    const started = await stack.payments.startPayout({
+    const started = await stack.payments.sessions.startPayout({
       reference: ref('payout-ct'),
       amount: rub(800),
       destination: { type: 'tokenized_card', token: widget.body.card_token },
@@ -218,7 +218,7 @@ jest.setTimeout(90_000);
   it('identity check (its intake, then its session)', async () => {
     const banks = (await stack.sandbox.get('sbp/banks')).body.banks as { id: string }[];
     const reference = ref('idc');
-    const started = await stack.payments.startIdentityCheck({
+    const started = await stack.payments.identityChecks.start({
       reference,
       phone: '+79991112233',
       bankId: banks[0]!.id,
@@ -236,7 +236,7 @@ jest.setTimeout(90_000);
   it('refund, then a chargeback (late event)', async () => {
     const id = await cardPayment(stack, 6_000);
     await stack.temporal.workflow.getHandle(id).result();
-    await stack.payments.refund(id, { reference: ref('rf'), amount: 2_000 });
+    await stack.payments.refunds.create(id, { reference: ref('rf'), amount: 2_000 });
     expect((await record(stack, 'refund', id)).phase).toBe('succeeded');
     const refundRun = (await stack.temporal.workflow.getHandle(id).describe()).runId;
     await stack.sandbox.plain('POST', '/sandbox/chargebacks', {

@@ -3,7 +3,7 @@
  * merchant-initiated charges without the payer, customer-initiated ones through 3-D Secure, and a
  * disabled token refused by the provider. Each with webhooks on and off (polling only).
  */
-import type { SessionView } from '../../workflows/types';
+import type { SessionView } from '../../common/views';
 import { completeThreeDs } from '../helpers/payer';
 import { startStack, type TestStack } from '../helpers/stack';
 import { card, references, rub, sessionHelpers } from '../helpers/workflow-test';
@@ -26,7 +26,7 @@ describe.each([true, false])('recurring payments (webhooks %s)', (webhooks) => {
 
   /** A first card payment with the payer's consent yields the token. */
   async function newToken(): Promise<string> {
-    const first = await stack.payments.startCardCheckout({
+    const first = await stack.payments.sessions.startCardCheckout({
       reference: ref('first'),
       amount: rub(100),
       card: card(),
@@ -41,7 +41,7 @@ describe.each([true, false])('recurring payments (webhooks %s)', (webhooks) => {
 
   /** A customer-initiated charge of 1 200 by the token: 3-D Secure, the payer comes back to BACK_URL. */
   function startCit(name: string): Promise<SessionView> {
-    return stack.payments.startRecurringPayment(
+    return stack.payments.sessions.startRecurringPayment(
       {
         reference: ref(name),
         amount: rub(1_200),
@@ -55,7 +55,7 @@ describe.each([true, false])('recurring payments (webhooks %s)', (webhooks) => {
   }
 
   it('a first payment without the consent yields no token', async () => {
-    const started = await stack.payments.startCardCheckout({
+    const started = await stack.payments.sessions.startCardCheckout({
       reference: ref('no-consent'),
       amount: rub(100),
       card: card(),
@@ -67,7 +67,7 @@ describe.each([true, false])('recurring payments (webhooks %s)', (webhooks) => {
   });
 
   it('MIT: the token pays without the payer, charged once', async () => {
-    const started = await stack.payments.startRecurringPayment({
+    const started = await stack.payments.sessions.startRecurringPayment({
       reference: ref('mit'),
       amount: rub(2_500),
       token,
@@ -91,7 +91,7 @@ describe.each([true, false])('recurring payments (webhooks %s)', (webhooks) => {
     expect(started.userAction?.destination_info?.url_address).toContain('/sandbox/3ds/');
     const back = await completeThreeDs(started.userAction, '12345');
     expect(back.html + (back.location ?? '')).toContain(BACK_URL);
-    await stack.payments.notifyPayerReturned(started.sessionId);
+    await stack.payments.sessions.notifyPayerReturned(started.sessionId);
     const result = await finished(started.sessionId);
     expect(result.phase).toBe('succeeded');
     expect(await moves(started.sessionId)).toEqual([
@@ -103,7 +103,7 @@ describe.each([true, false])('recurring payments (webhooks %s)', (webhooks) => {
   it('CIT: a wrong 3-D Secure code fails with the provider reason, nothing charged', async () => {
     const started = await startCit('cit-bad');
     await completeThreeDs(started.userAction, '00000');
-    await stack.payments.notifyPayerReturned(started.sessionId);
+    await stack.payments.sessions.notifyPayerReturned(started.sessionId);
     const result = await finished(started.sessionId);
     expect(result.phase).toBe('failed');
     expect(result.reason).toBe('three_ds_failed');
@@ -111,7 +111,7 @@ describe.each([true, false])('recurring payments (webhooks %s)', (webhooks) => {
   });
 
   it('MIT for loser: canceled at the charge, the hold released', async () => {
-    const started = await stack.payments.startRecurringPayment({
+    const started = await stack.payments.sessions.startRecurringPayment({
       reference: ref('loser'),
       amount: rub(800),
       token,
@@ -130,7 +130,7 @@ describe.each([true, false])('recurring payments (webhooks %s)', (webhooks) => {
     const own = await newToken();
     const disabled = await stack.provider.recurringTokenDisable({ recurring_token_info: { token: own } });
     expect(JSON.stringify(disabled)).toContain('"token_active":false');
-    const started = await stack.payments.startRecurringPayment({
+    const started = await stack.payments.sessions.startRecurringPayment({
       reference: ref('disabled'),
       amount: rub(700),
       token: own,

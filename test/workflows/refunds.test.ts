@@ -3,11 +3,12 @@
  * chargebacks after the session closed, with webhooks on and off.
  */
 import { PaymentStatus } from '../../common/search-attributes';
-import type { SessionResult } from '../../workflows/types';
+import type { SessionView as SessionResult } from '../../common/views';
 import { CardDetails } from '../../provider';
 import { InputValidationError } from '../../client/errors';
 import { syncSessionFromProvider } from '../../client/webhook-router';
 import { startStack, type TestStack } from '../helpers/stack';
+import { finalView } from '../helpers/final';
 
 const card = (pan: string) =>
   new CardDetails({ card_number: pan, card_exp_month: '12', card_exp_year: '30', card_code: '123' });
@@ -25,10 +26,10 @@ describe.each([true, false])('refunds and chargebacks (webhooks %s)', (webhooks)
   });
 
   const handle = (sessionId: string) => stack.temporal.workflow.getHandle(sessionId);
-  const finished = (sessionId: string): Promise<SessionResult> => handle(sessionId).result();
+  const finished = (sessionId: string): Promise<SessionResult> => finalView(stack.temporal, sessionId);
 
   async function paid(amount: number): Promise<string> {
-    const started = await stack.payments.startCardCheckout({
+    const started = await stack.payments.sessions.startCardCheckout({
       reference: ref('pay'),
       amount: rub(amount),
       card: card('4111111111111111'),
@@ -43,7 +44,7 @@ describe.each([true, false])('refunds and chargebacks (webhooks %s)', (webhooks)
   }
 
   async function refund(sessionId: string, amount?: number): Promise<SessionResult> {
-    const view = await stack.payments.refund(sessionId, {
+    const view = await stack.payments.refunds.create(sessionId, {
       reference: ref('rf'),
       ...(amount !== undefined ? { amount } : {}),
     });
@@ -75,7 +76,7 @@ describe.each([true, false])('refunds and chargebacks (webhooks %s)', (webhooks)
 
     const { runId } = await handle(id).describe();
     const stats = (await stack.sandbox.stats()).stats;
-    const refused = stack.payments.refund(id, { reference: ref('rf-more'), amount: 1 });
+    const refused = stack.payments.refunds.create(id, { reference: ref('rf-more'), amount: 1 });
     await expect(refused).rejects.toBeInstanceOf(InputValidationError);
     await expect(refused).rejects.toThrow(/at most 0 is left to refund/);
     // No workflow started, no provider call changed anything.
@@ -87,7 +88,7 @@ describe.each([true, false])('refunds and chargebacks (webhooks %s)', (webhooks)
   it('a refund above what is left is refused before anything starts', async () => {
     const id = await paid(2_000);
     expect((await refund(id, 1_500)).phase).toBe('succeeded');
-    await expect(stack.payments.refund(id, { reference: ref('rf-over'), amount: 600 })).rejects.toThrow(
+    await expect(stack.payments.refunds.create(id, { reference: ref('rf-over'), amount: 600 })).rejects.toThrow(
       /at most 500 is left to refund/,
     );
     expect(await ledger(id)).toEqual([
@@ -107,7 +108,7 @@ describe.each([true, false])('refunds and chargebacks (webhooks %s)', (webhooks)
       ['capture', 5_000],
       ['refund', 5_000],
     ]);
-    await expect(stack.payments.refund(id, { reference: ref('rf-again') })).rejects.toThrow(
+    await expect(stack.payments.refunds.create(id, { reference: ref('rf-again') })).rejects.toThrow(
       /at most 0 is left/,
     );
   });
@@ -123,7 +124,7 @@ describe.each([true, false])('refunds and chargebacks (webhooks %s)', (webhooks)
     try {
       const refs = [ref('rf-a'), ref('rf-b')];
       const settled = await Promise.allSettled(
-        refs.map((reference) => stack.payments.refund(id, { reference, amount: 1_000 })),
+        refs.map((reference) => stack.payments.refunds.create(id, { reference, amount: 1_000 })),
       );
       const won = settled.findIndex((r) => r.status === 'fulfilled');
       expect(won).toBeGreaterThanOrEqual(0);
@@ -135,7 +136,7 @@ describe.each([true, false])('refunds and chargebacks (webhooks %s)', (webhooks)
       const rules = (await stack.sandbox.plain('GET', '/sandbox/faults')).body.rules as { fired: number }[];
       expect(rules.map((r) => r.fired)).toEqual([1]);
       // The winner's request again: the same refund, nothing new.
-      const again = await stack.payments.refund(id, { reference: refs[won]!, amount: 1_000 });
+      const again = await stack.payments.refunds.create(id, { reference: refs[won]!, amount: 1_000 });
       expect(again.reference).toBe(refs[won]);
       expect(again.phase).toBe('succeeded');
       expect(await ledger(id)).toEqual([
@@ -149,14 +150,14 @@ describe.each([true, false])('refunds and chargebacks (webhooks %s)', (webhooks)
   });
 
   it('a payment that did not succeed cannot be refunded', async () => {
-    const started = await stack.payments.startCardCheckout({
+    const started = await stack.payments.sessions.startCardCheckout({
       reference: ref('declined'),
       amount: rub(1_000),
       card: card('4000000000000002'),
       customer: { user_id: 'u1' },
     });
     expect((await finished(started.sessionId)).phase).toBe('failed');
-    await expect(stack.payments.refund(started.sessionId, { reference: ref('rf-none') })).rejects.toThrow(
+    await expect(stack.payments.refunds.create(started.sessionId, { reference: ref('rf-none') })).rejects.toThrow(
       /no successful payment to refund/,
     );
   });
@@ -179,7 +180,7 @@ describe.each([true, false])('refunds and chargebacks (webhooks %s)', (webhooks)
       expect(
         stack.webhooks.filter((w) => w.sessionId === id).map((w) => [w.status, w.outcome]),
       ).toContainEqual([200, 'late_event']);
-      const view = await stack.payments.getSession(id);
+      const view = await stack.payments.sessions.get(id);
       expect(view.kind).toBe('late_event');
       expect(view.operations).toContainEqual(
         expect.objectContaining({ kind: 'chargeback', status: 'repaid', amount: 2_500 }),
@@ -194,7 +195,7 @@ describe.each([true, false])('refunds and chargebacks (webhooks %s)', (webhooks)
       // The chargeback counts against what can still be refunded.
       const result = await finished(id);
       expect(result.reason).toMatch(/^chargeback: rf_\d+ 2500 rub/);
-      await expect(stack.payments.refund(id, { reference: ref('rf-cb'), amount: 6_000 })).rejects.toThrow(
+      await expect(stack.payments.refunds.create(id, { reference: ref('rf-cb'), amount: 6_000 })).rejects.toThrow(
         /at most 5500 is left/,
       );
       expect((await refund(id, 5_500)).phase).toBe('succeeded');
@@ -227,7 +228,7 @@ describe.each([true, false])('refunds and chargebacks (webhooks %s)', (webhooks)
         sum_info: { sum: 1_500, currency_code: 'rub' },
       });
       expect(await syncSessionFromProvider(stack.temporal, stack.provider, id, opts)).toBe('late_event');
-      const view = await stack.payments.getSession(id);
+      const view = await stack.payments.sessions.get(id);
       expect(view.kind).toBe('late_event');
       expect(view.operations).toContainEqual(
         expect.objectContaining({ kind: 'chargeback', status: 'repaid', amount: 1_500 }),
@@ -248,7 +249,7 @@ describe.each([true, false])('refunds and chargebacks (webhooks %s)', (webhooks)
       expect((events.body.events as { type: string }[]).map((e) => e.type)).toContain('checkout_refunded');
       await new Promise((r) => setTimeout(r, 1_000));
       expect((await handle(id).describe()).runId).toBe(closedRunId);
-      const view = await stack.payments.getSession(id);
+      const view = await stack.payments.sessions.get(id);
       expect(view.phase).toBe('succeeded');
       expect(view.operations.some((o) => o.kind === 'chargeback')).toBe(false);
 

@@ -8,10 +8,11 @@ import { Worker } from '@temporalio/worker';
 import { InputValidationError, SessionStateError, SubscriptionNotFoundError } from '../../client/errors';
 import { CardDetails } from '../../provider';
 import { PaymentKind, PaymentStatus } from '../../common/search-attributes';
-import { changeSubscriptionUpdate } from '../../workflows/definitions';
-import type { SubscriptionView } from '../../workflows/subscription-types';
+import { changeSubscriptionUpdate } from '../../common/messages';
+import type { SubscriptionView } from '../../common/views';
 import { startStack, type TestStack } from '../helpers/stack';
 import { sharedWorkflowBundlePath } from '../helpers/temporal';
+import { finalView } from '../helpers/final';
 
 const INTERVAL = 1_500;
 const customer = { user_id: 'subscriber' };
@@ -31,7 +32,7 @@ describe('subscriptions', () => {
 
   /** A recurring token from a first card payment that asked for one. */
   async function newToken(): Promise<string> {
-    const paid = await stack.payments.startCardCheckout({
+    const paid = await stack.payments.sessions.startCardCheckout({
       reference: ref('first'),
       amount: rub(100),
       card: new CardDetails({
@@ -43,7 +44,7 @@ describe('subscriptions', () => {
       allowRecurring: true,
       customer: { user_id: 'subscriber' },
     });
-    const result = await stack.temporal.workflow.getHandle(paid.sessionId).result();
+    const result = await finalView(stack.temporal, paid.sessionId);
     expect(result.recurringToken).toMatch(/^rt_/);
     return result.recurringToken as string;
   }
@@ -55,7 +56,7 @@ describe('subscriptions', () => {
   ): Promise<SubscriptionView> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const v = await stack.payments.getSubscription(id);
+      const v = await stack.payments.subscriptions.get(id);
       if (predicate(v)) return v;
       if (Date.now() > deadline)
         throw new Error(
@@ -77,7 +78,7 @@ describe('subscriptions', () => {
     const token = await newToken();
     const reference = ref('three');
     const t0 = Date.now();
-    const started = await stack.payments.startSubscription({
+    const started = await stack.payments.subscriptions.start({
       reference,
       token,
       amount: rub(1_000),
@@ -86,7 +87,7 @@ describe('subscriptions', () => {
     });
     expect(started.subscriptionId).toBe(`sub-${reference}`);
     expect(started.status).toBe('active');
-    const again = await stack.payments.startSubscription({
+    const again = await stack.payments.subscriptions.start({
       reference,
       token,
       amount: rub(9_999),
@@ -97,7 +98,7 @@ describe('subscriptions', () => {
     expect(again.amount.amount).toBe(1_000);
 
     const v = await until(started.subscriptionId, (s) => s.totals.succeeded >= 3);
-    const done = await stack.payments.cancelSubscription(started.subscriptionId);
+    const done = await stack.payments.subscriptions.cancel(started.subscriptionId);
     expect(done.status).toBe('canceled');
     const final = await until(started.subscriptionId, settled);
 
@@ -128,7 +129,7 @@ describe('subscriptions', () => {
 
   it('pause: no charge while paused; resume: charging again', async () => {
     const token = await newToken();
-    const { subscriptionId } = await stack.payments.startSubscription({
+    const { subscriptionId } = await stack.payments.subscriptions.start({
       reference: ref('pause'),
       token,
       amount: rub(700),
@@ -136,17 +137,17 @@ describe('subscriptions', () => {
       customer,
     });
     await until(subscriptionId, (s) => s.totals.succeeded >= 1);
-    const paused = await stack.payments.pauseSubscription(subscriptionId);
+    const paused = await stack.payments.subscriptions.pause(subscriptionId);
     expect(paused.status).toBe('paused');
     expect(paused.nextChargeAt).toBeUndefined();
     const before = await until(subscriptionId, settled);
     await sleep(3 * INTERVAL);
-    const during = await stack.payments.getSubscription(subscriptionId);
+    const during = await stack.payments.subscriptions.get(subscriptionId);
     expect(during.totals.attempts).toBe(before.totals.attempts);
-    await expect(stack.payments.pauseSubscription(subscriptionId)).rejects.toThrow(SessionStateError);
+    await expect(stack.payments.subscriptions.pause(subscriptionId)).rejects.toThrow(SessionStateError);
 
     const resumedAt = Date.now();
-    const resumed = await stack.payments.resumeSubscription(subscriptionId);
+    const resumed = await stack.payments.subscriptions.resume(subscriptionId);
     expect(resumed.status).toBe('active');
     const after = await until(subscriptionId, (s) => s.totals.succeeded > before.totals.succeeded);
     // The first charge after the resume is the period that was due while paused (missed periods are
@@ -155,13 +156,13 @@ describe('subscriptions', () => {
     expect(next).toMatchObject({ period: before.period, attempt: 0, outcome: 'succeeded' });
     expect(Date.parse(next.startedAt)).toBeGreaterThanOrEqual(resumedAt);
     expect(after.charges.slice(0, before.totals.attempts)).toEqual(before.charges);
-    await expect(stack.payments.resumeSubscription(subscriptionId)).rejects.toThrow(SessionStateError);
-    await stack.payments.cancelSubscription(subscriptionId);
+    await expect(stack.payments.subscriptions.resume(subscriptionId)).rejects.toThrow(SessionStateError);
+    await stack.payments.subscriptions.cancel(subscriptionId);
   }, 90_000);
 
   it('change: the next period is charged the new amount; bad input is refused synchronously', async () => {
     const token = await newToken();
-    const { subscriptionId } = await stack.payments.startSubscription({
+    const { subscriptionId } = await stack.payments.subscriptions.start({
       reference: ref('change'),
       token,
       amount: rub(1_000),
@@ -171,10 +172,10 @@ describe('subscriptions', () => {
     await until(subscriptionId, (s) => s.totals.succeeded >= 1);
 
     // Refused by the client's zod input and by the workflow's validator alike; nothing changes.
-    await expect(stack.payments.changeSubscription(subscriptionId, { amount: -5 })).rejects.toThrow(
+    await expect(stack.payments.subscriptions.change(subscriptionId, { amount: -5 })).rejects.toThrow(
       InputValidationError,
     );
-    await expect(stack.payments.changeSubscription(subscriptionId, {})).rejects.toThrow(InputValidationError);
+    await expect(stack.payments.subscriptions.change(subscriptionId, {})).rejects.toThrow(InputValidationError);
     const handle = stack.temporal.workflow.getHandle(subscriptionId);
     const refused = await handle
       .executeUpdate(changeSubscriptionUpdate, { args: [{ amount: -5 }] })
@@ -185,14 +186,14 @@ describe('subscriptions', () => {
       .executeUpdate(changeSubscriptionUpdate, { args: [{ intervalMs: 10 }] })
       .catch((e: unknown) => e);
     expect((tooShort as WorkflowUpdateFailedError).cause?.message).toMatch(/^intervalMs\.range/);
-    expect((await stack.payments.getSubscription(subscriptionId)).amount.amount).toBe(1_000);
+    expect((await stack.payments.subscriptions.get(subscriptionId)).amount.amount).toBe(1_000);
 
-    const changed = await stack.payments.changeSubscription(subscriptionId, { amount: 2_500 });
+    const changed = await stack.payments.subscriptions.change(subscriptionId, { amount: 2_500 });
     expect(changed.amount).toEqual({ amount: 2_500, currency: 'rub' });
     const v = await until(subscriptionId, (s) =>
       s.charges.some((c) => c.period > changed.period && c.outcome === 'succeeded'),
     );
-    await stack.payments.cancelSubscription(subscriptionId);
+    await stack.payments.subscriptions.cancel(subscriptionId);
     const later = v.charges.filter((c) => c.period > changed.period);
     expect(later.length).toBeGreaterThan(0);
     for (const c of later) expect(c.amount).toBe(2_500);
@@ -205,7 +206,7 @@ describe('subscriptions', () => {
   it('a disabled token: dunning retries, then past_due -> canceled; nothing charged, no attempt twice', async () => {
     const token = await newToken();
     await stack.provider.recurringTokenDisable({ recurring_token_info: { token } });
-    const { subscriptionId } = await stack.payments.startSubscription({
+    const { subscriptionId } = await stack.payments.subscriptions.start({
       reference: ref('dunning'),
       token,
       amount: rub(1_200),
@@ -232,14 +233,14 @@ describe('subscriptions', () => {
     expect(t[2]! - Date.parse(result.charges[1]!.finishedAt!)).toBeGreaterThanOrEqual(550);
     const described = await stack.temporal.workflow.getHandle(subscriptionId).describe();
     expect(described.typedSearchAttributes.get(PaymentStatus)).toBe('canceled');
-    await expect(stack.payments.resumeSubscription(subscriptionId)).rejects.toThrow(SessionStateError);
+    await expect(stack.payments.subscriptions.resume(subscriptionId)).rejects.toThrow(SessionStateError);
   }, 90_000);
 
   it('dunning with the pause policy: past_due until a new token and resume, then charging again', async () => {
     const bad = await newToken();
     await stack.provider.recurringTokenDisable({ recurring_token_info: { token: bad } });
     const good = await newToken();
-    const { subscriptionId } = await stack.payments.startSubscription({
+    const { subscriptionId } = await stack.payments.subscriptions.start({
       reference: ref('pastdue'),
       token: bad,
       amount: rub(800),
@@ -250,10 +251,10 @@ describe('subscriptions', () => {
     const pastDue = await until(subscriptionId, (s) => s.status === 'past_due');
     expect(pastDue.dunning).toMatchObject({ period: 1, failures: 2, exhausted: true });
     expect(pastDue.period).toBe(2);
-    await stack.payments.changeSubscription(subscriptionId, { token: good });
-    await stack.payments.resumeSubscription(subscriptionId);
+    await stack.payments.subscriptions.change(subscriptionId, { token: good });
+    await stack.payments.subscriptions.resume(subscriptionId);
     const v = await until(subscriptionId, (s) => s.totals.succeeded >= 1);
-    await stack.payments.cancelSubscription(subscriptionId);
+    await stack.payments.subscriptions.cancel(subscriptionId);
     const paid = v.charges.find((c) => c.outcome === 'succeeded')!;
     expect(paid.period).toBe(2);
     expect(v.dunning).toBeUndefined();
@@ -263,7 +264,7 @@ describe('subscriptions', () => {
   it('continue-as-new after 2 periods keeps the schedule and the charge history', async () => {
     const token = await newToken();
     const t0 = Date.now();
-    const { subscriptionId } = await stack.payments.startSubscription({
+    const { subscriptionId } = await stack.payments.subscriptions.start({
       reference: ref('can'),
       token,
       amount: rub(300),
@@ -274,7 +275,7 @@ describe('subscriptions', () => {
     const handle = stack.temporal.workflow.getHandle(subscriptionId);
     const firstRun = (await handle.describe()).runId;
     const v = await until(subscriptionId, (s) => s.totals.succeeded >= 3 && settled(s), 45_000);
-    await stack.payments.cancelSubscription(subscriptionId);
+    await stack.payments.subscriptions.cancel(subscriptionId);
     expect(v.runs).toBeGreaterThanOrEqual(1);
     expect((await handle.describe()).runId).not.toBe(firstRun);
     expect(v.charges.map((c) => c.period).slice(0, 3)).toEqual([1, 2, 3]);
@@ -302,7 +303,7 @@ describe('subscriptions', () => {
     const token = await newToken();
     const firstChargeMs = Date.now() + 4_000;
     const firstChargeAt = new Date(firstChargeMs).toISOString();
-    const started = await stack.payments.startSubscription({
+    const started = await stack.payments.subscriptions.start({
       reference: ref('later'),
       token,
       amount: rub(600),
@@ -315,18 +316,18 @@ describe('subscriptions', () => {
     // proves anything (a slow query may be answered after it); startedAt below is checked anyway.
     await sleep(firstChargeMs - 1_000 - Date.now());
     if (Date.now() < firstChargeMs - 500) {
-      const early = await stack.payments.getSubscription(started.subscriptionId);
+      const early = await stack.payments.subscriptions.get(started.subscriptionId);
       if (Date.now() < firstChargeMs) expect(early.totals.attempts).toBe(0);
     }
     const v = await until(started.subscriptionId, (s) => s.totals.succeeded === 1);
-    await stack.payments.cancelSubscription(started.subscriptionId);
+    await stack.payments.subscriptions.cancel(started.subscriptionId);
     expect(Date.parse(v.charges[0]!.startedAt)).toBeGreaterThanOrEqual(Date.parse(firstChargeAt));
     expect(v.nextChargeAt).toBe(new Date(Date.parse(firstChargeAt) + 60_000).toISOString());
   }, 60_000);
 
   it('cancel stops future charges; the canceled subscription stays readable; unknown ids are not found', async () => {
     const token = await newToken();
-    const { subscriptionId } = await stack.payments.startSubscription({
+    const { subscriptionId } = await stack.payments.subscriptions.start({
       reference: ref('cancel'),
       token,
       amount: rub(400),
@@ -334,16 +335,16 @@ describe('subscriptions', () => {
       customer,
     });
     await until(subscriptionId, (s) => s.totals.succeeded >= 1);
-    const canceled = await stack.payments.cancelSubscription(subscriptionId, 'customer left');
+    const canceled = await stack.payments.subscriptions.cancel(subscriptionId, 'customer left');
     expect(canceled).toMatchObject({ status: 'canceled', canceledReason: 'customer left' });
     const result = (await stack.temporal.workflow.getHandle(subscriptionId).result()) as SubscriptionView;
     await sleep(2 * INTERVAL);
-    const later = await stack.payments.getSubscription(subscriptionId);
+    const later = await stack.payments.subscriptions.get(subscriptionId);
     expect(later.status).toBe('canceled');
     expect(later.totals.attempts).toBe(result.totals.attempts);
     expect(later.charges.every((c) => c.outcome !== 'pending')).toBe(true);
-    await expect(stack.payments.cancelSubscription(subscriptionId)).rejects.toThrow(SessionStateError);
-    await expect(stack.payments.getSubscription('sub-nope-never')).rejects.toThrow(SubscriptionNotFoundError);
-    await expect(stack.payments.getSubscription('ps_123')).rejects.toThrow(SubscriptionNotFoundError);
+    await expect(stack.payments.subscriptions.cancel(subscriptionId)).rejects.toThrow(SessionStateError);
+    await expect(stack.payments.subscriptions.get('sub-nope-never')).rejects.toThrow(SubscriptionNotFoundError);
+    await expect(stack.payments.subscriptions.get('ps_123')).rejects.toThrow(SubscriptionNotFoundError);
   }, 60_000);
 });

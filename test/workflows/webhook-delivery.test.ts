@@ -4,12 +4,14 @@
  * webhook that arrives before its session's workflow exists is answered 503 and lands on redelivery.
  */
 import { sign } from 'node:crypto';
-import { mergeSettings } from '../../client/settings';
+import { mergeSettings } from '../../common/settings';
 import { handleProviderWebhook } from '../../client/webhook-handler';
 import { createWebhookVerifier, deriveIdempotencyKey } from '../../provider';
-import type { SessionInput, SessionResult } from '../../workflows/types';
+import type { SessionInput } from '../../common/session-input';
+import type { SessionView as SessionResult } from '../../common/views';
 import { CardDetails } from '../../provider';
 import { startStack, type TestStack } from '../helpers/stack';
+import { finalView } from '../helpers/final';
 
 const card = (pan: string) =>
   new CardDetails({ card_number: pan, card_exp_month: '12', card_exp_year: '30', card_code: '123' });
@@ -71,13 +73,13 @@ describe('webhook delivery faults change nothing (hold project: approve, finaliz
 
   /** What must not change: the phase, the operations (ids aside), the reason and the ledger. */
   async function checkout(): Promise<{ id: string; result: SessionResult; outcome: unknown }> {
-    const started = await stack.payments.startCardCheckout({
+    const started = await stack.payments.sessions.startCardCheckout({
       reference: ref('wh'),
       amount: { amount: 3_000, currency: 'RUB' },
       card: card('4111111111111111'),
       customer: { user_id: 'u1' },
     });
-    const result = (await stack.temporal.workflow.getHandle(started.sessionId).result()) as SessionResult;
+    const result = await finalView(stack.temporal, started.sessionId);
     const ledger = (await stack.sandbox.ledger(started.sessionId)).entries.map((e) => [e.kind, e.amount]);
     return {
       id: started.sessionId,
@@ -117,7 +119,7 @@ describe('webhook delivery faults change nothing (hold project: approve, finaliz
     const described = await stack.temporal.workflow.getHandle(id).describe();
     expect(described.type).toBe('checkoutWorkflow');
     expect(described.status.name).toBe('COMPLETED');
-    expect((await stack.payments.getSession(id)).kind).toBe('card_checkout');
+    expect((await stack.payments.sessions.get(id)).kind).toBe('card_checkout');
     const answers = stack.webhooks.filter((w) => w.sessionId === id);
     expect(answers.every((w) => w.status === 200)).toBe(true);
     expect(answers.map((w) => w.outcome)).not.toContain('late_event');

@@ -32,9 +32,12 @@ export async function sendStart(
   s.apply(answer, 'call', `start/${start.operation}`);
 }
 
-/** paysaga's signed return (back_url) for this session goes with the payment's start. */
+/**
+ * The payer's way back (back_url) goes with the payment's start: paysaga's signed return for this session
+ * when a public URL is configured, else the partner's own page.
+ */
 function withReturn<B extends { payment_settings?: Record<string, unknown> }>(s: Session, body: B): B {
-  const back = s.request.returnUrl;
+  const back = s.request.returnUrl ?? s.request.backUrl;
   if (!back) return body;
   return { ...body, payment_settings: { ...body.payment_settings, back_url: back } };
 }

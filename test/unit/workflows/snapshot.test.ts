@@ -68,15 +68,17 @@ describe('phaseOf', () => {
 
 describe('amountMismatch', () => {
   const s = snap('active', 1, [payment('pending')]);
-  it('accepts the amount sent, and amounts the saga asked for', () => {
+  const charged = (sum: number) =>
+    snap('completed', 2, [{ ...payment('successful'), sum_info: { sum, currency_code: 'rub' } }]);
+  it('accepts the amount sent, and the amount of a partial finalize once charged', () => {
     expect(amountMismatch(s, { amount: 1000, currency: 'rub' })).toBeUndefined();
-    expect(
-      amountMismatch(
-        snap('completed', 2, [{ ...payment('successful'), sum_info: { sum: 400, currency_code: 'rub' } }]),
-        { amount: 1000, currency: 'rub' },
-        [400],
-      ),
-    ).toBeUndefined();
+    expect(amountMismatch(charged(400), { amount: 1000, currency: 'rub' }, 400)).toBeUndefined();
+    expect(amountMismatch(charged(1000), { amount: 1000, currency: 'rub' })).toBeUndefined();
+  });
+  it('finds an over-capture after a partial finalize, also in a final snapshot', () => {
+    expect(amountMismatch(charged(1000), { amount: 1000, currency: 'rub' }, 400)).toMatch(
+      /charged 1000 after a finalize of 400/,
+    );
   });
   it('names a different amount or currency', () => {
     expect(amountMismatch(s, { amount: 999, currency: 'rub' })).toMatch(/amount 1000 differs from 999/);

@@ -1,0 +1,21 @@
+/**
+ * Waiting for a session's result in tests: long polls (the session's awaitChange Update) until its phase
+ * is final, whatever its workflow does afterwards (it keeps following the session for `followMs`).
+ */
+import type { Client } from '@temporalio/client';
+import { awaitSession } from '../../client/reads';
+import type { SessionView } from '../../common/views';
+
+export async function finalView(temporal: Client, sessionId: string, ms = 90_000): Promise<SessionView> {
+  const deadline = Date.now() + ms;
+  let view: SessionView | undefined;
+  for (;;) {
+    const left = deadline - Date.now();
+    if (left <= 0) throw new Error(`session ${sessionId} is not final after ${ms} ms: ${JSON.stringify(view)}`);
+    view = await awaitSession(temporal, sessionId, {
+      timeoutMs: Math.min(left, 20_000),
+      ...(view ? { afterVersion: view.version } : {}),
+    });
+    if (view.final) return view;
+  }
+}
