@@ -12,8 +12,9 @@ export async function finalView(temporal: Client, sessionId: string, ms = 90_000
   for (;;) {
     const left = deadline - Date.now();
     if (left <= 0) throw new Error(`session ${sessionId} is not final after ${ms} ms: ${JSON.stringify(view)}`);
+    // The first look reads the session as it is; each next one waits for a change after it.
     view = await awaitSession(temporal, sessionId, {
-      timeoutMs: Math.min(left, 20_000),
+      timeoutMs: view ? Math.min(left, 20_000) : 0,
       ...(view ? { afterVersion: view.version } : {}),
     });
     if (view.final) return view;

@@ -5,6 +5,7 @@
  */
 import { Runtime, type LogLevel, type LogMetadata } from '@temporalio/worker';
 import { CardDetails } from '../../provider';
+import { finalView } from '../helpers/final';
 import { completeThreeDs } from '../helpers/payer';
 import { startStack, type TestStack } from '../helpers/stack';
 
@@ -85,7 +86,7 @@ describe.each([true, false])(
       const sessions: string[] = [];
       const finished = async (id: string) => {
         sessions.push(id);
-        return stack.temporal.workflow.getHandle(id).result();
+        return finalView(stack.temporal, id);
       };
 
       // 1. Frictionless card checkout.
@@ -166,7 +167,7 @@ describe.each([true, false])(
           const history = await stack.temporal.workflow.getHandle(id, runId).fetchHistory();
           const text = readable(exportHistory(history));
           // The export is readable (payloads decoded), so the search below is meaningful.
-          expect(text).toContain('"lastSnapshot"');
+          expect(text).toContain('"transaction_status"');
           expect(text).toContain('card_last4');
           for (const needle of needles) {
             if (text.includes(needle)) throw new Error(`history of ${id} (${runId}) contains ${needle}`);
