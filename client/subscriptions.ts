@@ -92,7 +92,7 @@ export class Subscriptions {
   }
 
   /** The subscription as its latest run knows it (running, or finished when canceled). */
-  get(subscriptionId: string): Promise<SubscriptionView> {
+  async get(subscriptionId: string): Promise<SubscriptionView> {
     if (!subscriptionId.startsWith(SUBSCRIPTION_ID_PREFIX))
       throw new SubscriptionNotFoundError(subscriptionId);
     return queryWithRetry(
@@ -103,17 +103,17 @@ export class Subscriptions {
   }
 
   /** No charge while paused; periods that fall due meanwhile are not charged later. */
-  pause(subscriptionId: string): Promise<SubscriptionView> {
+  async pause(subscriptionId: string): Promise<SubscriptionView> {
     return this.update(subscriptionId, (h) => h.executeUpdate(pauseSubscriptionUpdate, { args: [] }));
   }
 
   /** From paused or past_due: a due time already passed is charged at once. */
-  resume(subscriptionId: string): Promise<SubscriptionView> {
+  async resume(subscriptionId: string): Promise<SubscriptionView> {
     return this.update(subscriptionId, (h) => h.executeUpdate(resumeSubscriptionUpdate, { args: [] }));
   }
 
   /** No further charge; a charge already started finishes. */
-  cancel(subscriptionId: string, reason?: string): Promise<SubscriptionView> {
+  async cancel(subscriptionId: string, reason?: string): Promise<SubscriptionView> {
     const i = parse(inputs.subscriptionCancelInput, reason !== undefined ? { reason } : {});
     return this.update(subscriptionId, (h) =>
       h.executeUpdate(cancelSubscriptionUpdate, { args: [i.reason ? { reason: i.reason } : {}] }),
@@ -121,7 +121,7 @@ export class Subscriptions {
   }
 
   /** Amount, token and/or interval, from the next period on. */
-  change(subscriptionId: string, change: inputs.SubscriptionChangeInput): Promise<SubscriptionView> {
+  async change(subscriptionId: string, change: inputs.SubscriptionChangeInput): Promise<SubscriptionView> {
     const c = parse(inputs.subscriptionChangeInput, change);
     return this.update(subscriptionId, (h) =>
       h.executeUpdate(changeSubscriptionUpdate, {

@@ -5,7 +5,13 @@
  */
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
-import { InputValidationError, SessionStateError, SubscriptionNotFoundError } from '../../client/errors';
+import {
+  InputValidationError,
+  ReferenceConflictError,
+  SessionStateError,
+  SubscriptionNotFoundError,
+} from '../../client/errors';
+import { failureOf } from '../../common/failures';
 import { CardDetails } from '../../provider';
 import { PaymentKind, PaymentStatus } from '../../common/search-attributes';
 import { changeSubscriptionUpdate } from '../../common/messages';
@@ -87,15 +93,20 @@ describe('subscriptions', () => {
     });
     expect(started.subscriptionId).toBe(`sub-${reference}`);
     expect(started.status).toBe('active');
+    expect(started.created).toBe(true);
     const again = await stack.payments.subscriptions.start({
       reference,
       token,
-      amount: rub(9_999),
-      intervalMs: 60_000,
+      amount: rub(1_000),
+      intervalMs: INTERVAL,
       customer,
     });
     expect(again.subscriptionId).toBe(started.subscriptionId);
-    expect(again.amount.amount).toBe(1_000);
+    expect(again.created).toBe(false);
+    // Another request under the same reference is refused, naming the reference (DESIGN decision 11).
+    await expect(
+      stack.payments.subscriptions.start({ reference, token, amount: rub(9_999), intervalMs: 60_000, customer }),
+    ).rejects.toBeInstanceOf(ReferenceConflictError);
 
     const v = await until(started.subscriptionId, (s) => s.totals.succeeded >= 3);
     const done = await stack.payments.subscriptions.cancel(started.subscriptionId);
@@ -180,12 +191,16 @@ describe('subscriptions', () => {
     const refused = await handle
       .executeUpdate(changeSubscriptionUpdate, { args: [{ amount: -5 }] })
       .catch((e: unknown) => e);
+    // The workflow's own refusal is typed: InvalidArgument with the field and the rule as details.
     expect(refused).toBeInstanceOf(WorkflowUpdateFailedError);
-    expect((refused as WorkflowUpdateFailedError).cause?.message).toMatch(/^amount\.positive/);
+    expect(failureOf(refused)).toMatchObject({
+      type: 'InvalidArgument',
+      details: { field: 'amount', rule: 'a positive integer (minor units)' },
+    });
     const tooShort = await handle
       .executeUpdate(changeSubscriptionUpdate, { args: [{ intervalMs: 10 }] })
       .catch((e: unknown) => e);
-    expect((tooShort as WorkflowUpdateFailedError).cause?.message).toMatch(/^intervalMs\.range/);
+    expect(failureOf(tooShort)).toMatchObject({ type: 'InvalidArgument', details: { field: 'intervalMs' } });
     expect((await stack.payments.subscriptions.get(subscriptionId)).amount.amount).toBe(1_000);
 
     const changed = await stack.payments.subscriptions.change(subscriptionId, { amount: 2_500 });
