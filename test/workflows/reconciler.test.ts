@@ -1,86 +1,92 @@
 /**
- * Without webhooks nothing tells a closed session about a chargeback; the reconciler reads recently
- * closed sessions from the provider again and records what changed as a late event.
+ * The provider is the truth and webhooks can be lost or off: the reconciler re-reads finished money
+ * sessions page by page and brings every change made behind paysaga's back into its session (a running
+ * one by signal, a closed one by a new run), counting and reporting what it found.
  */
-import { PaymentKind } from '../../common/search-attributes';
-import { reconcilerQuery } from '../../common/messages';
+import { reconcilerQuery, type ReconcilerState } from '../../common/reconciler';
+import type { SessionView } from '../../common/views';
+import { finalView } from '../helpers/final';
 import { startStack, type TestStack } from '../helpers/stack';
 import { card, FRICTIONLESS, references, rub } from '../helpers/workflow-test';
-import { finalView } from '../helpers/final';
 
-const ref = references();
+const ref = references('recon');
 
-describe('reconciler (webhooks off)', () => {
+jest.setTimeout(120_000);
+
+describe('reconciler', () => {
   let stack: TestStack;
   beforeAll(async () => {
-    stack = await startStack({ webhooks: false });
+    stack = await startStack({ webhooks: false, settings: { followMs: 1_000 } });
   });
   afterAll(async () => {
     await stack?.close();
   });
 
-  it('a chargeback after the workflow closed is recorded by the reconciler', async () => {
+  async function paid(amount: number): Promise<SessionView> {
     const started = await stack.payments.sessions.startCardCheckout({
-      reference: ref('reconcile'),
-      amount: rub(5_000),
+      reference: ref('pay'),
+      amount: rub(amount),
       card: card(FRICTIONLESS),
       customer: { user_id: 'u-rec' },
     });
-    const result = await finalView(stack.temporal, started.sessionId);
-    expect(result.phase).toBe('succeeded');
+    return finalView(stack.temporal, started.sessionId);
+  }
 
-    const cb = await stack.sandbox.plain('POST', '/sandbox/chargebacks', { session_id: started.sessionId });
-    expect(cb.status).toBe(200);
-
-    // A closed session the provider does not know: refused, counted, and the round goes on.
-    const stranger = `ps_unknown_${Date.now()}`;
-    const strangerRun = await stack.temporal.workflow.start('lateEventWorkflow', {
-      workflowId: stranger,
-      taskQueue: stack.taskQueue,
-      args: [{ sessionId: stranger }, stack.settings],
-      typedSearchAttributes: [{ key: PaymentKind, value: 'late_event' }],
-    });
-    await strangerRun.terminate('closed for the test');
-
-    const reconciler = await stack.payments.startReconciler({
-      everyMs: 300,
-      windowMs: 120_000,
-      maxPerRound: 100,
-    });
-    try {
-      // Both may take a few rounds: each round sees only what Temporal visibility lists by then (the
-      // closed checkout, the terminated stranger), which lags behind the closes.
-      const query = () => stack.temporal.workflow.getHandle(reconciler).query(reconcilerQuery);
-      const deadline = Date.now() + 30_000;
-      let view = await stack.payments.sessions.get(started.sessionId);
-      // A run that has not finished its first workflow task yet may not answer a query: ask again.
-      let state = await query().catch(() => undefined);
-      while (
-        !(view.operations.some((o) => o.kind === 'chargeback') && state && state.failed >= 1) &&
-        Date.now() < deadline
-      ) {
-        await new Promise((r) => setTimeout(r, 200));
-        view = await stack.payments.sessions.get(started.sessionId);
-        state = (await query().catch(() => undefined)) ?? state;
-      }
-      if (!state) throw new Error('the reconciler never answered its query');
-      expect(view.kind).toBe('late_event');
-      expect(view.operations.find((o) => o.kind === 'chargeback')).toMatchObject({
-        status: 'repaid',
-        amount: 5_000,
-      });
-      expect(state.lateEvents).toBeGreaterThanOrEqual(1);
-      expect(state.failed).toBeGreaterThanOrEqual(1);
-      // The next rounds find nothing new: the late-event run already knows the chargeback.
-      const rounds = state.rounds;
-      const roundsDeadline = Date.now() + 30_000;
-      while ((await query()).rounds < rounds + 2) {
-        if (Date.now() > roundsDeadline) throw new Error('the reconciler stopped going round');
-        await new Promise((r) => setTimeout(r, 200));
-      }
-      expect((await query()).lateEvents).toBe(state.lateEvents);
-    } finally {
-      await stack.temporal.workflow.getHandle(reconciler).terminate('test over');
+  async function closed(sessionId: string): Promise<void> {
+    const deadline = Date.now() + 30_000;
+    while ((await stack.temporal.workflow.getHandle(sessionId).describe()).status.name === 'RUNNING') {
+      if (Date.now() > deadline) throw new Error(`${sessionId} still running`);
+      await new Promise((r) => setTimeout(r, 200));
     }
-  }, 90_000);
+  }
+
+  it('finds a chargeback and a refund made behind paysaga, pages through every session, and reports them', async () => {
+    // Five finished sessions (more than one page of two); their workflows close after one second.
+    const sessions = [
+      await paid(5_000),
+      await paid(4_000),
+      await paid(3_000),
+      await paid(2_000),
+      await paid(1_000),
+    ];
+    for (const s of sessions) await closed(s.sessionId);
+    const [charged, refunded] = sessions;
+
+    // Behind paysaga's back: a chargeback with no webhook, and a refund made by another system.
+    await stack.sandbox.plain('POST', '/sandbox/chargebacks', {
+      session_id: charged!.sessionId,
+      sum_info: { sum: 1_200, currency_code: 'rub' },
+    });
+    await stack.provider.refund(
+      { session_id: refunded!.sessionId, sum_info: { sum: 700, currency_code: 'rub' } },
+      { idempotencyKey: `elsewhere-${refunded!.sessionId}` },
+    );
+
+    const id = await stack.payments.startReconciler({ everyMs: 60_000, windowMs: 3_600_000, pageSize: 2 });
+    const handle = stack.temporal.workflow.getHandle(id);
+    let state: ReconcilerState = await handle.query(reconcilerQuery);
+    const deadline = Date.now() + 60_000;
+    while (!state.lastPass) {
+      if (Date.now() > deadline) throw new Error(`no pass finished: ${JSON.stringify(state)}`);
+      await new Promise((r) => setTimeout(r, 250));
+      state = await handle.query(reconcilerQuery);
+    }
+    await handle.terminate('test over');
+
+    // One pass over more than one page: every session of this run checked, the two repaired.
+    expect(state.lastPass.checked).toBeGreaterThanOrEqual(sessions.length);
+    expect(state.lastPass.repaired).toBeGreaterThanOrEqual(2);
+    expect(state.lastPass.failed).toBe(0);
+    const found = new Set(state.recent.filter((r) => r.outcome === 'repaired').map((r) => r.sessionId));
+    expect(found.has(charged!.sessionId)).toBe(true);
+    expect(found.has(refunded!.sessionId)).toBe(true);
+
+    // Each session records the change as an operation; its result stays what it was.
+    const cb = await stack.payments.sessions.get(charged!.sessionId);
+    expect(cb).toMatchObject({ phase: 'succeeded', final: true });
+    expect(cb.totals).toMatchObject({ captured: 5_000, chargedBack: 1_200 });
+    const rf = await stack.payments.sessions.get(refunded!.sessionId);
+    expect(rf.totals).toMatchObject({ captured: 4_000, refunded: 700 });
+    expect(rf.events.map((e) => e.type)).toContain('refunded');
+  });
 });
