@@ -269,7 +269,9 @@ describe('PaysagaApiClient', () => {
     expect(err).toMatchObject({ outcomeUnknown: true, retryable: false, attempts: 1 });
     expect(proxy.seen.length - seenBefore).toBe(1);
     // It did reach the session: approving again is refused, the payment goes on.
-    expect(await client.sessions.approve(other).catch((e: PaysagaApiError) => e.code)).toBe('invalid_state');
+    expect(await client.sessions.approve(other).catch((e: PaysagaApiError) => e.code)).toMatch(
+      /^(approve_automatic|not_awaiting_approval|decision_in_progress|session_final)$/,
+    );
     expect((await settled(other)).phase).toBe('succeeded');
   });
 
@@ -287,7 +289,11 @@ describe('PaysagaApiClient', () => {
       { reference, amount: 500 },
       { waitMs: 10_000 },
     );
-    expect(refund).toMatchObject({ sessionId: paid.sessionId, kind: 'card_checkout', reference: paid.reference });
+    expect(refund).toMatchObject({
+      sessionId: paid.sessionId,
+      kind: 'card_checkout',
+      reference: paid.reference,
+    });
     expect(refund.refunds).toEqual([expect.objectContaining({ reference, amount: 500 })]);
     expect(refund.lastResponse).toMatchObject({ status: 201, replayed: false, idempotencyKey: reference });
     const again = await client.sessions.refund(paid.sessionId, { reference, amount: 500 });

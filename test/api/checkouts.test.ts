@@ -98,13 +98,40 @@ describe('POST /v1/checkouts', () => {
       ['back URL not http(s)', { ...checkout(undefined), backUrl: 'ftp://x' }, [{ field: 'backUrl' }]],
       [
         'FPS without payer id',
-        { method: 'fps', amount: rub(100) },
+        { method: 'fps', amount: rub(100), customer: { contact_info: [{ email_address: 'a@b.c' }] } },
         [{ field: 'customer.user_id', rule: /required for FPS/ }],
       ],
       [
         'recurring CIT without backUrl',
-        { method: 'recurring', amount: rub(100), token: 't', initiatedBy: 'client' },
+        {
+          method: 'recurring',
+          amount: rub(100),
+          token: 't',
+          initiatedBy: 'client',
+          customer: { user_id: 'u' },
+        },
         [{ field: 'backUrl', rule: /3-D Secure/ }],
+      ],
+      // The provider requires the payer and a chargeable card: refused here, not accepted and failed later.
+      ['payment without customer', { ...checkout(undefined), customer: undefined }, [{ field: 'customer' }]],
+      [
+        'card without expiry and code',
+        { ...checkout(undefined), card: { card_number: '4111111111111111' } },
+        [
+          { field: 'card.card_exp_month', rule: /required to charge a card/ },
+          { field: 'card.card_exp_year', rule: /required to charge a card/ },
+          { field: 'card.card_code', rule: /required to charge a card/ },
+        ],
+      ],
+      [
+        'a partial finalize above the amount',
+        { ...checkout(undefined), settings: { finalization: { mode: 'auto_partial', amount: 2_000_000 } } },
+        [{ field: 'settings.finalization.amount', rule: /at most the payment amount/ }],
+      ],
+      [
+        'polling faster than the bounds',
+        { ...checkout(undefined), settings: { polling: { initialMs: 1 } } },
+        [{ field: 'settings.polling.initialMs' }],
       ],
     ];
     it.each(cases)('%s', async (_name, body, expected) => {

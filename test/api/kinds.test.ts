@@ -194,12 +194,16 @@ describe('provider pass-through', () => {
     expect(res.body.banks.map((b: { id: string }) => b.id)).toContain(BANK);
   });
 
-  it("POST /v1/token-info: an unknown token is the provider's error (502 with its code); a bad type is 400", async () => {
+  it('POST /v1/token-info: an unknown token is 404 naming the field the caller sent; a bad type is 400', async () => {
     const res = await s.call('POST', '/v1/token-info', {
       body: { type: 'recurring_token', recurring_token: { token: 'nope' } },
     });
-    expect(res.status).toBe(502);
-    expect(res.body.error).toMatchObject({ code: 'repository_record_not_found', retryable: false });
+    expect(res.status).toBe(404);
+    expect(res.body.error).toMatchObject({
+      code: 'not_found',
+      retryable: false,
+      fields: [{ field: 'recurring_token.token' }],
+    });
     const bad = await s.call('POST', '/v1/token-info', { body: { type: 'banana' } });
     expect(bad.status).toBe(400);
     expect(bad.body.error.fields[0].field).toBe('type');

@@ -53,7 +53,7 @@ describe('decisions', () => {
     await finished(s, started.sessionId);
     const res = await s.call('POST', `/v1/sessions/${started.sessionId}/approve`);
     expect(res.status).toBe(409);
-    expect(res.body.error.code).toBe('invalid_state');
+    expect(res.body.error.code).toBe('session_final');
     expect((await s.call('POST', '/v1/sessions/ps_999999998/approve')).status).toBe(404);
   });
 
@@ -98,7 +98,13 @@ describe('POST /v1/sessions/{id}/refunds', () => {
       idempotencyKey: key,
     });
     expect(first.status).toBe(201);
-    expect(first.body).toMatchObject({ sessionId: started.sessionId, kind: 'refund', reference: key });
+    // The session is the payment; the refund is one of its operations, named by the key.
+    expect(first.body).toMatchObject({
+      sessionId: started.sessionId,
+      kind: 'card_checkout',
+    });
+    expect(first.body.reference).not.toBe(key);
+    expect(first.body.refunds).toContainEqual(expect.objectContaining({ reference: key, amount: 500 }));
     const again = await s.call('POST', `/v1/sessions/${started.sessionId}/refunds`, {
       body: { amount: 500 },
       idempotencyKey: key,

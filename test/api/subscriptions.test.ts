@@ -70,7 +70,7 @@ describe('/v1/subscriptions', () => {
     expect(paused.body.status).toBe('paused');
     const pausedAgain = await s.call('POST', `/v1/subscriptions/${id}/pause`);
     expect(pausedAgain.status).toBe(409);
-    expect(pausedAgain.body.error.code).toBe('invalid_state');
+    expect(pausedAgain.body.error.code).toBe('not_pauseable');
 
     const resumed = await s.call('POST', `/v1/subscriptions/${id}/resume`);
     expect(resumed.status).toBe(200);

@@ -10,22 +10,22 @@ describe('reconciler configuration from the environment', () => {
     expect(reconcilerInputFromEnv({ PAYSAGA_RECONCILE_EVERY_MS: '900000' })).toEqual({
       everyMs: 900_000,
       windowMs: 30 * 24 * 60 * 60 * 1000,
-      maxPerRound: 500,
+      pageSize: 200,
     });
     expect(
       reconcilerInputFromEnv({
         PAYSAGA_RECONCILE_EVERY_MS: '1000',
         PAYSAGA_RECONCILE_WINDOW_MS: '60000',
-        PAYSAGA_RECONCILE_MAX_PER_ROUND: '10',
+        PAYSAGA_RECONCILE_PAGE_SIZE: '10',
       }),
-    ).toEqual({ everyMs: 1000, windowMs: 60_000, maxPerRound: 10 });
+    ).toEqual({ everyMs: 1000, windowMs: 60_000, pageSize: 10 });
   });
 
   it.each([
     ['PAYSAGA_RECONCILE_EVERY_MS', '15m'],
     ['PAYSAGA_RECONCILE_EVERY_MS', '0'],
     ['PAYSAGA_RECONCILE_WINDOW_MS', '-5'],
-    ['PAYSAGA_RECONCILE_MAX_PER_ROUND', '2.5'],
+    ['PAYSAGA_RECONCILE_PAGE_SIZE', '2.5'],
   ])('refuses %s=%s, naming the variable', (name, value) => {
     expect(() => reconcilerInputFromEnv({ PAYSAGA_RECONCILE_EVERY_MS: '1000', [name]: value })).toThrow(
       `${name} must be a positive whole number, got ${value}`,
