@@ -132,7 +132,8 @@ describe('a payer in a real browser', () => {
       await ui.goto(`${stack!.dev.uiUrl}/namespaces/default/workflows/${sessionId}`);
       await ui.getByText(sessionId, { exact: true }).first().waitFor({ timeout: 30_000 });
       await ui
-        .getByText(/completed/i)
+        // Running while it follows the session after its result, Completed once it closes.
+        .getByText(/running|completed/i)
         .first()
         .waitFor({ timeout: 30_000 });
       await ui.getByText('"card_checkout"').first().waitFor({ timeout: 30_000 });

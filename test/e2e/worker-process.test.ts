@@ -101,7 +101,7 @@ describe('paysaga worker (process)', () => {
       const metrics = await request(`http://127.0.0.1:${metricsPort}/metrics`);
       expect(metrics.statusCode).toBe(200);
       expect(await metrics.body.text()).toMatch(
-        /^temporal_workflow_completed\{[^}]*task_queue="[^"]+"[^}]*\} [1-9]/m,
+        /^temporal_activity_execution_latency_count\{[^}]*activity_type="approve"[^}]*task_queue="[^"]+"[^}]*\} [1-9]/m,
       );
 
       child.kill('SIGTERM');

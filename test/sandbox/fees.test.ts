@@ -96,7 +96,7 @@ describe('sandbox: opt-in fee_info (projects[].fees)', () => {
       expect(h.body.session_info.payments[0].fee_info).toEqual(netGross(1970, 2000, 'RUB'));
   });
 
-  it('partial finalize: the fee follows the finalized amount; sum_info keeps the requested one', async () => {
+  it('partial finalize: the fee and, once charged, sum_info follow the finalized amount', async () => {
     const id = await checkoutApproved(
       fx.sb,
       { payment_info: cardPayment(), sum_info: RUB(10000), user_info: user() },
@@ -114,7 +114,7 @@ describe('sandbox: opt-in fee_info (projects[].fees)', () => {
     const final = await fx.sb.waitForSession(id, isFinal, { projectId: 'hold' });
     expect(final.payments[0]).toMatchObject({
       transaction_status: 'successful',
-      sum_info: RUB(10000),
+      sum_info: RUB(5000),
       fee_info: netGross(4900, 5000),
     });
     const hook = await fx.sink.waitFor(
