@@ -23,7 +23,7 @@ const KINDS = [
   'payout',
   'payout_token',
   'identity_check',
-  'identity_check_intake',
+  'reference',
   'refund',
   'late_event',
 ];
