@@ -4,6 +4,7 @@
  */
 import { ServiceError, WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
 import { InputValidationError, SessionNotFoundError, SessionStateError } from '../client/errors';
+import { EventEndpointNotFoundError, EventNotFoundError, EventStateError } from '../client/event-errors';
 import {
   ProviderError,
   ProviderOutcomeUnknownError,
@@ -68,6 +69,9 @@ export function toApiError(err: unknown): ApiError {
     return new ApiError(400, 'invalid_request', 'invalid input', false, err.fields.map(splitProviderField));
   if (err instanceof SessionNotFoundError) return new ApiError(404, 'session_not_found', err.message);
   if (err instanceof SessionStateError) return new ApiError(409, 'invalid_state', err.message);
+  if (err instanceof EventNotFoundError) return new ApiError(404, 'event_not_found', err.message);
+  if (err instanceof EventEndpointNotFoundError) return new ApiError(404, 'endpoint_not_found', err.message);
+  if (err instanceof EventStateError) return new ApiError(409, 'invalid_state', err.message);
   if (err instanceof ProviderOutcomeUnknownError)
     return new ApiError(504, 'outcome_unknown', 'outcome unknown, retry with the same Idempotency-Key', true);
   if (err instanceof ProviderUnavailableError)

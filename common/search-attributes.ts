@@ -21,6 +21,11 @@ export const AmountMinor = defineSearchAttributeKey('AmountMinor', SearchAttribu
 /** ISO 4217 currency code. */
 export const CurrencyCode = defineSearchAttributeKey('CurrencyCode', SearchAttributeType.KEYWORD);
 
+/** Event outboxes (workflows/event-outbox.ts): the event types an outbox has released. */
+export const EventTypes = defineSearchAttributeKey('EventTypes', SearchAttributeType.KEYWORD_LIST);
+/** Event outboxes: the `created` time of the newest event released (listing events across subjects). */
+export const LastEventAt = defineSearchAttributeKey('LastEventAt', SearchAttributeType.DATETIME);
+
 /** What a paysaga workflow is started (or upserts itself) with; absent fields are left out. */
 export interface SessionAttributes {
   kind: string;
@@ -50,6 +55,8 @@ export const PAYSAGA_SEARCH_ATTRIBUTES: SearchAttributeKey<SearchAttributeType>[
   ClientReference,
   AmountMinor,
   CurrencyCode,
+  EventTypes,
+  LastEventAt,
 ];
 
 /** Type names as the Temporal CLI / server spell them (`--search-attribute Name=Keyword`). */

@@ -4,6 +4,9 @@ import type { ProviderClient } from '../provider';
 import { createSessionActivities } from '../activities/session-activities';
 import { createReconcileActivities } from '../activities/reconcile-activities';
 import { createSubscriptionActivities } from '../activities/subscription-activities';
+import { createEventActivities, createEventDeliveryActivities } from '../activities/event-activities';
+import { DEFAULT_EVENT_DELIVERY } from '../common/event-delivery';
+import { eventDeliveryTaskQueue, type EventWorkerSettings } from './event-config';
 import { DEFAULT_SETTINGS } from '../client/settings';
 import type { SessionSettings } from '../workflows/types';
 
@@ -18,6 +21,11 @@ export interface PaysagaWorkerOptions {
   dataConverter?: DataConverter;
   /** Settings of the late-event runs the reconciler starts (default: DEFAULT_SETTINGS). */
   settings?: SessionSettings;
+  /**
+   * Outbound events (workers/event-config.ts): delivery policy and PAYSAGA_EVENT_ENDPOINTS. Default:
+   * DEFAULT_EVENT_DELIVERY, delivered by this worker itself (no delivery task queue of its own).
+   */
+  events?: Pick<EventWorkerSettings, 'policy' | 'configured'>;
   tuning?: Pick<
     WorkerOptions,
     'maxConcurrentActivityTaskExecutions' | 'maxConcurrentWorkflowTaskExecutions' | 'maxCachedWorkflows'
@@ -38,6 +46,11 @@ export async function createPaysagaWorker(o: PaysagaWorkerOptions): Promise<Work
         taskQueue: o.taskQueue,
         settings: o.settings ?? DEFAULT_SETTINGS,
       }),
+      ...createEventActivities({
+        taskQueue: o.taskQueue,
+        policy: o.events?.policy ?? DEFAULT_EVENT_DELIVERY,
+        ...(o.events?.configured ? { configured: o.events.configured } : {}),
+      }),
     },
     ...(o.dataConverter ? { dataConverter: o.dataConverter } : {}),
     ...(o.workflowBundlePath
@@ -46,6 +59,31 @@ export async function createPaysagaWorker(o: PaysagaWorkerOptions): Promise<Work
     // Workers stop on SIGINT/SIGTERM after in-flight activities finish (the SDK's default signals).
     shutdownGraceTime: '10s',
     ...o.tuning,
+  });
+}
+
+/**
+ * The worker of `<task queue>-events`: event deliveries only (HTTP to partners' endpoints), with
+ * slots of their own, so a slow or dead endpoint never holds the slots of payment activities.
+ * Used when `events.policy.deliveryTaskQueue` is that queue (startWorkerFromEnv sets both).
+ */
+export async function createEventDeliveryWorker(
+  o: Pick<PaysagaWorkerOptions, 'connection' | 'namespace' | 'taskQueue' | 'dataConverter'> & {
+    events: EventWorkerSettings;
+  },
+): Promise<Worker> {
+  return Worker.create({
+    connection: o.connection,
+    namespace: o.namespace ?? 'default',
+    taskQueue: o.events.policy.deliveryTaskQueue ?? eventDeliveryTaskQueue(o.taskQueue),
+    activities: createEventDeliveryActivities({
+      taskQueue: o.taskQueue,
+      policy: o.events.policy,
+      ...(o.events.configured ? { configured: o.events.configured } : {}),
+    }),
+    ...(o.dataConverter ? { dataConverter: o.dataConverter } : {}),
+    maxConcurrentActivityTaskExecutions: o.events.deliveryConcurrency,
+    shutdownGraceTime: '10s',
   });
 }
 

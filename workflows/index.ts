@@ -8,3 +8,5 @@ export { refundWorkflow } from './refund';
 export { lateEventWorkflow } from './late-event';
 export { subscriptionWorkflow } from './subscription';
 export { reconcilerWorkflow } from './reconciler';
+export { eventOutboxWorkflow } from './event-outbox';
+export { eventEndpointsWorkflow } from './event-endpoints';
