@@ -175,7 +175,8 @@ export class EventsClient {
     let after: (e: PaysagaEvent) => boolean = () => true;
     if (subject !== undefined) {
       const box = await this.outbox(subject);
-      events = (box?.records ?? []).map((r) => r.event);
+      // Held ones too: they exist (and are sent once the earlier ones arrive).
+      events = [...(box?.records ?? []).map((r) => r.event), ...(box?.held ?? [])];
       events = events.filter((e) => (f.session_id ? e.session_id : e.subscription_id) === subject);
       events.sort((a, b) => a.sequence - b.sequence);
       if (f.after !== undefined) {
@@ -189,9 +190,10 @@ export class EventsClient {
       }
     } else {
       const cursor = f.after === undefined ? undefined : await this.cursor(f.after);
-      events = (await this.outboxesSince(cursor?.created, f.type)).flatMap((b) =>
-        b.records.map((r) => r.event),
-      );
+      events = (await this.outboxesSince(cursor?.created, f.type)).flatMap((b) => [
+        ...b.records.map((r) => r.event),
+        ...b.held,
+      ]);
       events.sort(compareEvents);
       if (cursor?.event) after = (e) => compareEvents(e, cursor.event!) > 0;
       else if (cursor) after = (e) => Date.parse(e.created) > Date.parse(cursor.created);

@@ -28,7 +28,7 @@ export interface EventEndpoint {
   source: EndpointSource;
   /** When the current secret was made by a rotation. */
   secretRotatedAt?: string;
-  /** Until when the previous secret still signs (during a rotation's grace period). */
+  /** During a rotation's grace period: until when the replaced secret(s) still sign. */
   previousSecretExpiresAt?: string;
 }
 

@@ -50,8 +50,8 @@ export async function eventEndpointsWorkflow(carried?: EndpointRegistryState): P
     const now = Date.now();
     for (const e of state.endpoints) {
       e.secrets = e.secrets.filter((s) => !s.expiresAt || Date.parse(s.expiresAt) > now);
-      const previous = e.secrets.find((s) => s.expiresAt);
-      if (previous?.expiresAt) e.previousSecretExpiresAt = previous.expiresAt;
+      const ends = e.secrets.flatMap((s) => (s.expiresAt ? [s.expiresAt] : [])).sort();
+      if (ends.length) e.previousSecretExpiresAt = ends[ends.length - 1]!;
       else delete e.previousSecretExpiresAt;
     }
   };

@@ -173,6 +173,8 @@ class Outbox {
       }
     }
     s.held.sort((a, b) => a.sequence - b.sequence);
+    // Position unknown, but 1 is always a subject's first event: start there.
+    if (s.nextSequence === null && s.held[0]?.sequence === 1) s.nextSequence = 1;
     for (;;) {
       while (s.nextSequence !== null && s.held[0]?.sequence === s.nextSequence) {
         out.push({ event: s.held.shift()!, late: false });
