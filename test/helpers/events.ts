@@ -5,6 +5,7 @@
  */
 import * as path from 'node:path';
 import type { ServerResponse } from 'node:http';
+import type { DataConverter } from '@temporalio/common';
 import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
 import { eventId, type EventType, type PaysagaEvent } from '../../common/events';
 import { publishEventsWorkflow } from '../fixtures/publish-events-workflow';
@@ -135,18 +136,22 @@ export interface EventPublisher {
 }
 
 /** A worker running only the fixture workflow, on a task queue of its own, for the test file. */
-export async function startEventPublisher(): Promise<EventPublisher> {
+export async function startEventPublisher(
+  options: { dataConverter?: DataConverter } = {},
+): Promise<EventPublisher> {
+  const converter = options.dataConverter ? { dataConverter: options.dataConverter } : {};
   const { code } = await bundleWorkflowCode({
     workflowsPath: path.resolve(__dirname, '..', 'fixtures', 'publish-events-workflow.ts'),
   });
   const taskQueue = uniqueTaskQueue('publisher');
   const connection = await NativeConnection.connect({ address: testAddress() });
-  const { client, close: closeClient } = await connectTestClient();
+  const { client, close: closeClient } = await connectTestClient(converter);
   const worker = await Worker.create({
     connection,
     namespace: testNamespace(),
     taskQueue,
     workflowBundle: { code },
+    ...converter,
   });
   const running = worker.run();
   return {
