@@ -26,9 +26,6 @@ import { spawnWorkerProcess, type WorkerProcess } from '../helpers/worker-proces
 import { request } from 'undici';
 import { deliveryTargetQuery } from '../../workflows/event-definitions';
 import type { FastifyInstance } from 'fastify';
-
-/* eslint-disable @typescript-eslint/no-explicit-any -- answers are inspected field by field */
-
 const SECRET = 'whsec_configured_0123456789abcdef';
 const TIMEOUT_MS = 3_000;
 
