@@ -26,6 +26,7 @@ import { spawnWorkerProcess, type WorkerProcess } from '../helpers/worker-proces
 import { request } from 'undici';
 import { deliveryTargetQuery } from '../../workflows/event-definitions';
 import type { FastifyInstance } from 'fastify';
+
 const SECRET = 'whsec_configured_0123456789abcdef';
 const TIMEOUT_MS = 3_000;
 
