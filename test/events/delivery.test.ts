@@ -69,7 +69,7 @@ describe('event delivery', () => {
     expect(res.status).toBe(201);
     return res.body as { id: string; secret: string };
   };
-  const publish = (events: PaysagaEvent[], o?: { concurrent?: boolean }) =>
+  const publish = (events: PaysagaEvent[], o?: { mode?: 'sequential' | 'concurrent' | 'publisher' }) =>
     publisher.publish(api.stack.taskQueue, events, o);
   const deliveries = async (id: string) => {
     const res = await api.call('GET', `/v1/events/${id}/deliveries`);
@@ -93,25 +93,27 @@ describe('event delivery', () => {
     const inOrder = sessionLife(newSubject());
     const reversed = sessionLife(newSubject());
     const together = sessionLife(newSubject());
+    const queued = sessionLife(newSubject()); // through workflows/event-publisher.ts
     const sub = `sub-${newSubject('s')}`;
     const subscription = [
       subscriptionEvent(sub, 1, 'subscription.created'),
       subscriptionEvent(sub, 2, 'subscription.charged'),
       subscriptionEvent(sub, 3, 'subscription.charged'),
     ];
-    const all = [...inOrder, ...reversed, ...together, ...subscription];
+    const all = [...inOrder, ...reversed, ...together, ...queued, ...subscription];
 
     await Promise.all([
       publish(inOrder),
       publish([...reversed].reverse()), // 6, 5, ..., 1: held back until 1 arrives
-      publish(together, { concurrent: true }),
+      publish(together, { mode: 'concurrent' }),
+      publish(queued, { mode: 'publisher' }),
       publish(subscription),
       publish(inOrder.slice(0, 3)), // the same events again: deduplicated by id
     ]);
     await r.until((x) => x.accepted().length >= all.length, 'all events delivered');
 
     const bySubject = acceptedBySubject(r);
-    for (const events of [inOrder, reversed, together, subscription]) {
+    for (const events of [inOrder, reversed, together, queued, subscription]) {
       const subject = events[0]!.session_id ?? events[0]!.subscription_id!;
       expect([subject, bySubject.get(subject)]).toEqual([subject, range(events.length)]);
     }

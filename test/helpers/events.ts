@@ -131,7 +131,11 @@ export function acceptedBySubject(r: EventReceiver): Map<string, number[]> {
 
 export interface EventPublisher {
   /** Publishes through `publishEvent` on `taskQueue` (the paysaga worker's), waiting until all are handed over. */
-  publish(taskQueue: string, events: PaysagaEvent[], o?: { concurrent?: boolean }): Promise<void>;
+  publish(
+    taskQueue: string,
+    events: PaysagaEvent[],
+    o?: { mode?: 'sequential' | 'concurrent' | 'publisher' },
+  ): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -159,7 +163,7 @@ export async function startEventPublisher(
       await client.workflow.execute(publishEventsWorkflow, {
         taskQueue,
         workflowId: uniqueWorkflowId('publish'),
-        args: [{ taskQueue: target, events, ...(o.concurrent ? { concurrent: true } : {}) }],
+        args: [{ taskQueue: target, events, ...(o.mode ? { mode: o.mode } : {}) }],
       });
     },
     async close() {
