@@ -288,7 +288,7 @@ describe('event delivery', () => {
     expect(r.deliveries[0]!.signature.match(/v1=/g)).toHaveLength(1);
 
     const rotated = await api.call('POST', `/v1/event-endpoints/${endpoint.id}/rotate-secret`, {
-      body: { graceMs: 3_000 },
+      body: { graceMs: 8_000 }, // room for a loaded machine to deliver the next event within it
     });
     expect(rotated.status).toBe(200);
     const fresh = rotated.body.secret as string;
