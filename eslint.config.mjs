@@ -61,7 +61,13 @@ export default defineConfig(
   },
   {
     // workflow code runs in Temporal's deterministic sandbox: no Node built-ins
-    files: ['workflows/**/*.ts', 'common/search-attributes.ts', 'test/fixtures/*workflow*.ts'],
+    files: [
+      'workflows/**/*.ts',
+      'common/search-attributes.ts',
+      'common/events.ts',
+      'common/event-delivery.ts',
+      'test/fixtures/*workflow*.ts',
+    ],
     rules: {
       'no-restricted-imports': [
         'error',

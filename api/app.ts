@@ -13,6 +13,8 @@ import { createApiMetrics, metricsPlugin } from './plugins/metrics';
 import { openapiPlugin } from './plugins/openapi';
 import { checkoutRoutes } from './routes/checkouts';
 import { codecRoutes } from './routes/codec';
+import { eventEndpointRoutes } from './routes/event-endpoints';
+import { eventRoutes } from './routes/events';
 import { healthRoutes } from './routes/health';
 import { returnRoutes } from './routes/return';
 import { sessionRoutes } from './routes/sessions';
@@ -55,6 +57,8 @@ export function buildApi(deps: ApiDeps): FastifyInstance {
       await v1.register(sessionRoutes, resolved);
       await v1.register(subscriptionRoutes, resolved);
       await v1.register(tokenRoutes, resolved);
+      await v1.register(eventEndpointRoutes, resolved);
+      await v1.register(eventRoutes, resolved);
     },
     { prefix: '/v1' },
   );

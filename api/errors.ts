@@ -11,6 +11,7 @@ import {
   SessionStateError,
 } from '../client/errors';
 import type { ProviderRefusal } from '../common/failures';
+import { EventEndpointNotFoundError, EventNotFoundError, EventStateError } from '../client/event-errors';
 import {
   ProviderError,
   ProviderOutcomeUnknownError,
@@ -140,6 +141,9 @@ export function toApiError(err: unknown): ApiError {
       { field: 'reference', rule: err.rule },
     ]);
   if (err instanceof ProviderRefusedError) return fromRefusal(err.refusal);
+  if (err instanceof EventNotFoundError) return new ApiError(404, 'event_not_found', err.message);
+  if (err instanceof EventEndpointNotFoundError) return new ApiError(404, 'endpoint_not_found', err.message);
+  if (err instanceof EventStateError) return new ApiError(409, 'invalid_state', err.message);
   if (err instanceof ProviderOutcomeUnknownError)
     return new ApiError(504, 'outcome_unknown', 'outcome unknown, retry with the same Idempotency-Key', true);
   if (err instanceof ProviderUnavailableError)

@@ -9,6 +9,7 @@ import type { OutputConfiguration } from 'commander';
 import * as apiCommand from './commands/api';
 import * as demoCommand from './commands/demo';
 import * as devCommand from './commands/dev';
+import * as eventsCommand from './commands/events';
 import * as keysCommand from './commands/keys';
 import * as sandboxCommand from './commands/sandbox';
 import * as workerCommand from './commands/worker';
@@ -25,6 +26,7 @@ const COMMANDS: CommandModule[] = [
   devCommand,
   workerCommand,
   demoCommand,
+  eventsCommand,
 ];
 
 function packageVersion(): string {

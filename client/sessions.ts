@@ -32,7 +32,10 @@ export class Sessions {
   constructor(private readonly ctx: ClientContext) {}
 
   /** Card data held by the partner: sent to the provider by this process, never through Temporal. */
-  async startCardCheckout(input: inputs.CardCheckoutInput, o: StartOptions = {}): Promise<Started<SessionView>> {
+  async startCardCheckout(
+    input: inputs.CardCheckoutInput,
+    o: StartOptions = {},
+  ): Promise<Started<SessionView>> {
     const i = parse(inputs.cardCheckoutInput, input);
     const card = i.card as CardDetails;
     return startSession(
@@ -57,7 +60,10 @@ export class Sessions {
     );
   }
 
-  async startPaymentForm(input: inputs.PaymentFormInput, o: StartOptions = {}): Promise<Started<SessionView>> {
+  async startPaymentForm(
+    input: inputs.PaymentFormInput,
+    o: StartOptions = {},
+  ): Promise<Started<SessionView>> {
     const i = parse(inputs.paymentFormInput, input);
     return startSession(
       this.ctx,
@@ -136,7 +142,11 @@ export class Sessions {
           },
         },
         // start/checkout replaces initiate's payment_settings as a whole: the binding's consent goes again.
-        start: { by: 'workflow', operation: 'checkout', body: { payment_settings: { allow_recurring: true } } },
+        start: {
+          by: 'workflow',
+          operation: 'checkout',
+          body: { payment_settings: { allow_recurring: true } },
+        },
         fingerprintOf: i,
       },
       o,

@@ -3,7 +3,8 @@
  * (Temporal: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, PAYSAGA_TASK_QUEUE; provider: PAYSAGA_PROVIDER_URL,
  * PAYSAGA_PROJECT_ID, PAYSAGA_PARTNER_PRIVATE_KEY, ...; logs: PAYSAGA_LOG_LEVEL; Prometheus metrics of the
  * SDK: PAYSAGA_WORKER_METRICS=host:port; the task queue's reconciler for webhooks-off deployments:
- * PAYSAGA_RECONCILE_EVERY_MS, see client/reconciler.ts). Run alone by
+ * PAYSAGA_RECONCILE_EVERY_MS, see client/reconciler.ts; outbound events: PAYSAGA_EVENT_*, see
+ * workers/event-config.ts, delivered by a second worker on `<task queue>-events`). Run alone by
  * `paysaga worker`, in-process by `paysaga dev`.
  *
  * Workflow code: `PAYSAGA_WORKFLOW_BUNDLE` (a file written by bundleWorkflowCode), else the prebuilt
@@ -26,7 +27,10 @@ import { returnUrlsFromEnv } from '../common/return-token';
 import { providerClientFromConfig, providerConfigFromEnv, resolveEnvironment } from '../provider';
 import { codecFromEnv } from '../common/codec';
 import { temporalSettingsFromEnv, type TemporalSettings } from '../common/temporal-config';
-import { createPaysagaWorker } from './worker';
+import { EventsClient } from '../client/events-client';
+import type { ConfiguredEndpoint } from '../activities/event-activities';
+import { eventSettingsFromEnv } from './event-config';
+import { createEventDeliveryWorker, createPaysagaWorker } from './worker';
 
 export const PINO_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type PinoLevel = (typeof PINO_LEVELS)[number];
@@ -134,7 +138,7 @@ export function installRuntime(
   }
 }
 
-/** Files the prebuilt bundle is made from (compiled workflows and the search attributes they import). */
+/** Files the prebuilt bundle is made from (compiled workflows and the common/ files they import). */
 function bundleInputs(distDir: string): string[] {
   const files: string[] = [];
   const walk = (dir: string) => {
@@ -151,7 +155,8 @@ function bundleInputs(distDir: string): string[] {
     }
   };
   walk(path.join(distDir, 'workflows'));
-  files.push(path.join(distDir, 'common', 'search-attributes.js'));
+  for (const shared of ['search-attributes.js', 'events.js', 'event-delivery.js'])
+    files.push(path.join(distDir, 'common', shared));
   return files;
 }
 
@@ -221,6 +226,8 @@ export interface StartWorkerOptions {
 
 export interface RunningWorker {
   worker: Worker;
+  /** The event deliveries' own worker (`<task queue>-events`). */
+  deliveryWorker: Worker;
   address: string;
   namespace: string;
   taskQueue: string;
@@ -250,6 +257,27 @@ async function startReconcilerFor(
   }
 }
 
+/** Replaces the registry's configured endpoints with PAYSAGA_EVENT_ENDPOINTS (a worker must be polling). */
+async function syncConfiguredEndpointsFor(
+  temporal: TemporalSettings,
+  configured: ConfiguredEndpoint[],
+  codec: PayloadCodec | undefined,
+): Promise<void> {
+  const connection = await Connection.connect({ address: temporal.address });
+  try {
+    const client = new Client({
+      connection,
+      namespace: temporal.namespace,
+      ...(codec ? { dataConverter: { payloadCodecs: [codec] } } : {}),
+    });
+    await new EventsClient({ temporal: client, taskQueue: temporal.taskQueue }).syncConfiguredEndpoints(
+      configured.map(({ secrets: _secrets, ...endpoint }) => endpoint),
+    );
+  } finally {
+    await connection.close();
+  }
+}
+
 /** Builds and starts the worker from the environment; configuration errors are thrown before connecting. */
 export async function startWorkerFromEnv(o: StartWorkerOptions = {}): Promise<RunningWorker> {
   const env = o.env ?? process.env;
@@ -262,6 +290,8 @@ export async function startWorkerFromEnv(o: StartWorkerOptions = {}): Promise<Ru
   const codec = codecFromEnv(env);
   // PAYSAGA_RECONCILE_EVERY_MS: this worker also makes sure the task queue's reconciler runs.
   const reconcile = reconcilerInputFromEnv(env);
+  // PAYSAGA_EVENT_*: delivery policy and configured endpoints of outbound events.
+  const events = eventSettingsFromEnv(env, temporal.taskQueue);
   installRuntime(logger, o.shutdownSignals, env.PAYSAGA_WORKER_METRICS || undefined);
 
   const workflowCode = await resolveWorkflowCode(env, logger);
@@ -270,16 +300,26 @@ export async function startWorkerFromEnv(o: StartWorkerOptions = {}): Promise<Ru
   const returnUrl = returnUrlsFromEnv(env);
   let connection: NativeConnection | undefined;
   let worker: Worker;
+  let deliveryWorker: Worker;
   try {
     connection = await NativeConnection.connect({ address: temporal.address });
+    const dataConverter = codec ? { dataConverter: { payloadCodecs: [codec] } } : {};
     worker = await createPaysagaWorker({
       connection,
       namespace: temporal.namespace,
       taskQueue: temporal.taskQueue,
       provider,
       ...(returnUrl ? { returnUrl } : {}),
+      events,
       ...(workflowCode.bundlePath ? { workflowBundlePath: workflowCode.bundlePath } : {}),
-      ...(codec ? { dataConverter: { payloadCodecs: [codec] } } : {}),
+      ...dataConverter,
+    });
+    deliveryWorker = await createEventDeliveryWorker({
+      connection,
+      namespace: temporal.namespace,
+      taskQueue: temporal.taskQueue,
+      events,
+      ...dataConverter,
     });
   } catch (err) {
     await connection?.close().catch(() => undefined);
@@ -296,15 +336,37 @@ export async function startWorkerFromEnv(o: StartWorkerOptions = {}): Promise<Ru
       throw err;
     }
   }
+  const stop = (w: Worker) => {
+    if (w.getState() === 'RUNNING') w.shutdown();
+  };
   const done = (async () => {
     try {
-      await worker.run();
+      // Either worker stopping (a signal, a fatal error) stops the other.
+      const ran = await Promise.allSettled([
+        worker.run().finally(() => stop(deliveryWorker)),
+        deliveryWorker.run().finally(() => stop(worker)),
+      ]);
+      const failed = ran.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (failed) throw failed.reason;
     } finally {
       await conn.close().catch(() => undefined);
       await provider.close().catch(() => undefined);
       logger.info('worker stopped');
     }
   })();
+  if (events.configured) {
+    // After polling began: the registry's Update needs a worker to run it.
+    try {
+      await syncConfiguredEndpointsFor(temporal, events.configured, codec);
+    } catch (err) {
+      stop(worker);
+      stop(deliveryWorker);
+      await done.catch(() => undefined);
+      throw new Error(`PAYSAGA_EVENT_ENDPOINTS could not be registered: ${(err as Error).message}`, {
+        cause: err,
+      });
+    }
+  }
   logger.info(
     {
       address: temporal.address,
@@ -316,19 +378,26 @@ export async function startWorkerFromEnv(o: StartWorkerOptions = {}): Promise<Ru
       metrics: env.PAYSAGA_WORKER_METRICS ? `http://${env.PAYSAGA_WORKER_METRICS}/metrics` : 'off',
       payloads: codec ? 'encrypted' : 'plain',
       reconciler: reconcile ? { workflowId: reconcilerWorkflowId(temporal.taskQueue), ...reconcile } : 'off',
+      events: {
+        deliveryTaskQueue: events.policy.deliveryTaskQueue,
+        retryForMs: events.policy.retryForMs,
+        configuredEndpoints: events.configured ? events.configured.map((e) => e.id) : 'unchanged',
+      },
     },
     'worker polling',
   );
   if (!codec) logger.warn('PAYSAGA_CODEC_KEYS is not set: payloads are stored in Temporal unencrypted');
   return {
     worker,
+    deliveryWorker,
     address: temporal.address,
     namespace: temporal.namespace,
     taskQueue: temporal.taskQueue,
     workflowCode,
     done,
     async shutdown() {
-      if (worker.getState() === 'RUNNING') worker.shutdown();
+      stop(worker);
+      stop(deliveryWorker);
       await done;
     },
   };

@@ -5,6 +5,9 @@ import { createProviderActivities } from '../activities/provider-activities';
 import { createReconcileActivities } from '../activities/reconcile-activities';
 import type { ProviderClient } from '../provider';
 import { isNewer } from '../workflows/snapshot';
+import { createEventActivities, createEventDeliveryActivities } from '../activities/event-activities';
+import { DEFAULT_EVENT_DELIVERY } from '../common/event-delivery';
+import { eventDeliveryTaskQueue, type EventWorkerSettings } from './event-config';
 
 export interface PaysagaWorkerOptions {
   connection: NativeConnection;
@@ -21,6 +24,11 @@ export interface PaysagaWorkerOptions {
   workflowBundlePath?: string;
   /** With the payload codec (common/codec.ts), so that what enters Temporal is encrypted. */
   dataConverter?: DataConverter;
+  /**
+   * Outbound events (workers/event-config.ts): delivery policy and PAYSAGA_EVENT_ENDPOINTS. Default:
+   * DEFAULT_EVENT_DELIVERY, delivered by this worker itself (no delivery task queue of its own).
+   */
+  events?: Pick<EventWorkerSettings, 'policy' | 'configured'>;
   tuning?: Pick<
     WorkerOptions,
     'maxConcurrentActivityTaskExecutions' | 'maxConcurrentWorkflowTaskExecutions' | 'maxCachedWorkflows'
@@ -37,6 +45,11 @@ export async function createPaysagaWorker(o: PaysagaWorkerOptions): Promise<Work
       ...createProviderActivities(o.provider),
       ...createIntakeActivities({ provider: o.provider, ...(o.returnUrl ? { returnUrl: o.returnUrl } : {}) }),
       ...createReconcileActivities({ provider: o.provider, taskQueue: o.taskQueue, isNewer }),
+      ...createEventActivities({
+        taskQueue: o.taskQueue,
+        policy: o.events?.policy ?? DEFAULT_EVENT_DELIVERY,
+        ...(o.events?.configured ? { configured: o.events.configured } : {}),
+      }),
     },
     ...(o.dataConverter ? { dataConverter: o.dataConverter } : {}),
     ...(o.workflowBundlePath
@@ -45,6 +58,31 @@ export async function createPaysagaWorker(o: PaysagaWorkerOptions): Promise<Work
     // Workers stop on SIGINT/SIGTERM after in-flight activities finish (the SDK's default signals).
     shutdownGraceTime: '10s',
     ...o.tuning,
+  });
+}
+
+/**
+ * The worker of `<task queue>-events`: event deliveries only (HTTP to partners' endpoints), with
+ * slots of their own, so a slow or dead endpoint never holds the slots of payment activities.
+ * Used when `events.policy.deliveryTaskQueue` is that queue (startWorkerFromEnv sets both).
+ */
+export async function createEventDeliveryWorker(
+  o: Pick<PaysagaWorkerOptions, 'connection' | 'namespace' | 'taskQueue' | 'dataConverter'> & {
+    events: EventWorkerSettings;
+  },
+): Promise<Worker> {
+  return Worker.create({
+    connection: o.connection,
+    namespace: o.namespace ?? 'default',
+    taskQueue: o.events.policy.deliveryTaskQueue ?? eventDeliveryTaskQueue(o.taskQueue),
+    activities: createEventDeliveryActivities({
+      taskQueue: o.taskQueue,
+      policy: o.events.policy,
+      ...(o.events.configured ? { configured: o.events.configured } : {}),
+    }),
+    ...(o.dataConverter ? { dataConverter: o.dataConverter } : {}),
+    maxConcurrentActivityTaskExecutions: o.events.deliveryConcurrency,
+    shutdownGraceTime: '10s',
   });
 }
 

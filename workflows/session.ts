@@ -6,6 +6,7 @@
  * the workflow files and their steps; they read and change the session only through these methods.
  */
 import * as wf from '@temporalio/workflow';
+import { eventId, type SessionEventType } from '../common/events';
 import { isFinalPhase, type SessionPhase } from '../common/kinds';
 import {
   awaitChangeUpdate,
@@ -24,6 +25,7 @@ import type { RefundRecord, SessionInput, SessionState } from '../common/session
 import type { ProviderEventRecord, SessionEvent, SessionView } from '../common/views';
 import type { SessionInfo } from '../provider/schemas';
 import { persist, provider } from './calls';
+import { EventPublisher } from './event-publisher';
 import { phaseOfState, sessionViewOf } from './session-view';
 import { amountMismatch, failureReason, isNewer, moneybackOf, operationOf, phaseOf } from './snapshot';
 
@@ -54,6 +56,7 @@ export class Session {
   /** A partner decision (Update) being carried out: the process waits for it, a second one is refused. */
   private deciding: string | undefined;
   private readonly historyLimit: number;
+  private readonly events = new EventPublisher();
 
   private readonly readPhase: (s: SessionInfo | undefined) => SessionPhase;
   private readonly explain: (code: string | undefined) => string | undefined;
@@ -319,10 +322,24 @@ export class Session {
     if (this.phase !== before) this.phaseChanged();
   }
 
-  /** Outbound events to the partner (common/events.ts): numbered per session, in order. */
-  private announce(type: string): void {
-    this.st.eventSequence++;
-    this.log('timer', 'event', `${type} #${this.st.eventSequence}`);
+  /**
+   * An event for the partner's backend (DESIGN decision 13): numbered per session, carried across runs
+   * so a later run goes on counting, handed to the session's outbox without waiting. Its data is the
+   * session at that moment, without the provider's raw snapshot and the event log (the session shows
+   * them).
+   */
+  private announce(type: SessionEventType): void {
+    const sequence = ++this.st.eventSequence;
+    const { lastSnapshot: _snapshot, events: _log, ...data } = this.view();
+    this.events.publish({
+      id: eventId(this.id, sequence),
+      type,
+      created: iso(Date.now()),
+      session_id: this.id,
+      sequence,
+      data,
+    });
+    this.log('timer', 'event', `${type} #${sequence}`);
   }
 
   setPublicToken(token: string): void {
@@ -496,6 +513,7 @@ export class Session {
     const info = wf.workflowInfo();
     if (!info.continueAsNewSuggested && info.historyLength < this.historyLimit) return;
     await wf.condition(wf.allHandlersFinished);
+    await this.events.flushed();
     this.log('timer', 'continue_as_new', `history ${info.historyLength} events`);
     // The same workflow type with the same input, carrying everything (search attributes are inherited).
     await wf.continueAsNew({ ...this.input, carried: this.carry(), reopened: false });
@@ -538,6 +556,7 @@ export class Session {
   /** Lets running Updates finish, then returns what the next run (or a reader of the result) needs. */
   async close(): Promise<SessionState> {
     await wf.condition(wf.allHandlersFinished);
+    await this.events.flushed();
     return { ...this.st };
   }
 }

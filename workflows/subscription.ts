@@ -19,6 +19,7 @@
  */
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import * as wf from '@temporalio/workflow';
+import { eventId, type SubscriptionEventType } from '../common/events';
 import { failureOf, invalidArgument, stateConflict } from '../common/failures';
 import type { SubscriptionStatus } from '../common/kinds';
 import {
@@ -41,6 +42,7 @@ import {
 } from '../common/subscription-input';
 import type { ChargeRecord, SubscriptionView } from '../common/views';
 import { persist, provider } from './calls';
+import { EventPublisher } from './event-publisher';
 import { referenceWorkflow } from './reference';
 import { phaseOf } from './snapshot';
 
@@ -79,8 +81,7 @@ export async function subscriptionWorkflow(
     }
     if (await sub.untilDue()) sub.openCharge();
   }
-  await wf.condition(wf.allHandlersFinished);
-  return sub.view();
+  return sub.close();
 }
 
 function firstState(input: SubscriptionInput): SubscriptionState {
@@ -106,6 +107,7 @@ function firstState(input: SubscriptionInput): SubscriptionState {
 class Subscription {
   /** Bumped by every accepted Update: a waiting loop wakes up and looks again. */
   private version = 0;
+  private readonly events = new EventPublisher();
   /** Results sessions reported (a session may report before its reference said which session it is). */
   private readonly settled = new Map<string, SessionSettled>();
 
@@ -113,6 +115,7 @@ class Subscription {
     readonly input: SubscriptionInput,
     readonly state: SubscriptionState,
   ) {
+    if (state.eventSequence === 0) this.announce('subscription.created');
     wf.setHandler(subscriptionQuery, () => this.view());
     wf.setHandler(cancelSubscriptionUpdate, (arg) => this.cancel(arg?.reason ?? 'canceled by the partner'), {
       validator: (_arg) => this.refuseWhen(['canceled'], 'cancel'),
@@ -159,6 +162,7 @@ class Subscription {
 
   async continueAsNew(): Promise<never> {
     await wf.condition(wf.allHandlersFinished);
+    await this.events.flushed();
     return wf.continueAsNew<typeof subscriptionWorkflow>(this.input, {
       ...this.state,
       runs: this.state.runs + 1,
@@ -335,9 +339,11 @@ class Subscription {
       s.totals.chargedAmount += record?.amount ?? 0;
       delete s.dunning;
       this.nextPeriod(now);
+      this.announce('subscription.charged');
       return true;
     }
     s.totals.failed++;
+    this.announce('subscription.charge_failed');
     const delays = this.input.dunning.retryDelaysMs;
     const failures = s.attempt + 1;
     const lastReason = outcome.reason ?? 'charge failed';
@@ -357,6 +363,7 @@ class Subscription {
     this.nextPeriod(now);
     if (s.status !== 'canceled') {
       this.setStatus('past_due');
+      this.announce('subscription.past_due');
       if (this.input.dunning.onExhausted === 'cancel') {
         this.cancel(`past_due: period ${s.dunning.period} unpaid after ${failures} attempts (${lastReason})`);
       }
@@ -409,12 +416,14 @@ class Subscription {
     this.state.canceledReason = reason;
     this.setStatus('canceled');
     this.version++;
+    this.announce('subscription.canceled');
     return this.view();
   }
 
   private pause(): SubscriptionView {
     this.setStatus('paused');
     this.version++;
+    this.announce('subscription.paused');
     return this.view();
   }
 
@@ -428,6 +437,7 @@ class Subscription {
     }
     this.setStatus('active');
     this.version++;
+    this.announce('subscription.resumed');
     return this.view();
   }
 
@@ -441,6 +451,26 @@ class Subscription {
     if (change.token !== undefined) s.token = change.token;
     if (change.intervalMs !== undefined) s.intervalMs = change.intervalMs;
     this.version++;
+    return this.view();
+  }
+
+  /** An event for the partner's backend, numbered per subscription across runs (DESIGN decision 13). */
+  private announce(type: SubscriptionEventType): void {
+    const sequence = ++this.state.eventSequence;
+    this.events.publish({
+      id: eventId(this.input.subscriptionId, sequence),
+      type,
+      created: iso(Date.now()),
+      subscription_id: this.input.subscriptionId,
+      sequence,
+      data: this.view(),
+    });
+  }
+
+  /** Lets Updates finish and events leave, then answers the subscription as it ends. */
+  async close(): Promise<SubscriptionView> {
+    await wf.condition(wf.allHandlersFinished);
+    await this.events.flushed();
     return this.view();
   }
 

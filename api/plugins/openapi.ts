@@ -37,6 +37,7 @@ export const openapiPlugin = rootPlugin('paysaga-openapi', async (app) => {
         { name: 'sessions', description: 'Start and follow payment sessions' },
         { name: 'decisions', description: 'Partner decisions on a waiting session' },
         { name: 'subscriptions', description: 'Recurring billing by token: one workflow per subscription' },
+        { name: 'events', description: 'Signed events to your backend: endpoints, deliveries, redelivery' },
         { name: 'provider', description: 'Pass-through to the Payment Session Service' },
         { name: 'webhooks', description: 'Provider notifications' },
         { name: 'payer', description: 'Pages the payer sees' },

@@ -33,6 +33,8 @@ export interface PaysagaApiClientOptions {
 export interface RequestOptions {
   timeoutMs?: number;
   maxRetries?: number;
+  /** Query string parameters (undefined ones are left out). */
+  query?: Record<string, string | number | undefined>;
 }
 
 export interface CreateOptions extends RequestOptions {
@@ -144,6 +146,25 @@ export class PaysagaApiClient {
     disable: (input: t.RecurringTokenDisableInput, o?: RequestOptions) =>
       this.request(e.disableRecurringToken, {}, input, o),
   };
+  readonly eventEndpoints = {
+    /** The answer carries the endpoint's secret: the only time it is shown. */
+    create: (input: t.EventEndpointInput, o?: RequestOptions) =>
+      this.request(e.createEventEndpoint, {}, input, o),
+    list: (o?: RequestOptions) => this.request(e.listEventEndpoints, {}, undefined, o),
+    get: (id: string, o?: RequestOptions) => this.request(e.getEventEndpoint, { id }, undefined, o),
+    delete: (id: string, o?: RequestOptions) => this.request(e.deleteEventEndpoint, { id }, undefined, o),
+    rotateSecret: (id: string, input: t.RotateSecretInput = {}, o?: RequestOptions) =>
+      this.request(e.rotateEventEndpointSecret, { id }, input, o),
+  };
+  readonly events = {
+    /** Oldest first; page with `after: list.next`. */
+    list: (query: t.EventListQuery = {}, o?: RequestOptions) =>
+      this.request(e.listEvents, {}, undefined, { ...o, query: { ...o?.query, ...query } }),
+    get: (id: string, o?: RequestOptions) => this.request(e.getEvent, { id }, undefined, o),
+    deliveries: (id: string, o?: RequestOptions) => this.request(e.getEventDeliveries, { id }, undefined, o),
+    redeliver: (id: string, input: t.RedeliverInput = {}, o?: RequestOptions) =>
+      this.request(e.redeliverEvent, { id }, input, o),
+  };
 
   /**
    * Any route of `endpoints`. Retried (up to `maxRetries`, backoff with jitter, `Retry-After` heeded):
@@ -160,7 +181,10 @@ export class PaysagaApiClient {
     let path = route.path.replace(/\{(\w+)\}/g, (_m, k: string) =>
       encodeURIComponent((params as Record<string, string>)[k] ?? ''),
     );
-    if (route.wait && o.waitMs !== undefined) path += `?wait=${o.waitMs}`;
+    const search = new URLSearchParams();
+    if (route.wait && o.waitMs !== undefined) search.set('wait', String(o.waitMs));
+    for (const [k, v] of Object.entries(o.query ?? {})) if (v !== undefined) search.set(k, String(v));
+    if (search.size > 0) path += `?${search.toString()}`;
     const reference = (body as { reference?: unknown } | undefined)?.reference;
     const idempotencyKey = route.creates
       ? typeof reference === 'string'
@@ -213,7 +237,7 @@ export class PaysagaApiClient {
     let text: string;
     try {
       const res = await undiciRequest(`${this.baseUrl}${call.path}`, {
-        method: call.method as 'GET' | 'POST',
+        method: call.method as 'GET' | 'POST' | 'DELETE',
         headers,
         ...(payload ? { body: payload } : {}),
         dispatcher: this.dispatcher,

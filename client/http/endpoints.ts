@@ -7,8 +7,9 @@
  */
 import type { z } from 'zod';
 import type { RequestOf, ResponseOf } from '../../provider/endpoints';
+import type { EventType, PaysagaEvent } from '../../common/events';
+import type { EventEndpoint } from '../../common/event-delivery';
 import type { SessionView, SubscriptionView } from '../../common/views';
-
 import type * as inputs from '../inputs';
 
 /** `links` of every Session and Subscription the API answers with. */
@@ -59,6 +60,61 @@ export interface RecurringTokenDisableInput {
 }
 export type RecurringTokenDisabled = WithoutStatus<ResponseOf<'recurringTokenDisable'>>;
 
+export interface EventEndpointInput {
+  url: string;
+  /** Omitted: every event type. */
+  events?: EventType[];
+  description?: string;
+}
+/** An endpoint as created or rotated: with its secret, shown this once. */
+export type EventEndpointWithSecret = EventEndpoint & { secret: string };
+export interface RotateSecretInput {
+  /** How long the replaced secret still signs (default 24 h). */
+  graceMs?: number;
+}
+export interface EventListQuery {
+  session_id?: string;
+  subscription_id?: string;
+  type?: EventType;
+  /** An event id (what follows it) or an ISO time (events created after it). */
+  after?: string;
+  limit?: number;
+}
+export interface EventList {
+  events: PaysagaEvent[];
+  hasMore: boolean;
+  /** Pass as `after` for the next page. */
+  next?: string;
+}
+export interface EventDeliveryAttempt {
+  at: string;
+  latencyMs: number;
+  status?: number;
+  error?: string;
+  redelivery?: boolean;
+}
+export interface EventDeliveries {
+  eventId: string;
+  state: 'held' | 'released';
+  releasedAt?: string;
+  late?: boolean;
+  deliveries: {
+    endpointId: string;
+    url?: string;
+    status: 'pending' | 'delivered' | 'failed' | 'canceled';
+    queuedAt: string;
+    attempts: EventDeliveryAttempt[];
+    attemptCount: number;
+    nextAttemptAt?: string;
+    deliveredAt?: string;
+    failedAt?: string;
+    redeliveries: number;
+  }[];
+}
+export interface RedeliverInput {
+  endpointId?: string;
+}
+
 export interface IdParams {
   id: string;
 }
@@ -67,7 +123,7 @@ export type NoParams = Record<string, never>;
 declare const types: unique symbol;
 
 export interface Route<Params, Body, Out> {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'DELETE';
   /** `{name}` is filled from the params, URL-encoded. */
   path: string;
   /** Named by a reference: the Idempotency-Key header applies, and a repeat answers the same thing. */
@@ -88,6 +144,8 @@ const get = <Params, Out>(path: string) =>
   route<Params, void, Out>({ method: 'GET', path, creates: false, wait: false });
 const post = <Params, Body, Out>(path: string, readOnly = false) =>
   route<Params, Body, Out>({ method: 'POST', path, creates: false, wait: false, readOnly });
+const del = <Params, Out>(path: string) =>
+  route<Params, void, Out>({ method: 'DELETE', path, creates: false, wait: false });
 
 export const endpoints = {
   createCheckout: creating<NoParams, CheckoutInput, Session>('/v1/checkouts'),
@@ -113,6 +171,20 @@ export const endpoints = {
   getTokenInfo: post<NoParams, TokenInfoInput, TokenInfo>('/v1/token-info', true),
   disableRecurringToken: post<NoParams, RecurringTokenDisableInput, RecurringTokenDisabled>(
     '/v1/recurring-tokens/disable',
+  ),
+
+  createEventEndpoint: post<NoParams, EventEndpointInput, EventEndpointWithSecret>('/v1/event-endpoints'),
+  listEventEndpoints: get<NoParams, { endpoints: EventEndpoint[] }>('/v1/event-endpoints'),
+  getEventEndpoint: get<IdParams, EventEndpoint>('/v1/event-endpoints/{id}'),
+  deleteEventEndpoint: del<IdParams, EventEndpoint & { deleted: true }>('/v1/event-endpoints/{id}'),
+  rotateEventEndpointSecret: post<IdParams, RotateSecretInput, EventEndpointWithSecret>(
+    '/v1/event-endpoints/{id}/rotate-secret',
+  ),
+  listEvents: get<NoParams, EventList>('/v1/events'),
+  getEvent: get<IdParams, PaysagaEvent>('/v1/events/{id}'),
+  getEventDeliveries: get<IdParams, EventDeliveries>('/v1/events/{id}/deliveries'),
+  redeliverEvent: post<IdParams, RedeliverInput, { eventId: string; endpoints: string[] }>(
+    '/v1/events/{id}/redeliver',
   ),
 } as const;
 

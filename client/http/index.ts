@@ -5,3 +5,7 @@
 export * from './api-client';
 export * from './endpoints';
 export * from './errors';
+// Receiving events: the signature check every backend needs (no Temporal, node:crypto only).
+export * from '../event-verification';
+export type { EventType, PaysagaEvent } from '../../common/events';
+export { EVENT_TYPES, EVENT_ID_HEADER, EVENT_SIGNATURE_HEADER } from '../../common/events';

@@ -38,7 +38,7 @@ export interface ApiStack {
   app: FastifyInstance;
   url: string;
   token: string;
-  call(method: 'GET' | 'POST', path: string, o?: CallOptions): Promise<HttpResponse>;
+  call(method: 'GET' | 'POST' | 'DELETE', path: string, o?: CallOptions): Promise<HttpResponse>;
   close(): Promise<void>;
 }
 

@@ -11,7 +11,8 @@ export async function finalView(temporal: Client, sessionId: string, ms = 90_000
   let view: SessionView | undefined;
   for (;;) {
     const left = deadline - Date.now();
-    if (left <= 0) throw new Error(`session ${sessionId} is not final after ${ms} ms: ${JSON.stringify(view)}`);
+    if (left <= 0)
+      throw new Error(`session ${sessionId} is not final after ${ms} ms: ${JSON.stringify(view)}`);
     // The first look reads the session as it is; each next one waits for a change after it.
     view = await awaitSession(temporal, sessionId, {
       timeoutMs: view ? Math.min(left, 20_000) : 0,

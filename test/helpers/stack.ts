@@ -14,6 +14,7 @@ import { mergeSettings, DEFAULT_SETTINGS, type SettingsOverrides } from '../../c
 import { handleProviderWebhook, type WebhookHandling } from '../../client/webhook-handler';
 import { createWebhookVerifier, ProviderClient } from '../../provider';
 import type { ProjectConfigInput } from '../../sandbox/config';
+import type { EventWorkerSettings } from '../../workers/event-config';
 import { createPaysagaWorker } from '../../workers/worker';
 import type { SessionSettings } from '../../common/settings';
 import { startTestSandbox, type TestSandbox, type TestSandboxOptions } from './sandbox';
@@ -38,6 +39,8 @@ export interface StackOptions {
   providerRetries?: number;
   /** Encrypt payloads with this codec in the worker and the client (DESIGN decision 2). */
   codec?: PayloadCodec;
+  /** Outbound events: delivery policy (tests shorten the pauses) and configured endpoints. */
+  events?: Pick<EventWorkerSettings, 'policy' | 'configured'>;
 }
 
 /**
@@ -156,6 +159,7 @@ export async function startStack(opts: StackOptions = {}): Promise<TestStack> {
       provider,
       workflowBundlePath: sharedWorkflowBundlePath(),
       ...(dataConverter ? { dataConverter } : {}),
+      ...(opts.events ? { events: opts.events } : {}),
     });
     current = { worker, running: worker.run() };
   };

@@ -92,8 +92,8 @@ describe.each([true, false])('FPS binding (webhooks %s)', (webhooks) => {
   });
 
   it('without a user id or the payer IP the binding is refused before anything starts (rule 6)', async () => {
-    await expect(fx.stack.payments.sessions.startFpsBinding({ reference: ref('anon') })).rejects.toBeInstanceOf(
-      InputValidationError,
-    );
+    await expect(
+      fx.stack.payments.sessions.startFpsBinding({ reference: ref('anon') }),
+    ).rejects.toBeInstanceOf(InputValidationError);
   });
 });

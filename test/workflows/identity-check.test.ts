@@ -24,8 +24,7 @@ describe.each([true, false])('identity check (webhooks %s)', (webhooks) => {
     await stack?.close();
   });
 
-  const finished = (sessionId: string): Promise<SessionResult> =>
-    finalView(stack.temporal, sessionId);
+  const finished = (sessionId: string): Promise<SessionResult> => finalView(stack.temporal, sessionId);
 
   async function eventTypes(sessionId: string): Promise<string[]> {
     const res = await stack.sandbox.plain('GET', `/sandbox/events?session_id=${sessionId}`);

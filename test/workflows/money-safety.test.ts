@@ -18,8 +18,7 @@ const ref = (p: string) => `${p}-${Date.now()}-${++n}`;
 jest.setTimeout(90_000);
 
 function helpers(get: () => TestStack) {
-  const finished = (sessionId: string): Promise<SessionResult> =>
-    finalView(get().temporal, sessionId);
+  const finished = (sessionId: string): Promise<SessionResult> => finalView(get().temporal, sessionId);
   return {
     finished,
     async ledger(sessionId: string): Promise<[string, number][]> {

@@ -121,7 +121,10 @@ describe.each([true, false])('payment form (webhooks %s)', (webhooks) => {
     await payInWidget(started.publicToken!, THREE_DS);
     // Once the payer used the form, early return waits for the payment's news, not the token's.
     await until(started.sessionId, (v) => v.operations.length > 0);
-    const challenged = await stack.payments.sessions.waitForChange(started.sessionId, { timeoutMs: 15_000, until: 'progress' });
+    const challenged = await stack.payments.sessions.waitForChange(started.sessionId, {
+      timeoutMs: 15_000,
+      until: 'progress',
+    });
     expect(challenged.phase).toBe('awaiting_payer');
     expect(challenged.userAction?.destination_info?.url_address).toContain('/sandbox/3ds/');
     const back = await completeThreeDs(challenged.userAction, '12345');

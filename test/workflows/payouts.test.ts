@@ -23,8 +23,7 @@ describe.each([true, false])('payouts (webhooks %s)', (webhooks) => {
     await stack?.close();
   });
 
-  const finished = (sessionId: string): Promise<SessionResult> =>
-    finalView(stack.temporal, sessionId);
+  const finished = (sessionId: string): Promise<SessionResult> => finalView(stack.temporal, sessionId);
 
   async function ledgerKinds(sessionId: string): Promise<string[]> {
     return (await stack.sandbox.ledger(sessionId)).entries.map((e) => e.kind);

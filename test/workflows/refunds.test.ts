@@ -5,11 +5,7 @@
  * refund. After the workflow has closed, a refund or a late provider event opens a new run that carries
  * the whole session on. With webhooks on and off.
  */
-import {
-  ProviderRefusedError,
-  ReferenceConflictError,
-  SessionStateError,
-} from '../../client/errors';
+import { ProviderRefusedError, ReferenceConflictError, SessionStateError } from '../../client/errors';
 import { syncSessionFromProvider } from '../../client/webhook-router';
 import type { SessionView } from '../../common/views';
 import { finalView } from '../helpers/final';

@@ -105,7 +105,13 @@ describe('subscriptions', () => {
     expect(again.created).toBe(false);
     // Another request under the same reference is refused, naming the reference (DESIGN decision 11).
     await expect(
-      stack.payments.subscriptions.start({ reference, token, amount: rub(9_999), intervalMs: 60_000, customer }),
+      stack.payments.subscriptions.start({
+        reference,
+        token,
+        amount: rub(9_999),
+        intervalMs: 60_000,
+        customer,
+      }),
     ).rejects.toBeInstanceOf(ReferenceConflictError);
 
     const v = await until(started.subscriptionId, (s) => s.totals.succeeded >= 3);
@@ -186,7 +192,9 @@ describe('subscriptions', () => {
     await expect(stack.payments.subscriptions.change(subscriptionId, { amount: -5 })).rejects.toThrow(
       InputValidationError,
     );
-    await expect(stack.payments.subscriptions.change(subscriptionId, {})).rejects.toThrow(InputValidationError);
+    await expect(stack.payments.subscriptions.change(subscriptionId, {})).rejects.toThrow(
+      InputValidationError,
+    );
     const handle = stack.temporal.workflow.getHandle(subscriptionId);
     const refused = await handle
       .executeUpdate(changeSubscriptionUpdate, { args: [{ amount: -5 }] })
@@ -359,7 +367,9 @@ describe('subscriptions', () => {
     expect(later.totals.attempts).toBe(result.totals.attempts);
     expect(later.charges.every((c) => c.outcome !== 'pending')).toBe(true);
     await expect(stack.payments.subscriptions.cancel(subscriptionId)).rejects.toThrow(SessionStateError);
-    await expect(stack.payments.subscriptions.get('sub-nope-never')).rejects.toThrow(SubscriptionNotFoundError);
+    await expect(stack.payments.subscriptions.get('sub-nope-never')).rejects.toThrow(
+      SubscriptionNotFoundError,
+    );
     await expect(stack.payments.subscriptions.get('ps_123')).rejects.toThrow(SubscriptionNotFoundError);
   }, 60_000);
 });
