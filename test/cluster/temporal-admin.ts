@@ -1,0 +1,146 @@
+/**
+ * What the cluster test asks of a Temporal cluster as an operator, through the Temporal CLI (the binary
+ * chosen by cli/temporal-cli.ts): health, registering paysaga (namespace and search attributes) and
+ * visibility queries. The CLI reads the standard connection settings (TEMPORAL_ADDRESS, TLS, API key,
+ * profiles) from the environment it is given, so the same calls work against a secured cluster.
+ */
+import { PAYSAGA_SEARCH_ATTRIBUTES, searchAttributeSpecs } from '../../common/search-attributes';
+import { resolveTemporalCli } from '../../cli/temporal-cli';
+import { mustRun, runCommand, type RunResult } from './run';
+
+export interface ClusterTarget {
+  address: string;
+  namespace: string;
+  /** Environment of the CLI (and of paysaga's processes): the connection settings beyond the address. */
+  env: NodeJS.ProcessEnv;
+}
+
+export function temporalCli(): string {
+  const cli = resolveTemporalCli();
+  if (!cli.path) throw new Error('no Temporal CLI: run `npm run setup` (or set TEMPORAL_CLI_PATH)');
+  return cli.path;
+}
+
+function cliArgs(t: ClusterTarget, args: string[], withNamespace = true): string[] {
+  return [...args, '--address', t.address, ...(withNamespace ? ['--namespace', t.namespace] : [])];
+}
+
+function cli(t: ClusterTarget, args: string[], withNamespace = true, timeoutMs = 30_000): Promise<RunResult> {
+  return runCommand(temporalCli(), cliArgs(t, args, withNamespace), { env: t.env, timeoutMs });
+}
+
+function mustCli(t: ClusterTarget, args: string[], withNamespace = true): Promise<RunResult> {
+  return mustRun(temporalCli(), cliArgs(t, args, withNamespace), { env: t.env, timeoutMs: 30_000 });
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Until the frontend answers SERVING. `stillRunning()` false (the server exited) or the time running out
+ * is an error carrying `describe()` (the server's log).
+ */
+export async function waitForHealthy(
+  t: ClusterTarget,
+  timeoutMs: number,
+  stillRunning: () => boolean = () => true,
+  describe: () => string = () => '',
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = '';
+  for (;;) {
+    const res = await cli(t, ['operator', 'cluster', 'health', '--command-timeout', '3s'], false, 10_000);
+    if (res.code === 0 && res.stdout.includes('SERVING')) return;
+    last = `${res.stdout}${res.stderr}`.trim();
+    if (!stillRunning()) throw new Error(`the Temporal server exited while starting:\n${describe()}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `the Temporal server at ${t.address} is not healthy after ${timeoutMs} ms: ${last}\n${describe()}`,
+      );
+    await sleep(500);
+  }
+}
+
+/**
+ * Registers what paysaga needs on the cluster: the namespace (when missing) and paysaga's search
+ * attributes (those missing), idempotently. The one place to switch to `paysaga setup` once it exists
+ * (branch `deploy`): `export const registerPaysaga = registerWithPaysagaSetup;`.
+ */
+export const registerPaysaga = registerWithTemporalCli;
+
+export async function registerWithTemporalCli(t: ClusterTarget): Promise<void> {
+  const described = await cli(t, ['operator', 'namespace', 'describe', '--output', 'json']);
+  if (described.code !== 0) {
+    if (!/not found/i.test(`${described.stdout}${described.stderr}`))
+      throw new Error(`temporal operator namespace describe ${t.namespace} failed: ${described.stderr}`);
+    await mustCli(t, ['operator', 'namespace', 'create', '--retention', '72h']);
+  }
+  const present = await searchAttributes(t);
+  for (const spec of searchAttributeSpecs(PAYSAGA_SEARCH_ATTRIBUTES)) {
+    const [name, type] = spec.split('=') as [string, string];
+    if (present.has(name)) {
+      if (present.get(name) !== type)
+        throw new Error(`search attribute ${name} exists as ${present.get(name)}, paysaga needs ${type}`);
+      continue;
+    }
+    await mustCli(t, ['operator', 'search-attribute', 'create', '--name', name, '--type', type]);
+  }
+}
+
+/** Custom search attributes of the namespace: name -> type as the CLI spells it (`Keyword`, `Int`). */
+export async function searchAttributes(t: ClusterTarget): Promise<Map<string, string>> {
+  const res = await mustCli(t, ['operator', 'search-attribute', 'list', '--output', 'json']);
+  const parsed = JSON.parse(res.stdout) as { customAttributes?: Record<string, string> };
+  const types = new Map<string, string>();
+  for (const [name, type] of Object.entries(parsed.customAttributes ?? {}))
+    types.set(name, cliTypeName(type));
+  return types;
+}
+
+/** `INDEXED_VALUE_TYPE_KEYWORD` / `Keyword` -> `Keyword`. */
+function cliTypeName(type: string): string {
+  const bare = type.replace(/^INDEXED_VALUE_TYPE_/, '').toLowerCase();
+  const names: Record<string, string> = {
+    text: 'Text',
+    keyword: 'Keyword',
+    int: 'Int',
+    double: 'Double',
+    bool: 'Bool',
+    datetime: 'Datetime',
+    keyword_list: 'KeywordList',
+    keywordlist: 'KeywordList',
+  };
+  return names[bare] ?? type;
+}
+
+/**
+ * Until a visibility query over every paysaga search attribute is accepted in the namespace: then the
+ * frontend knows the namespace and the attributes (its caches refresh on their own schedule).
+ */
+export async function waitForSearchAttributes(t: ClusterTarget, timeoutMs: number): Promise<void> {
+  const query = searchAttributeSpecs(PAYSAGA_SEARCH_ATTRIBUTES)
+    .map((spec) => {
+      const [name, type] = spec.split('=') as [string, string];
+      return type === 'Int' ? `${name} = 0` : `${name} = 'probe'`;
+    })
+    .join(' AND ');
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const res = await cli(t, ['workflow', 'count', '--query', query]);
+    if (res.code === 0) return;
+    if (Date.now() > deadline)
+      throw new Error(`the search attributes are not usable after ${timeoutMs} ms: ${res.stderr.trim()}`);
+    await sleep(500);
+  }
+}
+
+/** `temporal workflow count --query`: how many workflows of the namespace match. */
+export async function countWorkflows(t: ClusterTarget, query: string): Promise<number> {
+  const res = await mustCli(t, ['workflow', 'count', '--query', query, '--output', 'json']);
+  return Number((JSON.parse(res.stdout) as { count?: string | number }).count ?? 0);
+}
+
+/** The server's version as the cluster reports it (`temporal operator cluster describe`). */
+export async function serverVersion(t: ClusterTarget): Promise<string> {
+  const res = await mustCli(t, ['operator', 'cluster', 'describe', '--output', 'json'], false);
+  return String((JSON.parse(res.stdout) as { serverVersion?: string }).serverVersion ?? '');
+}
