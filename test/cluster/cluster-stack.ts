@@ -100,7 +100,7 @@ export async function startCluster(teardown: Teardown): Promise<Cluster> {
   log(`${postgres.version} on ${postgres.host}:${postgres.port}`);
 
   await timed(timings, 'schemas', () => setupSchemas(bins.sqlTool, postgres));
-  const server = await startTemporalServer(bins.server, postgres, dir);
+  const server = await startTemporalServer(bins.server, postgres, dir, cleanEnv(false));
   teardown.onProcessExit(server.pid, () => server.killNow());
   teardown.add('Temporal server', () => server.stop());
 

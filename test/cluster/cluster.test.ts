@@ -9,11 +9,18 @@
  * PAYSAGA_CLUSTER_ADDRESS (and PAYSAGA_CLUSTER_NAMESPACE) run the same against another cluster.
  */
 import { PaysagaApiClient, type Session, type Subscription } from '../../client/http';
-import { DEMO_KINDS, runDemo, type DemoKind, type DemoResult } from '../../cli/dev/demo';
+import { DEMO_KINDS, runDemo, type DemoKind } from '../../cli/dev/demo';
 import { alternatingDispatcher, type AlternatingDispatcher } from './alternating-dispatcher';
 import { startCluster, startPaysaga, type Cluster, type Paysaga } from './cluster-stack';
 import { Teardown } from './teardown';
-import { countWorkflows, searchAttributes, serverVersion } from './temporal-admin';
+import {
+  closeTime,
+  countWorkflows,
+  registerPaysaga,
+  searchAttributes,
+  serverVersion,
+} from './temporal-admin';
+import type { PaysagaProcess } from './paysaga-process';
 import { HISTORY_SHARDS } from './temporal-server';
 import { searchAttributeSpecs } from '../../common/search-attributes';
 
@@ -22,6 +29,24 @@ const KILL_AFTER_CREATED = 6;
 /** Per scenario; a session whose activity died with the worker waits out its 45 s startToCloseTimeout. */
 const SCENARIO_TIMEOUT_MS = 240_000;
 const FINAL = new Set(['succeeded', 'failed', 'canceled']);
+
+/**
+ * The sandbox ledger's movements each demo scenario's session makes, sorted (sandbox/ledger.ts). The
+ * sandbox project holds card funds first (`hold: true`), as `paysaga dev`'s does.
+ */
+const MOVEMENTS: Record<Exclude<DemoKind, 'subscription'>, string[]> = {
+  card: ['capture', 'hold'],
+  'three-ds': ['capture', 'hold'],
+  'payment-form': ['capture', 'hold'],
+  recurring: ['capture', 'hold'],
+  hold: ['capture', 'hold', 'release'], // finalized in part
+  refund: ['capture', 'hold', 'refund'],
+  chargeback: ['capture', 'chargeback', 'hold'],
+  fps: ['charge'],
+  payout: ['payout'],
+  'identity-check': [],
+  'fps-binding': [], // binds an account, charges nothing
+};
 
 const log = (message: string) => process.stderr.write(`[cluster] ${message}\n`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -42,20 +67,15 @@ describe('paysaga on a Temporal cluster (temporal-server on PostgreSQL, 2 worker
   let alternating: AlternatingDispatcher;
   /** One client per API, for reading the same session from each. */
   let direct: PaysagaApiClient[] = [];
-  let results: DemoResult[] | undefined;
-  const finalViews = new Map<DemoKind, Session>();
+  const finalViews = new Map<Exclude<DemoKind, 'subscription'>, Session>();
   let subscription: Subscription | undefined;
+  let kill: { at: Date; touched: string[]; kindsInFlight: DemoKind[] } | undefined;
 
   beforeAll(async () => {
     const started = Date.now();
-    try {
-      cluster = await startCluster(teardown);
-      stack = await startPaysaga(cluster, teardown);
-    } catch (err) {
-      // afterAll still runs; say what was up so far
-      log(`start failed after ${Date.now() - started} ms`);
-      throw err;
-    }
+    // On a failure here afterAll still stops whatever was started.
+    cluster = await startCluster(teardown);
+    stack = await startPaysaga(cluster, teardown);
     alternating = alternatingDispatcher(stack.apiUrls);
     teardown.add('API clients', async () => {
       await Promise.all(direct.map((c) => c.close()));
@@ -70,8 +90,12 @@ describe('paysaga on a Temporal cluster (temporal-server on PostgreSQL, 2 worker
     if (problems.length) throw new Error(`teardown: ${problems.join('; ')}`);
   }, 180_000);
 
-  it('runs on temporal-server built from source, with paysaga registered in its namespace', async () => {
+  it('runs on temporal-server built from source, with paysaga registered in its namespace, idempotently', async () => {
+    // Registered once by the stack; again changes nothing and does not fail.
+    const before = await searchAttributes(cluster.target);
+    await registerPaysaga(cluster.target);
     const attributes = await searchAttributes(cluster.target);
+    expect([...attributes].sort()).toEqual([...before].sort());
     for (const spec of searchAttributeSpecs()) {
       const [name, type] = spec.split('=') as [string, string];
       expect([name, attributes.get(name)]).toEqual([name, type]);
@@ -87,7 +111,9 @@ describe('paysaga on a Temporal cluster (temporal-server on PostgreSQL, 2 worker
 
   it('every session kind ends as expected through both APIs while one of two workers is SIGKILLed', async () => {
     const started = Date.now();
-    const created: string[] = [];
+    const seconds = () => ((Date.now() - started) / 1000).toFixed(1);
+    /** Session id -> the last phase the demo reported for it, in order of creation. */
+    const phases = new Map<string, string>();
     const done = new Set<DemoKind>();
     const api = new PaysagaApiClient({
       baseUrl: stack.apiUrls[0]!,
@@ -101,46 +127,36 @@ describe('paysaga on a Temporal cluster (temporal-server on PostgreSQL, 2 worker
       namespace: cluster.target.namespace,
       timeoutMs: SCENARIO_TIMEOUT_MS,
       progress: (kind, message) => {
-        const id = /^(ps_\S+) created:/.exec(message)?.[1];
-        if (id) created.push(id);
+        const m = /^(ps_\S+) (?:created: )?[a-z_]+: ([a-z_]+)/.exec(message);
+        if (m) phases.set(m[1]!, m[2]!);
         if (/^(done|FAILED):/.test(message)) done.add(kind);
-        log(`${((Date.now() - started) / 1000).toFixed(1)}s ${kind}: ${message}`);
+        log(`${seconds()}s ${kind}: ${message}`);
       },
     });
 
-    // Midway: enough sessions exist, the doomed worker has worked on some of them, none is over.
-    const [victim, survivor] = stack.workers as [Paysaga['workers'][0], Paysaga['workers'][0]];
+    // Midway: enough sessions exist and the doomed worker has worked on one that is not over yet.
+    const [victim, survivor] = stack.workers as [PaysagaProcess, PaysagaProcess];
+    const touched = () => [...phases.keys()].filter((id) => victim.output().includes(id));
     const deadline = Date.now() + 60_000;
-    const touched = () => created.filter((id) => victim.output().includes(id));
     while (
-      (created.length < KILL_AFTER_CREATED || touched().length === 0) &&
+      (phases.size < KILL_AFTER_CREATED || !touched().some((id) => !FINAL.has(phases.get(id)!))) &&
       done.size < DEMO_KINDS.length &&
       Date.now() < deadline
     )
-      await sleep(50);
-    const inFlightKinds = DEMO_KINDS.filter((k) => !done.has(k));
-    const inFlightAtKill = touched();
+      await sleep(20);
     victim.child.kill('SIGKILL');
+    kill = { at: new Date(), touched: touched(), kindsInFlight: DEMO_KINDS.filter((k) => !done.has(k)) };
     log(
-      `SIGKILL ${victim.name} (pid ${victim.pid}) at ${((Date.now() - started) / 1000).toFixed(1)}s: ` +
-        `${created.length} sessions created, ${inFlightKinds.length} kinds in flight, ` +
-        `${inFlightAtKill.length} sessions it had worked on`,
+      `SIGKILL ${victim.name} (pid ${victim.pid}) at ${seconds()}s: ${phases.size} sessions created, ` +
+        `${kill.kindsInFlight.length} kinds in flight, it had worked on ${kill.touched.join(', ')}`,
     );
 
-    results = await demo;
-    const exit = await victim.exited;
-    log(`demo done in ${((Date.now() - started) / 1000).toFixed(1)}s`);
-
+    const results = await demo;
+    log(`demo done in ${seconds()}s`);
     const failed = results.filter((r) => !r.ok).map((r) => `${r.kind}: ${r.outcome}`);
     expect(failed).toEqual([]);
     expect(results.map((r) => r.kind).sort()).toEqual([...DEMO_KINDS].sort());
-
-    // The kill was real and midway, and the other worker carried those sessions to their end.
-    expect(exit.signal).toBe('SIGKILL');
     expect(survivor.running()).toBe(true);
-    expect(inFlightKinds.length).toBeGreaterThan(0);
-    expect(inFlightAtKill.length).toBeGreaterThan(0);
-    for (const id of inFlightAtKill) expect([id, survivor.output().includes(id)]).toEqual([id, true]);
 
     // Both APIs served creating calls and reads.
     for (const [origin, sent] of alternating.sent) {
@@ -160,33 +176,94 @@ describe('paysaga on a Temporal cluster (temporal-server on PostgreSQL, 2 worker
         continue;
       }
       const views = await Promise.all(direct.map((c) => c.sessions.get(r.sessionId!)));
-      expect([r.kind, views[0]!.phase, views[1]!.phase]).toEqual([r.kind, views[0]!.phase, views[0]!.phase]);
-      expect([r.kind, FINAL.has(views[0]!.phase)]).toEqual([r.kind, true]);
+      expect([r.kind, FINAL.has(views[0]!.phase), views[1]!.phase]).toEqual([r.kind, true, views[0]!.phase]);
       expect(views[1]!.operations).toEqual(views[0]!.operations);
       finalViews.set(r.kind, views[0]!);
     }
   }, 900_000);
 
+  it('the SIGKILLed worker had sessions in hand, and the other worker finished them', async () => {
+    const [victim, survivor] = stack.workers as [PaysagaProcess, PaysagaProcess];
+    expect((await victim.exited).signal).toBe('SIGKILL');
+    expect(kill?.kindsInFlight.length).toBeGreaterThan(0);
+    // Sessions the victim had worked on whose workflow closed after it died: the survivor ran them.
+    const carried: string[] = [];
+    for (const id of kill!.touched) {
+      const closed = await closeTime(cluster.target, id);
+      if (closed && closed > kill!.at) carried.push(id);
+    }
+    log(`carried over by ${survivor.name}: ${carried.join(', ')}`);
+    expect(carried.length).toBeGreaterThan(0);
+    for (const id of carried) expect([id, survivor.output().includes(id)]).toEqual([id, true]);
+  });
+
   it("Temporal's visibility on PostgreSQL finds each session by its search attributes", async () => {
-    expect(finalViews.size).toBeGreaterThan(0);
+    expect(finalViews.size).toBe(DEMO_KINDS.length - 1);
     for (const [kind, view] of finalViews) {
-      const query = `WorkflowId = '${view.sessionId}' AND ClientReference = '${view.reference}'`;
-      expect([kind, (await countWorkflows(cluster.target, query)) > 0]).toEqual([kind, true]);
+      // Every run of the session closed, each with paysaga's attributes (the latest run decides the view).
+      const runs = `WorkflowId = '${view.sessionId}'`;
+      const all = await countWorkflows(cluster.target, runs);
+      const closedWithAttributes = await countWorkflows(
+        cluster.target,
+        `${runs} AND ExecutionStatus = 'Completed' AND PaymentKind IS NOT NULL AND PaymentStatus IS NOT NULL`,
+      );
+      expect([kind, all > 0, closedWithAttributes]).toEqual([kind, true, all]);
+      // An operator finds it by the partner's reference (a late-event view names none of its own).
+      if (view.reference !== view.sessionId) {
+        const byReference = await countWorkflows(
+          cluster.target,
+          `ClientReference = '${view.reference}' AND WorkflowId = '${view.sessionId}'`,
+        );
+        expect([kind, byReference]).toEqual([kind, 1]);
+      }
     }
   });
 
-  it('the sandbox ledger shows each money movement once', async () => {
-    expect(finalViews.size).toBeGreaterThan(0);
+  it('the sandbox ledger shows each money movement once, and what the sessions say moved', async () => {
+    expect(finalViews.size).toBe(DEMO_KINDS.length - 1);
+    expect(subscription?.charges.length).toBeGreaterThanOrEqual(2);
     const res = await fetch(`${stack.sandboxUrl}/sandbox/ledger?project_id=${stack.projectId}`);
     const { entries } = (await res.json()) as { entries: LedgerEntry[] };
-    log(`ledger: ${JSON.stringify(entries)}`);
 
+    // No movement twice: one entry per operation (and refund) and kind.
     const seen = new Map<string, number>();
     for (const e of entries) {
       const key = `${e.sessionId} ${e.operationId} ${e.refundId ?? ''} ${e.kind}`;
       seen.set(key, (seen.get(key) ?? 0) + 1);
     }
     expect([...seen].filter(([, n]) => n > 1)).toEqual([]);
-    void subscription;
+
+    // Per session, the movements its kind makes, each once; and nothing for any other session.
+    const bySession = new Map<string, LedgerEntry[]>();
+    for (const e of entries) bySession.set(e.sessionId, [...(bySession.get(e.sessionId) ?? []), e]);
+    const expected = new Map<string, { kind: string; movements: string[]; view?: Session }>();
+    for (const [kind, view] of finalViews)
+      expected.set(view.sessionId, { kind, movements: MOVEMENTS[kind], view });
+    for (const charge of subscription!.charges.filter((c) => c.outcome === 'succeeded'))
+      expected.set(charge.sessionId, { kind: 'subscription charge', movements: ['capture', 'hold'] });
+    for (const [sessionId, { kind, movements }] of expected) {
+      const got = (bySession.get(sessionId) ?? []).map((e) => e.kind).sort();
+      expect([kind, sessionId, got]).toEqual([kind, sessionId, movements]);
+    }
+    expect([...bySession.keys()].filter((id) => !expected.has(id))).toEqual([]);
+
+    for (const [sessionId, { kind, view }] of expected) {
+      const moved = bySession.get(sessionId) ?? [];
+      const sum = (k: LedgerEntry['kind']) =>
+        moved.filter((e) => e.kind === k).reduce((a, e) => a + e.amount, 0);
+      // A hold ends charged, released, or in part each: never both in full, never left hanging.
+      if (sum('hold') > 0) expect([kind, sum('capture') + sum('release')]).toEqual([kind, sum('hold')]);
+      // What the session shows of each refund, chargeback, payout and one-step charge is what moved.
+      for (const e of moved.filter((m) => ['refund', 'chargeback', 'payout', 'charge'].includes(m.kind))) {
+        const op = view?.operations.find((o) => o.id === (e.refundId ?? e.operationId));
+        expect([kind, e.kind, op?.amount]).toEqual([kind, e.kind, e.amount]);
+      }
+    }
+    const charged = subscription!.charges
+      .filter((c) => c.outcome === 'succeeded')
+      .flatMap((c) => bySession.get(c.sessionId) ?? [])
+      .filter((e) => e.kind === 'capture')
+      .reduce((a, e) => a + e.amount, 0);
+    expect(charged).toBe(subscription!.totals.chargedAmount);
   });
 });

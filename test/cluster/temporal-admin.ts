@@ -6,7 +6,8 @@
  */
 import { PAYSAGA_SEARCH_ATTRIBUTES, searchAttributeSpecs } from '../../common/search-attributes';
 import { resolveTemporalCli } from '../../cli/temporal-cli';
-import { mustRun, runCommand, type RunResult } from './run';
+import { PAYSAGA_BIN } from './paysaga-process';
+import { CommandError, mustRun, runCommand, type RunResult } from './run';
 
 export interface ClusterTarget {
   address: string;
@@ -67,6 +68,17 @@ export async function waitForHealthy(
  */
 export const registerPaysaga = registerWithTemporalCli;
 
+/**
+ * `paysaga setup` (being written in branch `deploy`), assumed to take its connection from the standard
+ * TEMPORAL_* variables like every other paysaga command; adjust the arguments if it does not.
+ */
+export async function registerWithPaysagaSetup(t: ClusterTarget): Promise<void> {
+  await mustRun(process.execPath, [PAYSAGA_BIN, 'setup'], {
+    env: { ...t.env, TEMPORAL_ADDRESS: t.address, TEMPORAL_NAMESPACE: t.namespace },
+    timeoutMs: 120_000,
+  });
+}
+
 export async function registerWithTemporalCli(t: ClusterTarget): Promise<void> {
   const described = await cli(t, ['operator', 'namespace', 'describe', '--output', 'json']);
   if (described.code !== 0) {
@@ -74,7 +86,8 @@ export async function registerWithTemporalCli(t: ClusterTarget): Promise<void> {
       throw new Error(`temporal operator namespace describe ${t.namespace} failed: ${described.stderr}`);
     await mustCli(t, ['operator', 'namespace', 'create', '--retention', '72h']);
   }
-  const present = await searchAttributes(t);
+  // A new namespace is known to the frontend once its namespace cache refreshes (every few seconds).
+  const present = await retryFor(30_000, () => searchAttributes(t));
   for (const spec of searchAttributeSpecs(PAYSAGA_SEARCH_ATTRIBUTES)) {
     const [name, type] = spec.split('=') as [string, string];
     if (present.has(name)) {
@@ -83,6 +96,19 @@ export async function registerWithTemporalCli(t: ClusterTarget): Promise<void> {
       continue;
     }
     await mustCli(t, ['operator', 'search-attribute', 'create', '--name', name, '--type', type]);
+  }
+}
+
+/** `fn()` until it resolves; its last error after `timeoutMs`. */
+async function retryFor<T>(timeoutMs: number, fn: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await sleep(500);
+    }
   }
 }
 
@@ -133,14 +159,33 @@ export async function waitForSearchAttributes(t: ClusterTarget, timeoutMs: numbe
   }
 }
 
-/** `temporal workflow count --query`: how many workflows of the namespace match. */
+/**
+ * `temporal workflow count --query`: how many workflows of the namespace match. Visibility requests are
+ * rate limited per namespace (`frontend.namespaceRPS.visibility`, 10/s by default): a refusal is
+ * waited out, as any client of a cluster must.
+ */
 export async function countWorkflows(t: ClusterTarget, query: string): Promise<number> {
-  const res = await mustCli(t, ['workflow', 'count', '--query', query, '--output', 'json']);
-  return Number((JSON.parse(res.stdout) as { count?: string | number }).count ?? 0);
+  const args = ['workflow', 'count', '--query', query, '--output', 'json'];
+  const deadline = Date.now() + 30_000;
+  for (let pause = 200; ; pause = Math.min(pause * 2, 2_000)) {
+    const res = await cli(t, args);
+    if (res.code === 0) return Number((JSON.parse(res.stdout) as { count?: string | number }).count ?? 0);
+    if (!/rate limit exceeded/i.test(res.stderr) || Date.now() > deadline)
+      throw new CommandError(`temporal ${args.join(' ')}`, res);
+    await sleep(pause);
+  }
 }
 
 /** The server's version as the cluster reports it (`temporal operator cluster describe`). */
 export async function serverVersion(t: ClusterTarget): Promise<string> {
   const res = await mustCli(t, ['operator', 'cluster', 'describe', '--output', 'json'], false);
   return String((JSON.parse(res.stdout) as { serverVersion?: string }).serverVersion ?? '');
+}
+
+/** When the latest run of `workflowId` closed; undefined while it runs. */
+export async function closeTime(t: ClusterTarget, workflowId: string): Promise<Date | undefined> {
+  const res = await mustCli(t, ['workflow', 'describe', '--workflow-id', workflowId, '--output', 'json']);
+  const info = (JSON.parse(res.stdout) as { workflowExecutionInfo?: { closeTime?: string } })
+    .workflowExecutionInfo;
+  return info?.closeTime ? new Date(info.closeTime) : undefined;
 }

@@ -8,7 +8,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { freePort } from '../../cli/dev/ports';
+import { probePort } from '../../cli/dev/ports';
 import { findProjectRoot } from '../../cli/temporal-cli';
 import type { Postgres } from './postgres';
 import { mustRun } from './run';
@@ -64,16 +64,20 @@ export interface TemporalServer {
   logTail(lines?: number): string;
 }
 
+/**
+ * `env`: the server's environment. It must not carry the server's own TEMPORAL_* settings (e.g.
+ * TEMPORAL_ENVIRONMENT, which it refuses next to --config-file).
+ */
 export async function startTemporalServer(
   binary: string,
   pg: Postgres,
   dir: string,
+  env: NodeJS.ProcessEnv,
 ): Promise<TemporalServer> {
   const host = '127.0.0.1';
   const ports: number[] = [];
   const port = async () => {
-    let p = await freePort(host);
-    while (ports.includes(p)) p = await freePort(host);
+    const p = await freePortBelow32768(host, ports);
     ports.push(p);
     return p;
   };
@@ -150,6 +154,7 @@ export async function startTemporalServer(
   let child: ChildProcess;
   try {
     child = spawn(binary, ['--config-file', configFile, '--allow-no-auth', 'start'], {
+      env,
       stdio: ['ignore', fd, fd],
     });
   } finally {
@@ -159,9 +164,9 @@ export async function startTemporalServer(
   const running = () => child.exitCode === null && child.signalCode === null;
   if (child.pid === undefined) throw new Error(`${binary} did not start`);
   const pid = child.pid;
-  const logTail = (lines = 40) => {
+  const logTail = (lines = 15) => {
     try {
-      return fs.readFileSync(log, 'utf8').trim().split('\n').slice(-lines).join('\n');
+      return fs.readFileSync(log, 'utf8').trim().split('\n').slice(-lines).map(shortLogLine).join('\n');
     } catch {
       return '(no log)';
     }
@@ -185,7 +190,29 @@ export async function startTemporalServer(
   };
 }
 
+/**
+ * A free port under 32768, none of `taken`. The server records each service's membership port in a
+ * smallint column (cluster_membership.rpc_port), so the OS's ephemeral ports (32768 and up) are refused.
+ */
+async function freePortBelow32768(host: string, taken: readonly number[]): Promise<number> {
+  for (let tries = 0; tries < 200; tries++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_768);
+    if (!taken.includes(port) && (await probePort(host, port)) === undefined) return port;
+  }
+  throw new Error(`no free port between 20000 and 32767 on ${host}`);
+}
+
 /** `temporal-server --version` / `temporal-sql-tool --version`, for the test's report. */
 export async function binaryVersion(binary: string): Promise<string> {
   return (await mustRun(binary, ['--version'])).stdout.trim();
+}
+
+/** A JSON log line of the server as `level msg: error` (its stack traces left out). */
+function shortLogLine(line: string): string {
+  try {
+    const e = JSON.parse(line) as { level?: string; msg?: string; error?: string };
+    return `${e.level ?? '?'} ${e.msg ?? ''}${e.error ? `: ${e.error}` : ''}`;
+  } catch {
+    return line.slice(0, 500);
+  }
 }
