@@ -72,6 +72,7 @@ async function timed<T>(timings: Record<string, number>, name: string, fn: () =>
 export async function startCluster(teardown: Teardown): Promise<Cluster> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paysaga-cluster-'));
   teardown.add('temp folder', () => fs.rmSync(dir, { recursive: true, force: true }));
+  teardown.guardFolder(dir);
   const timings: Record<string, number> = {};
   const external = process.env.PAYSAGA_CLUSTER_ADDRESS;
 
@@ -95,13 +96,14 @@ export async function startCluster(teardown: Teardown): Promise<Cluster> {
     binaryVersion(bins.sqlTool),
   ]);
   const postgres = await timed(timings, 'postgres', () => startPostgres(path.join(dir, 'pg')));
-  teardown.onProcessExit(postgres.pid, () => postgres.killNow());
+  // SIGQUIT: PostgreSQL's immediate shutdown (its command line names the data folder).
+  teardown.guard(postgres.pid, dir, 'SIGQUIT', () => postgres.killNow());
   teardown.add('PostgreSQL', () => postgres.stop());
   log(`${postgres.version} on ${postgres.host}:${postgres.port}`);
 
   await timed(timings, 'schemas', () => setupSchemas(bins.sqlTool, postgres));
   const server = await startTemporalServer(bins.server, postgres, dir, cleanEnv(false));
-  teardown.onProcessExit(server.pid, () => server.killNow());
+  teardown.guard(server.pid, 'temporal-server', 'SIGKILL', () => server.killNow());
   teardown.add('Temporal server', () => server.stop());
 
   // An empty client config file: a developer's own Temporal profile must not apply here.
@@ -152,6 +154,7 @@ export async function startPaysaga(cluster: Cluster, teardown: Teardown): Promis
   const { dir, timings, target } = cluster;
   const keys = generateTestKeys();
   teardown.add('keys', () => fs.rmSync(keys.dir, { recursive: true, force: true }));
+  teardown.guardFolder(keys.dir);
 
   // One build of dist/ and of the workflow bundle before several processes start (each would otherwise
   // check, and maybe build, the same files at once).
@@ -176,7 +179,7 @@ export async function startPaysaga(cluster: Cluster, teardown: Teardown): Promis
 
   const start = (name: string, args: string[], env: NodeJS.ProcessEnv) => {
     const p = spawnPaysaga(name, args, { ...target.env, PAYSAGA_REBUILD: '0', ...env });
-    teardown.onProcessExit(p.pid, () => {
+    teardown.guard(p.pid, 'paysaga.js', 'SIGKILL', () => {
       if (p.running()) p.child.kill('SIGKILL');
     });
     teardown.add(name, () => p.stop());
