@@ -15,7 +15,7 @@ import * as path from 'node:path';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { freePort } from '../../cli/dev/ports';
 import { generateTestKeys } from '../helpers/keys';
-import { spawnPaysaga, PAYSAGA_BIN, type PaysagaProcess } from './paysaga-process';
+import { spawnPaysaga, withoutCardNumbers, PAYSAGA_BIN, type PaysagaProcess } from './paysaga-process';
 import { startPostgres, type Postgres } from './postgres';
 import { mustRun } from './run';
 import type { Teardown } from './teardown';
@@ -233,4 +233,20 @@ export async function startPaysaga(cluster: Cluster, teardown: Teardown): Promis
     ]),
   );
   return { sandbox, sandboxUrl, workers, apis, apiUrls, apiToken, taskQueue, projectId: PROJECT_ID };
+}
+
+/**
+ * What every process printed, into test-results/cluster/ (replaced on each run; git ignores it), so a
+ * failed CI run can be read afterwards. Card-like digits are blanked.
+ */
+export function saveLogs(cluster: Cluster | undefined, stack: Paysaga | undefined): string {
+  const out = path.resolve(__dirname, '../../test-results/cluster');
+  fs.rmSync(out, { recursive: true, force: true });
+  fs.mkdirSync(out, { recursive: true });
+  for (const p of [...(stack ? [stack.sandbox, ...stack.workers, ...stack.apis] : [])])
+    fs.writeFileSync(path.join(out, `${p.name}.log`), withoutCardNumbers(p.output()));
+  for (const file of [cluster?.local?.server.log, cluster?.local?.postgres.log]) {
+    if (file && fs.existsSync(file)) fs.copyFileSync(file, path.join(out, path.basename(file)));
+  }
+  return out;
 }

@@ -11,7 +11,7 @@
 import { PaysagaApiClient, type Session, type Subscription } from '../../client/http';
 import { DEMO_KINDS, runDemo, type DemoKind } from '../../cli/dev/demo';
 import { alternatingDispatcher, type AlternatingDispatcher } from './alternating-dispatcher';
-import { startCluster, startPaysaga, type Cluster, type Paysaga } from './cluster-stack';
+import { saveLogs, startCluster, startPaysaga, type Cluster, type Paysaga } from './cluster-stack';
 import { Teardown } from './teardown';
 import {
   closeTime,
@@ -73,6 +73,7 @@ interface LedgerEntry {
 
 describe('paysaga on a Temporal cluster (temporal-server on PostgreSQL, 2 workers, 2 APIs)', () => {
   const teardown = new Teardown();
+  // Unset when beforeAll failed early (saveLogs and the teardown cope).
   let cluster: Cluster;
   let stack: Paysaga;
   let alternating: AlternatingDispatcher;
@@ -97,11 +98,12 @@ describe('paysaga on a Temporal cluster (temporal-server on PostgreSQL, 2 worker
   }, 600_000);
 
   afterAll(async () => {
+    log(`logs: ${saveLogs(cluster, stack)}`);
     const problems = await teardown.run();
     if (problems.length) throw new Error(`teardown: ${problems.join('; ')}`);
   }, 180_000);
 
-  it('runs on temporal-server built from source, with paysaga registered in its namespace, idempotently', async () => {
+  it('paysaga is registered on the cluster (temporal-server 1.32.0 from source); registering again changes nothing', async () => {
     // Registered once by the stack; again changes nothing and does not fail.
     const before = await searchAttributes(cluster.target);
     await registerPaysaga(cluster.target);
@@ -212,7 +214,7 @@ describe('paysaga on a Temporal cluster (temporal-server on PostgreSQL, 2 worker
     for (const id of carried) expect([id, survivor.output().includes(id)]).toEqual([id, true]);
   });
 
-  it("Temporal's visibility on PostgreSQL finds each session by its search attributes", async () => {
+  it("Temporal's visibility (PostgreSQL) finds each session by its search attributes", async () => {
     expect(finalViews.size).toBe(DEMO_KINDS.length - 1);
     for (const [kind, view] of finalViews) {
       // Every run of the session (payment, refund, late event) carries paysaga's attributes. A late-event

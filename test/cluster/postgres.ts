@@ -20,6 +20,8 @@ export interface Postgres {
   /** Superuser; any password is accepted (trust). */
   user: string;
   version: string;
+  /** The server's log file. */
+  log: string;
   /** Fast shutdown, SIGKILL if that fails. The data folder is left for the caller's temp folder removal. */
   stop(): Promise<void>;
   /** Synchronous last resort (process exit): SIGQUIT (immediate shutdown) to the postmaster. */
@@ -123,6 +125,7 @@ export async function startPostgres(dir: string): Promise<Postgres> {
     port,
     user: 'postgres',
     version,
+    log,
     pid,
     async stop() {
       if (stopped) return;
