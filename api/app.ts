@@ -84,13 +84,16 @@ function newInstance(deps: ApiDeps): FastifyInstance {
   return app;
 }
 
-const v1Routes: FastifyPluginAsync<ApiDeps> = async (v1, deps) => {
-  await v1.register(authPlugin, { tokens: deps.apiTokens });
-  await v1.register(checkoutRoutes, deps);
-  await v1.register(sessionRoutes, deps);
-  await v1.register(subscriptionRoutes, deps);
-  await v1.register(tokenRoutes, deps);
-};
+/** The partner routes, registered under /v1 (the deps are not the register options: those carry the prefix). */
+const v1Routes =
+  (deps: ApiDeps): FastifyPluginAsync =>
+  async (v1) => {
+    await v1.register(authPlugin, { tokens: deps.apiTokens });
+    await v1.register(checkoutRoutes, deps);
+    await v1.register(sessionRoutes, deps);
+    await v1.register(subscriptionRoutes, deps);
+    await v1.register(tokenRoutes, deps);
+  };
 
 export function buildApi(deps: ApiDeps): PaysagaApi {
   const resolved: ApiDeps = {
@@ -130,7 +133,7 @@ export function buildApi(deps: ApiDeps): PaysagaApi {
   }
 
   const v1App = v1Listener === 'public' ? publicApp : internalApp;
-  v1App.register(v1Routes, { ...resolved, prefix: '/v1' });
+  v1App.register(v1Routes(resolved), { prefix: '/v1' });
 
   const close = async () => {
     await Promise.all([publicApp.close(), internalApp.close()]);

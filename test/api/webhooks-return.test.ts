@@ -319,6 +319,10 @@ describe('payer return', () => {
     const t0 = Date.now();
     for (let i = 0; i < 30; i++) await s.payments.notifyPayerReturned(id);
     const elapsed = Date.now() - t0;
+    // Signals that arrive during a workflow task join the history when it completes.
+    const deadline = Date.now() + 15_000;
+    while ((await signalsOf(id, 'payerReturned')) < 30 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 100));
     expect(await signalsOf(id, 'payerReturned')).toBe(30);
     const view = await s.payments.getSession(id);
     const admitted = view.events.filter((e) => e.source === 'payer').length;
