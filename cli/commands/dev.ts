@@ -17,6 +17,7 @@ import type { RunningApi, startApiFromEnv as StartApiFromEnv } from '../../api/s
 import type { RunningSandbox, startSandbox as StartSandbox } from '../../sandbox';
 import type { SandboxConfigInput } from '../../sandbox/config';
 import type * as ListenConfig from '../../api/listen-config';
+import type * as Listeners from '../../api/listeners';
 import type * as WorkerMain from '../../workers/main';
 import {
   prepareDataDir,
@@ -144,6 +145,7 @@ export async function runDev(opts: DevOptions, deps: DevCommandDeps = processDep
   const workerMain = require('../../workers/main') as typeof WorkerMain;
   const { startApiFromEnv } = require('../../api/server') as { startApiFromEnv: typeof StartApiFromEnv };
   const { assertNoRemovedVariables } = require('../../api/listen-config') as typeof ListenConfig;
+  const { assertCodecProtected } = require('../../api/listeners') as typeof Listeners;
   const { startSandbox } = require('../../sandbox') as { startSandbox: typeof StartSandbox };
   /* eslint-enable @typescript-eslint/no-require-imports */
 
@@ -152,6 +154,9 @@ export async function runDev(opts: DevOptions, deps: DevCommandDeps = processDep
   const host = opts.host || env.PAYSAGA_DEV_HOST || DEV_DEFAULTS.host;
   const logLevel = workerMain.parseLogLevel(opts.logLevel ?? env.PAYSAGA_LOG_LEVEL, 'warn');
   assertNoRemovedVariables(env);
+  // The dev stack always encrypts; an open codec must not be reachable from other machines.
+  const codecTokens = (env.PAYSAGA_CODEC_TOKENS ?? '').split(',').filter((t) => t.trim());
+  assertCodecProtected({ codec: true, tokens: codecTokens, host });
   const wanted: PortSpec[] = [
     {
       name: 'API public',
