@@ -3,6 +3,7 @@
  * the payer's return page; health, metrics, docs and the codec server are on the internal one, and so
  * is /v1 unless the deployment puts it on the public one. Both count into one /metrics.
  */
+import { Writable } from 'node:stream';
 import { request } from 'undici';
 import { buildApi } from '../../api/app';
 import { CodecExposedError } from '../../api/listeners';
@@ -120,5 +121,28 @@ describe('an open codec off loopback', () => {
     expect(api.public.server.listening).toBe(false);
     expect(api.internal.server.listening).toBe(false);
     await api.close();
+  });
+});
+
+describe('request logs', () => {
+  it('never show the return token', async () => {
+    const lines: string[] = [];
+    const stream = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        lines.push(chunk.toString());
+        done();
+      },
+    });
+    const api = buildApi({ ...apiDepsFor(s.stack), apiTokens: ['t'], logger: { level: 'info', stream } });
+    const { publicUrl } = await listenLocally(api);
+    try {
+      const res = await request(`${publicUrl}/return/ps_1?x=1&t=the-secret-token-value`);
+      await res.body.dump();
+    } finally {
+      await api.close();
+    }
+    const logged = lines.join('');
+    expect(logged).toContain('/return/ps_1?x=1&t=[redacted]');
+    expect(logged).not.toContain('the-secret-token-value');
   });
 });
