@@ -3,6 +3,7 @@ export * from './identity-check';
 export * from './inputs';
 export * from './payments-client';
 export * from './reconciler';
+export * from './return-url';
 export * from './settings';
 export * from './webhook-handler';
 export * from './webhook-router';

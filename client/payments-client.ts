@@ -65,6 +65,7 @@ import { identityCheckIntakeId, requestFingerprint } from './identity-check';
 import * as inputs from './inputs';
 import { queryWithRetry } from './query';
 import { ensureReconciler } from './reconciler';
+import { signedReturnSettings, type SessionReturnUrls } from './return-url';
 import { DEFAULT_SETTINGS, mergeSettings } from './settings';
 
 const WORKFLOW_OF: Record<SessionKind, string> = {
@@ -88,6 +89,8 @@ export interface PaymentsClientOptions {
   provider: ProviderClient;
   taskQueue: string;
   settings?: SessionSettings;
+  /** paysaga's signed return page as each session's back_url (client/return-url.ts); unset: the caller's backUrl. */
+  returnUrls?: SessionReturnUrls;
 }
 
 export interface StartOptions {
@@ -131,6 +134,7 @@ export class PaymentsClient {
           {
             session_id: sessionId,
             payment_info: { type: 'card_info', card_info: { type: 'card_details', card_details: i.card } },
+            ...signedReturnSettings(this.opts.returnUrls, sessionId, settingsBody),
           },
           { idempotencyKey: key },
         ),

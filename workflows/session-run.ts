@@ -19,6 +19,7 @@ import {
   START_RESPONSE,
   startFailedSignal,
 } from './definitions';
+import { PayerReturnThrottle } from './payer-return';
 import { amountMismatch, isNewer, latestPayment, operationOf, operationsOf, phaseOf } from './snapshot';
 import {
   FINAL_PHASES,
@@ -67,6 +68,7 @@ export class SessionRun {
   pendingDecision: PendingDecision | undefined;
   private version = 0;
   private pollRequested = false;
+  private readonly payerReturns = new PayerReturnThrottle();
   private ended = false;
   private readonly phaseFn: (s: SessionInfo | undefined) => SessionPhase;
 
@@ -77,6 +79,7 @@ export class SessionRun {
       if (!operationOf(this.snapshot)) this.end('failed', `start_failed: ${reason}`);
     });
     wf.setHandler(payerReturnedSignal, () => {
+      if (!this.payerReturns.admit(Date.now())) return; // at most one state check per interval
       this.log('payer', 'returned');
       this.pollRequested = true;
     });

@@ -40,7 +40,7 @@ export function register(program: Command, deps: DemoCommandDeps = processDeps):
     .option('--data <dir>', 'data folder of the running `paysaga dev` (default PAYSAGA_DATA_DIR or .data)')
     .option(
       '--api <url>',
-      'API base URL (default PAYSAGA_API_URL, else what `paysaga dev` wrote, else :8080)',
+      'API base URL, where /v1 is served (default PAYSAGA_API_URL, else what `paysaga dev` wrote, else :8081)',
     )
     .option('--token <token>', 'API bearer token (default PAYSAGA_API_TOKEN, else <data>/api-token)')
     .option(
@@ -91,7 +91,9 @@ export async function runDemoCommand(
   const dataDir = resolveDataDir(opts.data, env);
   const saved = readDevState(dataDir);
   const state = saved && processAlive(saved.pid) ? saved : undefined;
-  const apiUrl = trimSlash(opts.api || env.PAYSAGA_API_URL || state?.apiUrl || 'http://127.0.0.1:8080');
+  const apiUrl = trimSlash(opts.api || env.PAYSAGA_API_URL || state?.apiUrl || 'http://127.0.0.1:8081');
+  // /healthz is on the internal listener, which serves /v1 too unless PAYSAGA_V1_LISTENER=public.
+  const healthUrl = trimSlash((!opts.api && !env.PAYSAGA_API_URL && state?.internalUrl) || apiUrl);
   const token = opts.token || env.PAYSAGA_API_TOKEN || readApiToken(dataDir);
   if (!token)
     throw new Error(
@@ -106,7 +108,7 @@ export async function runDemoCommand(
   const namespace = state?.namespace || env.TEMPORAL_NAMESPACE || 'default';
 
   try {
-    const health = await fetch(`${apiUrl}/healthz`, { signal: AbortSignal.timeout(5_000) });
+    const health = await fetch(`${healthUrl}/healthz`, { signal: AbortSignal.timeout(5_000) });
     if (health.status !== 200)
       throw new Error(`GET /healthz answered ${health.status}: ${await health.text()}`);
   } catch (err) {
