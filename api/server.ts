@@ -4,7 +4,7 @@
  * It listens and returns a handle; whoever runs it (the `paysaga api` command, `paysaga dev`)
  * decides when to close it.
  */
-import { Client, Connection } from '@temporalio/client';
+import { Client, type Connection } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import { PaymentsClient } from '../client/payments-client';
 import { DEFAULT_SETTINGS } from '../client/settings';
@@ -16,6 +16,7 @@ import {
 } from '../provider';
 import { codecFromEnv } from '../common/codec';
 import { temporalSettingsFromEnv } from '../common/temporal-config';
+import { connectTemporalClient } from '../common/temporal-connection';
 import type { SessionSettings } from '../workflows/types';
 import { buildApi } from './app';
 
@@ -88,7 +89,7 @@ export async function startApiFromEnv(
   const provider = providerClientFromConfig(providerConfig);
   let connection: Connection | undefined;
   try {
-    connection = await Connection.connect({ address: temporalSettings.address });
+    connection = await connectTemporalClient(temporalSettings);
     const temporal = new Client({
       connection,
       namespace: temporalSettings.namespace,
