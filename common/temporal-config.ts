@@ -149,3 +149,29 @@ export function describeTemporalSettings(s: TemporalSettings): string {
   if (s.profile) parts.push(`profile ${s.profile}`);
   return parts.join(', ');
 }
+
+/** Variables that change how a process reaches Temporal (besides TEMPORAL_ADDRESS and _NAMESPACE). */
+function isConnectionVariable(name: string): boolean {
+  return (
+    name === 'TEMPORAL_API_KEY' ||
+    name === 'TEMPORAL_PROFILE' ||
+    name === 'TEMPORAL_CONFIG_FILE' ||
+    name.startsWith('TEMPORAL_TLS') ||
+    name.startsWith('TEMPORAL_GRPC_META_')
+  );
+}
+
+/**
+ * `env` for processes that must talk to a local plaintext server (`paysaga dev`'s embedded dev server)
+ * whatever the user's environment or config file says about a remote cluster: the address and
+ * namespace are set, TLS, API key, headers and profiles are dropped, and no config file is read.
+ */
+export function envForLocalTemporal(
+  env: NodeJS.ProcessEnv,
+  address: string,
+  namespace: string,
+): NodeJS.ProcessEnv {
+  const out: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(env)) if (!isConnectionVariable(k)) out[k] = v;
+  return { ...out, TEMPORAL_ADDRESS: address, TEMPORAL_NAMESPACE: namespace, TEMPORAL_CONFIG_FILE: '' };
+}

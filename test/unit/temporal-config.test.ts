@@ -8,6 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import {
   describeTemporalSettings,
+  envForLocalTemporal,
   TemporalConfigError,
   temporalSettingsFromEnv,
 } from '../../common/temporal-config';
@@ -173,5 +174,30 @@ describe('temporalSettingsFromEnv', () => {
     ).toThrow(/^Temporal connection settings: ENOENT.*missing\.pem/);
     const bad = writeFile('bad.toml', '[profile.default\n');
     expect(() => temporalSettingsFromEnv(env({ TEMPORAL_CONFIG_FILE: bad }))).toThrow(TemporalConfigError);
+  });
+});
+
+describe('envForLocalTemporal (paysaga dev)', () => {
+  test('a cluster configuration in the environment does not reach the embedded dev server', () => {
+    const file = writeFile('cloud.toml', '[profile.cloud]\naddress = "x.tmprl.cloud:7233"\napi_key = "k"\n');
+    const local = envForLocalTemporal(
+      env({
+        TEMPORAL_ADDRESS: 'x.tmprl.cloud:7233',
+        TEMPORAL_API_KEY: 'k',
+        TEMPORAL_TLS: 'true',
+        TEMPORAL_TLS_SERVER_CA_CERT_PATH: '/nowhere/ca.pem',
+        TEMPORAL_GRPC_META_X_TENANT: 'shop',
+        TEMPORAL_CONFIG_FILE: file,
+        TEMPORAL_PROFILE: 'cloud',
+        PAYSAGA_TASK_QUEUE: 'q',
+      }),
+      '127.0.0.1:7299',
+      'dev',
+    );
+    expect(temporalSettingsFromEnv(local)).toEqual({
+      address: '127.0.0.1:7299',
+      namespace: 'dev',
+      taskQueue: 'q',
+    });
   });
 });
