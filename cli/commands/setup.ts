@@ -77,10 +77,12 @@ async function connectWithin(settings: TemporalSettings, waitSeconds: number, lo
   const deadline = Date.now() + waitSeconds * 1000;
   for (let attempt = 1; ; attempt++) {
     try {
+      // Without --wait: one attempt with the SDK's own timeout (a remote cluster may be slow to answer).
       const left = deadline - Date.now();
-      return await connectTemporalClient(settings, {
-        connectTimeoutMs: Math.max(1_000, Math.min(5_000, left)),
-      });
+      return await connectTemporalClient(
+        settings,
+        waitSeconds > 0 ? { connectTimeoutMs: Math.max(1_000, Math.min(5_000, left)) } : {},
+      );
     } catch (err) {
       if (Date.now() > deadline) throw err;
       if (attempt === 1) log(`waiting up to ${waitSeconds} s for Temporal (${(err as Error).message})`);
