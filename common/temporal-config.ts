@@ -125,7 +125,7 @@ export function temporalSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): T
   return {
     address: o.address || DEFAULT_TEMPORAL_ADDRESS,
     namespace: loaded.namespace || 'default',
-    taskQueue: vars.PAYSAGA_TASK_QUEUE || DEFAULT_TASK_QUEUE,
+    taskQueue: env.PAYSAGA_TASK_QUEUE || DEFAULT_TASK_QUEUE,
     ...(tls !== undefined ? { tls } : {}),
     ...(apiKey ? { apiKey } : {}),
     ...(metadata ? { metadata } : {}),
