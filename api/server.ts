@@ -17,6 +17,7 @@ import {
 import { codecFromEnv } from '../common/codec';
 import { temporalSettingsFromEnv } from '../common/temporal-config';
 import { connectTemporalClient } from '../common/temporal-connection';
+import { assertSearchAttributesRegistered } from '../common/search-attribute-check';
 import type { SessionSettings } from '../workflows/types';
 import { buildApi } from './app';
 
@@ -90,6 +91,7 @@ export async function startApiFromEnv(
   let connection: Connection | undefined;
   try {
     connection = await connectTemporalClient(temporalSettings);
+    await assertSearchAttributesRegistered(connection, temporalSettings.namespace);
     const temporal = new Client({
       connection,
       namespace: temporalSettings.namespace,

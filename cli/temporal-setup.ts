@@ -11,13 +11,11 @@
  * A second run changes nothing and says so.
  */
 import { isGrpcServiceError, type Connection } from '@temporalio/client';
-import { SearchAttributeType } from '@temporalio/common';
-import { msToTs } from '@temporalio/common/lib/time';
+import type { SearchAttributeType } from '@temporalio/common';
 import type { SearchAttributeKey } from '@temporalio/common/lib/search-attributes';
-import { temporal } from '@temporalio/proto';
+import { msToTs } from '@temporalio/common/lib/time';
+import { compareSearchAttributes, INDEXED_VALUE_TYPE } from '../common/search-attribute-check';
 import { PAYSAGA_SEARCH_ATTRIBUTES, searchAttributeSpecs } from '../common/search-attributes';
-
-const IndexedValueType = temporal.api.enums.v1.IndexedValueType;
 
 /** gRPC status codes setup tells apart. */
 const GRPC = {
@@ -27,26 +25,6 @@ const GRPC = {
   UNIMPLEMENTED: 12,
   UNAUTHENTICATED: 16,
 };
-
-const TO_INDEXED: Record<SearchAttributeType, temporal.api.enums.v1.IndexedValueType> = {
-  [SearchAttributeType.TEXT]: IndexedValueType.INDEXED_VALUE_TYPE_TEXT,
-  [SearchAttributeType.KEYWORD]: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
-  [SearchAttributeType.INT]: IndexedValueType.INDEXED_VALUE_TYPE_INT,
-  [SearchAttributeType.DOUBLE]: IndexedValueType.INDEXED_VALUE_TYPE_DOUBLE,
-  [SearchAttributeType.BOOL]: IndexedValueType.INDEXED_VALUE_TYPE_BOOL,
-  [SearchAttributeType.DATETIME]: IndexedValueType.INDEXED_VALUE_TYPE_DATETIME,
-  [SearchAttributeType.KEYWORD_LIST]: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD_LIST,
-};
-
-/** `Keyword`, `Int`, ... as the Temporal CLI and UI spell them. */
-function typeName(t: temporal.api.enums.v1.IndexedValueType | null | undefined): string {
-  const name = t === null || t === undefined ? undefined : IndexedValueType[t];
-  if (!name) return `type ${String(t)}`;
-  return name
-    .replace('INDEXED_VALUE_TYPE_', '')
-    .toLowerCase()
-    .replace(/(^|_)(\w)/g, (_m, _sep: string, c: string) => c.toUpperCase());
-}
 
 /** `unchecked`: the credentials may not describe namespaces (then they may not register one either). */
 export type NamespaceOutcome = 'exists' | 'registered' | 'unchecked';
@@ -167,16 +145,7 @@ export async function setupTemporal(connection: Connection, o: SetupOptions): Pr
   const deadline = Date.now() + settleMs;
 
   const existing = await listCustom(connection, o.namespace, deadline);
-  const present: string[] = [];
-  const missing: SearchAttributeKey<SearchAttributeType>[] = [];
-  const conflicts: string[] = [];
-  for (const key of keys) {
-    const want = TO_INDEXED[key.type];
-    if (!(key.name in existing)) missing.push(key);
-    else if (existing[key.name] !== want)
-      conflicts.push(`${key.name} is ${typeName(existing[key.name])}, paysaga needs ${typeName(want)}`);
-    else present.push(`${key.name}=${typeName(want)}`);
-  }
+  const { present, missing, conflicts } = compareSearchAttributes(existing, keys);
   if (conflicts.length)
     throw new SetupError(
       `search attributes of another type in namespace ${o.namespace}: ${conflicts.join('; ')}. ` +
@@ -191,7 +160,7 @@ export async function setupTemporal(connection: Connection, o: SetupOptions): Pr
       await whileNotFound(deadline, () =>
         connection.operatorService.addSearchAttributes({
           namespace: o.namespace,
-          searchAttributes: Object.fromEntries(missing.map((k) => [k.name, TO_INDEXED[k.type]])),
+          searchAttributes: Object.fromEntries(missing.map((k) => [k.name, INDEXED_VALUE_TYPE[k.type]])),
         }),
       );
     } catch (err) {

@@ -31,6 +31,7 @@ import {
   type TemporalSettings,
 } from '../common/temporal-config';
 import { connectTemporalClient, temporalConnectionOptions } from '../common/temporal-connection';
+import { assertSearchAttributesRegistered } from '../common/search-attribute-check';
 import { createPaysagaWorker } from './worker';
 
 export const PINO_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -255,6 +256,16 @@ async function startReconcilerFor(
   }
 }
 
+/** Refuses a namespace without paysaga's search attributes (`paysaga setup` adds them). */
+async function checkNamespace(temporal: TemporalSettings): Promise<void> {
+  const connection = await connectTemporalClient(temporal);
+  try {
+    await assertSearchAttributesRegistered(connection, temporal.namespace);
+  } finally {
+    await connection.close();
+  }
+}
+
 /** Builds and starts the worker from the environment; configuration errors are thrown before connecting. */
 export async function startWorkerFromEnv(o: StartWorkerOptions = {}): Promise<RunningWorker> {
   const env = o.env ?? process.env;
@@ -269,6 +280,7 @@ export async function startWorkerFromEnv(o: StartWorkerOptions = {}): Promise<Ru
   const reconcile = reconcilerInputFromEnv(env);
   installRuntime(logger, o.shutdownSignals, env.PAYSAGA_WORKER_METRICS || undefined);
 
+  await checkNamespace(temporal);
   const workflowCode = await resolveWorkflowCode(env, logger);
   const provider = providerClientFromConfig(providerConfig);
   let connection: NativeConnection | undefined;

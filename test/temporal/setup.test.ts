@@ -13,9 +13,13 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import { temporal } from '@temporalio/proto';
 import { PAYSAGA_SEARCH_ATTRIBUTES, searchAttributeSpecs } from '../../common/search-attributes';
 import type { SetupReport } from '../../cli/temporal-setup';
+import { startApiFromEnv } from '../../api/server';
+import { startWorkerFromEnv } from '../../workers/main';
 import { greetAndTagWorkflow } from '../fixtures/trivial-workflow';
+import { generateTestKeys } from '../helpers/keys';
 import {
   connectTestClient,
+  sharedWorkflowBundlePath,
   testAddress,
   uniqueTaskQueue,
   uniqueWorkflowId,
@@ -163,4 +167,48 @@ test('an attribute of another type is refused by name and nothing is added', asy
   expect(run.stderr).toContain('AmountMinor is Keyword, paysaga needs Int');
   const listed = (await operatorService.listSearchAttributes({ namespace })).customAttributes ?? {};
   expect(Object.keys(listed)).toEqual(['AmountMinor']);
+});
+
+test('worker and API refuse a namespace nobody set up, and start once paysaga setup ran', async () => {
+  const namespace = `paysaga-setup-${randomUUID()}`;
+  const { workflowService, operatorService } = test_.connection;
+  await workflowService.registerNamespace({
+    namespace,
+    workflowExecutionRetentionPeriod: msToTs(86_400_000),
+  });
+  // Until the new namespace is known everywhere.
+  for (let i = 0; ; i++) {
+    try {
+      await operatorService.listSearchAttributes({ namespace });
+      break;
+    } catch (err) {
+      if (i > 40) throw err;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+  const keys = generateTestKeys();
+  const env: NodeJS.ProcessEnv = {
+    TEMPORAL_ADDRESS: testAddress(),
+    TEMPORAL_NAMESPACE: namespace,
+    TEMPORAL_CONFIG_FILE: '',
+    PAYSAGA_TASK_QUEUE: uniqueTaskQueue('not-set-up'),
+    PAYSAGA_PROVIDER_URL: 'http://127.0.0.1:9',
+    PAYSAGA_PROJECT_ID: 'proj_1',
+    PAYSAGA_PARTNER_PRIVATE_KEY: keys.paths.partnerPrivate,
+    PAYSAGA_PROVIDER_TEST_SERVICE_KEYS: keys.paths.servicePublic,
+    PAYSAGA_API_TOKENS: 'token',
+    PAYSAGA_WORKFLOW_BUNDLE: sharedWorkflowBundlePath(),
+    PAYSAGA_LOG_LEVEL: 'silent',
+  };
+  const notSetUp = new RegExp(
+    `namespace ${namespace} is not set up for paysaga \\(search attributes: missing PaymentKind, .*\\): run \`paysaga setup\``,
+  );
+  await expect(startWorkerFromEnv({ env, shutdownSignals: [] })).rejects.toThrow(notSetUp);
+  await expect(startApiFromEnv(env, { port: 0, host: '127.0.0.1' })).rejects.toThrow(notSetUp);
+
+  expect(report(await setup(namespace)).changed).toBe(true);
+  const worker = await startWorkerFromEnv({ env, shutdownSignals: [] });
+  await worker.shutdown();
+  const api = await startApiFromEnv(env, { port: 0, host: '127.0.0.1' });
+  await api.close();
 });
