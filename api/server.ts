@@ -5,7 +5,7 @@
  * It listens and returns a handle; whoever runs it (the `paysaga api` command, `paysaga dev`)
  * decides when to close it.
  */
-import { Client, Connection } from '@temporalio/client';
+import { Client, type Connection } from '@temporalio/client';
 import { PaymentsClient } from '../client/payments-client';
 import { DeferredReturnUrls, ReturnUrls } from '../client/return-url';
 import { DEFAULT_SETTINGS } from '../client/settings';
@@ -17,6 +17,8 @@ import {
 } from '../provider';
 import { codecFromEnv } from '../common/codec';
 import { temporalSettingsFromEnv } from '../common/temporal-config';
+import { connectTemporalClient } from '../common/temporal-connection';
+import { assertSearchAttributesRegistered } from '../common/search-attribute-check';
 import type { SessionSettings } from '../workflows/types';
 import { buildApi, type PaysagaApi } from './app';
 import { listenConfigFromEnv, type ListenOverrides } from './listen-config';
@@ -87,7 +89,8 @@ export async function startApiFromEnv(
   const provider = providerClientFromConfig(providerConfig);
   let connection: Connection | undefined;
   try {
-    connection = await Connection.connect({ address: temporalSettings.address });
+    connection = await connectTemporalClient(temporalSettings);
+    await assertSearchAttributesRegistered(connection, temporalSettings.namespace);
     const temporal = new Client({
       connection,
       namespace: temporalSettings.namespace,

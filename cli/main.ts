@@ -11,6 +11,7 @@ import * as demoCommand from './commands/demo';
 import * as devCommand from './commands/dev';
 import * as keysCommand from './commands/keys';
 import * as sandboxCommand from './commands/sandbox';
+import * as setupCommand from './commands/setup';
 import * as workerCommand from './commands/worker';
 import { findProjectRoot } from './temporal-cli';
 
@@ -24,6 +25,7 @@ const COMMANDS: CommandModule[] = [
   sandboxCommand,
   devCommand,
   workerCommand,
+  setupCommand,
   demoCommand,
 ];
 

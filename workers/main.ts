@@ -1,6 +1,7 @@
 /**
  * The worker process: every session workflow and its activities, configured by environment variables
- * (Temporal: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, PAYSAGA_TASK_QUEUE; provider: PAYSAGA_PROVIDER_URL,
+ * (Temporal: TEMPORAL_* of the standard client configuration, see common/temporal-config.ts, and
+ * PAYSAGA_TASK_QUEUE; provider: PAYSAGA_PROVIDER_URL,
  * PAYSAGA_PROJECT_ID, PAYSAGA_PARTNER_PRIVATE_KEY, ...; logs: PAYSAGA_LOG_LEVEL; Prometheus metrics of the
  * SDK: PAYSAGA_WORKER_METRICS=host:port; the task queue's reconciler for webhooks-off deployments:
  * PAYSAGA_RECONCILE_EVERY_MS, see client/reconciler.ts). Run alone by
@@ -16,7 +17,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import type { LogLevel, LogMetadata, Logger, PayloadCodec } from '@temporalio/common';
 import { bundleWorkflowCode, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import pino, { type Logger as PinoLogger } from 'pino';
@@ -24,7 +25,13 @@ import { ensureReconciler, reconcilerInputFromEnv, reconcilerWorkflowId } from '
 import type { ReconcilerInput } from '../workflows/types';
 import { providerClientFromConfig, providerConfigFromEnv, resolveEnvironment } from '../provider';
 import { codecFromEnv } from '../common/codec';
-import { temporalSettingsFromEnv, type TemporalSettings } from '../common/temporal-config';
+import {
+  describeTemporalSettings,
+  temporalSettingsFromEnv,
+  type TemporalSettings,
+} from '../common/temporal-config';
+import { connectTemporalClient, temporalConnectionOptions } from '../common/temporal-connection';
+import { assertSearchAttributesRegistered } from '../common/search-attribute-check';
 import { createPaysagaWorker } from './worker';
 
 export const PINO_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -236,7 +243,7 @@ async function startReconcilerFor(
   input: ReconcilerInput,
   codec: PayloadCodec | undefined,
 ): Promise<void> {
-  const connection = await Connection.connect({ address: temporal.address });
+  const connection = await connectTemporalClient(temporal);
   try {
     const client = new Client({
       connection,
@@ -244,6 +251,16 @@ async function startReconcilerFor(
       ...(codec ? { dataConverter: { payloadCodecs: [codec] } } : {}),
     });
     await ensureReconciler(client, temporal.taskQueue, input);
+  } finally {
+    await connection.close();
+  }
+}
+
+/** Refuses a namespace without paysaga's search attributes (`paysaga setup` adds them). */
+async function checkNamespace(temporal: TemporalSettings): Promise<void> {
+  const connection = await connectTemporalClient(temporal);
+  try {
+    await assertSearchAttributesRegistered(connection, temporal.namespace);
   } finally {
     await connection.close();
   }
@@ -263,12 +280,20 @@ export async function startWorkerFromEnv(o: StartWorkerOptions = {}): Promise<Ru
   const reconcile = reconcilerInputFromEnv(env);
   installRuntime(logger, o.shutdownSignals, env.PAYSAGA_WORKER_METRICS || undefined);
 
+  await checkNamespace(temporal);
   const workflowCode = await resolveWorkflowCode(env, logger);
   const provider = providerClientFromConfig(providerConfig);
   let connection: NativeConnection | undefined;
   let worker: Worker;
   try {
-    connection = await NativeConnection.connect({ address: temporal.address });
+    try {
+      connection = await NativeConnection.connect(temporalConnectionOptions(temporal));
+    } catch (err) {
+      throw new Error(
+        `cannot connect to Temporal at ${describeTemporalSettings(temporal)}: ${(err as Error).message}`,
+        { cause: err },
+      );
+    }
     worker = await createPaysagaWorker({
       connection,
       namespace: temporal.namespace,
@@ -305,6 +330,7 @@ export async function startWorkerFromEnv(o: StartWorkerOptions = {}): Promise<Ru
     {
       address: temporal.address,
       namespace: temporal.namespace,
+      temporal: describeTemporalSettings(temporal),
       taskQueue: temporal.taskQueue,
       provider: environment.baseUrl,
       projectId: providerConfig.projectId,

@@ -6,6 +6,7 @@
 import * as fs from 'node:fs';
 import { InvalidArgumentError, type Command } from 'commander';
 import { PaysagaApiClient } from '../../client/http';
+import { temporalSettingsFromEnv } from '../../common/temporal-config';
 import { DEMO_KINDS, formatTable, runDemo, type DemoKind } from '../dev/demo';
 import { processAlive, readApiToken, readDevState, resolveDataDir } from '../dev/data-dir';
 
@@ -105,7 +106,8 @@ export async function runDemoCommand(
   const temporalUiUrl = trimSlash(
     opts.temporalUi || state?.temporalUiUrl || env.PAYSAGA_TEMPORAL_UI_URL || 'http://127.0.0.1:8233',
   );
-  const namespace = state?.namespace || env.TEMPORAL_NAMESPACE || 'default';
+  // Links only: the namespace of the running dev stack, else the standard Temporal configuration's.
+  const namespace = state?.namespace || temporalSettingsFromEnv(env).namespace;
 
   try {
     const health = await fetch(`${healthUrl}/healthz`, { signal: AbortSignal.timeout(5_000) });

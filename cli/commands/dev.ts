@@ -30,6 +30,7 @@ import {
 import { parsePort, settlePorts, type PortSpec } from '../dev/ports';
 import { startTemporalDevServer, type TemporalDevServer } from '../dev/temporal-server';
 import { describeTemporalCli, resolveTemporalCli } from '../temporal-cli';
+import { envForLocalTemporal } from '../../common/temporal-config';
 
 export const DEV_DEFAULTS = {
   host: '127.0.0.1',
@@ -152,6 +153,9 @@ export async function runDev(opts: DevOptions, deps: DevCommandDeps = processDep
   // --- configuration: every mistake is reported before anything starts ---
   const dataDir = resolveDataDir(opts.data, env);
   const host = opts.host || env.PAYSAGA_DEV_HOST || DEV_DEFAULTS.host;
+  // The embedded server creates this namespace; TEMPORAL_ADDRESS, TLS, API keys and profiles are for
+  // clusters and are not used here (the server is plaintext on this machine).
+  const namespace = env.TEMPORAL_NAMESPACE || DEV_DEFAULTS.namespace;
   const logLevel = workerMain.parseLogLevel(opts.logLevel ?? env.PAYSAGA_LOG_LEVEL, 'warn');
   assertNoRemovedVariables(env);
   // The dev stack always encrypts; an open codec must not be reachable from other machines.
@@ -287,7 +291,7 @@ export async function runDev(opts: DevOptions, deps: DevCommandDeps = processDep
         host,
         port: temporalPort,
         uiPort,
-        namespace: DEV_DEFAULTS.namespace,
+        namespace,
         logLevel: opts.temporalLogLevel ?? 'warn',
         onLine: (line) => deps.err(`[temporal] ${line}`),
         signal: abort.signal,
@@ -321,9 +325,7 @@ export async function runDev(opts: DevOptions, deps: DevCommandDeps = processDep
       checkAborted();
 
       const stackEnv: NodeJS.ProcessEnv = {
-        ...env,
-        TEMPORAL_ADDRESS: temporal.address,
-        TEMPORAL_NAMESPACE: DEV_DEFAULTS.namespace,
+        ...envForLocalTemporal(env, temporal.address, namespace),
         PAYSAGA_PROVIDER_ENV: 'test',
         PAYSAGA_PROVIDER_URL: sandbox.url,
         PAYSAGA_PROJECT_ID: DEV_DEFAULTS.projectId,
@@ -371,11 +373,11 @@ export async function runDev(opts: DevOptions, deps: DevCommandDeps = processDep
       sandboxUrl: sandbox.url,
       temporalAddress: temporal.address,
       temporalUiUrl: temporal.uiUrl,
-      namespace: DEV_DEFAULTS.namespace,
+      namespace,
       temporalPid: temporal.pid,
       startedAt: new Date().toISOString(),
     });
-    printBanner(deps, { data, api, sandboxUrl: sandbox.url, temporal, dataFlag: opts.data });
+    printBanner(deps, { data, api, sandboxUrl: sandbox.url, temporal, namespace, dataFlag: opts.data });
 
     // Should the Temporal server die by itself, the stack is useless: stop the rest and say so.
     const serverDied = temporal.exited.then((code) => `the Temporal dev server exited (${code})`);
@@ -400,7 +402,14 @@ function killGroup(pid: number): void {
 
 function printBanner(
   deps: DevCommandDeps,
-  o: { data: DevData; api: RunningApi; sandboxUrl: string; temporal: TemporalDevServer; dataFlag?: string },
+  o: {
+    data: DevData;
+    api: RunningApi;
+    sandboxUrl: string;
+    temporal: TemporalDevServer;
+    namespace: string;
+    dataFlag?: string;
+  },
 ): void {
   const rel = path.relative(process.cwd(), o.data.dir) || '.';
   const shown = rel.startsWith('..') ? o.data.dir : rel;
@@ -414,7 +423,7 @@ function printBanner(
     `  Public       ${o.api.publicUrl}  (/webhooks/provider, /return/{sessionId})`,
     `  API token    ${o.data.token}   (${o.data.tokenFile}${o.data.created.token ? ', new' : ''})`,
     `  Temporal UI  ${o.temporal.uiUrl}`,
-    `  Temporal     ${o.temporal.address}  namespace ${DEV_DEFAULTS.namespace}  pid ${o.temporal.pid}`,
+    `  Temporal     ${o.temporal.address}  namespace ${o.namespace}  pid ${o.temporal.pid}`,
     `  Sandbox      ${o.sandboxUrl}  (project ${DEV_DEFAULTS.projectId})`,
     `  Data         ${o.data.dir}`,
     '',
