@@ -11,12 +11,15 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { generateCodecKeySpec } from '../../common/codec';
+import { processAlive } from '../../common/process-alive';
 import { generateKeys, KEY_FILES, type KeyFileName } from '../keys';
 
 export const DEFAULT_DATA_DIR = '.data';
 export const API_TOKEN_FILE = 'api-token';
 export const DEV_STATE_FILE = 'dev.json';
 export const CODEC_KEYS_FILE = 'codec-keys';
+
+export { processAlive };
 
 export interface DevData {
   dir: string;
@@ -128,15 +131,6 @@ export function writeDevState(dir: string, state: DevState): void {
 
 export function removeDevState(dir: string, pid = process.pid): void {
   if (readDevState(dir)?.pid === pid) fs.rmSync(path.join(dir, DEV_STATE_FILE), { force: true });
-}
-
-export function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /** The state of another `paysaga dev` that still runs on this folder, if any. */
