@@ -51,8 +51,9 @@ export class IdempotencyStore {
     }
   }
 
+  /** Also the key in the store (JSON: any project id and key, no separator to collide with). */
   private id(projectId: string, key: string): string {
-    return `${projectId}\0${key}`;
+    return JSON.stringify([projectId, key]);
   }
 
   /** Looks the key up and, when it is new, reserves it for this request (in flight). */

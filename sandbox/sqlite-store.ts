@@ -136,10 +136,12 @@ export class SqliteStore implements SandboxStore {
   }
 
   put(collection: Collection, key: string, value: unknown): void {
+    checkKey(key);
     this.changes.set(`${collection}\0${key}`, { collection, key, removed: false, value });
   }
 
   remove(collection: Collection, key: string): void {
+    checkKey(key);
     this.changes.set(`${collection}\0${key}`, { collection, key, removed: true, value: undefined });
   }
 
@@ -213,6 +215,11 @@ export class SqliteStore implements SandboxStore {
       fs.rmSync(this.ownerFile, { force: true });
     }
   }
+}
+
+/** SQLite text binding ends at a NUL: two keys differing after one would be the same row. */
+function checkKey(key: string): void {
+  if (key.includes('\0')) throw new SandboxStoreError(`a store key may not contain NUL: ${JSON.stringify(key)}`);
 }
 
 function readOr(file: string, fallback: string): string {

@@ -1,14 +1,26 @@
 import { sign, type KeyObject } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import { request } from 'undici';
 import { startSandbox, type RunningSandbox } from '../../sandbox';
+import { SANDBOX_STORE_FILE } from '../../sandbox/server';
 import type { ProjectConfigInput, SandboxConfigInput } from '../../sandbox/config';
 import type { LedgerEntry } from '../../sandbox/ledger';
 import { generateTestKeys, type TestKeys } from './keys';
+import { stateImage, storedImage } from './sandbox-image';
 
 /*
  * A sandbox for tests on 127.0.0.1:0 with fresh keys, plus a small signed-request client built on undici
  * and node:crypto (independent of the partner's provider client on purpose).
+ *
+ * In memory by default. PAYSAGA_SANDBOX_STORE_CHECK=1 runs every test sandbox on a data folder instead
+ * (SQLite) and checks on close that the file gives back exactly the state the sandbox had, so any
+ * change that does not reach the store fails the test that made it:
+ *   PAYSAGA_SANDBOX_STORE_CHECK=1 npx jest test/sandbox
  */
+const STORE_CHECK = process.env.PAYSAGA_SANDBOX_STORE_CHECK === '1';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- responses are inspected field by field in tests */
 
@@ -108,13 +120,17 @@ export async function startTestSandbox(opts: TestSandboxOptions = {}): Promise<T
     ...(opts.webhookUrl ? { webhookUrl: opts.webhookUrl } : {}),
     ...p,
   }));
-  const sandbox = await startSandbox({
-    serviceKey: keys.service.privatePem,
-    projects,
-    timeScale: opts.timeScale ?? 0.01,
-    ...(opts.qrTtlSeconds !== undefined ? { qrTtlSeconds: opts.qrTtlSeconds } : {}),
-    ...opts.config,
-  });
+  const dataDir = STORE_CHECK ? fs.mkdtempSync(path.join(os.tmpdir(), 'paysaga-sandbox-store-')) : undefined;
+  const sandbox = await startSandbox(
+    {
+      serviceKey: keys.service.privatePem,
+      projects,
+      timeScale: opts.timeScale ?? 0.01,
+      ...(opts.qrTtlSeconds !== undefined ? { qrTtlSeconds: opts.qrTtlSeconds } : {}),
+      ...opts.config,
+    },
+    dataDir ? { dataDir } : {},
+  );
   const projectIds = projects.map((p) => p.id);
   const projectId = projectIds[0]!;
 
@@ -180,6 +196,30 @@ export async function startTestSandbox(opts: TestSandboxOptions = {}): Promise<T
         await new Promise((r) => setTimeout(r, 10));
       }
     },
-    close: () => sandbox.close(),
+    close: async () => {
+      await sandbox.close();
+      if (dataDir) checkStoredState(sandbox, dataDir);
+    },
   };
+}
+
+/** PAYSAGA_SANDBOX_STORE_CHECK: the closed sandbox's file must give back the state it had. */
+function checkStoredState(sandbox: RunningSandbox, dataDir: string): void {
+  try {
+    const live = stateImage(sandbox.state);
+    const {
+      jobs: _jobs,
+      deliveries: _deliveries,
+      ...stored
+    } = storedImage(path.join(dataDir, SANDBOX_STORE_FILE));
+    // No id taken: nothing stored, the counters are still the fresh base.
+    if (stored.nextIds === null) stored.nextIds = live.nextIds;
+    for (const key of Object.keys(live) as (keyof typeof live)[])
+      if (!isDeepStrictEqual(live[key], stored[key]))
+        throw new Error(
+          `sandbox store check: ${key} differs after a reload\n live:   ${JSON.stringify(live[key]).slice(0, 2000)}\n stored: ${JSON.stringify(stored[key]).slice(0, 2000)}`,
+        );
+  } finally {
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
 }
