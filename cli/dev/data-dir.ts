@@ -2,6 +2,7 @@
  * The data folder of `paysaga dev` (default `.data/`):
  *
  *   temporal.sqlite   the Temporal dev server's state (sessions survive a restart)
+ *   sandbox.sqlite    the sandbox provider's state (sandbox/sqlite-store.ts; `.pid` beside it while open)
  *   keys/             partner and sandbox-service RSA keys, generated once (cli/keys.ts)
  *   api-token         the bearer token of the local API, generated once (mode 0600)
  *   codec-keys        the payload codec key (PAYSAGA_CODEC_KEYS format), generated once (mode 0600)

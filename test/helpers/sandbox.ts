@@ -53,14 +53,16 @@ export interface TestSandboxOptions {
   webhookUrl?: string;
   /** any other config field (stepMs, processingMs, registeredFpsPhones, faults, ...) */
   config?: Partial<SandboxConfigInput>;
+  /** keys to use (default: fresh ones); a restart test passes the first run's */
+  keys?: TestKeys;
+  /** keep the state in this folder (SQLite) instead of memory */
+  dataDir?: string;
+  /** port to listen on (default: a free one) */
+  port?: number;
 }
 
-export interface TestSandbox {
-  url: string;
-  keys: TestKeys;
-  projectId: string;
-  projectIds: string[];
-  sandbox: RunningSandbox;
+/** Requests to a sandbox at `url`, signed as the partner of `keys`, for project `projectId` by default. */
+export interface SandboxClient {
   /** signed request to /api/v1/<path> */
   post(path: string, body?: unknown, opts?: SignedRequestOptions): Promise<ApiResponse>;
   /** signed GET with the empty JSON body (sbp/banks) */
@@ -80,6 +82,14 @@ export interface TestSandbox {
     predicate: (session: any) => boolean,
     opts?: { timeoutMs?: number; projectId?: string },
   ): Promise<any>;
+}
+
+export interface TestSandbox extends SandboxClient {
+  url: string;
+  keys: TestKeys;
+  projectId: string;
+  projectIds: string[];
+  sandbox: RunningSandbox;
   close(): Promise<void>;
 }
 
@@ -113,14 +123,18 @@ async function send(
 }
 
 export async function startTestSandbox(opts: TestSandboxOptions = {}): Promise<TestSandbox> {
-  const keys = generateTestKeys();
+  const keys = opts.keys ?? generateTestKeys();
   const projects = (opts.projects ?? [{}]).map((p, i) => ({
     id: `proj_${i + 1}`,
     publicKey: keys.partner.publicPem,
     ...(opts.webhookUrl ? { webhookUrl: opts.webhookUrl } : {}),
     ...p,
   }));
-  const dataDir = STORE_CHECK ? fs.mkdtempSync(path.join(os.tmpdir(), 'paysaga-sandbox-store-')) : undefined;
+  const checkDir =
+    STORE_CHECK && !opts.dataDir
+      ? fs.mkdtempSync(path.join(os.tmpdir(), 'paysaga-sandbox-store-'))
+      : undefined;
+  const dataDir = opts.dataDir ?? checkDir;
   const sandbox = await startSandbox(
     {
       serviceKey: keys.service.privatePem,
@@ -129,11 +143,25 @@ export async function startTestSandbox(opts: TestSandboxOptions = {}): Promise<T
       ...(opts.qrTtlSeconds !== undefined ? { qrTtlSeconds: opts.qrTtlSeconds } : {}),
       ...opts.config,
     },
-    dataDir ? { dataDir } : {},
+    { ...(dataDir ? { dataDir } : {}), ...(opts.port !== undefined ? { port: opts.port } : {}) },
   );
   const projectIds = projects.map((p) => p.id);
   const projectId = projectIds[0]!;
+  return {
+    ...sandboxClient(sandbox.url, keys, projectId),
+    url: sandbox.url,
+    keys,
+    projectId,
+    projectIds,
+    sandbox,
+    close: async () => {
+      await sandbox.close();
+      if (checkDir) checkStoredState(sandbox, checkDir);
+    },
+  };
+}
 
+export function sandboxClient(url: string, keys: TestKeys, projectId: string): SandboxClient {
   const signed = (method: 'GET' | 'POST', path: string, body: unknown, o: SignedRequestOptions = {}) => {
     const bytes = o.raw !== undefined ? Buffer.from(o.raw) : Buffer.from(JSON.stringify(body ?? {}));
     const headers: Record<string, string> = { 'content-type': 'application/json' };
@@ -146,7 +174,7 @@ export async function startTestSandbox(opts: TestSandboxOptions = {}): Promise<T
       ).toString('base64');
     if (o.idempotencyKey !== undefined) headers['x-partner-idempotency-key'] = o.idempotencyKey;
     Object.assign(headers, o.headers);
-    return send(method, `${sandbox.url}/api/v1/${path.replace(/^\/+/, '')}`, headers, bytes);
+    return send(method, `${url}/api/v1/${path.replace(/^\/+/, '')}`, headers, bytes);
   };
 
   const plain: TestSandbox['plain'] = (method, path, body, headers = {}) => {
@@ -154,17 +182,12 @@ export async function startTestSandbox(opts: TestSandboxOptions = {}): Promise<T
       body === undefined ? undefined : Buffer.from(typeof body === 'string' ? body : JSON.stringify(body));
     const h =
       bytes && !headers['content-type'] ? { 'content-type': 'application/json', ...headers } : headers;
-    return send(method, `${sandbox.url}${path}`, h, bytes);
+    return send(method, `${url}${path}`, h, bytes);
   };
 
   const post: TestSandbox['post'] = (path, body, o) => signed('POST', path, body, o);
 
   return {
-    url: sandbox.url,
-    keys,
-    projectId,
-    projectIds,
-    sandbox,
     post,
     get: (path, o) => signed('GET', path, {}, o),
     plain,
@@ -195,10 +218,6 @@ export async function startTestSandbox(opts: TestSandboxOptions = {}): Promise<T
           );
         await new Promise((r) => setTimeout(r, 10));
       }
-    },
-    close: async () => {
-      await sandbox.close();
-      if (dataDir) checkStoredState(sandbox, dataDir);
     },
   };
 }
