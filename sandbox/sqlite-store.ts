@@ -219,7 +219,8 @@ export class SqliteStore implements SandboxStore {
 
 /** SQLite text binding ends at a NUL: two keys differing after one would be the same row. */
 function checkKey(key: string): void {
-  if (key.includes('\0')) throw new SandboxStoreError(`a store key may not contain NUL: ${JSON.stringify(key)}`);
+  if (key.includes('\0'))
+    throw new SandboxStoreError(`a store key may not contain NUL: ${JSON.stringify(key)}`);
 }
 
 function readOr(file: string, fallback: string): string {
