@@ -93,8 +93,9 @@ export class SqliteStore implements SandboxStore {
       if (Number.isInteger(pid) && pid > 0 && processAlive(pid))
         throw new SandboxStoreError(
           `the sandbox store ${this.location} is in use by process ${pid}` +
-            (pid === process.pid ? ' (this one: close the other sandbox first)' : '') +
-            '; stop it, or use another data folder',
+            (pid === process.pid
+              ? ' (this one: close the other sandbox first)'
+              : `; stop it, or use another data folder (should process ${pid} be no sandbox, delete ${this.ownerFile})`),
         );
       fs.rmSync(this.ownerFile, { force: true });
     }
