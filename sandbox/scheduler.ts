@@ -59,10 +59,6 @@ export class Scheduler<J> {
     }
   }
 
-  get pending(): number {
-    return this.armed.size;
-  }
-
   private arm(row: ScheduledJob<J>): void {
     // Once the timers are closed (shutting down) the job stays stored for the next start.
     const t = this.timers.afterReal(row.dueAtMs - Date.now(), () => this.fire(row));

@@ -27,7 +27,7 @@ import {
  * writes `<file>.pid`: a lock whose owner no longer runs is stale and removed; a live owner is refused.
  */
 
-export const SCHEMA_VERSION = 1;
+const SCHEMA_VERSION = 1;
 
 export class SandboxStoreError extends Error {
   override name = 'SandboxStoreError';
@@ -63,20 +63,26 @@ export class SqliteStore implements SandboxStore {
     fs.mkdirSync(path.dirname(this.location), { recursive: true });
     this.ownerFile = `${this.location}.pid`;
     this.takeOwnership();
+    let db: SqliteDatabase | undefined;
     try {
       const { Database } = loadSqlite();
-      this.db = new Database(this.location);
-      this.db.exec('PRAGMA locking_mode = EXCLUSIVE');
-      this.db.get('PRAGMA journal_mode = WAL');
-      this.db.exec('PRAGMA synchronous = FULL');
-      this.migrate();
+      db = new Database(this.location);
+      db.exec('PRAGMA locking_mode = EXCLUSIVE');
+      db.get('PRAGMA journal_mode = WAL');
+      db.exec('PRAGMA synchronous = FULL');
+      migrate(db, this.location);
     } catch (err) {
-      fs.rmSync(this.ownerFile, { force: true });
+      try {
+        db?.close();
+      } finally {
+        fs.rmSync(this.ownerFile, { force: true });
+      }
       if (err instanceof SandboxStoreError) throw err;
       throw new SandboxStoreError(
         `cannot open the sandbox store ${this.location}: ${(err as Error).message}`,
       );
     }
+    this.db = db;
   }
 
   private takeOwnership(): void {
@@ -102,29 +108,6 @@ export class SqliteStore implements SandboxStore {
     throw new SandboxStoreError(
       `cannot take the sandbox store ${this.location}: another process races for it`,
     );
-  }
-
-  private migrate(): void {
-    this.db.exec('BEGIN IMMEDIATE');
-    try {
-      for (const c of COLLECTIONS)
-        this.db.exec(
-          `CREATE TABLE IF NOT EXISTS ${c} (key TEXT PRIMARY KEY, doc TEXT NOT NULL) WITHOUT ROWID`,
-        );
-      for (const l of LOGS)
-        this.db.exec(`CREATE TABLE IF NOT EXISTS ${l} (seq INTEGER PRIMARY KEY, doc TEXT NOT NULL)`);
-      const row = this.db.get(`SELECT doc FROM meta WHERE key = 'schema'`) as { doc: string } | null;
-      if (!row) this.db.run(`INSERT INTO meta (key, doc) VALUES ('schema', ?)`, [String(SCHEMA_VERSION)]);
-      else if (Number(row.doc) !== SCHEMA_VERSION)
-        throw new SandboxStoreError(
-          `the sandbox store ${this.location} has schema ${row.doc}, this version reads ${SCHEMA_VERSION}: ` +
-            'delete the file (the sandbox forgets its sessions) or use the version that wrote it',
-        );
-      this.db.exec('COMMIT');
-    } catch (err) {
-      this.db.exec('ROLLBACK');
-      throw err;
-    }
   }
 
   private statement(sql: string): Statement {
@@ -215,6 +198,28 @@ export class SqliteStore implements SandboxStore {
       this.db.close();
       fs.rmSync(this.ownerFile, { force: true });
     }
+  }
+}
+
+/** Creates the tables of a new file; refuses a file of another schema version. */
+function migrate(db: SqliteDatabase, location: string): void {
+  db.exec('BEGIN IMMEDIATE');
+  try {
+    for (const c of COLLECTIONS)
+      db.exec(`CREATE TABLE IF NOT EXISTS ${c} (key TEXT PRIMARY KEY, doc TEXT NOT NULL) WITHOUT ROWID`);
+    for (const l of LOGS)
+      db.exec(`CREATE TABLE IF NOT EXISTS ${l} (seq INTEGER PRIMARY KEY, doc TEXT NOT NULL)`);
+    const row = db.get(`SELECT doc FROM meta WHERE key = 'schema'`) as { doc: string } | null;
+    if (!row) db.run(`INSERT INTO meta (key, doc) VALUES ('schema', ?)`, [String(SCHEMA_VERSION)]);
+    else if (Number(row.doc) !== SCHEMA_VERSION)
+      throw new SandboxStoreError(
+        `the sandbox store ${location} has schema ${row.doc}, this version reads ${SCHEMA_VERSION}: ` +
+          'delete the file (the sandbox forgets its sessions) or use the version that wrote it',
+      );
+    db.exec('COMMIT');
+  } catch (err) {
+    db.exec('ROLLBACK');
+    throw err;
   }
 }
 

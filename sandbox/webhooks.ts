@@ -273,6 +273,7 @@ export class WebhookDispatcher {
   private save(d: Delivery, phase: DeliveryPhase, dueAtMs: number): void {
     d.phase = phase;
     d.dueAtMs = dueAtMs;
+    if (!this.store.durable) return;
     const { onFirstOutcome: _callback, body, ...rest } = d;
     const doc: StoredDelivery = { ...rest, body: body.toString('utf8') };
     this.store.put('webhook_deliveries', deliveryKey(d), doc);
