@@ -2,7 +2,8 @@
  * `paysaga dev` (the README's `npm start`): everything on one machine until Ctrl-C:
  *
  *   1. the Temporal dev server (`temporal server start-dev`, SQLite in the data folder, UI on its port)
- *   2. the sandbox provider, in-process, with keys generated once into `<data>/keys`
+ *   2. the sandbox provider, in-process, with keys generated once into `<data>/keys` and its state in
+ *      `<data>/sandbox.sqlite`
  *   3. the paysaga worker, in-process
  *   4. the HTTP API, in-process, with a bearer token generated once into `<data>/api-token`, on two
  *      listeners: public (webhooks, payer returns) and internal (/v1, docs, metrics, codec)
@@ -315,10 +316,12 @@ export async function runDev(opts: DevOptions, deps: DevCommandDeps = processDep
         ],
       };
       deps.out(`Temporal dev server up at ${temporal.address}; starting the sandbox, worker and API ...`);
+      // Its state lives in the data folder next to Temporal's: sessions in flight go on after a restart.
       sandbox = await startSandbox(sandboxConfig, {
         port: sandboxPort,
         host,
         logger: logger.child({ component: 'sandbox' }),
+        dataDir: data.dir,
       });
       const sb = sandbox;
       started.push({ name: 'sandbox', stop: () => sb.close() });

@@ -2,6 +2,7 @@
  * The data folder of `paysaga dev` (default `.data/`):
  *
  *   temporal.sqlite   the Temporal dev server's state (sessions survive a restart)
+ *   sandbox.sqlite    the sandbox provider's state (sandbox/sqlite-store.ts; `.pid` beside it while open)
  *   keys/             partner and sandbox-service RSA keys, generated once (cli/keys.ts)
  *   api-token         the bearer token of the local API, generated once (mode 0600)
  *   codec-keys        the payload codec key (PAYSAGA_CODEC_KEYS format), generated once (mode 0600)
@@ -12,6 +13,7 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { generateCodecKeySpec } from '../../common/codec';
+import { processAlive } from '../../common/process-alive';
 import { generateKeys, KEY_FILES, type KeyFileName } from '../keys';
 
 export const DEFAULT_DATA_DIR = '.data';
@@ -19,6 +21,8 @@ export const API_TOKEN_FILE = 'api-token';
 export const DEV_STATE_FILE = 'dev.json';
 export const CODEC_KEYS_FILE = 'codec-keys';
 export const RETURN_SECRET_FILE = 'return-secret';
+
+export { processAlive };
 
 export interface DevData {
   dir: string;
@@ -149,15 +153,6 @@ export function writeDevState(dir: string, state: DevState): void {
 
 export function removeDevState(dir: string, pid = process.pid): void {
   if (readDevState(dir)?.pid === pid) fs.rmSync(path.join(dir, DEV_STATE_FILE), { force: true });
-}
-
-export function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /** The state of another `paysaga dev` that still runs on this folder, if any. */
