@@ -3,7 +3,7 @@
 #   docker run IMAGE worker            the Temporal worker (the default)
 #   docker run IMAGE api               the HTTP API
 #   docker run IMAGE setup --wait 60   namespace and search attributes on the cluster
-#   docker run IMAGE sandbox --config /etc/paysaga/sandbox.json --host 0.0.0.0
+#   docker run IMAGE sandbox --config /etc/paysaga/sandbox.json --host 0.0.0.0 --data /var/lib/paysaga/sandbox
 #   docker run IMAGE keys generate --out /var/lib/paysaga/keys --if-missing
 #
 # Everything is configured by environment variables (README.md, docs/operations.md). The image holds
@@ -43,8 +43,9 @@ COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/bin ./bin
 COPY --from=build /app/dist ./dist
-# Volumes mounted here start out owned by `node` (keys written by `paysaga keys generate`).
-RUN mkdir -p /var/lib/paysaga/keys && chown -R node:node /var/lib/paysaga
+# Volumes mounted here start out owned by `node` (keys written by `paysaga keys generate`, the
+# sandbox's state with `paysaga sandbox --data /var/lib/paysaga/sandbox`).
+RUN mkdir -p /var/lib/paysaga/keys /var/lib/paysaga/sandbox && chown -R node:node /var/lib/paysaga
 ENV NODE_ENV=production \
   PAYSAGA_REBUILD=0 \
   PAYSAGA_WORKFLOW_BUNDLE=/app/dist/workflow-bundle.js

@@ -72,13 +72,15 @@ export function listenConfigFromEnv(env: NodeJS.ProcessEnv, o: ListenOverrides =
   const v1 = env.PAYSAGA_V1_LISTENER || 'internal';
   if (v1 !== 'internal' && v1 !== 'public')
     throw new Error(`PAYSAGA_V1_LISTENER must be internal or public, got ${v1}`);
+  // The names are spelled out so that scripts/check-deploy.js finds them read.
   const address = (
-    which: 'PUBLIC' | 'INTERNAL',
+    hostVar: 'PAYSAGA_PUBLIC_HOST' | 'PAYSAGA_INTERNAL_HOST',
+    portVar: 'PAYSAGA_PUBLIC_PORT' | 'PAYSAGA_INTERNAL_PORT',
     fallback: ListenAddress,
     given?: Partial<ListenAddress>,
   ) => ({
-    host: given?.host ?? (env[`PAYSAGA_${which}_HOST`] || fallback.host),
-    port: given?.port ?? port(env, `PAYSAGA_${which}_PORT`, fallback.port),
+    host: given?.host ?? (env[hostVar] || fallback.host),
+    port: given?.port ?? port(env, portVar, fallback.port),
   });
 
   const returnSecrets = returnSecretsFromEnv(env);
@@ -100,8 +102,8 @@ export function listenConfigFromEnv(env: NodeJS.ProcessEnv, o: ListenOverrides =
     : undefined;
 
   return {
-    public: address('PUBLIC', DEFAULT_PUBLIC, o.public),
-    internal: address('INTERNAL', DEFAULT_INTERNAL, o.internal),
+    public: address('PAYSAGA_PUBLIC_HOST', 'PAYSAGA_PUBLIC_PORT', DEFAULT_PUBLIC, o.public),
+    internal: address('PAYSAGA_INTERNAL_HOST', 'PAYSAGA_INTERNAL_PORT', DEFAULT_INTERNAL, o.internal),
     v1Listener: v1,
     ...(publicUrl ? { publicUrl } : {}),
     returnSecrets,

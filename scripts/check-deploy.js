@@ -20,21 +20,6 @@ const YAML = require('yaml');
 
 const ROOT = path.resolve(__dirname, '..');
 
-/*
- * PENDING: variables of the two API listeners and the signed return page, which another branch is
- * adding right now. docker-compose.yml sets them already; once that work is merged and reads them,
- * remove this list (the check says when a pending name has become a read one).
- */
-const PENDING = [
-  'PAYSAGA_PUBLIC_HOST',
-  'PAYSAGA_PUBLIC_PORT',
-  'PAYSAGA_INTERNAL_HOST',
-  'PAYSAGA_INTERNAL_PORT',
-  'PAYSAGA_V1_LISTENER',
-  'PAYSAGA_PUBLIC_URL',
-  'PAYSAGA_RETURN_SECRETS',
-];
-
 /** Read by node itself, not by paysaga's code. */
 const NODE_VARIABLES = ['NODE_ENV', 'NODE_OPTIONS', 'NODE_EXTRA_CA_CERTS', 'TZ'];
 
@@ -98,7 +83,7 @@ function environmentKeys(service) {
   return Object.keys(env);
 }
 
-/** Problems of the compose file (strings), plus notes that are not problems. */
+/** Problems of the compose file (strings), and what was checked. */
 function checkComposeEnv(root, composeText) {
   const doc = YAML.parse(composeText, { merge: true, maxAliasCount: -1 });
   const fromSources = variablesReadBySources(root);
@@ -107,10 +92,8 @@ function checkComposeEnv(root, composeText) {
     fromSources.has(name) ||
     envconfig.names.has(name) ||
     envconfig.prefixes.some((p) => name.startsWith(p)) ||
-    NODE_VARIABLES.includes(name) ||
-    PENDING.includes(name);
+    NODE_VARIABLES.includes(name);
   const problems = [];
-  const notes = [];
   let services = 0;
   let variables = 0;
   for (const [name, service] of Object.entries((doc && doc.services) || {})) {
@@ -123,10 +106,7 @@ function checkComposeEnv(root, composeText) {
     }
   }
   if (services === 0) problems.push('docker-compose.yml: no paysaga service found');
-  for (const name of PENDING)
-    if (fromSources.has(name))
-      notes.push(`${name} is read by the code now: remove it from PENDING in scripts/check-deploy.js`);
-  return { problems, notes, services, variables };
+  return { problems, services, variables };
 }
 
 /** Source folders the Dockerfile does not copy, or .dockerignore excludes. */
@@ -164,17 +144,16 @@ function checkDockerfile(root) {
 function main() {
   const compose = checkComposeEnv(ROOT, fs.readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8'));
   const problems = [...compose.problems, ...checkDockerfile(ROOT)];
-  for (const note of compose.notes) console.log(`note: ${note}`);
   for (const p of problems) console.log(p);
   console.log(
     problems.length
       ? `check-deploy: ${problems.length} problem(s)`
       : `check-deploy: ok (${compose.variables} variables of ${compose.services} paysaga services; ` +
-          `${PENDING.length} listed as pending; Dockerfile copies every source folder)`,
+          'Dockerfile copies every source folder)',
   );
   process.exitCode = problems.length ? 1 : 0;
 }
 
-module.exports = { checkComposeEnv, checkDockerfile, PENDING };
+module.exports = { checkComposeEnv, checkDockerfile };
 
 if (require.main === module) main();
