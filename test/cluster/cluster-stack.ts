@@ -4,9 +4,12 @@
  *  - the cluster: PostgreSQL (test/cluster/postgres.ts) and `temporal-server` (temporal-server.ts) in a
  *    temp folder, or, when PAYSAGA_CLUSTER_ADDRESS is set, that cluster as it is (nothing started; the
  *    standard TEMPORAL_* connection variables of the environment, TLS or API key, pass through);
- *  - paysaga registered on it (namespace, search attributes: registerPaysaga in temporal-admin.ts);
+ *  - paysaga registered on it by `paysaga setup` (namespace, search attributes: registerPaysaga in
+ *    temporal-admin.ts);
  *  - `paysaga sandbox` with fresh RSA keys, two `paysaga worker` and two `paysaga api` processes on one
- *    task queue, configured only by environment variables as a deployment would.
+ *    task queue, configured only by environment variables as a deployment would. Each API has its two
+ *    listeners: the test's client calls `/v1` on the internal ones, the sandbox's webhooks go to the
+ *    public one of the first API, and payers return through the public listeners with signed links.
  */
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -24,6 +27,7 @@ import {
   waitForHealthy,
   waitForSearchAttributes,
   type ClusterTarget,
+  type Registration,
 } from './temporal-admin';
 import {
   binaryVersion,
@@ -44,6 +48,8 @@ export interface Cluster {
   /** The test's temp folder (config files, logs, keys, workflow bundle); removed at teardown. */
   dir: string;
   timings: Record<string, number>;
+  /** What the first `paysaga setup` did. */
+  registration: Registration;
 }
 
 const log = (message: string) => process.stderr.write(`[cluster] ${message}\n`);
@@ -85,9 +91,9 @@ export async function startCluster(teardown: Teardown): Promise<Cluster> {
     target.env.TEMPORAL_NAMESPACE = target.namespace;
     log(`against the cluster at ${target.address}, namespace ${target.namespace}`);
     await timed(timings, 'health', () => waitForHealthy(target, 30_000));
-    await timed(timings, 'register', () => registerPaysaga(target));
+    const registration = await timed(timings, 'register', () => registerPaysaga(target));
     await timed(timings, 'search attributes usable', () => waitForSearchAttributes(target, 60_000));
-    return { target, dir, timings };
+    return { target, dir, timings, registration };
   }
 
   const bins = temporalServerBinaries();
@@ -128,12 +134,13 @@ export async function startCluster(teardown: Teardown): Promise<Cluster> {
     ),
   );
   log(`temporal-server (${serverVersion}) at ${server.address}, log ${server.log}`);
-  await timed(timings, 'register', () => registerPaysaga(target));
+  const registration = await timed(timings, 'register', () => registerPaysaga(target));
   await timed(timings, 'search attributes usable', () => waitForSearchAttributes(target, 60_000));
   return {
     target,
     dir,
     timings,
+    registration,
     local: { postgres, server, serverVersion, sqlToolVersion },
   };
 }
@@ -143,7 +150,10 @@ export interface Paysaga {
   sandboxUrl: string;
   workers: PaysagaProcess[];
   apis: PaysagaProcess[];
+  /** Where each API serves /v1: its internal listener. */
   apiUrls: string[];
+  /** Each API's public listener: webhooks, payers' returns. */
+  publicUrls: string[];
   apiToken: string;
   taskQueue: string;
   projectId: string;
@@ -173,9 +183,17 @@ export async function startPaysaga(cluster: Cluster, teardown: Teardown): Promis
   const taskQueue = `paysaga-cluster-${randomBytes(4).toString('hex')}`;
   const apiToken = randomBytes(24).toString('base64url');
   const codecKeys = `k1:${randomBytes(32).toString('base64')}`;
-  const apiPorts = [await freePort(HOST), await freePort(HOST)];
-  while (apiPorts[1] === apiPorts[0]) apiPorts[1] = await freePort(HOST);
-  const apiUrls = apiPorts.map((p) => `http://${HOST}:${p}`);
+  const returnSecret = randomBytes(32).toString('base64url');
+  // Four distinct free ports: the internal and the public listener of each API.
+  const ports = new Set<number>();
+  while (ports.size < 4) ports.add(await freePort(HOST));
+  const [internal1, public1, internal2, public2] = [...ports] as [number, number, number, number];
+  const listeners = [
+    { internal: internal1, public: public1 },
+    { internal: internal2, public: public2 },
+  ];
+  const apiUrls = listeners.map((l) => `http://${HOST}:${l.internal}`);
+  const publicUrls = listeners.map((l) => `http://${HOST}:${l.public}`);
 
   const start = (name: string, args: string[], env: NodeJS.ProcessEnv) => {
     const p = spawnPaysaga(name, args, { ...target.env, PAYSAGA_REBUILD: '0', ...env });
@@ -197,7 +215,7 @@ export async function startPaysaga(cluster: Cluster, teardown: Teardown): Promis
         {
           id: PROJECT_ID,
           publicKey: keys.paths.partnerPublic,
-          webhookUrl: `${apiUrls[0]}/webhooks/provider`,
+          webhookUrl: `${publicUrls[0]}/webhooks/provider`,
           webhooks: true,
           hold: true,
         },
@@ -218,9 +236,18 @@ export async function startPaysaga(cluster: Cluster, teardown: Teardown): Promis
   const workers = ['worker-1', 'worker-2'].map((name) =>
     start(name, ['worker'], { ...common, PAYSAGA_WORKFLOW_BUNDLE: bundlePath, PAYSAGA_LOG_LEVEL: 'debug' }),
   );
-  const apis = apiPorts.map((port, i) =>
-    start(`api-${i + 1}`, ['api', '--port', String(port), '--host', HOST], {
+  // Both APIs sign payers' links with one secret, as replicas behind one address do; each one's links
+  // point at the other's public listener, so a payer's return is verified by the API that did not
+  // start the session (a load balancer may send it anywhere).
+  const apis = listeners.map((l, i) =>
+    start(`api-${i + 1}`, ['api'], {
       ...common,
+      PAYSAGA_PUBLIC_HOST: HOST,
+      PAYSAGA_PUBLIC_PORT: String(l.public),
+      PAYSAGA_INTERNAL_HOST: HOST,
+      PAYSAGA_INTERNAL_PORT: String(l.internal),
+      PAYSAGA_PUBLIC_URL: publicUrls[1 - i],
+      PAYSAGA_RETURN_SECRETS: returnSecret,
       PAYSAGA_API_TOKENS: apiToken,
       PAYSAGA_PROVIDER_TEST_SERVICE_KEYS: keys.paths.servicePublic,
       PAYSAGA_LOG_LEVEL: 'warn',
@@ -229,10 +256,20 @@ export async function startPaysaga(cluster: Cluster, teardown: Teardown): Promis
   await timed(timings, 'workers and APIs up', () =>
     Promise.all([
       ...workers.map((w) => w.waitFor(/worker polling/, 120_000)),
-      ...apis.map((a) => a.waitFor(/paysaga API listening on (\S+)/, 120_000)),
+      ...apis.map((a) => a.waitFor(/paysaga API partner routes on (\S+)/, 120_000)),
     ]),
   );
-  return { sandbox, sandboxUrl, workers, apis, apiUrls, apiToken, taskQueue, projectId: PROJECT_ID };
+  return {
+    sandbox,
+    sandboxUrl,
+    workers,
+    apis,
+    apiUrls,
+    publicUrls,
+    apiToken,
+    taskQueue,
+    projectId: PROJECT_ID,
+  };
 }
 
 /**

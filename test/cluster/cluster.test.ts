@@ -6,6 +6,9 @@
  * session is final as expected, both APIs show the same, Temporal's visibility (PostgreSQL) finds each
  * session by its search attributes, and the sandbox ledger shows each money movement once.
  *
+ * paysaga is registered by `paysaga setup`, run again to show it changes nothing. The 3-D Secure payer
+ * returns through the signed back_url to the public listener of the API that did not start the session.
+ *
  * PAYSAGA_CLUSTER_ADDRESS (and PAYSAGA_CLUSTER_NAMESPACE) run the same against another cluster.
  */
 import { PaysagaApiClient, type Session, type Subscription } from '../../client/http';
@@ -103,10 +106,13 @@ describe('paysaga on a Temporal cluster (temporal-server on PostgreSQL, 2 worker
     if (problems.length) throw new Error(`teardown: ${problems.join('; ')}`);
   }, 180_000);
 
-  it('paysaga is registered on the cluster (temporal-server 1.32.0 from source); registering again changes nothing', async () => {
-    // Registered once by the stack; again changes nothing and does not fail.
+  it('paysaga setup registered paysaga on the cluster (temporal-server 1.32.0 from source); a second run changes nothing', async () => {
+    // Registered once by the stack (on a fresh local cluster that registered the namespace and added
+    // every attribute); again changes nothing and does not fail.
+    if (cluster.local) expect(cluster.registration.changed).toBe(true);
     const before = await searchAttributes(cluster.target);
-    await registerPaysaga(cluster.target);
+    const again = await registerPaysaga(cluster.target);
+    expect(again.changed).toBe(false);
     const attributes = await searchAttributes(cluster.target);
     expect([...attributes].sort()).toEqual([...before].sort());
     for (const spec of searchAttributeSpecs()) {
@@ -170,6 +176,10 @@ describe('paysaga on a Temporal cluster (temporal-server on PostgreSQL, 2 worker
     expect(failed).toEqual([]);
     expect(results.map((r) => r.kind).sort()).toEqual([...DEMO_KINDS].sort());
     expect(survivor.running()).toBe(true);
+    // The payer came back through the signed back_url to a page bound to the session (a token the
+    // other API could not verify would show not_found).
+    const threeDs = results.find((r) => r.kind === 'three-ds')!;
+    expect(threeDs.outcome).toMatch(/return page: (success|processing)$/);
 
     // Both APIs served creating calls and reads.
     for (const [origin, sent] of alternating.sent) {

@@ -1,8 +1,9 @@
 /**
- * What the cluster test asks of a Temporal cluster as an operator, through the Temporal CLI (the binary
- * chosen by cli/temporal-cli.ts): health, registering paysaga (namespace and search attributes) and
- * visibility queries. The CLI reads the standard connection settings (TEMPORAL_ADDRESS, TLS, API key,
- * profiles) from the environment it is given, so the same calls work against a secured cluster.
+ * What the cluster test asks of a Temporal cluster as an operator: registering paysaga (namespace and
+ * search attributes) with `paysaga setup`, and through the Temporal CLI (the binary chosen by
+ * cli/temporal-cli.ts) health, search attributes and visibility queries. Both read the standard
+ * connection settings (TEMPORAL_ADDRESS, TLS, API key, profiles) from the environment they are given,
+ * so the same calls work against a secured cluster.
  */
 import { PAYSAGA_SEARCH_ATTRIBUTES, searchAttributeSpecs } from '../../common/search-attributes';
 import { resolveTemporalCli } from '../../cli/temporal-cli';
@@ -61,55 +62,32 @@ export async function waitForHealthy(
   }
 }
 
+/** What registering reports: whether the run changed anything on the cluster. */
+export interface Registration {
+  changed: boolean;
+}
+
 /**
  * Registers what paysaga needs on the cluster: the namespace (when missing) and paysaga's search
- * attributes (those missing), idempotently. The one place to switch to `paysaga setup` once it exists
- * (branch `deploy`): `export const registerPaysaga = registerWithPaysagaSetup;`.
+ * attributes (those missing), idempotently, the way an operator does.
  */
-export const registerPaysaga = registerWithTemporalCli;
+export const registerPaysaga = registerWithPaysagaSetup;
 
 /**
- * `paysaga setup` (being written in branch `deploy`), assumed to take its connection from the standard
- * TEMPORAL_* variables like every other paysaga command; adjust the arguments if it does not.
+ * `paysaga setup --json` as a process of its own, connected by the standard TEMPORAL_* variables like
+ * every other paysaga command (TLS and API keys of PAYSAGA_CLUSTER_ADDRESS's environment included). It
+ * waits for a namespace it registered and for the attributes it added to be listed.
  */
-export async function registerWithPaysagaSetup(t: ClusterTarget): Promise<void> {
-  await mustRun(process.execPath, [PAYSAGA_BIN, 'setup'], {
+export async function registerWithPaysagaSetup(t: ClusterTarget): Promise<Registration> {
+  // 300 s: the first paysaga command of a run may build dist/ first (bin/paysaga.js) on a busy machine.
+  const res = await mustRun(process.execPath, [PAYSAGA_BIN, 'setup', '--json'], {
     env: { ...t.env, TEMPORAL_ADDRESS: t.address, TEMPORAL_NAMESPACE: t.namespace },
-    timeoutMs: 120_000,
+    timeoutMs: 300_000,
   });
-}
-
-export async function registerWithTemporalCli(t: ClusterTarget): Promise<void> {
-  const described = await cli(t, ['operator', 'namespace', 'describe', '--output', 'json']);
-  if (described.code !== 0) {
-    if (!/not found/i.test(`${described.stdout}${described.stderr}`))
-      throw new Error(`temporal operator namespace describe ${t.namespace} failed: ${described.stderr}`);
-    await mustCli(t, ['operator', 'namespace', 'create', '--retention', '72h']);
-  }
-  // A new namespace is known to the frontend once its namespace cache refreshes (every few seconds).
-  const present = await retryFor(30_000, () => searchAttributes(t));
-  for (const spec of searchAttributeSpecs(PAYSAGA_SEARCH_ATTRIBUTES)) {
-    const [name, type] = spec.split('=') as [string, string];
-    if (present.has(name)) {
-      if (present.get(name) !== type)
-        throw new Error(`search attribute ${name} exists as ${present.get(name)}, paysaga needs ${type}`);
-      continue;
-    }
-    await mustCli(t, ['operator', 'search-attribute', 'create', '--name', name, '--type', type]);
-  }
-}
-
-/** `fn()` until it resolves; its last error after `timeoutMs`. */
-async function retryFor<T>(timeoutMs: number, fn: () => Promise<T>): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await fn();
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await sleep(500);
-    }
-  }
+  const report = JSON.parse(res.stdout.trim().split('\n').pop() ?? '') as { changed?: unknown };
+  if (typeof report.changed !== 'boolean')
+    throw new Error(`paysaga setup --json printed no outcome: ${res.stdout}`);
+  return { changed: report.changed };
 }
 
 /** Custom search attributes of the namespace: name -> type as the CLI spells it (`Keyword`, `Int`). */
