@@ -25,7 +25,13 @@ import {
  *
  * The VFS locks with a `<file>.lock` directory, which a killed process leaves behind. So the owner also
  * writes `<file>.pid`: a lock whose owner no longer runs is stale and removed; a live owner is refused.
+ * A pid file naming this very process, for a file this process has not opened, is stale too: a container
+ * killed and started again runs its sandbox under the same small pid, and its volume still holds the
+ * pid file of the killed run. (Pids say nothing across containers: a data folder is one sandbox's.)
  */
+
+/** The files this process holds open, to tell a second open here from a stale pid file that names us. */
+const openHere = new Set<string>();
 
 const SCHEMA_VERSION = 1;
 
@@ -76,6 +82,7 @@ export class SqliteStore implements SandboxStore {
         db?.close();
       } finally {
         fs.rmSync(this.ownerFile, { force: true });
+        openHere.delete(this.location);
       }
       if (err instanceof SandboxStoreError) throw err;
       throw new SandboxStoreError(
@@ -89,6 +96,7 @@ export class SqliteStore implements SandboxStore {
     for (let attempt = 0; attempt < 2; attempt++) {
       try {
         fs.writeFileSync(this.ownerFile, `${process.pid}\n`, { flag: 'wx', mode: 0o600 });
+        openHere.add(this.location);
         // We own the file now: a VFS lock left behind by a killed owner is stale.
         fs.rmSync(`${this.location}.lock`, { recursive: true, force: true });
         return;
@@ -96,7 +104,8 @@ export class SqliteStore implements SandboxStore {
         if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       }
       const pid = Number.parseInt(readOr(this.ownerFile, ''), 10);
-      if (Number.isInteger(pid) && pid > 0 && processAlive(pid))
+      const stale = pid === process.pid && !openHere.has(this.location);
+      if (Number.isInteger(pid) && pid > 0 && !stale && processAlive(pid))
         throw new SandboxStoreError(
           `the sandbox store ${this.location} is in use by process ${pid}` +
             (pid === process.pid
@@ -197,6 +206,7 @@ export class SqliteStore implements SandboxStore {
       this.statements.clear();
       this.db.close();
       fs.rmSync(this.ownerFile, { force: true });
+      openHere.delete(this.location);
     }
   }
 }

@@ -1,7 +1,8 @@
 /*
  * The sandbox's SQLite file on its own: what is committed comes back, nothing uncommitted does, a
- * failed commit writes nothing, one process owns the file, a dead owner's lock is taken over, and a
- * file of another schema version is refused.
+ * failed commit writes nothing, one process owns the file, a dead owner's lock is taken over (also one
+ * that names this process's pid, as after a container restart), and a file of another schema version is
+ * refused.
  */
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -79,6 +80,17 @@ test('one owner at a time; the lock of an owner that no longer runs is taken ove
   const next = new SqliteStore(file);
   expect(fs.readFileSync(`${file}.pid`, 'utf8').trim()).toBe(String(process.pid));
   next.close();
+  expect(fs.existsSync(`${file}.pid`)).toBe(false);
+});
+
+test("a pid file naming this process for a file it has not opened is stale (a container's sandbox killed and restarted under the same pid)", () => {
+  new SqliteStore(file).close();
+  // What the killed run left in the volume: its pid, which the restarted process has again.
+  fs.writeFileSync(`${file}.pid`, `${process.pid}\n`);
+  fs.mkdirSync(`${file}.lock`);
+  const restarted = new SqliteStore(file);
+  expect(() => new SqliteStore(file)).toThrow(/in use by process \d+ \(this one/);
+  restarted.close();
   expect(fs.existsSync(`${file}.pid`)).toBe(false);
 });
 
