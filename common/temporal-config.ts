@@ -14,8 +14,15 @@
  *
  * The connection itself is opened by common/temporal-connection.ts.
  */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import type { TLSConfig } from '@temporalio/client';
+
+// smol-toml (envconfig's own TOML parser) ships CommonJS, but its types are declared as ES module only.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { parse: parseToml } = require('smol-toml') as { parse(toml: string): Record<string, unknown> };
 
 export const DEFAULT_TEMPORAL_ADDRESS = '127.0.0.1:7233';
 export const DEFAULT_TASK_QUEUE = 'paysaga';
@@ -85,24 +92,66 @@ function tlsWithBuffers(tls: TLSConfig | boolean | undefined): TLSConfig | boole
   };
 }
 
+/** The file envconfig reads: TEMPORAL_CONFIG_FILE, else Temporal's default path for this platform. */
+function configFilePath(vars: Record<string, string>): string | undefined {
+  if (vars.TEMPORAL_CONFIG_FILE !== undefined) return vars.TEMPORAL_CONFIG_FILE || undefined;
+  let dir: string | undefined;
+  if (os.platform() === 'win32') dir = vars.APPDATA;
+  else if (os.platform() === 'darwin')
+    dir = vars.HOME && path.join(vars.HOME, 'Library', 'Application Support');
+  else if (vars.XDG_CONFIG_HOME)
+    dir = path.isAbsolute(vars.XDG_CONFIG_HOME) ? vars.XDG_CONFIG_HOME : undefined;
+  else dir = vars.HOME && path.join(vars.HOME, '.config');
+  return dir && path.join(dir, 'temporalio', 'temporal.toml');
+}
+
+/**
+ * Whether the config file exists and holds no profile at all (empty, or comments only). The Temporal CLI
+ * reads such a file as "no profiles", but envconfig 1.24.0 fails on it with a TypeError, so it is then
+ * not handed to envconfig. A file that does not parse is left to envconfig, whose error names the problem.
+ */
+function configFileWithoutProfiles(vars: Record<string, string>): string | undefined {
+  const file = configFilePath(vars);
+  if (!file) return undefined;
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch {
+    return undefined; // missing or unreadable: envconfig's own handling
+  }
+  try {
+    return parseToml(text).profile === undefined ? file : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Settings of worker and API processes and CLI commands (see the file comment). */
 export function temporalSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): TemporalSettings {
   const vars = withoutEmptyValues(env);
   checkVariables(vars);
   const file = vars.TEMPORAL_CONFIG_FILE;
+  const context = [
+    ...(file ? [`TEMPORAL_CONFIG_FILE=${file}`] : []),
+    ...(vars.TEMPORAL_PROFILE ? [`profile ${vars.TEMPORAL_PROFILE}`] : []),
+  ];
+  const mistake = (message: string, cause?: unknown) =>
+    new TemporalConfigError(
+      `Temporal connection settings${context.length ? ` (${context.join(', ')})` : ''}: ${message}`,
+      cause === undefined ? undefined : { cause },
+    );
+  const withoutProfiles = configFileWithoutProfiles(vars);
+  if (withoutProfiles && vars.TEMPORAL_PROFILE)
+    throw mistake(`Profile '${vars.TEMPORAL_PROFILE}' not found: ${withoutProfiles} holds no profile`);
   let loaded;
   try {
-    loaded = loadClientConnectConfig({ overrideEnvVars: vars });
+    loaded = loadClientConnectConfig({
+      overrideEnvVars: vars,
+      ...(withoutProfiles ? { disableFile: true } : {}),
+    });
   } catch (err) {
     // Certificate files are read here too; their errors name the path.
-    const context = [
-      ...(file ? [`TEMPORAL_CONFIG_FILE=${file}`] : []),
-      ...(vars.TEMPORAL_PROFILE ? [`profile ${vars.TEMPORAL_PROFILE}`] : []),
-    ];
-    throw new TemporalConfigError(
-      `Temporal connection settings${context.length ? ` (${context.join(', ')})` : ''}: ${(err as Error).message}`,
-      { cause: err },
-    );
+    throw mistake((err as Error).message, err);
   }
   const o = loaded.connectionOptions;
   const clientCertOnly =

@@ -152,6 +152,25 @@ describe('temporalSettingsFromEnv', () => {
     fs.rmSync(path.join(dir, 'xdg'), { recursive: true });
   });
 
+  test('a config file without any profile (empty, or comments only) is no profile, as the Temporal CLI reads it', () => {
+    for (const text of ['', '# profiles come later\n']) {
+      const file = writeFile('no-profiles.toml', text);
+      const settings = temporalSettingsFromEnv(
+        env({ TEMPORAL_CONFIG_FILE: file, TEMPORAL_ADDRESS: 'cluster:7233', TEMPORAL_NAMESPACE: 'ns' }),
+      );
+      expect([settings.address, settings.namespace, settings.tls]).toEqual(['cluster:7233', 'ns', undefined]);
+      expect(() =>
+        temporalSettingsFromEnv(env({ TEMPORAL_CONFIG_FILE: file, TEMPORAL_PROFILE: 'prod' })),
+      ).toThrow(
+        `Temporal connection settings (TEMPORAL_CONFIG_FILE=${file}, profile prod): Profile 'prod' not found: ${file} holds no profile`,
+      );
+    }
+    // The default file, found by XDG_CONFIG_HOME, likewise.
+    writeFile('xdg/temporalio/temporal.toml', '');
+    expect(temporalSettingsFromEnv(env()).address).toBe('127.0.0.1:7233');
+    fs.rmSync(path.join(dir, 'xdg'), { recursive: true });
+  });
+
   test('mistakes are refused with the variable or profile named', () => {
     const file = writeFile('one.toml', '[profile.default]\naddress = "a:1"\n');
     const missingProfile = () =>
