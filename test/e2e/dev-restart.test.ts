@@ -4,8 +4,10 @@
  * has the challenge open, and is started again on the same data folder. The payer then passes the
  * challenge, the session succeeds, and the sandbox's ledger shows one hold and one capture.
  *
- * The API and sandbox ports are the same in both runs, as they are for `npm start` (8080, 8090): the
- * payer's challenge page and the return address the provider stored belong to them.
+ * The API's and the sandbox's ports are the same in both runs, as they are for `npm start` (8080, 8081,
+ * 8090): the payer's challenge page and the signed return address the provider stored belong to them,
+ * and the return page of the second run verifies the link the first run signed (the secret is kept in
+ * the data folder).
  */
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -33,12 +35,15 @@ const started: DevProcess[] = [];
 
 beforeAll(async () => {
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'paysaga-dev-restart-'));
-  const api = await freePort(HOST);
-  let sandbox = await freePort(HOST);
-  while (sandbox === api) sandbox = await freePort(HOST);
+  // Three distinct free ports: the API's public and internal listeners, the sandbox.
+  const ports = new Set<number>();
+  while (ports.size < 3) ports.add(await freePort(HOST));
+  const [publicPort, internalPort, sandbox] = [...ports] as [number, number, number];
   args = [
-    '--api-port',
-    String(api),
+    '--public-port',
+    String(publicPort),
+    '--internal-port',
+    String(internalPort),
     '--sandbox-port',
     String(sandbox),
     '--temporal-port',
@@ -123,14 +128,15 @@ test('restarting the dev stack while 3-D Secure waits for the payer: the payer c
       code: '12345',
     });
     expect(submitted.status).toBeLessThan(400);
-    // Back to back_url as the issuer's page says (a redirect or an auto-submitted form), if it names one.
+    // Back to back_url as the issuer's page says (a redirect or an auto-submitted form): the session's
+    // return page that the first run signed, served by the second.
     const back = submitted.location
       ? { action: submitted.location, method: 'GET', fields: {} }
       : firstForm(submitted.html, submitted.url);
-    if (back) {
-      const returned = await openPage(back.action, back.method === 'GET' ? 'GET' : 'POST', back.fields);
-      expect(returned.status).toBeLessThan(500);
-    }
+    expect(back?.action).toContain(`/return/${sessionId}?t=`);
+    const returned = await openPage(back!.action, back!.method === 'GET' ? 'GET' : 'POST', back!.fields);
+    expect(returned.status).toBe(200);
+    expect(/data-outcome="([^"]+)"/.exec(returned.html)?.[1]).toMatch(/^(success|processing)$/);
 
     const done = await until(api2, sessionId, 'the result', (v) => FINAL.has(v.phase));
     expect(done.phase).toBe('succeeded');

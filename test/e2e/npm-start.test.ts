@@ -128,7 +128,8 @@ test('SIGTERM to the npm process stops the stack and frees its ports', async () 
     env: {
       ...process.env,
       PAYSAGA_DATA_DIR: dataDir,
-      PAYSAGA_API_PORT: '0',
+      PAYSAGA_PUBLIC_PORT: '0',
+      PAYSAGA_INTERNAL_PORT: '0',
       PAYSAGA_SANDBOX_PORT: '0',
       PAYSAGA_TEMPORAL_PORT: '0',
       PAYSAGA_TEMPORAL_UI_PORT: '0',
@@ -156,7 +157,13 @@ test('SIGTERM to the npm process stops the stack and frees its ports', async () 
   // node runs directly under npm (the script execs it), and the Temporal server under node.
   expect(parentOf(state.pid)).toBe(npmPid);
   expect(below).toEqual(expect.arrayContaining([state.pid, state.temporalPid]));
-  const ports = [state.apiUrl, state.sandboxUrl, state.temporalAddress, state.temporalUiUrl].map(portOf);
+  const ports = [
+    state.publicUrl,
+    state.internalUrl,
+    state.sandboxUrl,
+    state.temporalAddress,
+    state.temporalUiUrl,
+  ].map(portOf);
   for (const port of ports) expect(await portInUse(port)).toBe(true);
 
   process.kill(npmPid, 'SIGTERM');
