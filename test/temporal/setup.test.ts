@@ -204,11 +204,19 @@ test('worker and API refuse a namespace nobody set up, and start once paysaga se
     `namespace ${namespace} is not set up for paysaga \\(search attributes: missing PaymentKind, .*\\): run \`paysaga setup\``,
   );
   await expect(startWorkerFromEnv({ env, shutdownSignals: [] })).rejects.toThrow(notSetUp);
-  await expect(startApiFromEnv(env, { public: { port: 0, host: '127.0.0.1' }, internal: { port: 0, host: '127.0.0.1' } })).rejects.toThrow(notSetUp);
+  await expect(
+    startApiFromEnv(env, {
+      public: { port: 0, host: '127.0.0.1' },
+      internal: { port: 0, host: '127.0.0.1' },
+    }),
+  ).rejects.toThrow(notSetUp);
 
   expect(report(await setup(namespace)).changed).toBe(true);
   const worker = await startWorkerFromEnv({ env, shutdownSignals: [] });
   await worker.shutdown();
-  const api = await startApiFromEnv(env, { public: { port: 0, host: '127.0.0.1' }, internal: { port: 0, host: '127.0.0.1' } });
+  const api = await startApiFromEnv(env, {
+    public: { port: 0, host: '127.0.0.1' },
+    internal: { port: 0, host: '127.0.0.1' },
+  });
   await api.close();
 });

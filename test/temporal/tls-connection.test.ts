@@ -95,7 +95,10 @@ describe('TEMPORAL_* variables: own CA', () => {
     };
     worker = await startWorkerFromEnv({ env, shutdownSignals: [] });
     expect(worker.address).toBe(proxy.address);
-    api = await startApiFromEnv(env, { public: { port: 0, host: '127.0.0.1' }, internal: { port: 0, host: '127.0.0.1' } });
+    api = await startApiFromEnv(env, {
+      public: { port: 0, host: '127.0.0.1' },
+      internal: { port: 0, host: '127.0.0.1' },
+    });
 
     const health = await request(`${api.url}/healthz`);
     expect(health.statusCode).toBe(200);
