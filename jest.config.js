@@ -1,7 +1,8 @@
 /*
  * Jest: TypeScript through @swc/jest (no type checking here: `npm run typecheck` does that).
  *
- * Two projects, together covering test/**\/*.test.ts:
+ * Two projects, together covering test/**\/*.test.ts except test/cluster/ (`npm run test:cluster`,
+ * jest.cluster.config.js):
  *   - unit:        test/unit/**  (pure logic; `npm run test:unit` runs only these)
  *   - integration: everything else under test/ (real Temporal dev server, sandbox, API, browser)
  *
@@ -51,6 +52,8 @@ module.exports = {
       testPathIgnorePatterns: [
         ...common.testPathIgnorePatterns,
         '<rootDir>/test/unit/',
+        // Needs Go and PostgreSQL and takes minutes: `npm run test:cluster` (jest.cluster.config.js).
+        '<rootDir>/test/cluster/',
         // The history recorder is a tool (scripts/record-histories.js), not a test: out of normal runs.
         ...(process.env.RECORD_HISTORIES === '1'
           ? []

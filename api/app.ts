@@ -1,10 +1,13 @@
 /**
- * The paysaga HTTP API: partner routes under /v1 (bearer token), the provider's webhook receiver,
- * the payer's return page, health, metrics and the OpenAPI document. Plugins do one job each;
+ * The paysaga HTTP API on two listeners (DESIGN decision 14), two fastify instances built from the same
+ * plugins. Public: the provider's webhook receiver and the payer's return page. Internal: health,
+ * metrics, the OpenAPI document and Swagger UI, the codec server. The partner routes under /v1
+ * (bearer token) go on the internal one unless `v1Listener` says public. Plugins do one job each;
  * route schemas sit next to their routes.
  */
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyPluginAsync } from 'fastify';
 import type { ApiDeps } from './deps';
+import { assertCodecProtected, type ListenAddress, type Listener } from './listeners';
 import { authPlugin } from './plugins/auth';
 import { drainPlugin } from './plugins/drain';
 import { errorsPlugin } from './plugins/errors';
@@ -23,53 +26,141 @@ import { tokenRoutes } from './routes/tokens';
 import { webhookRoutes } from './routes/webhooks';
 
 export type { ApiDeps } from './deps';
+export type { ListenAddress, Listener } from './listeners';
 
-export function buildApi(deps: ApiDeps): FastifyInstance {
-  const resolved: ApiDeps = {
-    ...deps,
-    temporalUiUrl: deps.temporalUiUrl ?? (process.env.PAYSAGA_TEMPORAL_UI_URL || undefined),
+export interface ApiUrls {
+  publicUrl: string;
+  internalUrl: string;
+  /** Where /v1 is served: one of the two. */
+  v1Url: string;
+}
+
+export interface PaysagaApi {
+  /** /webhooks/provider and /return/{sessionId} (and /v1 when `v1Listener` is public). */
+  public: FastifyInstance;
+  /** /healthz, /metrics, /openapi.json, /docs, /codec/* (and /v1 unless `v1Listener` is public). */
+  internal: FastifyInstance;
+  v1Listener: Listener;
+  /**
+   * Listens on both addresses (the public one first). Refused before either listens when the codec
+   * would be open off loopback (api/listeners.ts); a failure closes what was opened.
+   */
+  listen(addresses: { public: ListenAddress; internal: ListenAddress }): Promise<ApiUrls>;
+  /** Closes both: no new requests, in-flight ones finish. */
+  close(): Promise<void>;
+}
+
+/** The request as logs show it: the return page's token (`?t=`) is a credential and never logged. */
+function loggedRequest(req: {
+  method: string;
+  url: string;
+  host?: string;
+  ip?: string;
+  socket?: { remotePort?: number };
+}) {
+  return {
+    method: req.method,
+    url: req.url.replace(/([?&]t=)[^&#]*/g, '$1[redacted]'),
+    host: req.host,
+    remoteAddress: req.ip,
+    remotePort: req.socket?.remotePort,
   };
+}
+
+function newInstance(deps: ApiDeps): FastifyInstance {
+  const logger =
+    deps.logger && typeof deps.logger === 'object'
+      ? { ...deps.logger, serializers: { req: loggedRequest, ...deps.logger.serializers } }
+      : (deps.logger ?? false);
   const app = Fastify({
-    logger: deps.logger ?? false,
+    logger,
     // Request logs carry method, URL and status; fastify never logs bodies or headers by default.
     // A payer's browser may POST back a large 3-DS form; nothing else here needs more.
     bodyLimit: 1024 * 1024,
   });
-
   // Validation is zod's (client/inputs.ts and the provider's schemas), in the handlers, so a bad
   // request names the same field and rule as the TypeScript client. The JSON schemas on routes
   // only describe the API for OpenAPI; they are not compiled into validators or serializers.
   app.setValidatorCompiler(() => (value) => ({ value }));
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+  return app;
+}
 
+/** The partner routes, registered under /v1 (the deps are not the register options: those carry the prefix). */
+const v1Routes =
+  (deps: ApiDeps): FastifyPluginAsync =>
+  async (v1) => {
+    await v1.register(authPlugin, { tokens: deps.apiTokens });
+    await v1.register(checkoutRoutes, deps);
+    await v1.register(sessionRoutes, deps);
+    await v1.register(subscriptionRoutes, deps);
+    await v1.register(tokenRoutes, deps);
+    await v1.register(eventEndpointRoutes, deps);
+    await v1.register(eventRoutes, deps);
+  };
+
+export function buildApi(deps: ApiDeps): PaysagaApi {
+  const resolved: ApiDeps = {
+    ...deps,
+    temporalUiUrl: deps.temporalUiUrl ?? (process.env.PAYSAGA_TEMPORAL_UI_URL || undefined),
+  };
+  const v1Listener: Listener = deps.v1Listener ?? 'internal';
   const metrics = createApiMetrics();
-  app.register(drainPlugin);
-  app.register(errorsPlugin);
-  app.register(jsonBodyPlugin);
-  app.register(metricsPlugin, { metrics });
-  app.register(openapiPlugin);
+  const publicApp = newInstance(deps);
+  const internalApp = newInstance(deps);
 
-  app.register(healthRoutes, { temporal: deps.temporal });
-  app.register(
-    async (v1) => {
-      await v1.register(authPlugin, { tokens: deps.apiTokens });
-      await v1.register(checkoutRoutes, resolved);
-      await v1.register(sessionRoutes, resolved);
-      await v1.register(subscriptionRoutes, resolved);
-      await v1.register(tokenRoutes, resolved);
-      await v1.register(eventEndpointRoutes, resolved);
-      await v1.register(eventRoutes, resolved);
-    },
-    { prefix: '/v1' },
-  );
-  app.register(webhookRoutes, { ...resolved, metrics });
-  app.register(returnRoutes, resolved);
+  for (const [app, listener] of [
+    [publicApp, 'public'],
+    [internalApp, 'internal'],
+  ] as const) {
+    app.register(drainPlugin);
+    app.register(errorsPlugin);
+    app.register(jsonBodyPlugin);
+    app.register(metricsPlugin, { metrics, serve: listener === 'internal' });
+    app.register(openapiPlugin, {
+      listener,
+      v1Listener,
+      ...(listener === 'internal' ? { serve: { others: [publicApp] } } : {}),
+    });
+  }
+
+  publicApp.register(webhookRoutes, { ...resolved, metrics });
+  publicApp.register(returnRoutes, resolved);
+
+  internalApp.register(healthRoutes, { temporal: deps.temporal });
   if (deps.codec) {
-    app.register(codecRoutes, {
+    internalApp.register(codecRoutes, {
       codec: deps.codec,
       tokens: deps.codecTokens ?? [],
       corsOrigins: deps.codecCorsOrigins ?? [],
     });
   }
-  return app;
+
+  const v1App = v1Listener === 'public' ? publicApp : internalApp;
+  v1App.register(v1Routes(resolved), { prefix: '/v1' });
+
+  const close = async () => {
+    await Promise.all([publicApp.close(), internalApp.close()]);
+  };
+  return {
+    public: publicApp,
+    internal: internalApp,
+    v1Listener,
+    async listen(addresses) {
+      assertCodecProtected({
+        codec: !!deps.codec,
+        tokens: deps.codecTokens ?? [],
+        host: addresses.internal.host,
+      });
+      try {
+        const publicUrl = await publicApp.listen(addresses.public);
+        const internalUrl = await internalApp.listen(addresses.internal);
+        return { publicUrl, internalUrl, v1Url: v1Listener === 'public' ? publicUrl : internalUrl };
+      } catch (err) {
+        await close();
+        throw err;
+      }
+    },
+    close,
+  };
 }

@@ -18,8 +18,17 @@ export interface ApiDeps {
   verifyWebhook: ReturnType<typeof createWebhookVerifier>;
   /** Bearer tokens accepted on /v1/*. Empty: every /v1 request is refused. */
   apiTokens: string[];
+  /** Which listener serves the partner API /v1 (default `internal`). */
+  v1Listener?: 'public' | 'internal';
+  /**
+   * Secrets that verify the token of `/return/<session id>?t=<token>` (PAYSAGA_RETURN_SECRETS; the first
+   * one mints, in client/return-url.ts). Empty: no return is valid, every one is a 404.
+   */
+  returnSecrets?: string[];
   /** Partner page the payer is sent to (303, with ?session_id=) after returning; else a small result page. */
   returnUrl?: string;
+  /** At most one state check per session this often, however often its return page is hit (default 5000 ms). */
+  returnCheckIntervalMs?: number;
   /** Base URL of the Temporal UI, for `links.temporal` (default: env PAYSAGA_TEMPORAL_UI_URL). */
   temporalUiUrl?: string;
   /** How long the return page waits for the session to settle (default 3000 ms). */
@@ -30,7 +39,7 @@ export interface ApiDeps {
    * UI (its codec endpoint setting) so staff can read encrypted sessions. Without it, no codec routes.
    */
   codec?: PayloadCodec;
-  /** Bearer tokens for the codec routes; empty: open (only behind a network boundary staff own). */
+  /** Bearer tokens for the codec routes; empty: open, allowed only while the internal listener is on loopback. */
   codecTokens?: string[];
   /** Origins allowed to call the codec routes from a browser (the Temporal UI), default none. */
   codecCorsOrigins?: string[];

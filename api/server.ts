@@ -1,12 +1,13 @@
 /**
  * `startApiFromEnv()`: the API as a process of its own, configured by environment variables
- * (see api/README.md): Temporal through common/temporal-config.ts, the provider through provider/config.ts.
+ * (see api/README.md): Temporal through common/temporal-config.ts, the provider through provider/config.ts,
+ * its two listeners and the payer's return through api/listen-config.ts.
  * It listens and returns a handle; whoever runs it (the `paysaga api` command, `paysaga dev`)
  * decides when to close it.
  */
-import { Client, Connection } from '@temporalio/client';
-import type { FastifyInstance } from 'fastify';
+import { Client, type Connection } from '@temporalio/client';
 import { PaymentsClient } from '../client/payments-client';
+import { DeferredReturnUrls, ReturnUrls } from '../client/return-url';
 import { DEFAULT_SETTINGS, type SessionSettings } from '../common/settings';
 import {
   createWebhookVerifier,
@@ -16,24 +17,29 @@ import {
 } from '../provider';
 import { codecFromEnv } from '../common/codec';
 import { temporalSettingsFromEnv } from '../common/temporal-config';
-import { buildApi } from './app';
-
-export const DEFAULT_API_PORT = 8080;
-export const DEFAULT_API_HOST = '127.0.0.1';
+import { connectTemporalClient } from '../common/temporal-connection';
+import { assertSearchAttributesRegistered } from '../common/search-attribute-check';
+import { buildApi, type PaysagaApi } from './app';
+import { listenConfigFromEnv, type ListenOverrides } from './listen-config';
+import { assertCodecProtected } from './listeners';
 
 export interface RunningApi {
+  /** Where the partner API /v1 is served (the internal listener unless PAYSAGA_V1_LISTENER=public). */
   url: string;
-  app: FastifyInstance;
+  /** The public listener: /webhooks/provider, /return/{sessionId}. */
+  publicUrl: string;
+  /** The internal listener: /healthz, /metrics, /docs, /openapi.json, /codec/*. */
+  internalUrl: string;
+  /** Base of the back_url given to the provider (PAYSAGA_PUBLIC_URL or derived); none: returns are off. */
+  returnBaseUrl?: string;
+  api: PaysagaApi;
   /** Stops accepting requests, lets in-flight ones finish, then closes the provider and Temporal connections. */
   close(): Promise<void>;
 }
 
-export interface StartApiOptions {
+export interface StartApiOptions extends ListenOverrides {
   /** Session settings (default: DEFAULT_SETTINGS); `paysaga dev` may pass shorter timings. */
   settings?: SessionSettings;
-  /** Override PAYSAGA_API_PORT / PAYSAGA_API_HOST. */
-  port?: number;
-  host?: string;
 }
 
 function list(v: string | undefined): string[] {
@@ -41,14 +47,6 @@ function list(v: string | undefined): string[] {
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean);
-}
-
-function port(v: string | undefined): number {
-  if (v === undefined || v === '') return DEFAULT_API_PORT;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 0 || n > 65_535)
-    throw new Error(`PAYSAGA_API_PORT must be an integer 0..65535, got ${v}`);
-  return n;
 }
 
 function logger(env: NodeJS.ProcessEnv) {
@@ -74,20 +72,24 @@ export async function startApiFromEnv(
         `PAYSAGA_PROVIDER_${environment.name.toUpperCase()}_SERVICE_KEYS (paths or PEM, comma-separated)`,
     );
   const verifyWebhook = createWebhookVerifier(environment.serviceKeys);
-  const returnUrl = env.PAYSAGA_RETURN_URL || undefined;
-  if (returnUrl) new URL(returnUrl); // throws on a malformed URL, at startup rather than per payer
+  const listen = listenConfigFromEnv(env, opts);
   const temporalSettings = temporalSettingsFromEnv(env);
   // The same codec as the worker (PAYSAGA_CODEC_KEYS): without it the API could not read what the
   // worker encrypted (queries, results) and would start workflows with plain payloads.
   const codec = codecFromEnv(env);
+  const codecTokens = list(env.PAYSAGA_CODEC_TOKENS);
+  assertCodecProtected({ codec: !!codec, tokens: codecTokens, host: listen.internal.host });
   const settings = opts.settings ?? DEFAULT_SETTINGS;
-  const listenPort = opts.port ?? port(env.PAYSAGA_API_PORT);
-  const host = opts.host ?? (env.PAYSAGA_API_HOST || DEFAULT_API_HOST);
+  // A derived public URL is known only once the public listener listens (port 0); checkouts come later.
+  const returnUrls = listen.returnSecrets.length > 0 ? new DeferredReturnUrls() : undefined;
+  if (returnUrls && listen.publicUrl)
+    returnUrls.resolve(new ReturnUrls(listen.publicUrl, listen.returnSecrets));
 
   const provider = providerClientFromConfig(providerConfig);
   let connection: Connection | undefined;
   try {
-    connection = await Connection.connect({ address: temporalSettings.address });
+    connection = await connectTemporalClient(temporalSettings);
+    await assertSearchAttributesRegistered(connection, temporalSettings.namespace);
     const temporal = new Client({
       connection,
       namespace: temporalSettings.namespace,
@@ -98,8 +100,9 @@ export async function startApiFromEnv(
       provider,
       taskQueue: temporalSettings.taskQueue,
       settings,
+      ...(returnUrls ? { returnUrls } : {}),
     });
-    const app = buildApi({
+    const api = buildApi({
       payments,
       provider,
       temporal,
@@ -107,20 +110,32 @@ export async function startApiFromEnv(
       settings,
       verifyWebhook,
       apiTokens,
-      ...(returnUrl ? { returnUrl } : {}),
+      v1Listener: listen.v1Listener,
+      returnSecrets: listen.returnSecrets,
+      ...(listen.returnUrl ? { returnUrl: listen.returnUrl } : {}),
       ...(env.PAYSAGA_TEMPORAL_UI_URL ? { temporalUiUrl: env.PAYSAGA_TEMPORAL_UI_URL } : {}),
       logger: logger(env),
       ...(codec ? { codec } : {}),
-      codecTokens: list(env.PAYSAGA_CODEC_TOKENS),
+      codecTokens,
       ...(env.PAYSAGA_CODEC_CORS_ORIGINS ? { codecCorsOrigins: list(env.PAYSAGA_CODEC_CORS_ORIGINS) } : {}),
     });
-    const url = await app.listen({ port: listenPort, host });
+    const urls = await api.listen({ public: listen.public, internal: listen.internal });
+    if (returnUrls && !returnUrls.resolved)
+      returnUrls.resolve(new ReturnUrls(urls.publicUrl, listen.returnSecrets));
+    if (!returnUrls)
+      api.public.log.warn(
+        'payer returns are off (PAYSAGA_PUBLIC_URL, PAYSAGA_RETURN_SECRETS unset): the provider gets each ' +
+          "checkout's backUrl as given, and /return answers 404",
+      );
     const conn = connection;
     return {
-      url,
-      app,
+      url: urls.v1Url,
+      publicUrl: urls.publicUrl,
+      internalUrl: urls.internalUrl,
+      ...(returnUrls?.resolved ? { returnBaseUrl: returnUrls.resolved.publicUrl } : {}),
+      api,
       async close() {
-        await app.close();
+        await api.close();
         await provider.close();
         await conn.close();
       },

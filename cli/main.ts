@@ -12,6 +12,7 @@ import * as devCommand from './commands/dev';
 import * as eventsCommand from './commands/events';
 import * as keysCommand from './commands/keys';
 import * as sandboxCommand from './commands/sandbox';
+import * as setupCommand from './commands/setup';
 import * as workerCommand from './commands/worker';
 import { findProjectRoot } from './temporal-cli';
 
@@ -25,6 +26,7 @@ const COMMANDS: CommandModule[] = [
   sandboxCommand,
   devCommand,
   workerCommand,
+  setupCommand,
   demoCommand,
   eventsCommand,
 ];

@@ -4,6 +4,7 @@ import type { z } from 'zod';
 import type { SessionSettings } from '../common/settings';
 import type { ProviderClient } from '../provider';
 import { InputValidationError } from './errors';
+import type { SessionReturnUrls } from './return-url';
 
 export interface PaymentsClientOptions {
   temporal: Client;
@@ -11,8 +12,8 @@ export interface PaymentsClientOptions {
   taskQueue: string;
   /** Defaults of every session (per-session overrides merge over them). */
   settings?: SessionSettings;
-  /** paysaga's signed back_url of a session (common/return-token.ts), when a public URL is configured. */
-  returnUrl?: (sessionId: string) => string | undefined;
+  /** paysaga's signed back_url of a session (client/return-url.ts), when a public URL is configured. */
+  returnUrls?: SessionReturnUrls;
   /** How long paysaga keeps each reference (the same request answers the same session meanwhile). */
   keepReferencesMs?: number;
 }

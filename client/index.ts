@@ -8,6 +8,7 @@ export * from './events-client';
 export * from './inputs';
 export * from './payments-client';
 export * from './reconciler';
+export * from './return-url';
 export * from './webhook-handler';
 export * from './webhook-router';
 export type { StartOptions } from './starter';

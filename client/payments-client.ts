@@ -28,7 +28,7 @@ export class PaymentsClient {
       provider: o.provider,
       taskQueue: o.taskQueue,
       settings: o.settings ?? DEFAULT_SETTINGS,
-      returnUrl: o.returnUrl ?? (() => undefined),
+      returnUrl: (sessionId) => o.returnUrls?.forSession(sessionId),
       keepReferencesMs: o.keepReferencesMs ?? DEFAULT_KEEP_REFERENCES_MS,
     };
     this.settings = this.ctx.settings;

@@ -50,25 +50,26 @@ export function generateCodecKeySpec(id = `k${Date.now().toString(36)}`): string
 }
 
 export class EncryptionCodec implements PayloadCodec {
-  private readonly byId: Map<string, Buffer>;
-  private readonly active: CodecKey;
+  // ECMAScript private fields: never in JSON, inspect or the SDK's debug log of worker options.
+  readonly #byId: Map<string, Buffer>;
+  readonly #active: CodecKey;
 
   constructor(keys: CodecKey[]) {
     if (keys.length === 0) throw new CodecKeyError('EncryptionCodec needs at least one key');
-    this.active = keys[0]!;
-    this.byId = new Map(keys.map((k) => [k.id, k.key]));
+    this.#active = keys[0]!;
+    this.#byId = new Map(keys.map((k) => [k.id, k.key]));
   }
 
   async encode(payloads: Payload[]): Promise<Payload[]> {
     return payloads.map((p) => {
       const iv = randomBytes(IV_BYTES);
-      const cipher = createCipheriv('aes-256-gcm', this.active.key, iv);
+      const cipher = createCipheriv('aes-256-gcm', this.#active.key, iv);
       const plain = temporal.api.common.v1.Payload.encode(p).finish();
       const data = Buffer.concat([iv, cipher.update(plain), cipher.final(), cipher.getAuthTag()]);
       return {
         metadata: {
           [METADATA_ENCODING_KEY]: Buffer.from(ENCRYPTED_ENCODING),
-          [KEY_ID]: Buffer.from(this.active.id),
+          [KEY_ID]: Buffer.from(this.#active.id),
         },
         data,
       };
@@ -80,7 +81,7 @@ export class EncryptionCodec implements PayloadCodec {
       const encoding = p.metadata?.[METADATA_ENCODING_KEY];
       if (!encoding || Buffer.from(encoding).toString() !== ENCRYPTED_ENCODING) return p;
       const id = Buffer.from(p.metadata?.[KEY_ID] ?? '').toString();
-      const key = this.byId.get(id);
+      const key = this.#byId.get(id);
       if (!key) throw new CodecKeyError(`payload encrypted with unknown key id "${id}"`);
       const data = Buffer.from(p.data ?? new Uint8Array());
       const decipher = createDecipheriv('aes-256-gcm', key, data.subarray(0, IV_BYTES));

@@ -40,19 +40,3 @@ export function signedReturnUrl(publicBase: string, secret: string, sessionId: s
   url.searchParams.set('t', returnToken(secret, sessionId));
   return url.toString();
 }
-
-/**
- * The back_url maker of the environment: `PAYSAGA_PUBLIC_URL` (where provider and payers reach the
- * public listener) and `PAYSAGA_RETURN_SECRETS` (comma-separated; the first mints). Undefined when either
- * is unset (then no back_url is given to the provider by paysaga).
- */
-export function returnUrlsFromEnv(env: NodeJS.ProcessEnv): ((sessionId: string) => string) | undefined {
-  const base = env.PAYSAGA_PUBLIC_URL;
-  const secret = (env.PAYSAGA_RETURN_SECRETS ?? '')
-    .split(',')
-    .map((s) => s.trim())
-    .find(Boolean);
-  if (!base || !secret) return undefined;
-  new URL(base); // a malformed URL is reported at startup, not per payer
-  return (sessionId) => signedReturnUrl(base, secret, sessionId);
-}

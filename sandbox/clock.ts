@@ -31,7 +31,7 @@ export function tokenTimestamp(atMs: number): string {
   return format(BigInt(Math.round(atMs * 1000)), 180);
 }
 
-/** Timers of one sandbox: every flow step and expiry goes through here so close() can stop them all. */
+/** Real timers of one sandbox: every scheduled step and expiry goes through here so close() can stop them all. */
 export class Timers {
   private readonly pending = new Set<NodeJS.Timeout>();
   private closed = false;
@@ -46,8 +46,8 @@ export class Timers {
     return ms * this.timeScale;
   }
 
-  /** Runs fn after `ms` of service time. */
-  after(ms: number, fn: () => void): NodeJS.Timeout | undefined {
+  /** Runs fn after `realMs` real milliseconds (at once when not positive); nothing once closed. */
+  afterReal(realMs: number, fn: () => void): NodeJS.Timeout | undefined {
     if (this.closed) return undefined;
     const t = setTimeout(
       () => {
@@ -58,7 +58,7 @@ export class Timers {
           this.onError(err);
         }
       },
-      Math.max(0, Math.round(this.scaled(ms))),
+      Math.max(0, Math.round(realMs)),
     );
     this.pending.add(t);
     return t;

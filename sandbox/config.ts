@@ -24,6 +24,12 @@ export const projectConfigSchema = z.strictObject({
   hold: z.boolean().default(false),
   /** extra: how the 3-D Secure page sends the payer back to back_url */
   returnMethod: z.enum(['GET', 'POST']).default('POST'),
+  /**
+   * extra, opt-in: the return also carries session_id and payment_id (query for GET, fields for POST).
+   * The spec promises only that the payer returns to back_url by GET or POST, so by default the GET
+   * goes to back_url exactly as given and the POST carries only the issuer's MD and PaRes.
+   */
+  returnParams: z.boolean().default(false),
   /** extra: currency codes in webhooks are upper case ("webhooks may show it in upper case") */
   upperCaseWebhookCurrency: z.boolean().default(true),
   /** extra, opt-in: commission shown as fee_info on payments and payouts (fees.ts); absent: no fee_info */

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { MemoryStore, type SandboxStore } from './store';
 
 /*
  * Idempotency keys (spec, Limits): per project, living 24 h (× timeScale). A key is bound to the request
@@ -12,7 +13,7 @@ export type IdempotencyLookup =
   | { kind: 'in_flight' }
   | { kind: 'replay'; httpStatus: number; body: unknown };
 
-interface Entry {
+export interface IdempotencyEntry {
   fingerprint: string;
   expiresAtMs: number;
   answer?: { httpStatus: number; body: unknown };
@@ -34,12 +35,25 @@ export function requestFingerprint(endpoint: string, body: unknown): string {
 }
 
 export class IdempotencyStore {
-  private readonly entries = new Map<string, Entry>();
+  private readonly entries = new Map<string, IdempotencyEntry>();
 
-  constructor(private readonly ttlMs: () => number) {}
+  constructor(
+    private readonly ttlMs: () => number,
+    private readonly store: SandboxStore = new MemoryStore(),
+  ) {}
 
+  /** Answered keys of an earlier run that have not expired (a request in flight then never finished). */
+  restore(saved: Map<string, unknown>, nowMs = Date.now()): void {
+    for (const [id, value] of saved) {
+      const e = value as IdempotencyEntry;
+      if (e.answer && e.expiresAtMs > nowMs) this.entries.set(id, e);
+      else this.store.remove('idempotency', id);
+    }
+  }
+
+  /** Also the key in the store (JSON: any project id and key, no separator to collide with). */
   private id(projectId: string, key: string): string {
-    return `${projectId}\0${key}`;
+    return JSON.stringify([projectId, key]);
   }
 
   /** Looks the key up and, when it is new, reserves it for this request (in flight). */
@@ -56,8 +70,12 @@ export class IdempotencyStore {
   }
 
   complete(projectId: string, key: string, httpStatus: number, body: unknown): void {
-    const e = this.entries.get(this.id(projectId, key));
-    if (e) e.answer = { httpStatus, body: structuredClone(body) };
+    const id = this.id(projectId, key);
+    const e = this.entries.get(id);
+    if (!e) return;
+    e.answer = { httpStatus, body: structuredClone(body) };
+    // Only answered keys are kept: a reservation dies with the process that made it, like its request.
+    this.store.put('idempotency', id, e);
   }
 
   /** The request failed: the key is free again. */
@@ -68,7 +86,11 @@ export class IdempotencyStore {
   /** Live keys (expired ones are dropped on the way). */
   get size(): number {
     const now = Date.now();
-    for (const [id, e] of this.entries) if (e.expiresAtMs <= now) this.entries.delete(id);
+    for (const [id, e] of this.entries)
+      if (e.expiresAtMs <= now) {
+        this.entries.delete(id);
+        if (e.answer) this.store.remove('idempotency', id);
+      }
     return this.entries.size;
   }
 }

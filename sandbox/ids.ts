@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { MemoryStore, type SandboxStore } from './store';
 
 /** Identifier shapes of the spec: `ps_<number>`, `pm_<number>`, `po_<number>`, `rf_<number>`. */
 export type IdPrefix = 'ps' | 'pm' | 'po' | 'rf';
@@ -15,12 +16,26 @@ export class IdAllocator {
    * durable state on them (paysaga's workflow id is the session id), so a restarted sandbox must
    * never hand out an id an earlier one did. The base is the start time in ms, times 1000.
    */
-  constructor(base = Date.now() * 1000 + Math.floor(Math.random() * 1000)) {
+  constructor(
+    base = Date.now() * 1000 + Math.floor(Math.random() * 1000),
+    private readonly store: SandboxStore = new MemoryStore(),
+  ) {
     this.next = { ps: base, pm: base, po: base, rf: base };
   }
 
   take(prefix: IdPrefix): string {
-    return `${prefix}_${this.next[prefix]++}`;
+    const id = `${prefix}_${this.next[prefix]++}`;
+    this.store.put('meta', 'ids', this.next);
+    return id;
+  }
+
+  /** Counters of an earlier run: never go back below them (a fresh base may already be above). */
+  restore(saved: Partial<Record<IdPrefix, number>> | undefined): void {
+    if (!saved) return;
+    for (const prefix of Object.keys(this.next) as IdPrefix[]) {
+      const n = saved[prefix];
+      if (typeof n === 'number' && n > this.next[prefix]) this.next[prefix] = n;
+    }
   }
 
   peek(): Record<IdPrefix, number> {

@@ -1,4 +1,5 @@
-export { startSandbox, type RunningSandbox, type StartSandboxOptions } from './server';
+export { SANDBOX_STORE_FILE, startSandbox, type RunningSandbox, type StartSandboxOptions } from './server';
+export { SandboxStoreError } from './sqlite-store';
 export {
   loadSandboxConfigFile,
   resolveSandboxConfig,

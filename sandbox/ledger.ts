@@ -1,4 +1,5 @@
 import { timestamp } from './clock';
+import { MemoryStore, type SandboxStore } from './store';
 
 /**
  * Every money movement, append-only. hold: funds frozen on the payer's card; capture: held funds charged;
@@ -25,12 +26,20 @@ export type LedgerInput = Omit<LedgerEntry, 'seq' | 'at'>;
 export class Ledger {
   private readonly entries: LedgerEntry[] = [];
 
+  constructor(private readonly store: SandboxStore = new MemoryStore()) {}
+
   record(entry: LedgerInput): LedgerEntry {
     if (!Number.isInteger(entry.amount) || entry.amount <= 0)
       throw new Error(`ledger: bad amount ${entry.amount}`);
     const e = { seq: this.entries.length + 1, at: timestamp(), ...entry };
     this.entries.push(e);
+    this.store.append('ledger', e.seq, e);
     return e;
+  }
+
+  /** The entries of an earlier run, in order. */
+  restore(saved: readonly unknown[]): void {
+    for (const e of saved) this.entries.push(e as LedgerEntry);
   }
 
   list(filter: { sessionId?: string; projectId?: string } = {}): LedgerEntry[] {

@@ -84,8 +84,8 @@ interface OperationBase {
   echo: Echo;
   transactionInfo?: Record<string, string>;
   error?: ErrorInfo;
-  /** pending expiry of a payer action (QR, 3-DS); not rendered */
-  timer?: NodeJS.Timeout;
+  /** id of the scheduled expiry of a payer action (QR, 3-DS); not rendered */
+  expiryJob?: string;
 }
 
 export interface PaymentRecord extends OperationBase {

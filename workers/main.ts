@@ -1,6 +1,7 @@
 /**
  * The worker process: every session workflow and its activities, configured by environment variables
- * (Temporal: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, PAYSAGA_TASK_QUEUE; provider: PAYSAGA_PROVIDER_URL,
+ * (Temporal: TEMPORAL_* of the standard client configuration, see common/temporal-config.ts, and
+ * PAYSAGA_TASK_QUEUE; provider: PAYSAGA_PROVIDER_URL,
  * PAYSAGA_PROJECT_ID, PAYSAGA_PARTNER_PRIVATE_KEY, ...; logs: PAYSAGA_LOG_LEVEL; Prometheus metrics of the
  * SDK: PAYSAGA_WORKER_METRICS=host:port; the task queue's reconciler for webhooks-off deployments:
  * PAYSAGA_RECONCILE_EVERY_MS, see client/reconciler.ts; outbound events: PAYSAGA_EVENT_*, see
@@ -17,16 +18,22 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import type { LogLevel, LogMetadata, Logger, PayloadCodec } from '@temporalio/common';
 import { bundleWorkflowCode, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import pino, { type Logger as PinoLogger } from 'pino';
 import { ensureReconciler, reconcilerInputFromEnv, reconcilerWorkflowId } from '../client/reconciler';
 import type { ReconcilerInput } from '../common/reconciler';
-import { returnUrlsFromEnv } from '../common/return-token';
+import { ReturnUrls, returnSecretsFromEnv } from '../client/return-url';
 import { providerClientFromConfig, providerConfigFromEnv, resolveEnvironment } from '../provider';
 import { codecFromEnv } from '../common/codec';
-import { temporalSettingsFromEnv, type TemporalSettings } from '../common/temporal-config';
+import {
+  describeTemporalSettings,
+  temporalSettingsFromEnv,
+  type TemporalSettings,
+} from '../common/temporal-config';
+import { connectTemporalClient, temporalConnectionOptions } from '../common/temporal-connection';
+import { assertSearchAttributesRegistered } from '../common/search-attribute-check';
 import { EventsClient } from '../client/events-client';
 import type { ConfiguredEndpoint } from '../activities/event-activities';
 import { eventSettingsFromEnv } from './event-config';
@@ -244,7 +251,7 @@ async function startReconcilerFor(
   input: ReconcilerInput,
   codec: PayloadCodec | undefined,
 ): Promise<void> {
-  const connection = await Connection.connect({ address: temporal.address });
+  const connection = await connectTemporalClient(temporal);
   try {
     const client = new Client({
       connection,
@@ -263,7 +270,7 @@ async function syncConfiguredEndpointsFor(
   configured: ConfiguredEndpoint[],
   codec: PayloadCodec | undefined,
 ): Promise<void> {
-  const connection = await Connection.connect({ address: temporal.address });
+  const connection = await connectTemporalClient(temporal);
   try {
     const client = new Client({
       connection,
@@ -273,6 +280,16 @@ async function syncConfiguredEndpointsFor(
     await new EventsClient({ temporal: client, taskQueue: temporal.taskQueue }).syncConfiguredEndpoints(
       configured.map(({ secrets: _secrets, ...endpoint }) => endpoint),
     );
+  } finally {
+    await connection.close();
+  }
+}
+
+/** Refuses a namespace without paysaga's search attributes (`paysaga setup` adds them). */
+async function checkNamespace(temporal: TemporalSettings): Promise<void> {
+  const connection = await connectTemporalClient(temporal);
+  try {
+    await assertSearchAttributesRegistered(connection, temporal.namespace);
   } finally {
     await connection.close();
   }
@@ -294,15 +311,30 @@ export async function startWorkerFromEnv(o: StartWorkerOptions = {}): Promise<Ru
   const events = eventSettingsFromEnv(env, temporal.taskQueue);
   installRuntime(logger, o.shutdownSignals, env.PAYSAGA_WORKER_METRICS || undefined);
 
+  await checkNamespace(temporal);
   const workflowCode = await resolveWorkflowCode(env, logger);
   // Temporal's retry policy owns retries of provider calls (visible in history): none inside an activity.
   const provider = providerClientFromConfig(providerConfig, { maxRetries: 0 });
-  const returnUrl = returnUrlsFromEnv(env);
+  // PAYSAGA_PUBLIC_URL and PAYSAGA_RETURN_SECRETS: the signed back_url of the sessions this worker opens
+  // (the API signs the same way: both must have the same values).
+  const returnSecrets = returnSecretsFromEnv(env);
+  const returnUrls =
+    env.PAYSAGA_PUBLIC_URL && returnSecrets.length > 0
+      ? new ReturnUrls(env.PAYSAGA_PUBLIC_URL, returnSecrets)
+      : undefined;
+  const returnUrl = returnUrls ? (sessionId: string) => returnUrls.forSession(sessionId) : undefined;
   let connection: NativeConnection | undefined;
   let worker: Worker;
   let deliveryWorker: Worker;
   try {
-    connection = await NativeConnection.connect({ address: temporal.address });
+    try {
+      connection = await NativeConnection.connect(temporalConnectionOptions(temporal));
+    } catch (err) {
+      throw new Error(
+        `cannot connect to Temporal at ${describeTemporalSettings(temporal)}: ${(err as Error).message}`,
+        { cause: err },
+      );
+    }
     const dataConverter = codec ? { dataConverter: { payloadCodecs: [codec] } } : {};
     worker = await createPaysagaWorker({
       connection,
@@ -371,6 +403,7 @@ export async function startWorkerFromEnv(o: StartWorkerOptions = {}): Promise<Ru
     {
       address: temporal.address,
       namespace: temporal.namespace,
+      temporal: describeTemporalSettings(temporal),
       taskQueue: temporal.taskQueue,
       provider: environment.baseUrl,
       projectId: providerConfig.projectId,

@@ -26,14 +26,13 @@ import type { ProviderEventRecord, SessionEvent, SessionView } from '../common/v
 import type { SessionInfo } from '../provider/schemas';
 import { persist, provider } from './calls';
 import { EventPublisher } from './event-publisher';
+import { PayerReturnThrottle } from './payer-return';
 import { phaseOfState, sessionViewOf } from './session-view';
 import { amountMismatch, failureReason, isNewer, moneybackOf, operationOf, phaseOf } from './snapshot';
 
 const MAX_EVENTS = 300;
 const MAX_PROVIDER_EVENTS = 200;
 const MAX_RECORDED = 40;
-/** The payer's return asks for a state check at most this often (a flood of returns is one check). */
-const PAYER_RETURN_INTERVAL_MS = 5_000;
 /** Older than this, a snapshot is read again before a money-moving call is sent on its word. */
 const STALE_MS = 10 * 60_000;
 /** Continue-as-new past this many history events unless the server suggests it earlier. */
@@ -52,7 +51,8 @@ const iso = (ms: number) => new Date(ms).toISOString();
 export class Session {
   private readonly st: SessionState;
   private pollRequested = false;
-  private lastPayerPoll = -Infinity;
+  /** A flood of payer returns is one state check per interval (DESIGN decision 14). */
+  private readonly payerReturns = new PayerReturnThrottle();
   /** A partner decision (Update) being carried out: the process waits for it, a second one is refused. */
   private deciding: string | undefined;
   private readonly historyLimit: number;
@@ -180,9 +180,7 @@ export class Session {
   }
 
   private payerReturned(): void {
-    const now = Date.now();
-    if (now - this.lastPayerPoll < PAYER_RETURN_INTERVAL_MS) return;
-    this.lastPayerPoll = now;
+    if (!this.payerReturns.admit(Date.now())) return;
     this.log('payer', 'returned');
     this.pollRequested = true;
   }

@@ -1,7 +1,8 @@
 /**
  * Prometheus metrics at GET /metrics: process defaults, HTTP requests by route pattern and status,
- * and provider webhooks by outcome. Each API instance has its own registry, so several in one
- * process (tests, `paysaga dev`) do not collide.
+ * and provider webhooks by outcome. Both listeners of an API count into one registry, served by the
+ * internal one; each API has its own registry, so several in one process (tests, `paysaga dev`) do
+ * not collide.
  */
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
 import { rootPlugin } from './root-plugin';
@@ -41,9 +42,9 @@ export function createApiMetrics(): ApiMetrics {
   };
 }
 
-export const metricsPlugin = rootPlugin<{ metrics: ApiMetrics }>(
+export const metricsPlugin = rootPlugin<{ metrics: ApiMetrics; serve: boolean }>(
   'paysaga-metrics',
-  async (app, { metrics }) => {
+  async (app, { metrics, serve }) => {
     app.addHook('onResponse', async (request, reply) => {
       // The route pattern, not the URL: session ids must not become label values.
       const labels = {
@@ -54,6 +55,7 @@ export const metricsPlugin = rootPlugin<{ metrics: ApiMetrics }>(
       metrics.httpRequests.inc(labels);
       metrics.httpDuration.observe(labels, reply.elapsedTime / 1000);
     });
+    if (!serve) return;
     app.get('/metrics', { schema: { hide: true } }, async (_request, reply) =>
       reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
     );

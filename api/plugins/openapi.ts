@@ -1,17 +1,28 @@
 /**
  * The OpenAPI 3.1 document (GET /openapi.json) and Swagger UI (GET /docs), built by @fastify/swagger
- * from the route schemas. Registered at the root before the routes, so it sees all of them.
+ * from the route schemas. Registered at the root of both listeners before their routes, so each sees
+ * its own; the internal listener serves one document with the public listener's operations merged in,
+ * every operation marked with the listener that serves it (`x-paysaga-listener` and its description).
  */
-import swagger from '@fastify/swagger';
+import swagger, { type SwaggerTransformObject } from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
+import type { FastifyInstance } from 'fastify';
+import type { Listener } from '../listeners';
 import { sharedSchemas } from '../schemas';
 import { rootPlugin } from './root-plugin';
 
-const DESCRIPTION = `Durable payment sessions on Temporal, for the partner's backend.
+const description = (v1: Listener) => `Durable payment sessions on Temporal, for the partner's backend.
+
+**Listeners.** The API listens twice. The **public** listener (PAYSAGA_PUBLIC_HOST/PORT) is what the
+provider and payers reach: \`/webhooks/provider\` and \`/return/{sessionId}\`. The **internal** listener
+(PAYSAGA_INTERNAL_HOST/PORT, loopback by default) serves \`/healthz\`, \`/metrics\`, this document,
+\`/docs\` and the codec server \`/codec/*\`. The partner API \`/v1\` is on the **${v1}** listener here
+(PAYSAGA_V1_LISTENER). Each operation says which listener serves it; "Try it out" sends to this page's
+origin, the internal listener.
 
 **Auth.** Routes under \`/v1\` need \`Authorization: Bearer <token>\` (tokens from PAYSAGA_API_TOKENS);
 without it: 401 with \`WWW-Authenticate: Bearer\`. \`/webhooks/provider\` is authenticated by the
-provider's signature; \`/return/{session_id}\` is for the payer's browser.
+provider's signature; \`/return/{sessionId}\` by the token paysaga put in the session's back_url.
 
 **Idempotency.** Every creating route is named by the body's \`reference\` or the \`Idempotency-Key\`
 header (used as the reference when the body has none; both given and different: 400). The same name
@@ -25,23 +36,65 @@ payer's action (3-D Secure redirect, FPS QR in \`userAction\`), a decision point
 provider refused (\`code\` = its error_code), 503 provider or Temporal unreachable, 504 outcome unknown
 (retry with the same Idempotency-Key).`;
 
-export const openapiPlugin = rootPlugin('paysaga-openapi', async (app) => {
+export interface OpenapiOptions {
+  /** The listener this instance is: its operations are marked with it. */
+  listener: Listener;
+  /** Where /v1 is served (said in the document's description). */
+  v1Listener: Listener;
+  /** Serve /openapi.json and /docs from this instance, with the operations of `others` merged in. */
+  serve?: { others: FastifyInstance[] };
+}
+
+// The document is plain JSON; only its paths and components are touched here.
+type Doc = {
+  paths?: Record<string, Record<string, unknown>>;
+  components?: { schemas?: Record<string, unknown> };
+};
+type Operation = { description?: string; 'x-paysaga-listener'?: Listener };
+
+const METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']);
+
+function markListener(doc: Doc, listener: Listener): void {
+  for (const item of Object.values(doc.paths ?? {})) {
+    for (const [method, op] of Object.entries(item)) {
+      if (!METHODS.has(method) || typeof op !== 'object' || op === null) continue;
+      const operation = op as Operation;
+      operation['x-paysaga-listener'] = listener;
+      const note = `Served on the **${listener}** listener.`;
+      operation.description = operation.description ? `${operation.description}\n\n${note}` : note;
+    }
+  }
+}
+
+function mergeInto(doc: Doc, other: Doc): void {
+  doc.paths ??= {};
+  for (const [path, item] of Object.entries(other.paths ?? {}))
+    doc.paths[path] = { ...doc.paths[path], ...item };
+  doc.components ??= {};
+  doc.components.schemas = { ...other.components?.schemas, ...doc.components.schemas };
+}
+
+export const openapiPlugin = rootPlugin<OpenapiOptions>('paysaga-openapi', async (app, opts) => {
+  const others = opts.serve?.others ?? [];
   for (const schema of sharedSchemas) app.addSchema(schema);
+  // The merged document reads the other instances' documents, which exist once they are ready.
+  if (others.length > 0)
+    app.addHook('onReady', async () => void (await Promise.all(others.map((o) => o.ready()))));
   await app.register(swagger, {
     // components.schemas named by $id (ApiError, Session) instead of def-0, def-1.
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
     openapi: {
       openapi: '3.1.0',
-      info: { title: 'paysaga API', version: '1', description: DESCRIPTION },
+      info: { title: 'paysaga API', version: '1', description: description(opts.v1Listener) },
       tags: [
         { name: 'sessions', description: 'Start and follow payment sessions' },
         { name: 'decisions', description: 'Partner decisions on a waiting session' },
         { name: 'subscriptions', description: 'Recurring billing by token: one workflow per subscription' },
         { name: 'events', description: 'Signed events to your backend: endpoints, deliveries, redelivery' },
         { name: 'provider', description: 'Pass-through to the Payment Session Service' },
-        { name: 'webhooks', description: 'Provider notifications' },
-        { name: 'payer', description: 'Pages the payer sees' },
-        { name: 'operations', description: 'Health and metrics' },
+        { name: 'webhooks', description: 'Provider notifications (public listener)' },
+        { name: 'payer', description: 'Pages the payer sees (public listener)' },
+        { name: 'operations', description: 'Health, metrics and the codec server (internal listener)' },
       ],
       components: {
         securitySchemes: {
@@ -49,7 +102,14 @@ export const openapiPlugin = rootPlugin('paysaga-openapi', async (app) => {
         },
       },
     },
+    transformObject: (document) => {
+      const doc = (document as { openapiObject: Doc }).openapiObject;
+      markListener(doc, opts.listener);
+      for (const other of others) mergeInto(doc, other.swagger() as Doc);
+      return doc as ReturnType<SwaggerTransformObject>;
+    },
   });
+  if (!opts.serve) return;
   await app.register(swaggerUi, { routePrefix: '/docs' });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 });

@@ -1,10 +1,12 @@
 /**
- * Codec server for the Temporal UI (DESIGN decision 2): the UI posts encrypted payloads and shows
+ * Codec server for the Temporal UI and CLI (DESIGN decision 2): they post encrypted payloads and show
  * what comes back, so authorized staff can read sessions that are encrypted at rest. Protocol of
  * Temporal's codec servers: POST /codec/decode and /codec/encode with
- * `{ payloads: [{ metadata: { <key>: <base64> }, data: <base64> }] }`, answered in the same shape.
- * Only registered when the API has the worker's codec. Card data never enters Temporal, so nothing
- * decoded here can hold it.
+ * `{ payloads: [{ metadata: { <key>: <base64> }, data: <base64> }] }` (protobuf JSON: empty fields are
+ * left out, so no payloads at all arrive as `{}`), answered in the same shape. Served on the internal
+ * listener only (api/app.ts), and only when the API has the worker's codec; open without codec tokens
+ * only while that listener is on loopback (api/listeners.ts). Card data never enters Temporal, so
+ * nothing decoded here can hold it.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Payload, PayloadCodec } from '@temporalio/common';
@@ -21,7 +23,9 @@ export interface CodecRouteOptions {
 
 const base64 = z.string().regex(/^[A-Za-z0-9+/]*={0,2}$/, 'base64');
 const payloadsBody = z.object({
-  payloads: z.array(z.object({ metadata: z.record(z.string(), base64).optional(), data: base64.optional() })),
+  payloads: z
+    .array(z.object({ metadata: z.record(z.string(), base64).optional(), data: base64.optional() }))
+    .default([]),
 });
 type JsonPayloads = z.infer<typeof payloadsBody>['payloads'];
 
@@ -79,7 +83,9 @@ export const codecRoutes: FastifyPluginAsync<CodecRouteOptions> = async (app, op
         schema: {
           tags: ['operations'],
           summary: `Temporal UI codec: ${op} payloads`,
-          description: 'Set as the codec endpoint of the Temporal UI (`<API URL>/codec`).',
+          description:
+            'Set as the codec endpoint of the Temporal UI and CLI (`<internal URL>/codec`). Needs ' +
+            '`Authorization: Bearer <codec token>` when PAYSAGA_CODEC_TOKENS is set.',
         },
       },
       async (request) => {

@@ -1,20 +1,32 @@
 /**
- * Where the payer lands after 3-D Secure or the bank app (the back_url), by GET or by POST (issuers
- * post forms; some post JSON). It asks the workflow to check the state now, waits briefly for the
- * outcome, then shows a small page or sends the payer on to the partner's page. Not bearer-protected:
- * a browser comes here. The page shows the session id and the outcome, never card data; what the
- * issuer posted is not needed and is neither read nor logged.
+ * Where the payer lands after 3-D Secure or the bank app: `/return/<session id>?t=<token>`, the back_url
+ * paysaga gave the provider for that session (client/return-url.ts), by GET or by POST (issuers post
+ * forms; some post JSON). Public and unauthenticated, so (DESIGN decision 14):
+ *
+ * - an id that is not a payment session's (`ps_<number>`), or a token that is missing or not this id's
+ *   under PAYSAGA_RETURN_SECRETS, is a 404 before anything reaches Temporal;
+ * - a valid return asks the workflow for a state check (signal payerReturned) at most once per session
+ *   per interval (ReturnChecks; the workflow throttles too), and reads the session by query only: no
+ *   Update runs from here;
+ * - the outcome is shown only to the holder of the token (the page's refresh carries it).
+ *
+ * The page shows the session id and the outcome, never card data; what the issuer posted is not needed
+ * and is neither read nor logged.
  */
 import formbody from '@fastify/formbody';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { SessionNotFoundError } from '../../client/errors';
 import type { PaymentsClient } from '../../client/payments-client';
+import { verifyReturnToken } from '../../common/return-token';
 import type { SessionView } from '../../common/views';
 import type { ApiDeps } from '../deps';
+import { ReturnChecks } from '../return-checks';
 
-const SESSION_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
+/** The provider's session id shape (spec: `ps_<number>`): nothing else is a payment session. */
+const SESSION_ID = /^ps_[0-9]{1,40}$/;
 const SETTLED = new Set(['succeeded', 'failed', 'canceled', 'awaiting_approval', 'awaiting_finalization']);
 const DEFAULT_RETURN_WAIT_MS = 3_000;
+const READ_EVERY_MS = 250;
 
 type Outcome = 'success' | 'failed' | 'processing';
 
@@ -27,20 +39,15 @@ export function outcomeOf(view: SessionView): Outcome {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
- * Until the payer's part is over or `ms` passed. awaitProgress answers at once while the session
- * still shows the payer's action (the state check is on its way), so that phase is re-read.
+ * Reads the session (queries only) until the payer's part is over or `ms` passed: the state check the
+ * signal asked for is on its way, so a session still awaiting the payer is read again shortly.
  */
 async function settle(payments: PaymentsClient, id: string, ms: number): Promise<SessionView> {
   const deadline = Date.now() + ms;
   let view = await payments.sessions.get(id);
   while (!SETTLED.has(view.phase) && Date.now() < deadline) {
-    const left = deadline - Date.now();
-    if (view.phase === 'awaiting_payer') {
-      await sleep(Math.min(200, left));
-      view = await payments.sessions.get(id);
-    } else {
-      view = await payments.sessions.waitForChange(id, { timeoutMs: left, until: 'progress' });
-    }
+    await sleep(Math.min(READ_EVERY_MS, Math.max(0, deadline - Date.now())));
+    view = await payments.sessions.get(id);
   }
   return view;
 }
@@ -56,41 +63,43 @@ const TEXT: Record<Outcome | 'not_found' | 'unavailable', [string, string]> = {
   unavailable: ['Please wait', 'We cannot check the payment right now. This page refreshes by itself.'],
 };
 
-export function resultPage(kind: keyof typeof TEXT, sessionId?: string): string {
+/** The session a page shows, with the token that lets its refresh see the session again. */
+export interface ShownSession {
+  sessionId: string;
+  token: string;
+}
+
+export function resultPage(kind: keyof typeof TEXT, shown?: ShownSession): string {
   const [title, text] = TEXT[kind];
-  // The refresh is a GET: after a POST to the bare /return it must still name the session.
-  const target = sessionId ? `; url=/return/${encodeURIComponent(sessionId)}` : '';
+  // The refresh is a GET of this session's signed address, relative so that it also works behind a
+  // proxy that serves the API under a path prefix; after a POST it must not post again.
+  const target = shown
+    ? `; url=${encodeURIComponent(shown.sessionId)}?t=${encodeURIComponent(shown.token)}`
+    : '';
   const refresh =
     kind === 'processing' || kind === 'unavailable'
       ? `<meta http-equiv="refresh" content="5${escape(target)}">`
       : '';
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
 ${refresh}<title>${title}</title>
 <style>body{font-family:system-ui,sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem;color:#222}
 h1{font-size:1.5rem}.success{color:#11772d}.failed,.not_found{color:#a61b1b}.processing,.unavailable{color:#8a5a00}
 code{background:#f2f2f2;padding:.1rem .3rem}</style></head>
 <body><h1 class="${kind}" data-outcome="${kind}">${title}</h1><p>${text}</p>
-${sessionId ? `<p>Session <code id="session-id">${escape(sessionId)}</code></p>` : ''}
+${shown ? `<p>Session <code id="session-id">${escape(shown.sessionId)}</code></p>` : ''}
 </body></html>
 `;
 }
 
-/**
- * The session id from the path, else from `session_id` in the query or the posted fields (the
- * back_url is fixed at initiate, before the session id exists, so a partner may register the bare
- * `/return` and rely on the provider's return parameters).
- */
-function sessionIdOf(request: FastifyRequest): string {
-  const fromPath = (request.params as { sessionId?: unknown } | undefined)?.sessionId;
-  const fromQuery = (request.query as { session_id?: unknown } | undefined)?.session_id;
-  const body = request.body as { session_id?: unknown } | undefined;
-  const fromBody = body && typeof body === 'object' ? body.session_id : undefined;
-  const id = [fromPath, fromQuery, fromBody].find((v) => typeof v === 'string' && v !== '');
-  return typeof id === 'string' ? id : '';
-}
+type Result = Outcome | 'not_found' | 'unavailable';
 
 export const returnRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
+  const secrets = (deps.returnSecrets ?? []).filter(Boolean);
+  const checks = new ReturnChecks<Result>(deps.returnCheckIntervalMs);
+  const waitMs = deps.returnWaitMs ?? DEFAULT_RETURN_WAIT_MS;
+
   // Issuers post forms (formbody); JSON is read leniently; anything else is read and dropped. The
   // payer never gets a 415 or a JSON syntax error: a person is looking at this page.
   app.removeAllContentTypeParsers();
@@ -110,47 +119,69 @@ export const returnRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
     done(null, undefined),
   );
 
-  const page = (reply: FastifyReply, status: number, kind: keyof typeof TEXT, id?: string) =>
+  const page = (reply: FastifyReply, status: number, kind: keyof typeof TEXT, shown?: ShownSession) =>
     reply
       .code(status)
       .header('cache-control', 'no-store')
+      .header('referrer-policy', 'no-referrer')
       .type('text/html; charset=utf-8')
-      .send(resultPage(kind, id));
+      .send(resultPage(kind, shown));
+
+  /**
+   * The state check (a signal, then queries until the payer's part is over), or with `signal` false a
+   * single read. Never an Update.
+   */
+  const check = async (request: FastifyRequest, id: string, signal: boolean): Promise<Result> => {
+    try {
+      if (!signal) return outcomeOf(await deps.payments.sessions.get(id));
+      await deps.payments.sessions.notifyPayerReturned(id);
+      const view = await settle(deps.payments, id, waitMs);
+      request.log.info({ sessionId: id, phase: view.phase }, 'payer returned');
+      return outcomeOf(view);
+    } catch (err) {
+      if (err instanceof SessionNotFoundError) return 'not_found';
+      // The payer is not the one to show a JSON error to; the session goes on regardless.
+      request.log.error({ err, sessionId: id }, 'payer return: the state check failed');
+      return 'unavailable';
+    }
+  };
 
   const handler = async (request: FastifyRequest, reply: FastifyReply) => {
-    const id = sessionIdOf(request);
-    if (!SESSION_ID.test(id)) return page(reply, 404, 'not_found');
-    let view: SessionView;
-    try {
-      await deps.payments.sessions.notifyPayerReturned(id);
-      view = await settle(deps.payments, id, deps.returnWaitMs ?? DEFAULT_RETURN_WAIT_MS);
-    } catch (err) {
-      if (err instanceof SessionNotFoundError) return page(reply, 404, 'not_found', id);
-      // The payer is not the one to show a JSON error to; the session goes on regardless.
-      reply.log.error({ err, sessionId: id }, 'payer return: state check failed');
-      return page(reply, 503, 'unavailable', id);
-    }
-    reply.log.info({ sessionId: id, phase: view.phase }, 'payer returned');
+    const id = (request.params as { sessionId?: string }).sessionId ?? '';
+    const token = (request.query as { t?: unknown } | undefined)?.t;
+    // Before anything reaches Temporal: a forged, unsigned or foreign id learns nothing and costs nothing.
+    if (!SESSION_ID.test(id) || !verifyReturnToken(secrets, id, token)) return page(reply, 404, 'not_found');
+    const shown: ShownSession = { sessionId: id, token: token as string };
+    const latest = checks.latest(id, () => check(request, id, true));
+    let result = await latest.result;
+    // Within the interval a final outcome is shown as it is; one that was not final is read again
+    // (a query, shared by concurrent requests), but nothing is signaled.
+    if (!latest.fresh && (result === 'processing' || result === 'unavailable'))
+      result = await checks.reread(id, () => check(request, id, false));
+    if (result === 'not_found') return page(reply, 404, 'not_found');
+    if (result === 'unavailable') return page(reply, 503, 'unavailable', shown);
     if (deps.returnUrl) {
       const target = new URL(deps.returnUrl);
       target.searchParams.set('session_id', id);
       return reply.header('cache-control', 'no-store').redirect(target.toString(), 303);
     }
-    return page(reply, 200, outcomeOf(view), id);
+    return page(reply, 200, result, shown);
   };
 
-  const schema = (method: string, withId: boolean) => ({
+  const schema = (method: string) => ({
     tags: ['payer'],
-    summary: `Payer return (${method})${withId ? '' : ', session_id in the query or the posted fields'}`,
+    summary: `Payer return (${method})`,
     description:
-      'The back_url of 3-D Secure and FPS. Triggers an immediate state check and shows a result page ' +
-      '(or 303 to PAYSAGA_RETURN_URL?session_id=). Unknown session: 404 page.',
-    ...(withId
-      ? { params: { type: 'object', properties: { sessionId: { type: 'string' } } } }
-      : { querystring: { type: 'object', properties: { session_id: { type: 'string' } } } }),
+      'The back_url paysaga gives the provider for each session (`<PAYSAGA_PUBLIC_URL>/return/<session id>?t=<token>`). ' +
+      'With a valid token: a state check (at most one per session every few seconds), then a result page ' +
+      'or 303 to PAYSAGA_RETURN_URL?session_id=. Unknown id, missing or wrong token: 404 page, nothing ' +
+      'else happens.',
+    params: { type: 'object', properties: { sessionId: { type: 'string', pattern: SESSION_ID.source } } },
+    querystring: {
+      type: 'object',
+      properties: { t: { type: 'string', description: 'the return token paysaga minted for this session' } },
+    },
   });
-  app.get('/return/:sessionId', { schema: schema('GET', true) }, handler);
-  app.post('/return/:sessionId', { schema: schema('POST', true) }, handler);
-  app.get('/return', { schema: schema('GET', false) }, handler);
-  app.post('/return', { schema: schema('POST', false) }, handler);
+  app.get('/return/:sessionId', { schema: schema('GET') }, handler);
+  app.post('/return/:sessionId', { schema: schema('POST') }, handler);
 };

@@ -6,6 +6,7 @@
 import * as fs from 'node:fs';
 import { InvalidArgumentError, type Command } from 'commander';
 import { PaysagaApiClient } from '../../client/http';
+import { temporalSettingsFromEnv } from '../../common/temporal-config';
 import { DEMO_KINDS, formatTable, runDemo, type DemoKind } from '../dev/demo';
 import { processAlive, readApiToken, readDevState, resolveDataDir } from '../dev/data-dir';
 
@@ -40,7 +41,7 @@ export function register(program: Command, deps: DemoCommandDeps = processDeps):
     .option('--data <dir>', 'data folder of the running `paysaga dev` (default PAYSAGA_DATA_DIR or .data)')
     .option(
       '--api <url>',
-      'API base URL (default PAYSAGA_API_URL, else what `paysaga dev` wrote, else :8080)',
+      'API base URL, where /v1 is served (default PAYSAGA_API_URL, else what `paysaga dev` wrote, else :8081)',
     )
     .option('--token <token>', 'API bearer token (default PAYSAGA_API_TOKEN, else <data>/api-token)')
     .option(
@@ -91,7 +92,9 @@ export async function runDemoCommand(
   const dataDir = resolveDataDir(opts.data, env);
   const saved = readDevState(dataDir);
   const state = saved && processAlive(saved.pid) ? saved : undefined;
-  const apiUrl = trimSlash(opts.api || env.PAYSAGA_API_URL || state?.apiUrl || 'http://127.0.0.1:8080');
+  const apiUrl = trimSlash(opts.api || env.PAYSAGA_API_URL || state?.apiUrl || 'http://127.0.0.1:8081');
+  // /healthz is on the internal listener, which serves /v1 too unless PAYSAGA_V1_LISTENER=public.
+  const healthUrl = trimSlash((!opts.api && !env.PAYSAGA_API_URL && state?.internalUrl) || apiUrl);
   const token = opts.token || env.PAYSAGA_API_TOKEN || readApiToken(dataDir);
   if (!token)
     throw new Error(
@@ -103,10 +106,11 @@ export async function runDemoCommand(
   const temporalUiUrl = trimSlash(
     opts.temporalUi || state?.temporalUiUrl || env.PAYSAGA_TEMPORAL_UI_URL || 'http://127.0.0.1:8233',
   );
-  const namespace = state?.namespace || env.TEMPORAL_NAMESPACE || 'default';
+  // Links only: the namespace of the running dev stack, else the standard Temporal configuration's.
+  const namespace = state?.namespace || temporalSettingsFromEnv(env).namespace;
 
   try {
-    const health = await fetch(`${apiUrl}/healthz`, { signal: AbortSignal.timeout(5_000) });
+    const health = await fetch(`${healthUrl}/healthz`, { signal: AbortSignal.timeout(5_000) });
     if (health.status !== 200)
       throw new Error(`GET /healthz answered ${health.status}: ${await health.text()}`);
   } catch (err) {

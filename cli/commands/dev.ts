@@ -2,9 +2,11 @@
  * `paysaga dev` (the README's `npm start`): everything on one machine until Ctrl-C:
  *
  *   1. the Temporal dev server (`temporal server start-dev`, SQLite in the data folder, UI on its port)
- *   2. the sandbox provider, in-process, with keys generated once into `<data>/keys`
+ *   2. the sandbox provider, in-process, with keys generated once into `<data>/keys` and its state in
+ *      `<data>/sandbox.sqlite`
  *   3. the paysaga worker, in-process
- *   4. the HTTP API, in-process, with a bearer token generated once into `<data>/api-token`
+ *   4. the HTTP API, in-process, with a bearer token generated once into `<data>/api-token`, on two
+ *      listeners: public (webhooks, payer returns) and internal (/v1, docs, metrics, codec)
  *
  * Ctrl-C (SIGINT) or SIGTERM stops them in the opposite order: API, worker, sandbox, Temporal. A second
  * signal while stopping kills what is left at once. See cli/README.md for flags and variables.
@@ -15,6 +17,8 @@ import type { Logger as PinoLogger } from 'pino';
 import type { RunningApi, startApiFromEnv as StartApiFromEnv } from '../../api/server';
 import type { RunningSandbox, startSandbox as StartSandbox } from '../../sandbox';
 import type { SandboxConfigInput } from '../../sandbox/config';
+import type * as ListenConfig from '../../api/listen-config';
+import type * as Listeners from '../../api/listeners';
 import type * as WorkerMain from '../../workers/main';
 import {
   prepareDataDir,
@@ -27,10 +31,12 @@ import {
 import { parsePort, settlePorts, type PortSpec } from '../dev/ports';
 import { startTemporalDevServer, type TemporalDevServer } from '../dev/temporal-server';
 import { describeTemporalCli, resolveTemporalCli } from '../temporal-cli';
+import { envForLocalTemporal } from '../../common/temporal-config';
 
 export const DEV_DEFAULTS = {
   host: '127.0.0.1',
-  apiPort: 8080,
+  publicPort: 8080,
+  internalPort: 8081,
   sandboxPort: 8090,
   temporalPort: 7233,
   temporalUiPort: 8233,
@@ -41,7 +47,8 @@ export const DEV_DEFAULTS = {
 export interface DevOptions {
   data?: string;
   host?: string;
-  apiPort?: string;
+  publicPort?: string;
+  internalPort?: string;
   sandboxPort?: string;
   temporalPort?: string;
   temporalUiPort?: string;
@@ -82,7 +89,14 @@ export function register(program: Command, deps: DevCommandDeps = processDeps): 
       '--host <host>',
       `address every server listens on (default PAYSAGA_DEV_HOST or ${DEV_DEFAULTS.host})`,
     )
-    .option('--api-port <n>', `API port (default PAYSAGA_API_PORT or ${DEV_DEFAULTS.apiPort}; 0: a free one)`)
+    .option(
+      '--public-port <n>',
+      `the API's public port: webhooks, payer returns (default PAYSAGA_PUBLIC_PORT or ${DEV_DEFAULTS.publicPort}; 0: a free one)`,
+    )
+    .option(
+      '--internal-port <n>',
+      `the API's internal port: /v1, docs, metrics, codec (default PAYSAGA_INTERNAL_PORT or ${DEV_DEFAULTS.internalPort}; 0: a free one)`,
+    )
     .option(
       '--sandbox-port <n>',
       `sandbox port (default PAYSAGA_SANDBOX_PORT or ${DEV_DEFAULTS.sandboxPort}; 0: a free one)`,
@@ -132,18 +146,37 @@ export async function runDev(opts: DevOptions, deps: DevCommandDeps = processDep
   /* eslint-disable @typescript-eslint/no-require-imports */
   const workerMain = require('../../workers/main') as typeof WorkerMain;
   const { startApiFromEnv } = require('../../api/server') as { startApiFromEnv: typeof StartApiFromEnv };
+  const { assertNoRemovedVariables } = require('../../api/listen-config') as typeof ListenConfig;
+  const { assertCodecProtected } = require('../../api/listeners') as typeof Listeners;
   const { startSandbox } = require('../../sandbox') as { startSandbox: typeof StartSandbox };
   /* eslint-enable @typescript-eslint/no-require-imports */
 
   // --- configuration: every mistake is reported before anything starts ---
   const dataDir = resolveDataDir(opts.data, env);
   const host = opts.host || env.PAYSAGA_DEV_HOST || DEV_DEFAULTS.host;
+  // The embedded server creates this namespace; TEMPORAL_ADDRESS, TLS, API keys and profiles are for
+  // clusters and are not used here (the server is plaintext on this machine).
+  const namespace = env.TEMPORAL_NAMESPACE || DEV_DEFAULTS.namespace;
   const logLevel = workerMain.parseLogLevel(opts.logLevel ?? env.PAYSAGA_LOG_LEVEL, 'warn');
+  assertNoRemovedVariables(env);
+  // The dev stack always encrypts; an open codec must not be reachable from other machines.
+  const codecTokens = (env.PAYSAGA_CODEC_TOKENS ?? '').split(',').filter((t) => t.trim());
+  assertCodecProtected({ codec: true, tokens: codecTokens, host });
   const wanted: PortSpec[] = [
     {
-      name: 'API',
-      port: portOption(opts.apiPort, env.PAYSAGA_API_PORT, DEV_DEFAULTS.apiPort, '--api-port'),
-      how: '--api-port or PAYSAGA_API_PORT',
+      name: 'API public',
+      port: portOption(opts.publicPort, env.PAYSAGA_PUBLIC_PORT, DEV_DEFAULTS.publicPort, '--public-port'),
+      how: '--public-port or PAYSAGA_PUBLIC_PORT',
+    },
+    {
+      name: 'API internal',
+      port: portOption(
+        opts.internalPort,
+        env.PAYSAGA_INTERNAL_PORT,
+        DEV_DEFAULTS.internalPort,
+        '--internal-port',
+      ),
+      how: '--internal-port or PAYSAGA_INTERNAL_PORT',
     },
     {
       name: 'sandbox',
@@ -188,9 +221,9 @@ export async function runDev(opts: DevOptions, deps: DevCommandDeps = processDep
       'no Temporal CLI found (TEMPORAL_CLI_PATH, `temporal` on PATH, or .tools/ from `npm run setup`); ' +
         'run `npm run setup` first',
     );
-  const [apiPort, sandboxPort, temporalPort, uiPort] = (await settlePorts(host, wanted)).map(
+  const [publicPort, internalPort, sandboxPort, temporalPort, uiPort] = (await settlePorts(host, wanted)).map(
     (p) => p.port,
-  ) as [number, number, number, number];
+  ) as [number, number, number, number, number];
 
   // --- signals: the first one stops everything (also during start), a second one kills ---
   const abort = new AbortController();
@@ -249,16 +282,17 @@ export async function runDev(opts: DevOptions, deps: DevCommandDeps = processDep
       data = await prepareDataDir(dataDir);
       logger = workerMain.createLogger({ service: 'paysaga-dev', level: logLevel, fd: 2 });
 
-      const apiUrl = `http://${host}:${apiPort}`;
+      const publicUrl = `http://${host}:${publicPort}`;
+      const internalUrl = `http://${host}:${internalPort}`;
       deps.out(`starting the Temporal dev server (${describeTemporalCli(cli)}) ...`);
       temporal = await startTemporalDevServer({
-        codecEndpoint: `${apiUrl}/codec`,
+        codecEndpoint: `${internalUrl}/codec`,
         cliPath: cli.path,
         dbFile: data.dbFile,
         host,
         port: temporalPort,
         uiPort,
-        namespace: DEV_DEFAULTS.namespace,
+        namespace,
         logLevel: opts.temporalLogLevel ?? 'warn',
         onLine: (line) => deps.err(`[temporal] ${line}`),
         signal: abort.signal,
@@ -273,7 +307,7 @@ export async function runDev(opts: DevOptions, deps: DevCommandDeps = processDep
           {
             id: DEV_DEFAULTS.projectId,
             publicKey: data.keys.partnerPublic,
-            webhookUrl: `${apiUrl}/webhooks/provider`,
+            webhookUrl: `${publicUrl}/webhooks/provider`,
             webhooks: true,
             // Card payments stop at finalization_pending, so a session can hold and finalize in part;
             // the default finalization policy (auto) charges the whole hold right away.
@@ -282,19 +316,19 @@ export async function runDev(opts: DevOptions, deps: DevCommandDeps = processDep
         ],
       };
       deps.out(`Temporal dev server up at ${temporal.address}; starting the sandbox, worker and API ...`);
+      // Its state lives in the data folder next to Temporal's: sessions in flight go on after a restart.
       sandbox = await startSandbox(sandboxConfig, {
         port: sandboxPort,
         host,
         logger: logger.child({ component: 'sandbox' }),
+        dataDir: data.dir,
       });
       const sb = sandbox;
       started.push({ name: 'sandbox', stop: () => sb.close() });
       checkAborted();
 
       const stackEnv: NodeJS.ProcessEnv = {
-        ...env,
-        TEMPORAL_ADDRESS: temporal.address,
-        TEMPORAL_NAMESPACE: DEV_DEFAULTS.namespace,
+        ...envForLocalTemporal(env, temporal.address, namespace),
         PAYSAGA_PROVIDER_ENV: 'test',
         PAYSAGA_PROVIDER_URL: sandbox.url,
         PAYSAGA_PROJECT_ID: DEV_DEFAULTS.projectId,
@@ -303,7 +337,11 @@ export async function runDev(opts: DevOptions, deps: DevCommandDeps = processDep
         PAYSAGA_API_TOKENS: data.token,
         PAYSAGA_TEMPORAL_UI_URL: temporal.uiUrl,
         PAYSAGA_LOG_LEVEL: logLevel,
-        // Payloads encrypted at rest; the UI reads them through the API's /codec (open on this machine).
+        // Each session's back_url is the API's signed return page; PAYSAGA_PUBLIC_URL, when unset, is
+        // the public listener's address (payer and provider run on this machine).
+        PAYSAGA_RETURN_SECRETS: env.PAYSAGA_RETURN_SECRETS || data.returnSecret,
+        // Payloads encrypted at rest; the UI reads them through the API's /codec (internal listener,
+        // open without PAYSAGA_CODEC_TOKENS only while it is on loopback).
         PAYSAGA_CODEC_KEYS: env.PAYSAGA_CODEC_KEYS || data.codecKeys,
         PAYSAGA_CODEC_CORS_ORIGINS:
           env.PAYSAGA_CODEC_CORS_ORIGINS || `${temporal.uiUrl},http://localhost:${uiPort}`,
@@ -317,7 +355,11 @@ export async function runDev(opts: DevOptions, deps: DevCommandDeps = processDep
       started.push({ name: 'worker', stop: () => worker.shutdown() });
       checkAborted();
 
-      api = await startApiFromEnv(stackEnv, { port: apiPort, host });
+      api = await startApiFromEnv(stackEnv, {
+        public: { port: publicPort, host },
+        internal: { port: internalPort, host },
+        derivePublicUrl: true,
+      });
       const a = api;
       started.push({ name: 'API', stop: () => a.close() });
       checkAborted();
@@ -329,14 +371,16 @@ export async function runDev(opts: DevOptions, deps: DevCommandDeps = processDep
     writeDevState(dataDir, {
       pid: process.pid,
       apiUrl: api.url,
+      publicUrl: api.publicUrl,
+      internalUrl: api.internalUrl,
       sandboxUrl: sandbox.url,
       temporalAddress: temporal.address,
       temporalUiUrl: temporal.uiUrl,
-      namespace: DEV_DEFAULTS.namespace,
+      namespace,
       temporalPid: temporal.pid,
       startedAt: new Date().toISOString(),
     });
-    printBanner(deps, { data, apiUrl: api.url, sandboxUrl: sandbox.url, temporal, dataFlag: opts.data });
+    printBanner(deps, { data, api, sandboxUrl: sandbox.url, temporal, namespace, dataFlag: opts.data });
 
     // Should the Temporal server die by itself, the stack is useless: stop the rest and say so.
     const serverDied = temporal.exited.then((code) => `the Temporal dev server exited (${code})`);
@@ -361,7 +405,14 @@ function killGroup(pid: number): void {
 
 function printBanner(
   deps: DevCommandDeps,
-  o: { data: DevData; apiUrl: string; sandboxUrl: string; temporal: TemporalDevServer; dataFlag?: string },
+  o: {
+    data: DevData;
+    api: RunningApi;
+    sandboxUrl: string;
+    temporal: TemporalDevServer;
+    namespace: string;
+    dataFlag?: string;
+  },
 ): void {
   const rel = path.relative(process.cwd(), o.data.dir) || '.';
   const shown = rel.startsWith('..') ? o.data.dir : rel;
@@ -369,11 +420,13 @@ function printBanner(
   const lines = [
     '',
     'paysaga dev is up',
-    `  API          ${o.apiUrl}`,
-    `  API docs     ${o.apiUrl}/docs`,
+    `  API          ${o.api.url}  (/v1, bearer token below)`,
+    `  API docs     ${o.api.internalUrl}/docs`,
+    `  Internal     ${o.api.internalUrl}  (/healthz, /metrics, /docs, /openapi.json, /codec)`,
+    `  Public       ${o.api.publicUrl}  (/webhooks/provider, /return/{sessionId})`,
     `  API token    ${o.data.token}   (${o.data.tokenFile}${o.data.created.token ? ', new' : ''})`,
     `  Temporal UI  ${o.temporal.uiUrl}`,
-    `  Temporal     ${o.temporal.address}  namespace ${DEV_DEFAULTS.namespace}  pid ${o.temporal.pid}`,
+    `  Temporal     ${o.temporal.address}  namespace ${o.namespace}  pid ${o.temporal.pid}`,
     `  Sandbox      ${o.sandboxUrl}  (project ${DEV_DEFAULTS.projectId})`,
     `  Data         ${o.data.dir}`,
     '',

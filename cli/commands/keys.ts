@@ -1,6 +1,8 @@
-/** `paysaga keys generate --out DIR [--force]` */
+/** `paysaga keys generate --out DIR [--force | --if-missing]` */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import type { Command } from 'commander';
-import { generateKeys } from '../keys';
+import { generateKeys, KEY_FILES } from '../keys';
 
 export function register(program: Command): void {
   const keys = program.command('keys').description('manage RSA keys for the partner and the sandbox service');
@@ -13,7 +15,17 @@ export function register(program: Command): void {
     )
     .option('--out <dir>', 'directory to write the keys to', 'keys')
     .option('--force', 'overwrite existing key files', false)
-    .action(async (opts: { out: string; force: boolean }) => {
+    .option(
+      '--if-missing',
+      'do nothing when all four files exist (a container start that must not replace keys)',
+      false,
+    )
+    .action(async (opts: { out: string; force: boolean; ifMissing: boolean }) => {
+      const files = Object.values(KEY_FILES).map((name) => path.join(opts.out, name));
+      if (opts.ifMissing && !opts.force && files.every((file) => fs.existsSync(file))) {
+        console.log(`keys present in ${path.resolve(opts.out)}: left as they are`);
+        return;
+      }
       const result = await generateKeys({ outDir: opts.out, force: opts.force });
       if (result.warning) console.error(`warning: ${result.warning}`);
       console.log(`wrote keys to ${result.outDir}:`);

@@ -1,5 +1,10 @@
-/** `paysaga sandbox --config FILE [--port N] [--host H]`: run the provider emulator until SIGINT/SIGTERM. */
+/**
+ * `paysaga sandbox --config FILE [--port N] [--host H] [--data DIR]`: run the provider emulator until
+ * SIGINT/SIGTERM. With --data it keeps its state in DIR/sandbox.sqlite and continues from there on the
+ * next start; without, in memory.
+ */
 import { InvalidArgumentError, type Command } from 'commander';
+import { resolve } from 'node:path';
 import pino from 'pino';
 import { loadSandboxConfigFile } from '../../sandbox/config';
 import type { startSandbox as StartSandboxFn } from '../../sandbox/index';
@@ -17,6 +22,7 @@ export interface SandboxCommandOptions {
   port: number;
   host: string;
   logLevel: LogLevel;
+  data?: string;
 }
 
 /** The process seams, replaceable so a test can run the command in-process and "send" it a signal. */
@@ -41,6 +47,10 @@ export function register(program: Command, deps: SandboxCommandDeps = processDep
     .option('--port <n>', `port to listen on (0 picks a free one)`, parsePort, DEFAULT_SANDBOX_PORT)
     .option('--host <host>', 'address to listen on', DEFAULT_SANDBOX_HOST)
     .option(
+      '--data <dir>',
+      'keep the state in <dir>/sandbox.sqlite: sessions, tokens, ledger, pending steps and webhooks survive a restart (default: in memory)',
+    )
+    .option(
       '--log-level <level>',
       `server log level on stderr (${LOG_LEVELS.join(', ')}); info logs every request`,
       parseLogLevel,
@@ -61,9 +71,15 @@ export async function runSandbox(
   const config = loadSandboxConfigFile(opts.config);
   // Logs go to stderr so stdout carries only what the command itself says (the URL first).
   const logger = pino({ level: opts.logLevel, base: { service: 'sandbox' } }, pino.destination(2));
-  const sandbox = await startSandbox()(config, { port: opts.port, host: opts.host, logger });
+  const sandbox = await startSandbox()(config, {
+    port: opts.port,
+    host: opts.host,
+    logger,
+    ...(opts.data ? { dataDir: resolve(opts.data) } : {}),
+  });
   deps.out(`sandbox listening on ${sandbox.url}`);
-  deps.out(`  projects: ${[...config.projects.keys()].join(', ')}; timeScale ${config.timeScale}`);
+  deps.out(`  projects: ${[...sandbox.config.projects.keys()].join(', ')}; timeScale ${config.timeScale}`);
+  deps.out(`  state: ${sandbox.store.durable ? sandbox.store.location : 'in memory (--data keeps it)'}`);
 
   await closeOnSignal('sandbox', deps, () => sandbox.close());
 }

@@ -10,8 +10,9 @@ export function register(program: Command): void {
   program
     .command('worker')
     .description(
-      'run the Temporal worker (session workflows and activities); configured by TEMPORAL_ADDRESS, ' +
-        'TEMPORAL_NAMESPACE, PAYSAGA_TASK_QUEUE and the PAYSAGA_PROVIDER_* / PAYSAGA_PROJECT_ID / ' +
+      'run the Temporal worker (session workflows and activities); configured by the standard Temporal ' +
+        'client variables (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_*, ' +
+        'TEMPORAL_PROFILE), PAYSAGA_TASK_QUEUE and the PAYSAGA_PROVIDER_* / PAYSAGA_PROJECT_ID / ' +
         'PAYSAGA_PARTNER_PRIVATE_KEY environment variables; JSON logs on stdout (PAYSAGA_LOG_LEVEL)',
     )
     .action(async () => {
@@ -26,7 +27,8 @@ export function register(program: Command): void {
       } catch (err) {
         const message = err instanceof Error ? err.message : String(err);
         throw new Error(
-          `${message}\n(the worker is configured by TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, PAYSAGA_TASK_QUEUE, ` +
+          `${message}\n(the worker is configured by TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, ` +
+            'TEMPORAL_TLS_*, TEMPORAL_PROFILE, PAYSAGA_TASK_QUEUE, ' +
             'PAYSAGA_PROVIDER_URL, PAYSAGA_PROJECT_ID, PAYSAGA_PARTNER_PRIVATE_KEY, PAYSAGA_CODEC_KEYS: see cli/README.md)',
           { cause: err },
         );

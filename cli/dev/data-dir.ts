@@ -2,21 +2,27 @@
  * The data folder of `paysaga dev` (default `.data/`):
  *
  *   temporal.sqlite   the Temporal dev server's state (sessions survive a restart)
+ *   sandbox.sqlite    the sandbox provider's state (sandbox/sqlite-store.ts; `.pid` beside it while open)
  *   keys/             partner and sandbox-service RSA keys, generated once (cli/keys.ts)
  *   api-token         the bearer token of the local API, generated once (mode 0600)
  *   codec-keys        the payload codec key (PAYSAGA_CODEC_KEYS format), generated once (mode 0600)
+ *   return-secret     the secret that signs payers' return URLs (PAYSAGA_RETURN_SECRETS), generated once (0600)
  *   dev.json          while `paysaga dev` runs: its pid and URLs (read by `paysaga demo`)
  */
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { generateCodecKeySpec } from '../../common/codec';
+import { processAlive } from '../../common/process-alive';
 import { generateKeys, KEY_FILES, type KeyFileName } from '../keys';
 
 export const DEFAULT_DATA_DIR = '.data';
 export const API_TOKEN_FILE = 'api-token';
 export const DEV_STATE_FILE = 'dev.json';
 export const CODEC_KEYS_FILE = 'codec-keys';
+export const RETURN_SECRET_FILE = 'return-secret';
+
+export { processAlive };
 
 export interface DevData {
   dir: string;
@@ -28,14 +34,20 @@ export interface DevData {
   codecKeysFile: string;
   /** `id:base64key` (PAYSAGA_CODEC_KEYS format). */
   codecKeys: string;
+  /** Signs the back_url of each session (PAYSAGA_RETURN_SECRETS format: one secret). */
+  returnSecret: string;
   /** What this run created (false: reused from an earlier run). */
-  created: { keys: boolean; token: boolean; codecKeys: boolean };
+  created: { keys: boolean; token: boolean; codecKeys: boolean; returnSecret: boolean };
 }
 
 /** What a running `paysaga dev` writes to `<data>/dev.json`. */
 export interface DevState {
   pid: number;
+  /** Where the partner API /v1 is served. */
   apiUrl: string;
+  /** The API's public listener (webhooks, payer returns) and internal one (health, metrics, docs, codec). */
+  publicUrl: string;
+  internalUrl: string;
   sandboxUrl: string;
   temporalAddress: string;
   temporalUiUrl: string;
@@ -99,6 +111,13 @@ export async function prepareDataDir(dir: string): Promise<DevData> {
     codecKeys = generateCodecKeySpec('dev1');
     writeSecret(codecKeysFile, codecKeys);
   }
+  const returnSecretFile = path.join(dir, RETURN_SECRET_FILE);
+  let returnSecret = readSecret(returnSecretFile);
+  const createdReturnSecret = !returnSecret;
+  if (!returnSecret) {
+    returnSecret = randomBytes(32).toString('base64url');
+    writeSecret(returnSecretFile, returnSecret);
+  }
   return {
     dir,
     dbFile: path.join(dir, 'temporal.sqlite'),
@@ -108,7 +127,13 @@ export async function prepareDataDir(dir: string): Promise<DevData> {
     token,
     codecKeysFile,
     codecKeys,
-    created: { keys: createdKeys, token: createdToken, codecKeys: createdCodecKeys },
+    returnSecret,
+    created: {
+      keys: createdKeys,
+      token: createdToken,
+      codecKeys: createdCodecKeys,
+      returnSecret: createdReturnSecret,
+    },
   };
 }
 
@@ -128,15 +153,6 @@ export function writeDevState(dir: string, state: DevState): void {
 
 export function removeDevState(dir: string, pid = process.pid): void {
   if (readDevState(dir)?.pid === pid) fs.rmSync(path.join(dir, DEV_STATE_FILE), { force: true });
-}
-
-export function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /** The state of another `paysaga dev` that still runs on this folder, if any. */

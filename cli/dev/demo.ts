@@ -244,8 +244,9 @@ const SCENARIOS: Record<DemoKind, ScenarioFn> = {
     }
   },
 
-  async 'three-ds'(s, ctx) {
-    const view = await cardCheckout(s, 89_900, THREE_DS, { backUrl: `${ctx.api.baseUrl}/return` });
+  async 'three-ds'(s) {
+    // No backUrl: the API gives the provider this session's signed return page as back_url.
+    const view = await cardCheckout(s, 89_900, THREE_DS);
     const waiting = await s.untilShown(view, 'the 3-D Secure redirect', (v) => !!v.userAction);
     const page = await playThreeDs(s, waiting, '12345');
     const done = await s.final(view.sessionId);

@@ -5,7 +5,7 @@ export interface PortSpec {
   /** What listens there, e.g. `API`. */
   name: string;
   port: number;
-  /** How to choose another one, e.g. `--api-port or PAYSAGA_API_PORT`. */
+  /** How to choose another one, e.g. `--public-port or PAYSAGA_PUBLIC_PORT`. */
   how: string;
 }
 

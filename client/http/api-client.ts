@@ -16,7 +16,7 @@ import type * as t from './endpoints';
 import { PaysagaApiError, PaysagaNetworkError, type CallInfo, type FieldIssue } from './errors';
 
 export interface PaysagaApiClientOptions {
-  /** e.g. `https://paysaga.internal:8080` (the API's routes are below `/v1`). */
+  /** e.g. `https://paysaga.internal:8081` (the API's routes are below `/v1`). */
   baseUrl: string;
   /** One of the API's `PAYSAGA_API_TOKENS`. */
   token: string;

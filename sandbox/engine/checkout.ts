@@ -3,6 +3,7 @@ import { timestamp } from '../clock';
 import { ApiError, invalid } from '../errors';
 import type { Echo, Money, PaymentRecord, SessionRecord } from '../model';
 import type { FlowContext } from './context';
+import type { Job, PaymentStep } from './jobs';
 import { qrImage } from './qr-image';
 
 /*
@@ -44,7 +45,7 @@ export function startPayment(ctx: FlowContext, session: SessionRecord, input: Ne
   session.payments.push(payment);
   ctx.state.operations.set(payment.id, session.id);
   ctx.touch(session);
-  ctx.later(() => prepare(ctx, payment));
+  ctx.later({ kind: 'payment', step: 'prepare', operationId: payment.id });
   return payment;
 }
 
@@ -71,7 +72,40 @@ function prepare(ctx: FlowContext, p: PaymentRecord): void {
 /** After approval (by the partner or automatically). */
 export function beginPaymentProcessing(ctx: FlowContext, p: PaymentRecord): void {
   ctx.setStage(p, 'processing');
-  ctx.later(() => process(ctx, p));
+  ctx.later({ kind: 'payment', step: 'process', operationId: p.id });
+}
+
+/** A scheduled step of a payment's flow (jobs.ts). */
+export function paymentStep(
+  ctx: FlowContext,
+  p: PaymentRecord,
+  job: { step: PaymentStep } | { step: 'capture'; amount: number },
+): void {
+  switch (job.step) {
+    case 'prepare':
+      return prepare(ctx, p);
+    case 'process':
+      return process(ctx, p);
+    case 'authorize':
+      if (p.stage === 'processing') authorizeCard(ctx, p);
+      return;
+    case 'capture':
+      return capture(ctx, p, job.amount);
+    case 'settle_fps':
+      return settleFps(ctx, p);
+  }
+}
+
+/** The payer's time for 3-D Secure or the QR ran out (jobs.ts). */
+export function expirePaymentAction(ctx: FlowContext, p: PaymentRecord, action: '3ds' | 'qr'): void {
+  if (action === '3ds' && p.stage === 'awaiting_3ds')
+    ctx.fail(p, 'three_ds_timeout', '3-D Secure was not completed in time');
+  if (action === 'qr' && p.stage === 'awaiting_payer_qr')
+    ctx.fail(p, 'qr_expired', 'QR code expired; start the payment again');
+}
+
+function expiry(p: PaymentRecord, action: '3ds' | 'qr'): Job {
+  return { kind: 'payment_expiry', action, operationId: p.id };
 }
 
 function process(ctx: FlowContext, p: PaymentRecord): void {
@@ -123,9 +157,7 @@ function openChallenge(ctx: FlowContext, p: PaymentRecord): void {
   };
   ctx.setStage(p, 'awaiting_3ds');
   ctx.emit(ctx.sessionOf(p), 'action_pending');
-  p.timer = ctx.timers.after(ctx.config.threeDsTtlSeconds * 1000, () => {
-    if (p.stage === 'awaiting_3ds') ctx.fail(p, 'three_ds_timeout', '3-D Secure was not completed in time');
-  });
+  p.expiryJob = ctx.schedule(ctx.config.threeDsTtlSeconds * 1000, expiry(p, '3ds'));
 }
 
 export interface ChallengeOutcome {
@@ -141,17 +173,15 @@ export function completeChallenge(ctx: FlowContext, challengeId: string, code: s
   if (!found || found.payment.stage !== 'awaiting_3ds')
     throw new ApiError('repository_record_not_found', 'challenge');
   const { session, payment } = found;
-  ctx.timers.cancel(payment.timer);
-  payment.timer = undefined;
+  ctx.scheduler.cancel(payment.expiryJob);
+  payment.expiryJob = undefined;
   ctx.state.challenges.delete(challengeId);
   payment.challengeId = undefined;
   payment.userAction = undefined;
   const passed = code.trim() === THREE_DS_SUCCESS_CODE;
   if (passed) {
     ctx.setStage(payment, 'processing');
-    ctx.later(() => {
-      if (payment.stage === 'processing') authorizeCard(ctx, payment);
-    });
+    ctx.later({ kind: 'payment', step: 'authorize', operationId: payment.id });
   } else {
     ctx.fail(payment, 'three_ds_failed', '3-D Secure authentication failed');
   }
@@ -185,14 +215,14 @@ function authorizeCard(ctx: FlowContext, p: PaymentRecord): void {
     return;
   }
   ctx.setStage(p, 'capturing');
-  ctx.later(() => capture(ctx, p, p.held));
+  ctx.later({ kind: 'payment', step: 'capture', operationId: p.id, amount: p.held });
 }
 
 /** Partner's finalize (hold projects) or the automatic capture: charges `amount` of the held funds. */
 export function scheduleCapture(ctx: FlowContext, p: PaymentRecord, amount: number): void {
   p.finalized = amount;
   ctx.setStage(p, 'capturing');
-  ctx.later(() => capture(ctx, p, amount));
+  ctx.later({ kind: 'payment', step: 'capture', operationId: p.id, amount });
 }
 
 function capture(ctx: FlowContext, p: PaymentRecord, amount: number): void {
@@ -229,11 +259,7 @@ function showQr(ctx: FlowContext, p: PaymentRecord): void {
   };
   ctx.setStage(p, 'awaiting_payer_qr');
   ctx.emit(ctx.sessionOf(p), 'action_pending');
-  p.timer = ctx.timers.after(ctx.config.qrTtlSeconds * 1000, () => expireQr(ctx, p));
-}
-
-function expireQr(ctx: FlowContext, p: PaymentRecord): void {
-  if (p.stage === 'awaiting_payer_qr') ctx.fail(p, 'qr_expired', 'QR code expired; start the payment again');
+  p.expiryJob = ctx.schedule(ctx.config.qrTtlSeconds * 1000, expiry(p, 'qr'));
 }
 
 /** The payer paid the QR (or confirmed the binding) in the bank app. */
@@ -248,12 +274,12 @@ export function payQr(
   if (payment.error?.error_code === 'qr_expired')
     throw new ApiError('qr_expired', 'QR code expired; start the payment again');
   if (payment.stage !== 'awaiting_payer_qr') throw invalid('payment_id', 'not_awaiting_payment');
-  ctx.timers.cancel(payment.timer);
-  payment.timer = undefined;
+  ctx.scheduler.cancel(payment.expiryJob);
+  payment.expiryJob = undefined;
   payment.userAction = undefined;
   if (payerPhone) payment.payerPhone = payerPhone;
   ctx.setStage(payment, 'capturing');
-  ctx.later(() => settleFps(ctx, payment));
+  ctx.later({ kind: 'payment', step: 'settle_fps', operationId: payment.id });
   return { session, payment };
 }
 
@@ -284,7 +310,7 @@ function complete(ctx: FlowContext, p: PaymentRecord): void {
         : ({ kind: 'fps_account', accountId: p.payerPhone ?? opaqueToken('fpsacc') } as const);
     const now = Date.now();
     const token = opaqueToken('rt');
-    ctx.state.tokens.recurring.set(token, {
+    ctx.state.tokens.addRecurring({
       token,
       projectId: ctx.sessionOf(p).projectId,
       source,

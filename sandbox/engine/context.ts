@@ -4,9 +4,11 @@ import type { Project, ResolvedSandboxConfig } from '../config';
 import type { OperationErrorCode } from '../errors';
 import type { LedgerKind } from '../ledger';
 import type { OperationRecord, SessionRecord, Stage } from '../model';
+import type { Scheduler } from '../scheduler';
 import type { SandboxState } from '../state';
 import { SessionView } from '../view';
 import type { WebhookDispatcher } from '../webhooks';
+import type { Job } from './jobs';
 
 /** Public status of an operation in a stage that is not final. */
 const OPEN_STAGE_STATUS: Record<Exclude<Stage, 'done'>, 'pending' | 'ongoing'> = {
@@ -23,6 +25,7 @@ export interface FlowDeps {
   config: ResolvedSandboxConfig;
   state: SandboxState;
   timers: Timers;
+  scheduler: Scheduler<Job>;
   dispatcher: WebhookDispatcher;
   /** where payers reach the sandbox (3-D Secure page, QR deep link) */
   publicUrl: () => string;
@@ -34,6 +37,7 @@ export class FlowContext {
   readonly config: ResolvedSandboxConfig;
   readonly state: SandboxState;
   readonly timers: Timers;
+  readonly scheduler: Scheduler<Job>;
   readonly view: SessionView;
   readonly publicUrl: () => string;
   readonly log: FastifyBaseLogger;
@@ -43,6 +47,7 @@ export class FlowContext {
     this.config = deps.config;
     this.state = deps.state;
     this.timers = deps.timers;
+    this.scheduler = deps.scheduler;
     this.dispatcher = deps.dispatcher;
     this.publicUrl = deps.publicUrl;
     this.log = deps.log;
@@ -62,12 +67,23 @@ export class FlowContext {
   }
 
   /** Runs the next step of a flow after one (scaled) step pause; the step re-checks the stage it expects. */
-  later(fn: () => void): void {
-    this.timers.after(this.config.stepMs, fn);
+  later(job: Job): void {
+    this.scheduler.after(this.config.stepMs, job);
   }
 
+  /** Schedules `job` after `serviceMs` (scaled); the id cancels it. */
+  schedule(serviceMs: number, job: Job): string {
+    return this.scheduler.after(serviceMs, job);
+  }
+
+  /**
+   * The session changed: a new updated_at, and the store writes it at the end of the unit of work.
+   * Every change of a session, its operations or refunds ends here (directly or through setStage,
+   * succeed, fail).
+   */
   touch(session: SessionRecord): void {
     session.updatedAt = timestamp();
+    this.state.saveSession(session);
   }
 
   setStage(op: OperationRecord, stage: Exclude<Stage, 'done'>): void {
@@ -80,8 +96,7 @@ export class FlowContext {
   emit(session: SessionRecord, type: string): void {
     const project = this.project(session.projectId);
     const enabled = project.webhooks && project.webhookUrl !== undefined;
-    this.state.events.push({
-      seq: this.state.events.length + 1,
+    this.state.recordEvent({
       at: timestamp(),
       type,
       projectId: project.id,
@@ -110,8 +125,8 @@ export class FlowContext {
   }
 
   private close(op: OperationRecord): void {
-    this.timers.cancel(op.timer);
-    op.timer = undefined;
+    this.scheduler.cancel(op.expiryJob);
+    op.expiryJob = undefined;
     op.stage = 'done';
     op.completedAt = timestamp();
     if (op.kind === 'payment') {

@@ -50,15 +50,21 @@ export function refund(
   };
   p.moneyback.push(record);
   ctx.touch(session);
-  ctx.later(() => {
-    ctx.move(p, 'refund', amount, record.id);
-    record.status = 'completed';
-    record.completedAt = timestamp();
-    record.transactionInfo = { retrieval_ref_number: randomDigits(12) };
-    ctx.touch(session);
-    ctx.emit(session, 'checkout_refunded');
-  });
+  ctx.later({ kind: 'refund', operationId: p.id, refundId: record.id });
   return record;
+}
+
+/** One step after the partner's refund: the money goes back (jobs.ts). */
+export function completeRefund(ctx: FlowContext, p: PaymentRecord, refundId: string): void {
+  const record = p.moneyback.find((r) => r.id === refundId);
+  if (!record || record.status !== 'ongoing') return;
+  const session = ctx.sessionOf(p);
+  ctx.move(p, 'refund', record.sum.sum, record.id);
+  record.status = 'completed';
+  record.completedAt = timestamp();
+  record.transactionInfo = { retrieval_ref_number: randomDigits(12) };
+  ctx.touch(session);
+  ctx.emit(session, 'checkout_refunded');
 }
 
 /** Started by the service (the payer's bank), not by the partner: done at once, status repaid. */

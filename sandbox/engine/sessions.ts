@@ -166,7 +166,7 @@ function newSession(
     payouts: [],
     actions: {},
   };
-  ctx.state.sessions.set(session.id, session);
+  ctx.state.addSession(session);
   return session;
 }
 

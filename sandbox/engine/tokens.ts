@@ -45,10 +45,9 @@ export function issuePublicToken(ctx: FlowContext, caller: Caller, req: PublicTo
       showAutopayOption: form.show_autopay_option === true,
       ...(form.lang ? { lang: form.lang } : {}),
     };
-    ctx.state.tokens.paymentFormSessions.set(form.session_id, record.token);
   }
   if (req.fps_widget) record.fpsWidget = structuredClone(req.fps_widget);
-  ctx.state.tokens.publicTokens.set(record.token, record);
+  ctx.state.tokens.addPublic(record);
   return record.token;
 }
 
@@ -67,9 +66,7 @@ export function checkPublicToken(
   if (Date.now() >= record.expiresAtMs) throw invalid('public_token', 'expired');
   return {
     record,
-    use: () => {
-      record.usedAtMs = Date.now();
-    },
+    use: () => ctx.state.tokens.usePublic(record),
   };
 }
 
@@ -134,6 +131,6 @@ export function disableRecurringToken(
 ): Record<string, unknown> {
   const t = ctx.state.tokens.recurring.get(token);
   if (!t || t.projectId !== caller.projectId) throw notFound('recurring_token_info.token');
-  t.active = false;
+  ctx.state.tokens.disableRecurring(t);
   return renderRecurringToken(t);
 }

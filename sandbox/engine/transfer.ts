@@ -3,6 +3,7 @@ import { randomDigits } from '../ids';
 import type { Echo, Money, PayoutRecord, SessionRecord } from '../model';
 import type { FlowContext } from './context';
 import { isRegisteredFpsPhone } from './instruments';
+import type { PayoutStep } from './jobs';
 
 /*
  * Payout flows (STATES.md): preparing -> approve_pending -> processing -> payout -> checkout_results.
@@ -33,10 +34,10 @@ export function startPayout(ctx: FlowContext, session: SessionRecord, input: New
   ctx.state.operations.set(payout.id, session.id);
   if (payout.identityCheck) {
     ctx.setStage(payout, 'processing');
-    ctx.later(() => checkIdentity(ctx, payout));
+    ctx.later({ kind: 'payout', step: 'identity_check', operationId: payout.id });
   } else {
     ctx.touch(session);
-    ctx.later(() => prepare(ctx, payout));
+    ctx.later({ kind: 'payout', step: 'prepare', operationId: payout.id });
   }
   return payout;
 }
@@ -64,7 +65,19 @@ function prepare(ctx: FlowContext, p: PayoutRecord): void {
 
 export function beginPayoutProcessing(ctx: FlowContext, p: PayoutRecord): void {
   ctx.setStage(p, 'processing');
-  ctx.later(() => execute(ctx, p));
+  ctx.later({ kind: 'payout', step: 'execute', operationId: p.id });
+}
+
+/** A scheduled step of a payout's flow (jobs.ts). */
+export function payoutStep(ctx: FlowContext, p: PayoutRecord, step: PayoutStep): void {
+  switch (step) {
+    case 'prepare':
+      return prepare(ctx, p);
+    case 'execute':
+      return execute(ctx, p);
+    case 'identity_check':
+      return checkIdentity(ctx, p);
+  }
 }
 
 function execute(ctx: FlowContext, p: PayoutRecord): void {

@@ -9,7 +9,9 @@ import { threeDsBody } from './sandbox-schemas';
 /**
  * The issuer's 3-D Secure page at user_action.destination_info.url_address. The payer arrives by the
  * given method (POST with PaReq/MD, or GET), enters a code (12345 passes), and is sent back to back_url
- * by the project's returnMethod: a 303 redirect (GET) or an auto-submitted form (POST).
+ * by the project's returnMethod: a 303 redirect to back_url as given (GET) or an auto-submitted form
+ * with the issuer's MD and PaRes (POST). Nothing names the session unless the project asks for
+ * returnParams: the spec promises only the return to back_url.
  */
 export const threeDsRoutes: FastifyPluginAsync<{ ctx: FlowContext }> = async (app, { ctx }) => {
   const challengePage = async (req: { params: { id: string } }, reply: FastifyReply) => {
@@ -53,18 +55,20 @@ export const threeDsRoutes: FastifyPluginAsync<{ ctx: FlowContext }> = async (ap
         .type('text/html')
         .send(page('3-D Secure', `<p>Authentication ${result}. You can close this window.</p>`));
     }
-    const fields = {
-      session_id: session.id,
-      payment_id: payment.id,
+    const project = ctx.project(session.projectId);
+    const named: Record<string, string> = project.returnParams
+      ? { session_id: session.id, payment_id: payment.id }
+      : {};
+    if (project.returnMethod === 'GET') {
+      const url = new URL(backUrl);
+      for (const [k, v] of Object.entries(named)) url.searchParams.set(k, v);
+      return reply.redirect(url.toString(), 303);
+    }
+    const fields: Record<string, string> = {
+      ...named,
       MD: req.params.id,
       PaRes: Buffer.from(JSON.stringify({ payment_id: payment.id, result })).toString('base64'),
     };
-    if (ctx.project(session.projectId).returnMethod === 'GET') {
-      const url = new URL(backUrl);
-      url.searchParams.set('session_id', session.id);
-      url.searchParams.set('payment_id', payment.id);
-      return reply.redirect(url.toString(), 303);
-    }
     return reply.type('text/html').send(autoPostPage('Returning to the shop', backUrl, fields));
   });
 };

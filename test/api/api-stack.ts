@@ -1,17 +1,20 @@
 /**
- * The API under test, listening on 127.0.0.1:0 over a real stack (sandbox over HTTP, paysaga worker on
- * the shared Temporal dev server), with the sandbox's webhooks forwarded to the API's receiver.
- * `call` talks plain HTTP with undici; responses never print request bodies.
+ * The API under test, both listeners on 127.0.0.1:0, over a real stack (sandbox over HTTP, paysaga
+ * worker on the shared Temporal dev server), with the sandbox's webhooks forwarded to the API's public
+ * receiver and each card checkout's back_url the API's signed return page. `call` talks plain HTTP
+ * with undici (to the public listener for /webhooks and /return, else the internal one); responses
+ * never print request bodies.
  */
-import { randomUUID } from 'node:crypto';
-import type { FastifyInstance } from 'fastify';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { request } from 'undici';
-import { buildApi, type ApiDeps } from '../../api/app';
+import { buildApi, type ApiDeps, type ApiUrls, type PaysagaApi } from '../../api/app';
+import { PaymentsClient } from '../../client/payments-client';
+import { DeferredReturnUrls, ReturnUrls } from '../../client/return-url';
 import { createWebhookVerifier } from '../../provider';
 import { jsonOrUndefined } from '../helpers/sandbox';
 import { startStack, type StackOptions, type TestStack } from '../helpers/stack';
-import { FRICTIONLESS, rub } from '../helpers/workflow-test';
 import { finalView } from '../helpers/final';
+import { FRICTIONLESS, rub } from '../helpers/workflow-test';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- responses are inspected field by field in tests */
 
@@ -35,12 +38,30 @@ export interface CallOptions {
 
 export interface ApiStack {
   stack: TestStack;
-  app: FastifyInstance;
+  api: PaysagaApi;
+  /** The API's PaymentsClient (the stack's, plus the signed back_url of each card checkout). */
+  payments: PaymentsClient;
+  /** Where /v1 is served (the internal listener). */
   url: string;
+  publicUrl: string;
+  internalUrl: string;
   token: string;
+  /** Signs the return URLs (PAYSAGA_RETURN_SECRETS); empty when the stack runs with `returns: false`. */
+  returnSecrets: string[];
   call(method: 'GET' | 'POST' | 'DELETE', path: string, o?: CallOptions): Promise<HttpResponse>;
   close(): Promise<void>;
 }
+
+/** Both listeners of `api` on 127.0.0.1, each on a free port. */
+export function listenLocally(api: PaysagaApi): Promise<ApiUrls> {
+  return api.listen({ public: { host: '127.0.0.1', port: 0 }, internal: { host: '127.0.0.1', port: 0 } });
+}
+
+/** A fresh return secret (PAYSAGA_RETURN_SECRETS format). */
+export const newReturnSecret = () => randomBytes(32).toString('base64url');
+
+/** Where `call` sends a path: the payer's and the provider's routes are on the public listener. */
+const onPublic = (path: string) => path.startsWith('/webhooks/') || path.startsWith('/return');
 
 /** What the API needs from a test stack: its clients, task queue, settings and webhook verifier. */
 export function apiDepsFor(
@@ -57,26 +78,43 @@ export function apiDepsFor(
 }
 
 export async function startApiStack(
-  opts: StackOptions & { api?: Partial<ApiDeps>; forwardWebhooks?: boolean } = {},
+  opts: StackOptions & { api?: Partial<ApiDeps>; forwardWebhooks?: boolean; returns?: boolean } = {},
 ): Promise<ApiStack> {
   const stack = await startStack(opts);
   const token = `test-${randomUUID()}`;
-  let app: FastifyInstance | undefined;
+  const returnSecrets = opts.returns === false ? [] : [newReturnSecret()];
+  // The base of each back_url is the public listener's address, known once it listens.
+  const returnUrls = returnSecrets.length > 0 ? new DeferredReturnUrls() : undefined;
+  const payments = new PaymentsClient({
+    temporal: stack.temporal,
+    provider: stack.provider,
+    taskQueue: stack.taskQueue,
+    settings: stack.settings,
+    ...(returnUrls ? { returnUrls } : {}),
+  });
+  let built: PaysagaApi | undefined;
   try {
-    app = buildApi({
+    built = buildApi({
       ...apiDepsFor(stack),
+      payments,
       apiTokens: [token],
+      returnSecrets,
       temporalUiUrl: 'http://127.0.0.1:8233',
       ...opts.api,
     });
-    const url = await app.listen({ port: 0, host: '127.0.0.1' });
-    if (opts.forwardWebhooks !== false) stack.forwardWebhooksTo(`${url}/webhooks/provider`);
-    const api = app;
+    const { publicUrl, internalUrl, v1Url } = await listenLocally(built);
+    returnUrls?.resolve(new ReturnUrls(publicUrl, returnSecrets));
+    if (opts.forwardWebhooks !== false) stack.forwardWebhooksTo(`${publicUrl}/webhooks/provider`);
+    const api = built;
     return {
       stack,
-      app: api,
-      url,
+      api,
+      payments,
+      url: v1Url,
+      publicUrl,
+      internalUrl,
       token,
+      returnSecrets,
       async call(method, path, o = {}) {
         const headers: Record<string, string> = { ...o.headers };
         if (o.token !== null) headers.authorization = `Bearer ${o.token ?? token}`;
@@ -89,7 +127,7 @@ export async function startApiStack(
           body = JSON.stringify(o.body);
           headers['content-type'] = 'application/json';
         }
-        const res = await request(`${url}${path}`, {
+        const res = await request(`${onPublic(path) ? publicUrl : v1Url}${path}`, {
           method,
           headers,
           ...(body !== undefined ? { body } : {}),
@@ -106,7 +144,7 @@ export async function startApiStack(
       },
     };
   } catch (err) {
-    await app?.close();
+    await built?.close();
     await stack.close();
     throw err;
   }
@@ -132,14 +170,26 @@ export function useApiStack(opts: Parameters<typeof startApiStack>[0] = {}): Api
     get stack() {
       return get().stack;
     },
-    get app() {
-      return get().app;
+    get api() {
+      return get().api;
+    },
+    get payments() {
+      return get().payments;
     },
     get url() {
       return get().url;
     },
+    get publicUrl() {
+      return get().publicUrl;
+    },
+    get internalUrl() {
+      return get().internalUrl;
+    },
     get token() {
       return get().token;
+    },
+    get returnSecrets() {
+      return get().returnSecrets;
     },
     call: (method, path, o) => get().call(method, path, o),
     close: () => get().close(),

@@ -1,11 +1,21 @@
 /**
  * What every route shares: bearer auth on /v1 (401 with WWW-Authenticate, nothing started), and the
- * operational routes: /healthz (Temporal reachable or not), /metrics, /docs, /openapi.json.
+ * operational routes of the internal listener: /healthz (Temporal reachable or not), /metrics, /docs,
+ * /openapi.json (which covers both listeners and says which serves what).
  */
 import { Client, Connection } from '@temporalio/client';
 import { request } from 'undici';
 import { buildApi } from '../../api/app';
-import { apiDepsFor, card, FRICTIONLESS, ref, rub, useApiStack, workflowsFor } from './api-stack';
+import {
+  apiDepsFor,
+  card,
+  FRICTIONLESS,
+  listenLocally,
+  ref,
+  rub,
+  useApiStack,
+  workflowsFor,
+} from './api-stack';
 
 jest.setTimeout(60_000);
 
@@ -57,7 +67,7 @@ describe('bearer auth on /v1', () => {
     expect(await workflowsFor(s, reference)).toBe(0);
   });
 
-  it('the webhook receiver, the return page and the operational routes need no token', async () => {
+  it('the operational routes need no token', async () => {
     for (const path of ['/healthz', '/metrics', '/openapi.json', '/docs']) {
       expect((await s.call('GET', path, { token: null })).status).toBe(200);
     }
@@ -81,8 +91,8 @@ describe('GET /healthz', () => {
       apiTokens: ['t'],
     });
     try {
-      const url = await app.listen({ port: 0, host: '127.0.0.1' });
-      const res = await request(`${url}/healthz`);
+      const { internalUrl } = await listenLocally(app);
+      const res = await request(`${internalUrl}/healthz`);
       expect(res.statusCode).toBe(503);
       expect(await res.body.json()).toMatchObject({ status: 'unavailable' });
     } finally {
@@ -132,11 +142,20 @@ describe('API documentation', () => {
       '/v1/recurring-tokens/disable',
       '/webhooks/provider',
       '/return/{sessionId}',
-      '/return',
       '/healthz',
     ]) {
       expect(paths).toContain(p);
     }
+    expect(paths).not.toContain('/return');
+    // Which listener serves what: marked on every operation, and said in its description.
+    const listenerOf = (path: string, method: string) => doc.paths[path][method]['x-paysaga-listener'];
+    expect(listenerOf('/webhooks/provider', 'post')).toBe('public');
+    expect(listenerOf('/return/{sessionId}', 'get')).toBe('public');
+    expect(listenerOf('/return/{sessionId}', 'post')).toBe('public');
+    expect(listenerOf('/v1/checkouts', 'post')).toBe('internal');
+    expect(listenerOf('/healthz', 'get')).toBe('internal');
+    expect(doc.paths['/webhooks/provider'].post.description).toContain('**public** listener');
+    expect(doc.info.description).toContain('`/v1` is on the **internal** listener');
     expect(doc.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
     expect(doc.components.schemas.ApiError.properties.error.properties.fields).toBeDefined();
     const checkout = doc.paths['/v1/checkouts'].post;

@@ -1,6 +1,7 @@
 /**
- * startApiFromEnv and `paysaga api`: everything from environment variables, a real round trip through
- * the configured provider and Temporal, clean shutdown on a signal; the codec routes for the Temporal UI.
+ * startApiFromEnv and `paysaga api`: everything from environment variables (two listeners, the payer's
+ * return), a real round trip through the configured provider and Temporal, clean shutdown on a signal;
+ * the codec routes for the Temporal UI, refused off loopback without a token.
  */
 import { EventEmitter } from 'node:events';
 import { Agent, request } from 'undici';
@@ -9,9 +10,20 @@ import { startApiFromEnv } from '../../api/server';
 import { runApi } from '../../cli/commands/api';
 import { EncryptionCodec, generateCodecKeySpec, parseCodecKeys } from '../../common/codec';
 import { startStack, type TestStack } from '../helpers/stack';
-import { testAddress, testNamespace } from '../helpers/temporal';
-import { apiDepsFor, card, FRICTIONLESS, ref, rub } from './api-stack';
 import { finalView } from '../helpers/final';
+import { testAddress, testNamespace } from '../helpers/temporal';
+import { returnToken } from '../../common/return-token';
+import { completeThreeDs } from '../helpers/payer';
+import {
+  apiDepsFor,
+  card,
+  FRICTIONLESS,
+  listenLocally,
+  newReturnSecret,
+  ref,
+  rub,
+  THREE_DS,
+} from './api-stack';
 
 jest.setTimeout(60_000);
 
@@ -35,7 +47,8 @@ function envOf(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
     PAYSAGA_PARTNER_PRIVATE_KEY: k.partnerPrivate,
     PAYSAGA_PROVIDER_TEST_SERVICE_KEYS: k.servicePublic,
     PAYSAGA_API_TOKENS: 'one, two',
-    PAYSAGA_API_PORT: '0',
+    PAYSAGA_PUBLIC_PORT: '0',
+    PAYSAGA_INTERNAL_PORT: '0',
     PAYSAGA_LOG_LEVEL: 'silent',
     PAYSAGA_TEMPORAL_UI_URL: 'http://ui.example:8233/',
     ...extra,
@@ -58,8 +71,10 @@ describe('startApiFromEnv', () => {
   it('serves a checkout end to end with webhooks, then closes', async () => {
     const api = await startApiFromEnv(envOf());
     try {
-      stack.forwardWebhooksTo(`${api.url}/webhooks/provider`);
-      expect((await json(`${api.url}/healthz`)).status).toBe(200);
+      expect(api.url).toBe(api.internalUrl);
+      expect(api.publicUrl).not.toBe(api.internalUrl);
+      stack.forwardWebhooksTo(`${api.publicUrl}/webhooks/provider`);
+      expect((await json(`${api.internalUrl}/healthz`)).status).toBe(200);
       const res = await json(`${api.url}/v1/checkouts?wait=15000`, {
         method: 'POST',
         headers: { authorization: 'Bearer two', 'idempotency-key': ref('env') },
@@ -75,17 +90,89 @@ describe('startApiFromEnv', () => {
       stack.forwardWebhooksTo(undefined);
       await api.close();
     }
-    await expect(request(`${api.url}/healthz`)).rejects.toThrow();
+    await expect(request(`${api.internalUrl}/healthz`)).rejects.toThrow();
+    await expect(request(`${api.publicUrl}/webhooks/provider`)).rejects.toThrow();
+  });
+
+  it('PAYSAGA_PUBLIC_URL and PAYSAGA_RETURN_SECRETS: each 3-D Secure back_url is the signed return page', async () => {
+    const secret = newReturnSecret();
+    const publicBase = 'https://pay.example.com/paysaga';
+    const api = await startApiFromEnv(
+      envOf({ PAYSAGA_PUBLIC_URL: publicBase, PAYSAGA_RETURN_SECRETS: `${secret}, ${newReturnSecret()}` }),
+    );
+    try {
+      expect(api.returnBaseUrl).toBe(publicBase);
+      const res = await json(`${api.url}/v1/checkouts?wait=15000`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer one', 'idempotency-key': ref('signed') },
+        body: { method: 'card', amount: rub(900), card: card(THREE_DS), customer: { user_id: 'u1' } },
+      });
+      expect(res.status).toBe(201);
+      const id = res.body.sessionId as string;
+      const backUrl = `${publicBase}/return/${id}?t=${returnToken(secret, id)}`;
+      expect(res.body.lastSnapshot.payments[0].payment_settings.back_url).toBe(backUrl);
+      // The page answers at the listener for the token the first secret minted.
+      const page = await request(`${api.publicUrl}/return/${id}?t=${returnToken(secret, id)}`);
+      expect(page.statusCode).toBe(200);
+      await page.body.dump();
+      await completeThreeDs(res.body.userAction, '00000'); // ends the session
+    } finally {
+      await api.close();
+    }
   });
 
   it.each([
     ['PAYSAGA_API_TOKENS', { PAYSAGA_API_TOKENS: '' }, /PAYSAGA_API_TOKENS/],
     ['service keys', { PAYSAGA_PROVIDER_TEST_SERVICE_KEYS: '' }, /PAYSAGA_PROVIDER_TEST_SERVICE_KEYS/],
     ['project id', { PAYSAGA_PROJECT_ID: '' }, /projectId/],
-    ['port', { PAYSAGA_API_PORT: 'eighty' }, /PAYSAGA_API_PORT/],
-    ['return URL', { PAYSAGA_RETURN_URL: 'not a url' }, /Invalid URL/],
+    ['public port', { PAYSAGA_PUBLIC_PORT: 'eighty' }, /PAYSAGA_PUBLIC_PORT must be an integer/],
+    ['internal port', { PAYSAGA_INTERNAL_PORT: '70000' }, /PAYSAGA_INTERNAL_PORT must be an integer/],
+    ['v1 listener', { PAYSAGA_V1_LISTENER: 'both' }, /PAYSAGA_V1_LISTENER must be internal or public/],
+    ['return URL', { PAYSAGA_RETURN_URL: 'not a url' }, /PAYSAGA_RETURN_URL is not a URL/],
+    [
+      'public URL',
+      { PAYSAGA_PUBLIC_URL: 'ftp://x', PAYSAGA_RETURN_SECRETS: 'x'.repeat(32) },
+      /PAYSAGA_PUBLIC_URL must be http/,
+    ],
+    [
+      'public URL with its secrets',
+      { PAYSAGA_PUBLIC_URL: 'https://pay.example' },
+      /PAYSAGA_RETURN_SECRETS is not/,
+    ],
+    [
+      'return secrets with a public URL',
+      { PAYSAGA_RETURN_SECRETS: 'x'.repeat(32) },
+      /PAYSAGA_PUBLIC_URL is not/,
+    ],
+    [
+      'return secret',
+      { PAYSAGA_PUBLIC_URL: 'https://pay.example', PAYSAGA_RETURN_SECRETS: 'short' },
+      /16 characters/,
+    ],
+    [
+      'PAYSAGA_API_PORT (removed)',
+      { PAYSAGA_API_PORT: '8080' },
+      /PAYSAGA_API_PORT is no longer read.*PAYSAGA_PUBLIC_PORT/,
+    ],
+    ['PAYSAGA_API_HOST (removed)', { PAYSAGA_API_HOST: '0.0.0.0' }, /PAYSAGA_API_HOST is no longer read/],
   ])('refuses to start without a valid %s', async (_name, extra, message) => {
     await expect(startApiFromEnv(envOf(extra))).rejects.toThrow(message);
+  });
+
+  it('refuses a codec without a token off loopback, naming PAYSAGA_CODEC_TOKENS; allows it on loopback', async () => {
+    const codecKeys = generateCodecKeySpec('k1');
+    for (const host of ['0.0.0.0', '::', '192.0.2.10', 'paysaga-api']) {
+      await expect(
+        startApiFromEnv(envOf({ PAYSAGA_CODEC_KEYS: codecKeys, PAYSAGA_INTERNAL_HOST: host })),
+      ).rejects.toThrow(/PAYSAGA_CODEC_TOKENS/);
+    }
+    const api = await startApiFromEnv(envOf({ PAYSAGA_CODEC_KEYS: codecKeys }));
+    try {
+      const res = await json(`${api.internalUrl}/codec/decode`, { method: 'POST', body: {} });
+      expect(res).toEqual({ status: 200, body: { payloads: [] } });
+    } finally {
+      await api.close();
+    }
   });
 });
 
@@ -94,15 +181,18 @@ describe('paysaga api', () => {
     const signals = new EventEmitter();
     const out: string[] = [];
     const running = runApi(
-      { port: '0', host: '127.0.0.1' },
+      { publicPort: '0', internalPort: '0', publicHost: '127.0.0.1', internalHost: '127.0.0.1' },
       { signals, out: (l) => out.push(l), err: (l) => out.push(l), env: envOf() },
     );
     const deadline = Date.now() + 15_000;
-    while (!out.some((l) => l.includes('listening')) && Date.now() < deadline)
+    while (!out.some((l) => l.includes('partner routes')) && Date.now() < deadline)
       await new Promise((r) => setTimeout(r, 50));
-    const url = /listening on (\S+)/.exec(out.join('\n'))?.[1];
-    expect(url).toBeDefined();
-    expect((await json(`${url}/healthz`)).status).toBe(200);
+    const internal = /internal listener on (\S+)/.exec(out.join('\n'))?.[1];
+    const pub = /public listener on (\S+)/.exec(out.join('\n'))?.[1];
+    expect(internal).toBeDefined();
+    expect(pub).toBeDefined();
+    expect((await json(`${internal}/healthz`)).status).toBe(200);
+    expect((await json(`${pub}/healthz`)).status).toBe(404);
     signals.emit('SIGTERM');
     await running;
     expect(out).toContain('api: stopped');
@@ -119,7 +209,7 @@ describe('codec routes', () => {
       codecTokens: ['staff'],
       codecCorsOrigins: ['http://ui.example:8233'],
     });
-    const url = await app.listen({ port: 0, host: '127.0.0.1' });
+    const { internalUrl: url } = await listenLocally(app);
     try {
       const plain = {
         metadata: { encoding: Buffer.from('json/plain').toString('base64') },
@@ -140,6 +230,20 @@ describe('codec routes', () => {
       );
       const dec = await json(`${url}/codec/decode`, { method: 'POST', body: enc.body, headers: auth });
       expect(dec.body.payloads).toEqual([plain]);
+      // What the Temporal CLI and UI send when there is nothing to code (protobuf JSON leaves the
+      // empty list out), and an empty body.
+      for (const op of ['encode', 'decode']) {
+        expect(await json(`${url}/codec/${op}`, { method: 'POST', body: {}, headers: auth })).toEqual({
+          status: 200,
+          body: { payloads: [] },
+        });
+      }
+      const empty = await request(`${url}/codec/decode`, {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/json' },
+      });
+      expect(empty.statusCode).toBe(200);
+      expect(await empty.body.json()).toEqual({ payloads: [] });
       const pre = await request(`${url}/codec/decode`, {
         method: 'OPTIONS',
         headers: { origin: 'http://ui.example:8233' },
@@ -162,7 +266,7 @@ describe('codec routes', () => {
 describe('closing the API', () => {
   it('lets a running request finish and closes at once after it, without waiting on keep-alive', async () => {
     const app = buildApi({ ...apiDepsFor(stack), apiTokens: ['t'] });
-    const url = await app.listen({ port: 0, host: '127.0.0.1' });
+    const { v1Url: url } = await listenLocally(app);
     // The checkout's transaction/initiate is held 1.5 s at the provider: the request is running
     // when the close begins.
     await stack.sandbox.plain('POST', '/sandbox/faults', {

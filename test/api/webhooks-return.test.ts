@@ -1,13 +1,27 @@
 /**
- * The provider's webhooks through the API (signature over the raw bytes, status = what happened to the
- * event) and the payer's return page by GET and by POST.
+ * The provider's webhooks through the API's public listener (signature over the raw bytes, status = what
+ * happened to the event) and the payer's return page, bound to its session by the token in back_url
+ * (DESIGN decision 14): by GET and by POST, nothing in Temporal for a forged, unsigned or foreign id, and
+ * one state check per interval however often a valid one is hit.
  */
 import { sign, generateKeyPairSync } from 'node:crypto';
 import { request } from 'undici';
 import { buildApi } from '../../api/app';
-import { completeThreeDs } from '../helpers/payer';
-import { apiDepsFor, card, finished, FRICTIONLESS, ref, rub, THREE_DS, useApiStack } from './api-stack';
+import { returnToken } from '../../common/return-token';
 import { finalView } from '../helpers/final';
+import { completeThreeDs } from '../helpers/payer';
+import {
+  apiDepsFor,
+  card,
+  finished,
+  FRICTIONLESS,
+  listenLocally,
+  newReturnSecret,
+  ref,
+  rub,
+  THREE_DS,
+  useApiStack,
+} from './api-stack';
 
 jest.setTimeout(60_000);
 
@@ -28,13 +42,20 @@ async function checkout(pan: string, extra: Record<string, unknown> = {}) {
   return res.body;
 }
 
-async function signalsOf(sessionId: string): Promise<number> {
-  const history = await s.stack.temporal.workflow.getHandle(sessionId).fetchHistory();
-  return (history.events ?? []).filter((e) => e.workflowExecutionSignaledEventAttributes).length;
+async function historyOf(sessionId: string) {
+  return (await s.stack.temporal.workflow.getHandle(sessionId).fetchHistory()).events ?? [];
+}
+
+async function signalsOf(sessionId: string, name?: string): Promise<number> {
+  return (await historyOf(sessionId)).filter(
+    (e) =>
+      e.workflowExecutionSignaledEventAttributes &&
+      (name === undefined || e.workflowExecutionSignaledEventAttributes.signalName === name),
+  ).length;
 }
 
 function postWebhook(raw: string, signature?: string) {
-  return request(`${s.url}/webhooks/provider`, {
+  return request(`${s.publicUrl}/webhooks/provider`, {
     method: 'POST',
     body: raw,
     headers: {
@@ -128,33 +149,43 @@ describe('POST /webhooks/provider', () => {
 });
 
 describe('payer return', () => {
-  const backUrl = () => `${s.url}/return`;
+  const returnUrlOf = (sessionId: string, secret = s.returnSecrets[0]!) =>
+    `${s.publicUrl}/return/${sessionId}?t=${returnToken(secret, sessionId)}`;
 
   async function threeDs(code: string) {
-    const started = await checkout(THREE_DS, { backUrl: backUrl() });
+    // No backUrl: the API gives the provider the session's signed return page.
+    const started = await checkout(THREE_DS);
     expect(started.phase).toBe('awaiting_payer');
     const back = await completeThreeDs(started.userAction, code);
     return { sessionId: started.sessionId as string, back };
   }
 
-  function fieldsOf(html: string): Record<string, string> {
-    const out: Record<string, string> = {};
+  function formOf(html: string): { action: string; fields: Record<string, string> } {
+    const fields: Record<string, string> = {};
     for (const m of html.matchAll(/<input[^>]*>/gi)) {
       const name = /name="([^"]*)"/i.exec(m[0])?.[1];
-      if (name) out[name] = /value="([^"]*)"/i.exec(m[0])?.[1] ?? '';
+      if (name) fields[name] = /value="([^"]*)"/i.exec(m[0])?.[1] ?? '';
     }
-    return out;
+    const action = (/<form[^>]*action="([^"]*)"/i.exec(html)?.[1] ?? '').replace(/&amp;/g, '&');
+    return { action, fields };
   }
 
-  it('POST (the form the 3-DS page auto-posts): success page with the session id', async () => {
-    const { sessionId, back } = await threeDs('12345');
-    const fields = fieldsOf(back.html);
-    expect(fields.session_id).toBe(sessionId);
-    const res = await request(backUrl(), {
+  const postForm = (url: string, fields: Record<string, string>) =>
+    request(url, {
       method: 'POST',
       body: new URLSearchParams(fields).toString(),
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
     });
+
+  it('a 3-D Secure checkout returns through the signed back_url, to which the sandbox adds nothing', async () => {
+    const { sessionId, back } = await threeDs('12345');
+    const started = await s.call('GET', `/v1/sessions/${sessionId}`);
+    // Sent with start/checkout (it needs the session id): the provider holds exactly paysaga's URL.
+    expect(started.body.lastSnapshot.payments[0].payment_settings.back_url).toBe(returnUrlOf(sessionId));
+    const form = formOf(back.html);
+    expect(form.action).toBe(returnUrlOf(sessionId));
+    expect(Object.keys(form.fields).sort()).toEqual(['MD', 'PaRes']);
+    const res = await postForm(form.action, form.fields);
     const html = await res.body.text();
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toMatch(/text\/html/);
@@ -164,20 +195,18 @@ describe('payer return', () => {
     expect((await finished(s, sessionId)).phase).toBe('succeeded');
   });
 
-  it('GET /return/{session_id}: success page', async () => {
-    const { sessionId } = await threeDs('12345');
-    const res = await request(`${s.url}/return/${sessionId}`);
-    const html = await res.body.text();
-    expect(res.statusCode).toBe(200);
-    expect(html).toContain('data-outcome="success"');
-  });
+  it('GET of the signed URL: the result page; a failed 3-DS code shows failed, also to a JSON POST', async () => {
+    const ok = await threeDs('12345');
+    await finished(s, ok.sessionId);
+    const get = await request(returnUrlOf(ok.sessionId));
+    expect(get.statusCode).toBe(200);
+    expect(await get.body.text()).toContain('data-outcome="success"');
 
-  it('GET with a failed 3-DS code: failed page; JSON POST to /return/{id} works too', async () => {
     const { sessionId } = await threeDs('00000');
-    const res = await request(`${s.url}/return?session_id=${sessionId}`);
+    const res = await request(returnUrlOf(sessionId));
     expect(res.statusCode).toBe(200);
     expect(await res.body.text()).toContain('data-outcome="failed"');
-    const json = await request(`${s.url}/return/${sessionId}`, {
+    const json = await request(returnUrlOf(sessionId), {
       method: 'POST',
       body: '{"PaRes":"x"',
       headers: { 'content-type': 'application/json' },
@@ -189,41 +218,132 @@ describe('payer return', () => {
   it('a payer who comes back after the session ended sees its outcome, not "not found"', async () => {
     const { sessionId } = await threeDs('12345');
     await finalView(s.stack.temporal, sessionId);
-    const res = await request(`${s.url}/return/${sessionId}`, {
-      method: 'POST',
-      body: 'PaRes=late',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    });
+    const res = await postForm(returnUrlOf(sessionId), { PaRes: 'late' });
     expect(res.statusCode).toBe(200);
     expect(await res.body.text()).toContain('data-outcome="success"');
   });
 
-  it('an unknown session: 404 page, by GET and by POST', async () => {
-    const get = await request(`${s.url}/return/ps_999999996`);
-    expect(get.statusCode).toBe(404);
-    expect(await get.body.text()).toContain('data-outcome="not_found"');
-    const post = await request(`${s.url}/return`, {
-      method: 'POST',
-      body: 'session_id=ps_999999996',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+  it('a forged, unsigned or foreign return id is a 404 and changes nothing in Temporal', async () => {
+    // A running session: waiting for the partner's approval, so nothing else writes its history.
+    const target = await checkout(FRICTIONLESS, {
+      settings: { approval: { mode: 'manual', deadlineMs: 60_000 } },
     });
-    expect(post.statusCode).toBe(404);
-    await post.body.dump();
-    const none = await request(`${s.url}/return`);
-    expect(none.statusCode).toBe(404);
-    await none.body.dump();
+    expect(target.phase).toBe('awaiting_approval');
+    const other = await checkout(FRICTIONLESS, {
+      settings: { approval: { mode: 'manual', deadlineMs: 60_000 } },
+    });
+    const id = target.sessionId as string;
+    // Its history is still until a decision: the start's answer and the approve_pending webhook are in.
+    const deadline = Date.now() + 20_000;
+    while ((await s.payments.sessions.get(id)).phase !== 'awaiting_approval' && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 100));
+    const before = (await historyOf(id)).length;
+    const reads = {
+      signal: jest.spyOn(s.payments.sessions, 'notifyPayerReturned'),
+      query: jest.spyOn(s.payments.sessions, 'get'),
+      update: jest.spyOn(s.payments.sessions, 'waitForChange'),
+    };
+    try {
+      const secret = s.returnSecrets[0]!;
+      const attempts: [string, string][] = [
+        ['unsigned', `/return/${id}`],
+        ['empty token', `/return/${id}?t=`],
+        ['forged token', `/return/${id}?t=${'A'.repeat(43)}`],
+        ['another session', `/return/${id}?t=${returnToken(secret, other.sessionId)}`],
+        ['another secret', `/return/${id}?t=${returnToken(newReturnSecret(), id)}`],
+        ['two tokens', `/return/${id}?t=${returnToken(secret, id)}&t=x`],
+        ['not a payment session', `/return/sub-${id}?t=${returnToken(secret, `sub-${id}`)}`],
+        ['the bare /return of old', `/return?session_id=${id}`],
+      ];
+      for (const [why, path] of attempts) {
+        for (const method of ['GET', 'POST'] as const) {
+          const res = await request(`${s.publicUrl}${path}`, {
+            method,
+            ...(method === 'POST'
+              ? { body: `session_id=${id}`, headers: { 'content-type': 'application/x-www-form-urlencoded' } }
+              : {}),
+          });
+          const text = await res.body.text();
+          expect([why, method, res.statusCode]).toEqual([why, method, 404]);
+          expect(text).not.toContain(id);
+        }
+      }
+      for (const spy of Object.values(reads)) expect(spy).not.toHaveBeenCalled();
+    } finally {
+      for (const spy of Object.values(reads)) spy.mockRestore();
+    }
+    expect((await historyOf(id)).length).toBe(before);
+    await s.call('POST', `/v1/sessions/${id}/cancel`);
+    await s.call('POST', `/v1/sessions/${other.sessionId}/cancel`);
+  });
+
+  it('a flood of valid returns makes at most one state check per interval (5 s), and no Update', async () => {
+    const started = await checkout(THREE_DS); // awaiting the payer: the workflow runs throughout
+    expect(started.phase).toBe('awaiting_payer');
+    const id = started.sessionId as string;
+    const update = jest.spyOn(s.payments.sessions, 'waitForChange');
+    const t0 = Date.now();
+    const statuses: number[] = [];
+    try {
+      // 200 requests, 20 at a time, GET and POST alike.
+      for (let batch = 0; batch < 10; batch++) {
+        const answers = await Promise.all(
+          Array.from({ length: 20 }, (_v, i) =>
+            (i % 2 === 0 ? request(returnUrlOf(id)) : postForm(returnUrlOf(id), { PaRes: 'x' })).then(
+              async (r) => {
+                await r.body.dump();
+                return r.statusCode;
+              },
+            ),
+          ),
+        );
+        statuses.push(...answers);
+      }
+      expect(update).not.toHaveBeenCalled();
+    } finally {
+      update.mockRestore();
+    }
+    const elapsed = Date.now() - t0;
+    expect(statuses).toHaveLength(200);
+    expect(statuses.every((c) => c === 200)).toBe(true);
+    const allowed = Math.floor(elapsed / 5_000) + 1;
+    const signaled = await signalsOf(id, 'payerReturned');
+    expect(signaled).toBeGreaterThanOrEqual(1);
+    expect(signaled).toBeLessThanOrEqual(allowed);
+    await completeThreeDs(started.userAction, '00000'); // ends the session
+  });
+
+  it('the workflow itself admits one payer return per interval, however many signals arrive', async () => {
+    // What several API replicas could send together: signals straight to the workflow.
+    const started = await checkout(THREE_DS);
+    const id = started.sessionId as string;
+    const t0 = Date.now();
+    for (let i = 0; i < 30; i++) await s.payments.sessions.notifyPayerReturned(id);
+    const elapsed = Date.now() - t0;
+    // Signals that arrive during a workflow task join the history when it completes.
+    const deadline = Date.now() + 15_000;
+    while ((await signalsOf(id, 'payerReturned')) < 30 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 100));
+    expect(await signalsOf(id, 'payerReturned')).toBe(30);
+    const view = await s.payments.sessions.get(id);
+    const admitted = view.events.filter((e) => e.source === 'payer').length;
+    expect(admitted).toBeGreaterThanOrEqual(1);
+    expect(admitted).toBeLessThanOrEqual(Math.floor(elapsed / 5_000) + 1);
+    await completeThreeDs(started.userAction, '00000'); // ends the session
   });
 
   it('with a partner return URL: 303 to it with ?session_id=', async () => {
+    const secret = newReturnSecret();
     const other = buildApi({
       ...apiDepsFor(s.stack),
       apiTokens: ['x'],
+      returnSecrets: [secret],
       returnUrl: 'https://shop.example/thanks?from=pay',
     });
-    const url = await other.listen({ port: 0, host: '127.0.0.1' });
+    const { publicUrl } = await listenLocally(other);
     try {
       const { sessionId } = await threeDs('12345');
-      const res = await request(`${url}/return/${sessionId}`, {
+      const res = await request(`${publicUrl}/return/${sessionId}?t=${returnToken(secret, sessionId)}`, {
         method: 'POST',
         body: '',
         headers: { 'content-type': 'text/plain' },
@@ -233,6 +353,19 @@ describe('payer return', () => {
       expect(res.headers.location).toBe(`https://shop.example/thanks?from=pay&session_id=${sessionId}`);
     } finally {
       await other.close();
+    }
+  });
+
+  it('without return secrets every return is a 404', async () => {
+    const off = buildApi({ ...apiDepsFor(s.stack), apiTokens: ['x'] });
+    const { publicUrl } = await listenLocally(off);
+    try {
+      const id = 'ps_999999996';
+      const res = await request(`${publicUrl}/return/${id}?t=${returnToken(newReturnSecret(), id)}`);
+      expect(res.statusCode).toBe(404);
+      expect(await res.body.text()).toContain('data-outcome="not_found"');
+    } finally {
+      await off.close();
     }
   });
 });

@@ -1,9 +1,10 @@
 /**
  * A real browser plays the payer of a 3-D Secure card checkout (headless Chromium via playwright-core):
  * the checkout is created through the HTTP API, the browser opens the issuer page from `userAction`
- * (by its http_method: a POST carrying the extra params), types 12345, submits, is sent back to the
- * API's return page by the issuer's auto-posted form, and sees "Payment successful"; the session ends
- * succeeded. Screenshots of the result page and of the Temporal UI showing that workflow (payloads
+ * (by its http_method: a POST carrying the extra params), types 12345, submits, is sent back by the
+ * issuer's auto-posted form to the back_url paysaga gave the provider for this session (the API's
+ * public return page, signed for the session; the sandbox adds nothing to it), and sees "Payment
+ * successful"; the session ends succeeded. Screenshots of the result page and of the Temporal UI showing that workflow (payloads
  * decoded through the API's codec endpoint) are saved under test-results/screenshots/.
  *
  * The stack is `paysaga dev` run in-process (runDev) on a temp data folder and free ports, with its own
@@ -63,19 +64,21 @@ afterAll(async () => {
 describe('a payer in a real browser', () => {
   it('completes 3-D Secure, lands on the return page, and the session succeeds; the Temporal UI shows it', async () => {
     const reference = `browser-3ds-${Date.now().toString(36)}`;
-    // The back_url is fixed before the session id exists: the API's bare /return takes session_id from
-    // the fields the issuer sends back.
+    // No backUrl: paysaga gives the provider `<public listener>/return/<session id>?t=<token>`.
     const created = await api('POST', '/v1/checkouts?wait=10000', {
       method: 'card',
       reference,
       customer: { user_id: 'browser-payer' },
       amount: { amount: 129_900, currency: 'RUB' },
       card: THREE_DS_CARD,
-      backUrl: `${stack!.dev.apiUrl}/return`,
     });
     const sessionId: string = created.sessionId;
     const waiting = created.userAction ? created : await until(sessionId, (v) => !!v.userAction);
     expect(waiting.phase).toBe('awaiting_payer');
+    const backUrl: string = waiting.lastSnapshot.payments[0].payment_settings.back_url;
+    expect(backUrl).toMatch(
+      new RegExp(`^${stack!.dev.publicUrl}/return/${sessionId}\\?t=[A-Za-z0-9_-]{43}$`),
+    );
     const dest = waiting.userAction.destination_info;
     expect(dest.url_address).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/sandbox\/3ds\//);
 
@@ -87,8 +90,8 @@ describe('a payer in a real browser', () => {
       await page.screenshot({ path: path.join(SCREENSHOTS, 'three-ds-page.png') });
       await page.fill('input[name="code"]', '12345');
       await Promise.all([
-        // The issuer's auto-posted form takes the payer on to the API's return page.
-        page.waitForURL((u) => u.toString().startsWith(`${stack!.dev.apiUrl}/return`), { timeout: 30_000 }),
+        // The issuer's auto-posted form takes the payer to exactly the signed back_url.
+        page.waitForURL((u) => u.toString() === backUrl, { timeout: 30_000 }),
         page.click('button[type="submit"]'),
       ]);
       await page.waitForSelector('[data-outcome]');
@@ -96,7 +99,7 @@ describe('a payer in a real browser', () => {
       if (outcome === 'processing') {
         // The page waits briefly for the bank; when it is slower, the payer sees the final page on reload.
         await until(sessionId, (v) => FINAL_PHASES.includes(v.phase));
-        await page.goto(`${stack!.dev.apiUrl}/return/${sessionId}`);
+        await page.goto(backUrl);
         outcome = await page.getAttribute('[data-outcome]', 'data-outcome');
       }
       expect(outcome).toBe('success');

@@ -17,7 +17,9 @@ import { DEMO_KINDS } from '../../cli/dev/demo';
 const ROOT = path.resolve(__dirname, '../..');
 const BIN = path.join(ROOT, 'bin', 'paysaga.js');
 const FREE_PORTS = [
-  '--api-port',
+  '--public-port',
+  '0',
+  '--internal-port',
   '0',
   '--sandbox-port',
   '0',
@@ -85,6 +87,8 @@ function alive(pid: number): boolean {
 interface Stack {
   proc: Proc;
   apiUrl: string;
+  publicUrl: string;
+  internalUrl: string;
   uiUrl: string;
   token: string;
   temporalPid: number;
@@ -106,6 +110,8 @@ async function startDev(dataDir: string): Promise<Stack> {
   return {
     proc,
     apiUrl: field('API'),
+    publicUrl: field('Public'),
+    internalUrl: field('Internal'),
     uiUrl: field('Temporal UI'),
     token: field('API token'),
     temporalPid: Number(pid?.[1]),
@@ -156,12 +162,17 @@ describe('paysaga dev + paysaga demo', () => {
     expect(stack.temporalPid).toBeGreaterThan(0);
     expect(alive(stack.temporalPid)).toBe(true);
     expect(stack.apiUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-    expect(stack.apiUrl).not.toBe('http://127.0.0.1:8080');
-    expect(stack.banner).toContain(`${stack.apiUrl}/docs`);
+    expect(stack.apiUrl).not.toBe('http://127.0.0.1:8081');
+    // /v1, docs, health on the internal listener; the public one is another port.
+    expect(stack.apiUrl).toBe(stack.internalUrl);
+    expect(stack.publicUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(stack.publicUrl).not.toBe(stack.internalUrl);
+    expect(stack.banner).toContain(`${stack.internalUrl}/docs`);
     expect(stack.banner).toMatch(/Sandbox\s+http:\/\/127\.0\.0\.1:\d+/);
     expect(stack.banner).toMatch(/paysaga demo --data/);
     expect(stack.token).toBe(fs.readFileSync(path.join(dataDir, 'api-token'), 'utf8').trim());
     expect(fs.statSync(path.join(dataDir, 'api-token')).mode & 0o777).toBe(0o600);
+    expect(fs.statSync(path.join(dataDir, 'return-secret')).mode & 0o777).toBe(0o600);
     expect(fs.existsSync(path.join(dataDir, 'temporal.sqlite'))).toBe(true);
     expect(fs.readdirSync(path.join(dataDir, 'keys')).sort()).toEqual([
       'partner_private.pem',
@@ -170,10 +181,11 @@ describe('paysaga dev + paysaga demo', () => {
       'service_public.pem',
     ]);
 
-    const health = await fetch(`${stack.apiUrl}/healthz`);
+    const health = await fetch(`${stack.internalUrl}/healthz`);
     expect(health.status).toBe(200);
-    const docs = await fetch(`${stack.apiUrl}/docs`);
+    const docs = await fetch(`${stack.internalUrl}/docs`);
     expect(docs.status).toBeLessThan(400);
+    expect((await fetch(`${stack.publicUrl}/healthz`)).status).toBe(404);
     const ui = await fetch(stack.uiUrl);
     expect(ui.status).toBe(200);
   }, 200_000);
@@ -221,7 +233,8 @@ describe('paysaga dev + paysaga demo', () => {
     expect(order).toEqual(['API', 'worker', 'sandbox', 'Temporal dev server']);
     expect(alive(stack.temporalPid)).toBe(false);
     expect(fs.existsSync(path.join(dataDir, 'dev.json'))).toBe(false);
-    await expect(fetch(`${stack.apiUrl}/healthz`)).rejects.toThrow();
+    await expect(fetch(`${stack.internalUrl}/healthz`)).rejects.toThrow();
+    await expect(fetch(`${stack.publicUrl}/webhooks/provider`)).rejects.toThrow();
   }, 60_000);
 
   it('a restart on the same data folder reuses token and keys and still knows the sessions', async () => {
@@ -250,12 +263,12 @@ describe('paysaga dev + paysaga demo', () => {
     await new Promise<void>((r) => busy.listen(0, '127.0.0.1', r));
     const port = (busy.address() as { port: number }).port;
     try {
-      const p = run(['dev', '--data', dataDir, ...FREE_PORTS, '--api-port', String(port)]);
+      const p = run(['dev', '--data', dataDir, ...FREE_PORTS, '--public-port', String(port)]);
       started.push(p);
       const { code } = await p.exited;
       expect(code).toBe(1);
-      expect(p.err()).toContain(`port ${port} (API) on 127.0.0.1 is already in use`);
-      expect(p.err()).toContain('--api-port or PAYSAGA_API_PORT');
+      expect(p.err()).toContain(`port ${port} (API public) on 127.0.0.1 is already in use`);
+      expect(p.err()).toContain('--public-port or PAYSAGA_PUBLIC_PORT');
       expect(p.out()).not.toContain('starting the Temporal dev server');
     } finally {
       await new Promise<void>((r) => busy.close(() => r()));

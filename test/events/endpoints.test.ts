@@ -6,7 +6,7 @@
  */
 import { buildApi } from '../../api/app';
 import { EVENT_TYPES } from '../../common/events';
-import { apiDepsFor, useApiStack } from '../api/api-stack';
+import { apiDepsFor, listenLocally, useApiStack } from '../api/api-stack';
 import { connectTestClient } from '../helpers/temporal';
 import { request } from 'undici';
 
@@ -165,7 +165,7 @@ describe('event endpoints API', () => {
     const fresh = await connectTestClient();
     const second = buildApi({ ...apiDepsFor(api.stack), temporal: fresh.client, apiTokens: ['second-api'] });
     try {
-      const url = await second.listen({ port: 0, host: '127.0.0.1' });
+      const { v1Url: url } = await listenLocally(second);
       const res = await request(`${url}/v1/event-endpoints`, {
         headers: { authorization: 'Bearer second-api' },
       });

@@ -5,7 +5,8 @@
  * The worker is SIGKILLed while a delivery is in flight (the receiver holds the request); a second
  * worker takes over: every event arrives, in order, each id accepted once, nothing lost.
  */
-import { buildApi } from '../../api/app';
+import { buildApi, type PaysagaApi } from '../../api/app';
+import { listenLocally } from '../api/api-stack';
 import { PaymentsClient } from '../../client/payments-client';
 import { DEFAULT_SETTINGS } from '../../common/settings';
 import { verifyPaysagaEvent } from '../../client/http';
@@ -25,7 +26,6 @@ import { connectTestClient, uniqueTaskQueue, type TestClient } from '../helpers/
 import { spawnWorkerProcess, type WorkerProcess } from '../helpers/worker-process';
 import { request } from 'undici';
 import { deliveryTargetQuery } from '../../workflows/event-definitions';
-import type { FastifyInstance } from 'fastify';
 
 const SECRET = 'whsec_configured_0123456789abcdef';
 const TIMEOUT_MS = 3_000;
@@ -51,7 +51,7 @@ describe('paysaga worker (process): configured endpoints, and a kill in mid-deli
   let provider: ProviderClient;
   let publisher: EventPublisher;
   let receiver: EventReceiver;
-  let api: FastifyInstance;
+  let api: PaysagaApi;
   let apiUrl: string;
   const workers: WorkerProcess[] = [];
 
@@ -99,7 +99,7 @@ describe('paysaga worker (process): configured endpoints, and a kill in mid-deli
       verifyWebhook: createWebhookVerifier([sandbox.keys.service.publicPem]),
       apiTokens: ['t'],
     });
-    apiUrl = await api.listen({ port: 0, host: '127.0.0.1' });
+    apiUrl = (await listenLocally(api)).v1Url;
   }, 120_000);
 
   afterAll(async () => {

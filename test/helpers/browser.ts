@@ -22,7 +22,10 @@ export interface Dev {
   done: Promise<void>;
   out: string[];
   err: string[];
+  /** Where /v1 is served (the internal listener). */
   apiUrl: string;
+  /** The public listener: webhooks and the payer's return page. */
+  publicUrl: string;
   uiUrl: string;
   sandboxUrl: string;
   temporalAddress: string;
@@ -61,7 +64,8 @@ async function startDev(dataDir: string): Promise<Dev> {
     {
       data: dataDir,
       host: '127.0.0.1',
-      apiPort: '0',
+      publicPort: '0',
+      internalPort: '0',
       sandboxPort: '0',
       temporalPort: '0',
       temporalUiPort: '0',
@@ -94,6 +98,7 @@ async function startDev(dataDir: string): Promise<Dev> {
     out,
     err,
     apiUrl: bannerField(out, 'API'),
+    publicUrl: bannerField(out, 'Public'),
     uiUrl: bannerField(out, 'Temporal UI'),
     sandboxUrl: bannerField(out, 'Sandbox'),
     temporalAddress: bannerField(out, 'Temporal'),

@@ -1,14 +1,26 @@
 import { sign, type KeyObject } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import { request } from 'undici';
 import { startSandbox, type RunningSandbox } from '../../sandbox';
+import { SANDBOX_STORE_FILE } from '../../sandbox/server';
 import type { ProjectConfigInput, SandboxConfigInput } from '../../sandbox/config';
 import type { LedgerEntry } from '../../sandbox/ledger';
 import { generateTestKeys, type TestKeys } from './keys';
+import { stateImage, storedImage } from './sandbox-image';
 
 /*
  * A sandbox for tests on 127.0.0.1:0 with fresh keys, plus a small signed-request client built on undici
  * and node:crypto (independent of the partner's provider client on purpose).
+ *
+ * In memory by default. PAYSAGA_SANDBOX_STORE_CHECK=1 runs every test sandbox on a data folder instead
+ * (SQLite) and checks on close that the file gives back exactly the state the sandbox had, so any
+ * change that does not reach the store fails the test that made it:
+ *   PAYSAGA_SANDBOX_STORE_CHECK=1 npx jest test/sandbox
  */
+const STORE_CHECK = process.env.PAYSAGA_SANDBOX_STORE_CHECK === '1';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- responses are inspected field by field in tests */
 
@@ -41,14 +53,16 @@ export interface TestSandboxOptions {
   webhookUrl?: string;
   /** any other config field (stepMs, processingMs, registeredFpsPhones, faults, ...) */
   config?: Partial<SandboxConfigInput>;
+  /** keys to use (default: fresh ones); a restart test passes the first run's */
+  keys?: TestKeys;
+  /** keep the state in this folder (SQLite) instead of memory */
+  dataDir?: string;
+  /** port to listen on (default: a free one) */
+  port?: number;
 }
 
-export interface TestSandbox {
-  url: string;
-  keys: TestKeys;
-  projectId: string;
-  projectIds: string[];
-  sandbox: RunningSandbox;
+/** Requests to a sandbox at `url`, signed as the partner of `keys`, for project `projectId` by default. */
+export interface SandboxClient {
   /** signed request to /api/v1/<path> */
   post(path: string, body?: unknown, opts?: SignedRequestOptions): Promise<ApiResponse>;
   /** signed GET with the empty JSON body (sbp/banks) */
@@ -68,6 +82,14 @@ export interface TestSandbox {
     predicate: (session: any) => boolean,
     opts?: { timeoutMs?: number; projectId?: string },
   ): Promise<any>;
+}
+
+export interface TestSandbox extends SandboxClient {
+  url: string;
+  keys: TestKeys;
+  projectId: string;
+  projectIds: string[];
+  sandbox: RunningSandbox;
   close(): Promise<void>;
 }
 
@@ -101,23 +123,45 @@ async function send(
 }
 
 export async function startTestSandbox(opts: TestSandboxOptions = {}): Promise<TestSandbox> {
-  const keys = generateTestKeys();
+  const keys = opts.keys ?? generateTestKeys();
   const projects = (opts.projects ?? [{}]).map((p, i) => ({
     id: `proj_${i + 1}`,
     publicKey: keys.partner.publicPem,
     ...(opts.webhookUrl ? { webhookUrl: opts.webhookUrl } : {}),
     ...p,
   }));
-  const sandbox = await startSandbox({
-    serviceKey: keys.service.privatePem,
-    projects,
-    timeScale: opts.timeScale ?? 0.01,
-    ...(opts.qrTtlSeconds !== undefined ? { qrTtlSeconds: opts.qrTtlSeconds } : {}),
-    ...opts.config,
-  });
+  const checkDir =
+    STORE_CHECK && !opts.dataDir
+      ? fs.mkdtempSync(path.join(os.tmpdir(), 'paysaga-sandbox-store-'))
+      : undefined;
+  const dataDir = opts.dataDir ?? checkDir;
+  const sandbox = await startSandbox(
+    {
+      serviceKey: keys.service.privatePem,
+      projects,
+      timeScale: opts.timeScale ?? 0.01,
+      ...(opts.qrTtlSeconds !== undefined ? { qrTtlSeconds: opts.qrTtlSeconds } : {}),
+      ...opts.config,
+    },
+    { ...(dataDir ? { dataDir } : {}), ...(opts.port !== undefined ? { port: opts.port } : {}) },
+  );
   const projectIds = projects.map((p) => p.id);
   const projectId = projectIds[0]!;
+  return {
+    ...sandboxClient(sandbox.url, keys, projectId),
+    url: sandbox.url,
+    keys,
+    projectId,
+    projectIds,
+    sandbox,
+    close: async () => {
+      await sandbox.close();
+      if (checkDir) checkStoredState(sandbox, checkDir);
+    },
+  };
+}
 
+export function sandboxClient(url: string, keys: TestKeys, projectId: string): SandboxClient {
   const signed = (method: 'GET' | 'POST', path: string, body: unknown, o: SignedRequestOptions = {}) => {
     const bytes = o.raw !== undefined ? Buffer.from(o.raw) : Buffer.from(JSON.stringify(body ?? {}));
     const headers: Record<string, string> = { 'content-type': 'application/json' };
@@ -130,7 +174,7 @@ export async function startTestSandbox(opts: TestSandboxOptions = {}): Promise<T
       ).toString('base64');
     if (o.idempotencyKey !== undefined) headers['x-partner-idempotency-key'] = o.idempotencyKey;
     Object.assign(headers, o.headers);
-    return send(method, `${sandbox.url}/api/v1/${path.replace(/^\/+/, '')}`, headers, bytes);
+    return send(method, `${url}/api/v1/${path.replace(/^\/+/, '')}`, headers, bytes);
   };
 
   const plain: TestSandbox['plain'] = (method, path, body, headers = {}) => {
@@ -138,17 +182,12 @@ export async function startTestSandbox(opts: TestSandboxOptions = {}): Promise<T
       body === undefined ? undefined : Buffer.from(typeof body === 'string' ? body : JSON.stringify(body));
     const h =
       bytes && !headers['content-type'] ? { 'content-type': 'application/json', ...headers } : headers;
-    return send(method, `${sandbox.url}${path}`, h, bytes);
+    return send(method, `${url}${path}`, h, bytes);
   };
 
   const post: TestSandbox['post'] = (path, body, o) => signed('POST', path, body, o);
 
   return {
-    url: sandbox.url,
-    keys,
-    projectId,
-    projectIds,
-    sandbox,
     post,
     get: (path, o) => signed('GET', path, {}, o),
     plain,
@@ -180,6 +219,26 @@ export async function startTestSandbox(opts: TestSandboxOptions = {}): Promise<T
         await new Promise((r) => setTimeout(r, 10));
       }
     },
-    close: () => sandbox.close(),
   };
+}
+
+/** PAYSAGA_SANDBOX_STORE_CHECK: the closed sandbox's file must give back the state it had. */
+function checkStoredState(sandbox: RunningSandbox, dataDir: string): void {
+  try {
+    const live = stateImage(sandbox.state);
+    const {
+      jobs: _jobs,
+      deliveries: _deliveries,
+      ...stored
+    } = storedImage(path.join(dataDir, SANDBOX_STORE_FILE));
+    // No id taken: nothing stored, the counters are still the fresh base.
+    if (stored.nextIds === null) stored.nextIds = live.nextIds;
+    for (const key of Object.keys(live) as (keyof typeof live)[])
+      if (!isDeepStrictEqual(live[key], stored[key]))
+        throw new Error(
+          `sandbox store check: ${key} differs after a reload\n live:   ${JSON.stringify(live[key]).slice(0, 2000)}\n stored: ${JSON.stringify(stored[key]).slice(0, 2000)}`,
+        );
+  } finally {
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
 }

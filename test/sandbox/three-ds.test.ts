@@ -30,7 +30,11 @@ async function payerPasses3ds(sb: TestSandbox, action: any, code: string) {
 describe('sandbox: card payment with 3-D Secure', () => {
   let sink: WebhookSink;
   let sb: TestSandbox;
-  const projects = [{ id: 'post_return' }, { id: 'get_return', returnMethod: 'GET' as const }];
+  const projects = [
+    { id: 'post_return' },
+    { id: 'get_return', returnMethod: 'GET' as const },
+    { id: 'named_return', returnMethod: 'GET' as const, returnParams: true },
+  ];
 
   beforeAll(async () => {
     sink = await startWebhookSink();
@@ -77,11 +81,13 @@ describe('sandbox: card payment with 3-D Secure', () => {
     const back = parseForm(done.html);
     expect(back.method).toBe('POST');
     expect(back.action).toBe(backUrl());
-    expect(back.fields).toMatchObject({ session_id: id, payment_id: expect.stringMatching(/^pm_/) });
+    // The spec promises only the return to back_url: the form carries the issuer's MD and PaRes, nothing
+    // that names the session.
+    expect(Object.keys(back.fields).sort()).toEqual(['MD', 'PaRes']);
     // The browser auto-submits the form: the shop's return address receives a POST.
     await request(back.action, { method: 'POST', headers: FORM, body: form(back.fields) });
-    const ret = await sink.waitFor((h) => h.path.startsWith('/shop/return') && h.method === 'POST');
-    expect(ret.rawBody.toString()).toContain(`session_id=${id}`);
+    const ret = await sink.waitFor((h) => h.path === '/shop/return?order=7' && h.method === 'POST');
+    expect(ret.rawBody.toString()).not.toContain(id);
 
     const final = await sb.waitForSession(id, isFinal);
     expect(final.transaction_status).toBe('completed');
@@ -94,15 +100,24 @@ describe('sandbox: card payment with 3-D Secure', () => {
     const { id, action } = await threeDsSession('get_return');
     const done = await payerPasses3ds(sb, action, '12345');
     expect(done.status).toBe(303);
+    // back_url exactly as given.
+    expect(done.headers.location).toBe(backUrl());
+    await request(String(done.headers.location));
+    await sink.waitFor((h) => h.method === 'GET' && h.path === '/shop/return?order=7');
+    expect((await sb.waitForSession(id, isFinal, { projectId: 'get_return' })).transaction_status).toBe(
+      'completed',
+    );
+  });
+
+  it('with returnParams the return also names the session and the payment', async () => {
+    const { id, action } = await threeDsSession('named_return');
+    const done = await payerPasses3ds(sb, action, '12345');
     const location = new URL(String(done.headers.location));
     expect(`${location.origin}${location.pathname}`).toBe(backUrl().split('?')[0]);
     expect(location.searchParams.get('order')).toBe('7');
     expect(location.searchParams.get('session_id')).toBe(id);
-    await request(location.toString());
-    await sink.waitFor((h) => h.method === 'GET' && h.path.includes(`session_id=${id}`));
-    expect((await sb.waitForSession(id, isFinal, { projectId: 'get_return' })).transaction_status).toBe(
-      'completed',
-    );
+    expect(location.searchParams.get('payment_id')).toMatch(/^pm_/);
+    await sb.waitForSession(id, isFinal, { projectId: 'named_return' });
   });
 
   it('any other code fails the payment; the page is then closed', async () => {

@@ -1,3 +1,4 @@
+import { inspect } from 'node:util';
 import { defaultPayloadConverter } from '@temporalio/common';
 import {
   CodecKeyError,
@@ -59,4 +60,16 @@ describe('EncryptionCodec', () => {
     expect(() => parseCodecKeys('k1:AAAA')).toThrow(/must be 32 bytes/);
     expect(() => parseCodecKeys(`${spec},${spec}`)).toThrow(/unique/);
   });
+});
+
+it('never shows its keys in JSON or inspect (the SDK logs worker options at debug level)', () => {
+  const spec = generateCodecKeySpec('k1');
+  const codec = new EncryptionCodec(parseCodecKeys(spec));
+  const secret = spec.split(':')[1]!;
+  const raw = Buffer.from(secret, 'base64');
+  for (const shown of [JSON.stringify(codec), inspect(codec, { depth: 5 })]) {
+    expect(shown).not.toContain(secret);
+    expect(shown).not.toContain(raw.toString('hex'));
+    expect(shown).not.toMatch(/"data":\[/);
+  }
 });

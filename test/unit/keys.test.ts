@@ -66,6 +66,20 @@ describe('paysaga keys generate', () => {
     expect(partnerPub).not.toBe(servicePub);
   });
 
+  test('--if-missing leaves existing keys alone, and writes them where there are none', async () => {
+    const out = path.join(tmp, 'keys');
+    await runCli('keys', 'generate', '--out', out, '--if-missing');
+    const before = fs.readFileSync(path.join(out, KEY_FILES.partnerPrivate), 'utf8');
+    await runCli('keys', 'generate', '--out', out, '--if-missing');
+    expect(fs.readFileSync(path.join(out, KEY_FILES.partnerPrivate), 'utf8')).toBe(before);
+    // Half a set is not "present": refused as without the flag, nothing is replaced.
+    fs.rmSync(path.join(out, KEY_FILES.servicePublic));
+    await expect(runCli('keys', 'generate', '--out', out, '--if-missing')).rejects.toThrow(
+      /refusing to overwrite/,
+    );
+    expect(fs.readFileSync(path.join(out, KEY_FILES.partnerPrivate), 'utf8')).toBe(before);
+  });
+
   test('refuses to overwrite existing keys unless --force', async () => {
     const out = path.join(tmp, 'keys');
     await runCli('keys', 'generate', '--out', out);

@@ -1,0 +1,43 @@
+import { expirePaymentAction, paymentStep } from './checkout';
+import type { FlowContext } from './context';
+import { completeRefund } from './moneyback';
+import { payoutStep } from './transfer';
+
+/*
+ * Every timed transition of the flows (STATES.md, the arrows marked "step" and the expiries), as data:
+ * the scheduler stores these and hands them back when due, also after a restart. A job names the
+ * operation by id; its step re-checks the stage it was scheduled for, so a job that lost its reason
+ * (a canceled payment, a paid QR) does nothing.
+ */
+export type PaymentStep = 'prepare' | 'process' | 'authorize' | 'settle_fps';
+export type PayoutStep = 'prepare' | 'execute' | 'identity_check';
+
+export type Job =
+  | { kind: 'payment'; step: PaymentStep; operationId: string }
+  | { kind: 'payment'; step: 'capture'; operationId: string; amount: number }
+  | { kind: 'payment_expiry'; action: '3ds' | 'qr'; operationId: string }
+  | { kind: 'payout'; step: PayoutStep; operationId: string }
+  | { kind: 'refund'; operationId: string; refundId: string };
+
+export function runJob(ctx: FlowContext, job: Job): void {
+  const found = ctx.state.operation(job.operationId);
+  if (!found) {
+    ctx.log.warn({ job }, 'sandbox job for an unknown operation dropped');
+    return;
+  }
+  const { op } = found;
+  switch (job.kind) {
+    case 'payment':
+      if (op.kind === 'payment') paymentStep(ctx, op, job);
+      return;
+    case 'payment_expiry':
+      if (op.kind === 'payment') expirePaymentAction(ctx, op, job.action);
+      return;
+    case 'payout':
+      if (op.kind === 'payout') payoutStep(ctx, op, job.step);
+      return;
+    case 'refund':
+      if (op.kind === 'payment') completeRefund(ctx, op, job.refundId);
+      return;
+  }
+}

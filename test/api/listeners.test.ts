@@ -1,0 +1,148 @@
+/**
+ * The API's two listeners (DESIGN decision 14): the public one serves only the provider's webhooks and
+ * the payer's return page; health, metrics, docs and the codec server are on the internal one, and so
+ * is /v1 unless the deployment puts it on the public one. Both count into one /metrics.
+ */
+import { Writable } from 'node:stream';
+import { request } from 'undici';
+import { buildApi } from '../../api/app';
+import { CodecExposedError } from '../../api/listeners';
+import { EncryptionCodec, generateCodecKeySpec, parseCodecKeys } from '../../common/codec';
+import { apiDepsFor, listenLocally, useApiStack } from './api-stack';
+
+jest.setTimeout(60_000);
+
+const codec = new EncryptionCodec(parseCodecKeys(generateCodecKeySpec('l1')));
+const s = useApiStack({ api: { codec, codecCorsOrigins: ['http://ui.example:8233'] } });
+
+async function hit(base: string, method: 'GET' | 'POST' | 'OPTIONS', path: string) {
+  const res = await request(`${base}${path}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${s.token}`,
+      origin: 'http://ui.example:8233',
+      ...(method === 'POST' ? { 'content-type': 'application/json' } : {}),
+    },
+    ...(method === 'POST' ? { body: '{}' } : {}),
+  });
+  return { status: res.statusCode, headers: res.headers, text: await res.body.text() };
+}
+
+const INTERNAL_ONLY: ['GET' | 'POST' | 'OPTIONS', string][] = [
+  ['GET', '/metrics'],
+  ['GET', '/healthz'],
+  ['GET', '/docs'],
+  ['GET', '/openapi.json'],
+  ['POST', '/codec/decode'],
+  ['POST', '/codec/encode'],
+  ['OPTIONS', '/codec/decode'],
+  ['GET', '/v1/banks'],
+  ['GET', '/v1/sessions/ps_1'],
+  ['POST', '/v1/checkouts'],
+];
+
+describe('the public listener', () => {
+  it.each(INTERNAL_ONLY)('%s %s: 404, no such route', async (method, path) => {
+    const res = await hit(s.publicUrl, method, path);
+    expect(res.status).toBe(404);
+    if (method !== 'OPTIONS') expect(JSON.parse(res.text).error.message).toBe(`no route ${method} ${path}`);
+    expect(res.headers['access-control-allow-origin']).toBeUndefined();
+  });
+
+  it('serves the webhook receiver and the return page', async () => {
+    expect((await hit(s.publicUrl, 'POST', '/webhooks/provider')).status).toBe(401); // unsigned
+    const page = await hit(s.publicUrl, 'GET', '/return/ps_1?t=x');
+    expect(page.status).toBe(404);
+    expect(page.text).toContain('data-outcome="not_found"');
+  });
+});
+
+describe('the internal listener', () => {
+  it('serves metrics, health, docs, the document and the codec (open: it is on loopback)', async () => {
+    for (const [method, path] of INTERNAL_ONLY.filter(
+      ([, p]) => !p.startsWith('/v1/') || p === '/v1/banks',
+    )) {
+      const res = await hit(s.internalUrl, method, path);
+      expect([method, path, res.status < 400]).toEqual([method, path, true]);
+    }
+    const decoded = await hit(s.internalUrl, 'POST', '/codec/decode');
+    expect(JSON.parse(decoded.text)).toEqual({ payloads: [] });
+    expect(decoded.headers['access-control-allow-origin']).toBe('http://ui.example:8233');
+  });
+
+  it('has neither the webhook receiver nor the return page', async () => {
+    for (const [method, path] of [
+      ['POST', '/webhooks/provider'],
+      ['GET', '/return/ps_1?t=x'],
+    ] as const) {
+      const res = await hit(s.internalUrl, method, path);
+      expect(res.status).toBe(404);
+      expect(JSON.parse(res.text).error.code).toBe('not_found');
+    }
+  });
+
+  it("counts both listeners' requests in one /metrics", async () => {
+    await hit(s.publicUrl, 'POST', '/webhooks/provider');
+    const text = (await hit(s.internalUrl, 'GET', '/metrics')).text;
+    expect(text).toMatch(
+      /paysaga_http_requests_total\{method="POST",route="\/webhooks\/provider",status_code="401"\} \d+/,
+    );
+  });
+});
+
+describe('PAYSAGA_V1_LISTENER=public', () => {
+  it('puts /v1 on the public listener and says so in the document; internal keeps the rest', async () => {
+    const api = buildApi({ ...apiDepsFor(s.stack), apiTokens: [s.token], v1Listener: 'public' });
+    const { publicUrl, internalUrl, v1Url } = await listenLocally(api);
+    try {
+      expect(v1Url).toBe(publicUrl);
+      expect((await hit(publicUrl, 'GET', '/v1/banks')).status).toBe(200);
+      expect((await hit(internalUrl, 'GET', '/v1/banks')).status).toBe(404);
+      expect((await hit(publicUrl, 'GET', '/metrics')).status).toBe(404);
+      const doc = JSON.parse((await hit(internalUrl, 'GET', '/openapi.json')).text);
+      expect(doc.paths['/v1/banks'].get['x-paysaga-listener']).toBe('public');
+      expect(doc.paths['/healthz'].get['x-paysaga-listener']).toBe('internal');
+      expect(doc.info.description).toContain('`/v1` is on the **public** listener');
+    } finally {
+      await api.close();
+    }
+  });
+});
+
+describe('an open codec off loopback', () => {
+  it('is refused before either listener opens, naming PAYSAGA_CODEC_TOKENS', async () => {
+    const api = buildApi({ ...apiDepsFor(s.stack), apiTokens: ['t'], codec });
+    const listening = api.listen({
+      public: { host: '127.0.0.1', port: 0 },
+      internal: { host: '0.0.0.0', port: 0 },
+    });
+    await expect(listening).rejects.toThrow(CodecExposedError);
+    await expect(listening).rejects.toThrow(/PAYSAGA_CODEC_TOKENS/);
+    expect(api.public.server.listening).toBe(false);
+    expect(api.internal.server.listening).toBe(false);
+    await api.close();
+  });
+});
+
+describe('request logs', () => {
+  it('never show the return token', async () => {
+    const lines: string[] = [];
+    const stream = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        lines.push(chunk.toString());
+        done();
+      },
+    });
+    const api = buildApi({ ...apiDepsFor(s.stack), apiTokens: ['t'], logger: { level: 'info', stream } });
+    const { publicUrl } = await listenLocally(api);
+    try {
+      const res = await request(`${publicUrl}/return/ps_1?x=1&t=the-secret-token-value`);
+      await res.body.dump();
+    } finally {
+      await api.close();
+    }
+    const logged = lines.join('');
+    expect(logged).toContain('/return/ps_1?x=1&t=[redacted]');
+    expect(logged).not.toContain('the-secret-token-value');
+  });
+});

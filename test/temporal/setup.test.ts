@@ -1,0 +1,222 @@
+/**
+ * `paysaga setup` as a real process against the run's Temporal dev server, configured only by TEMPORAL_*
+ * variables: on a fresh namespace the first run registers it and adds every paysaga search attribute,
+ * the second run changes nothing and succeeds, and a workflow in the namespace can then set them. A
+ * namespace where one of the names has another type is refused, and nothing is added to it.
+ */
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import * as path from 'node:path';
+import { Client } from '@temporalio/client';
+import { msToTs } from '@temporalio/common/lib/time';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { temporal } from '@temporalio/proto';
+import { PAYSAGA_SEARCH_ATTRIBUTES, searchAttributeSpecs } from '../../common/search-attributes';
+import type { SetupReport } from '../../cli/temporal-setup';
+import { startApiFromEnv } from '../../api/server';
+import { startWorkerFromEnv } from '../../workers/main';
+import { greetAndTagWorkflow } from '../fixtures/trivial-workflow';
+import { generateTestKeys } from '../helpers/keys';
+import {
+  connectTestClient,
+  sharedWorkflowBundlePath,
+  testAddress,
+  uniqueTaskQueue,
+  uniqueWorkflowId,
+  type TestClient,
+} from '../helpers/temporal';
+
+jest.setTimeout(90_000);
+
+const BIN = path.resolve(__dirname, '../../bin/paysaga.js');
+const { IndexedValueType } = temporal.api.enums.v1;
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function setup(namespace: string, args: string[] = ['--json']): Promise<Run> {
+  const child = spawn(process.execPath, [BIN, 'setup', ...args], {
+    env: {
+      PATH: process.env.PATH,
+      TEMPORAL_ADDRESS: testAddress(),
+      TEMPORAL_NAMESPACE: namespace,
+      TEMPORAL_CONFIG_FILE: '',
+      PAYSAGA_REBUILD: '0',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+  const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+  return new Promise((resolve) =>
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    }),
+  );
+}
+
+function report(run: Run): SetupReport {
+  if (run.code !== 0) throw new Error(`paysaga setup exited ${run.code}\n${run.stdout}\n${run.stderr}`);
+  return JSON.parse(run.stdout.trim().split('\n').pop()!) as SetupReport;
+}
+
+let test_: TestClient;
+beforeAll(async () => {
+  test_ = await connectTestClient();
+});
+afterAll(async () => {
+  await test_?.close();
+});
+
+const ALL = searchAttributeSpecs(PAYSAGA_SEARCH_ATTRIBUTES);
+
+test('twice on a fresh namespace: registers and adds everything, then changes nothing', async () => {
+  const namespace = `paysaga-setup-${randomUUID()}`;
+  const operator = test_.connection.operatorService;
+
+  const first = report(await setup(namespace));
+  expect(first).toEqual({
+    namespace,
+    namespaceOutcome: 'registered',
+    added: ALL,
+    present: [],
+    changed: true,
+  });
+  const described = await test_.connection.workflowService.describeNamespace({ namespace });
+  expect(Number(described.config?.workflowExecutionRetentionTtl?.seconds)).toBe(30 * 86_400);
+  const listed = (await operator.listSearchAttributes({ namespace })).customAttributes ?? {};
+  expect(listed).toMatchObject({
+    PaymentKind: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
+    PaymentStatus: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
+    ClientReference: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
+    AmountMinor: IndexedValueType.INDEXED_VALUE_TYPE_INT,
+    CurrencyCode: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
+  });
+
+  const secondRun = await setup(namespace, []);
+  expect(secondRun.code).toBe(0);
+  expect(secondRun.stdout).toContain(`namespace ${namespace}: exists`);
+  expect(secondRun.stdout).toContain('nothing to change');
+  expect(report(await setup(namespace))).toEqual({
+    namespace,
+    namespaceOutcome: 'exists',
+    added: [],
+    present: ALL,
+    changed: false,
+  });
+  expect((await operator.listSearchAttributes({ namespace })).customAttributes).toEqual(listed);
+
+  // The namespace is usable: a workflow there sets paysaga's typed search attributes.
+  const taskQueue = uniqueTaskQueue('setup');
+  const native = await NativeConnection.connect({ address: testAddress() });
+  const worker = await Worker.create({
+    connection: native,
+    namespace,
+    taskQueue,
+    workflowsPath: require.resolve('../fixtures/trivial-workflow'),
+    activities: { greet: async (name: string) => `hi ${name}` },
+  });
+  const client = new Client({ connection: test_.connection, namespace });
+  const workflowId = uniqueWorkflowId('setup');
+  try {
+    await worker.runUntil(
+      client.workflow.execute(greetAndTagWorkflow, { taskQueue, workflowId, args: ['setup'] }),
+    );
+  } finally {
+    await native.close();
+  }
+  const { typedSearchAttributes } = await client.workflow.getHandle(workflowId).describe();
+  expect(typedSearchAttributes.getAll().map((p) => [p.key.name, p.value])).toEqual(
+    expect.arrayContaining([
+      ['PaymentStatus', 'succeeded'],
+      ['AmountMinor', 1050],
+    ]),
+  );
+});
+
+test('an attribute of another type is refused by name and nothing is added', async () => {
+  const namespace = `paysaga-setup-${randomUUID()}`;
+  const { workflowService, operatorService } = test_.connection;
+  await workflowService.registerNamespace({
+    namespace,
+    workflowExecutionRetentionPeriod: msToTs(86_400_000),
+  });
+  const add = async () =>
+    operatorService.addSearchAttributes({
+      namespace,
+      searchAttributes: { AmountMinor: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD },
+    });
+  // A namespace just registered may take a moment to be known everywhere.
+  for (let i = 0; ; i++) {
+    try {
+      await add();
+      break;
+    } catch (err) {
+      if (i > 40) throw err;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+  const run = await setup(namespace, []);
+  expect(run.code).toBe(1);
+  expect(run.stderr).toContain('AmountMinor is Keyword, paysaga needs Int');
+  const listed = (await operatorService.listSearchAttributes({ namespace })).customAttributes ?? {};
+  expect(Object.keys(listed)).toEqual(['AmountMinor']);
+});
+
+test('worker and API refuse a namespace nobody set up, and start once paysaga setup ran', async () => {
+  const namespace = `paysaga-setup-${randomUUID()}`;
+  const { workflowService, operatorService } = test_.connection;
+  await workflowService.registerNamespace({
+    namespace,
+    workflowExecutionRetentionPeriod: msToTs(86_400_000),
+  });
+  // Until the new namespace is known everywhere.
+  for (let i = 0; ; i++) {
+    try {
+      await operatorService.listSearchAttributes({ namespace });
+      break;
+    } catch (err) {
+      if (i > 40) throw err;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+  const keys = generateTestKeys();
+  const env: NodeJS.ProcessEnv = {
+    TEMPORAL_ADDRESS: testAddress(),
+    TEMPORAL_NAMESPACE: namespace,
+    TEMPORAL_CONFIG_FILE: '',
+    PAYSAGA_TASK_QUEUE: uniqueTaskQueue('not-set-up'),
+    PAYSAGA_PROVIDER_URL: 'http://127.0.0.1:9',
+    PAYSAGA_PROJECT_ID: 'proj_1',
+    PAYSAGA_PARTNER_PRIVATE_KEY: keys.paths.partnerPrivate,
+    PAYSAGA_PROVIDER_TEST_SERVICE_KEYS: keys.paths.servicePublic,
+    PAYSAGA_API_TOKENS: 'token',
+    PAYSAGA_WORKFLOW_BUNDLE: sharedWorkflowBundlePath(),
+    PAYSAGA_LOG_LEVEL: 'silent',
+  };
+  const notSetUp = new RegExp(
+    `namespace ${namespace} is not set up for paysaga \\(search attributes: missing PaymentKind, .*\\): run \`paysaga setup\``,
+  );
+  await expect(startWorkerFromEnv({ env, shutdownSignals: [] })).rejects.toThrow(notSetUp);
+  await expect(
+    startApiFromEnv(env, {
+      public: { port: 0, host: '127.0.0.1' },
+      internal: { port: 0, host: '127.0.0.1' },
+    }),
+  ).rejects.toThrow(notSetUp);
+
+  expect(report(await setup(namespace)).changed).toBe(true);
+  const worker = await startWorkerFromEnv({ env, shutdownSignals: [] });
+  await worker.shutdown();
+  const api = await startApiFromEnv(env, {
+    public: { port: 0, host: '127.0.0.1' },
+    internal: { port: 0, host: '127.0.0.1' },
+  });
+  await api.close();
+});
