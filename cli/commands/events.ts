@@ -9,10 +9,12 @@
  */
 import { InvalidArgumentError, type Command } from 'commander';
 import { PaysagaApiClient, PaysagaApiError, type EventListQuery } from '../../client/http';
-import { EVENT_TYPES, type EventType, type PaysagaEvent } from '../../common/events';
+import { EVENT_TYPES, eventSubject, type EventType, type PaysagaEvent } from '../../common/events';
 import { processAlive, readApiToken, readDevState, resolveDataDir } from '../dev/data-dir';
 
 const OVERLAP_MS = 60_000;
+/** How long an event waits for an earlier one of its subject before it is printed anyway. */
+const HOLD_MS = 5_000;
 const MAX_REMEMBERED = 20_000;
 
 export interface TailOptions {
@@ -134,11 +136,29 @@ export async function tailEvents(opts: TailOptions, deps: EventsCommandDeps = pr
   const printed = new Set<string>();
   let cursor: string = since; // one subject: the last event id printed; across subjects: a time
   let failing = false;
-  const show = (e: PaysagaEvent) => {
-    if (printed.has(e.id) || e.created <= since) return;
+  // Listings are eventually consistent: an event may show up a poll after a later one of its subject.
+  // Each subject is printed in sequence order; an event waits (at most HOLD_MS) for the ones before it.
+  const lastSequence = new Map<string, number>();
+  const held = new Map<string, { event: PaysagaEvent; heldAt: number }>();
+  const print = (e: PaysagaEvent) => {
     printed.add(e.id);
     if (printed.size > MAX_REMEMBERED) printed.delete(printed.values().next().value!);
+    lastSequence.set(eventSubject(e), e.sequence);
     deps.out(opts.json ? JSON.stringify(e) : formatEventLine(e));
+  };
+  const show = (e: PaysagaEvent) => {
+    if (printed.has(e.id) || held.has(e.id) || e.created <= since) return;
+    held.set(e.id, { event: e, heldAt: Date.now() });
+  };
+  const release = () => {
+    const waiting = [...held.values()].sort((a, b) => a.event.sequence - b.event.sequence);
+    for (const { event, heldAt } of waiting) {
+      const last = lastSequence.get(eventSubject(event));
+      const next = last === undefined ? event.sequence === 1 : event.sequence === last + 1;
+      if (!next && Date.now() - heldAt < HOLD_MS) continue;
+      held.delete(event.id);
+      if (last === undefined || event.sequence > last) print(event);
+    }
   };
 
   deps.err(`following events at ${apiUrl}${subject ? ` for ${subject}` : ''} (Ctrl-C stops)`);
@@ -150,6 +170,7 @@ export async function tailEvents(opts: TailOptions, deps: EventsCommandDeps = pr
         for (;;) {
           const page = await api.events.list({ ...filter, after });
           for (const e of page.events) show(e);
+          release();
           if (page.next) after = page.next;
           if (!page.hasMore || deps.signal?.aborted) break;
         }

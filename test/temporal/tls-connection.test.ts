@@ -14,6 +14,7 @@ import * as path from 'node:path';
 import type { Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { request } from 'undici';
+import { finalView } from '../helpers/final';
 import { startApiFromEnv, type RunningApi } from '../../api/server';
 import { temporalSettingsFromEnv } from '../../common/temporal-config';
 import {
@@ -121,7 +122,7 @@ describe('TEMPORAL_* variables: own CA', () => {
 
     connection = await connectTemporalClient(temporalSettingsFromEnv(env));
     const client = new Client({ connection, namespace: testNamespace() });
-    const result = (await client.workflow.getHandle(created.sessionId).result()) as { phase: string };
+    const result = await finalView(client, created.sessionId);
     expect(result.phase).toBe('succeeded');
     // Worker (native), API and this client each opened their own TLS sessions through the proxy.
     expect(proxy.sessions() - before).toBeGreaterThanOrEqual(3);

@@ -100,7 +100,15 @@ describe.each([true, false])('outcome unknown, then reconciled (webhooks %s)', (
     const id = await h.paid(6_000);
     const fired = await h.dropOnce('transaction/refund');
     await stack.payments.refunds.create(id, { reference: ref('drop-refund'), amount: 2_000 });
-    const result = await h.finished(id);
+    // The session's result stays; the refund is followed to its own end.
+    let result = await h.finished(id);
+    const deadline = Date.now() + 30_000;
+    while (result.refunds[0]?.status !== 'succeeded' && Date.now() < deadline)
+      result = await stack.payments.sessions.waitForChange(id, {
+        afterVersion: result.version,
+        timeoutMs: 5_000,
+      });
+    expect(result.refunds).toEqual([expect.objectContaining({ amount: 2_000, status: 'succeeded' })]);
     expect(await fired()).toBe(1);
     expect(result.phase).toBe('succeeded');
     expect(result.operations.filter((o) => o.kind === 'refund')).toEqual([
