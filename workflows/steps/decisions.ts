@@ -77,15 +77,16 @@ export async function cancelOwn(s: Session, reason: string): Promise<void> {
 
 /** Registers the decisions this kind accepts, each validated against the policy, phase and amount. */
 export function acceptDecisions(s: Session, accepted: readonly Decision[]): void {
-  const decide = async (decision: Decision, run: () => Promise<void>) => {
-    s.beginDecision(decision);
-    try {
-      await run();
-      return s.view();
-    } finally {
-      s.endDecision();
-    }
-  };
+  const decide = (decision: Decision, run: () => Promise<void>) =>
+    s.inUpdate(async () => {
+      s.beginDecision(decision);
+      try {
+        await run();
+        return s.view();
+      } finally {
+        s.endDecision();
+      }
+    });
   if (accepted.includes('approve'))
     wf.setHandler(approveUpdate, () => decide('approve', () => carryOut(s, 'approve')), {
       validator: () => mayDecide(s, 'approve'),
