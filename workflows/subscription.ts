@@ -299,6 +299,9 @@ class Subscription {
         maxMs: polling.maxMs,
         retryRefusals: true,
         onTrouble: (message) => this.needsAttention(`charge ${record.sessionId}: ${message}`),
+        between: async () => {
+          if (this.historyLong()) await this.continueAsNew();
+        },
       });
       const phase = phaseOf(state);
       if (phase === 'succeeded' || phase === 'failed' || phase === 'canceled') {
