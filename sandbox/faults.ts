@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ERROR_HTTP_STATUS, type RequestErrorCode } from './errors';
 import type { DeliveryRecord } from './webhooks';
 
 /*
@@ -51,6 +52,20 @@ const error5xxRule = z
     ...ruleLimits,
   })
   .strict();
+const refuseRule = z
+  .object({
+    kind: z.literal('refuse'),
+    /** the provider's error code; the HTTP status is the sandbox's for that code (README, "Choices") */
+    errorCode: z
+      .enum(Object.keys(ERROR_HTTP_STATUS) as [RequestErrorCode, ...RequestErrorCode[]])
+      .default('invalid_request'),
+    /** the error description, `field.rule` as the provider writes it */
+    description: z.string().min(1).max(200).default('sandbox_fault.refused'),
+    path: pathFilter,
+    ...ruleLimits,
+  })
+  .strict();
+const overcaptureRule = z.object({ kind: z.literal('overcapture'), ...ruleLimits }).strict();
 const dropAfterCommitRule = z
   .object({ kind: z.literal('drop_after_commit'), path: pathFilter, ...ruleLimits })
   .strict();
@@ -82,6 +97,8 @@ const webhookDelayRule = z
 export const faultRuleSchema = z.discriminatedUnion('kind', [
   latencyRule,
   error5xxRule,
+  refuseRule,
+  overcaptureRule,
   dropAfterCommitRule,
   webhookDropRule,
   webhookDuplicateRule,
@@ -107,6 +124,8 @@ export interface RequestFaultDecision {
   latencyMs: number;
   /** answer this status without processing the request */
   errorStatus?: 500 | 502 | 503;
+  /** answer this provider error without processing the request */
+  refusal?: { errorCode: RequestErrorCode; description: string; httpStatus: number };
   /** process the request, then close the connection instead of answering */
   dropAfterCommit: boolean;
 }
@@ -184,9 +203,9 @@ export class FaultInjector {
 
   /**
    * Decides the faults of one /api/v1 request. `path` is the URL path with or without the /api/v1/
-   * prefix and query. Latency applies on its own; a 5xx wins over drop_after_commit (a request that is
-   * not processed cannot be committed), and then the drop rule is not even consulted, so its counters
-   * only move for requests that reach the handler.
+   * prefix and query. Latency applies on its own; a 5xx, then a refusal, wins over drop_after_commit (a
+   * request that is not processed cannot be committed), and then the later rules are not even
+   * consulted, so their counters only move for requests that reach them.
    */
   decideRequest(path: string): RequestFaultDecision {
     const endpoint = normalizePath(path);
@@ -198,9 +217,27 @@ export class FaultInjector {
       decision.errorStatus = error.status;
       return decision;
     }
+    const refuse = this.fire('refuse', (r) => pathMatches(r.path, endpoint));
+    if (refuse) {
+      decision.refusal = {
+        errorCode: refuse.errorCode,
+        description: refuse.description,
+        httpStatus: ERROR_HTTP_STATUS[refuse.errorCode],
+      };
+      return decision;
+    }
     decision.dropAfterCommit =
       this.fire('drop_after_commit', (r) => pathMatches(r.path, endpoint)) !== undefined;
     return decision;
+  }
+
+  /**
+   * Whether this transaction/finalize charges the whole hold, whatever amount it was asked for (a
+   * provider bug the partner must notice: an over-capture). Asked by the finalize handler once the
+   * request is valid, so refused requests move no counter.
+   */
+  overcapture(): boolean {
+    return this.fire('overcapture', () => true) !== undefined;
   }
 
   /** Decides the faults of one webhook event. A dropped event consults no other rule. */

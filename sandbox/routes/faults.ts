@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { describeIssue } from '../../provider/schemas/validation';
+import { errorEnvelope } from '../errors';
 import { faultRulesBodySchema, type FaultInjector } from '../faults';
 import type { WebhookDispatcher } from '../webhooks';
 
@@ -36,6 +37,12 @@ const faultsPlugin: FastifyPluginAsync<FaultsPluginOptions> = async (app, opts) 
         .code(decision.errorStatus)
         .header('content-type', 'text/plain; charset=utf-8')
         .send(`${decision.errorStatus} (sandbox fault injection: error_5xx)`);
+      return reply;
+    }
+    if (decision.refusal) {
+      // The provider's own refusal (its JSON envelope), made up before any check: nothing changes.
+      const { errorCode, description, httpStatus } = decision.refusal;
+      await reply.code(httpStatus).send(errorEnvelope(errorCode, description));
       return reply;
     }
     if (decision.dropAfterCommit) toDrop.add(request);
