@@ -20,6 +20,7 @@ import { eventEndpointRoutes } from './routes/event-endpoints';
 import { eventRoutes } from './routes/events';
 import { healthRoutes } from './routes/health';
 import { returnRoutes } from './routes/return';
+import { searchRoutes } from './routes/search';
 import { sessionRoutes } from './routes/sessions';
 import { subscriptionRoutes } from './routes/subscriptions';
 import { tokenRoutes } from './routes/tokens';
@@ -93,6 +94,7 @@ const v1Routes =
     await v1.register(authPlugin, { tokens: deps.apiTokens });
     await v1.register(checkoutRoutes, deps);
     await v1.register(sessionRoutes, deps);
+    await v1.register(searchRoutes, deps);
     await v1.register(subscriptionRoutes, deps);
     await v1.register(tokenRoutes, deps);
     await v1.register(eventEndpointRoutes, deps);

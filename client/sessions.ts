@@ -21,6 +21,7 @@ import * as inputs from './inputs';
 import * as bodies from './provider-bodies';
 import { queryWithRetry } from './query';
 import { awaitSession, readSession, type Started } from './reads';
+import { searchSessions, type SessionPage, type SessionSearch } from './search';
 import { startSession, type StartOptions } from './starter';
 
 /** A decision carried out, or still under way after the wait (then `accepted`: it will be carried out). */
@@ -204,6 +205,11 @@ export class Sessions {
       ...(i.submerchantId ? { submerchantId: i.submerchantId } : {}),
       ...(i.backUrl ? { backUrl: i.backUrl } : {}),
     };
+  }
+
+  /** Sessions by reference, phase, kind and creation time, a page at a time (client/search.ts). */
+  list(search: SessionSearch = {}): Promise<SessionPage> {
+    return searchSessions(this.ctx.temporal, this.ctx.taskQueue, search);
   }
 
   /** The session as its latest workflow run knows it (running or closed). */

@@ -170,3 +170,45 @@ export const subscriptionView = z.object({
   createdAt: isoTime,
 });
 export type SubscriptionView = z.infer<typeof subscriptionView>;
+
+// ---- search (GET /v1/sessions, GET /v1/subscriptions): summaries read from search attributes only ----
+
+const linksView = z.object({
+  self: z.string(),
+  temporal: z.string().optional().describe('The workflow in the Temporal UI (when configured)'),
+});
+
+export const sessionSummaryView = z.object({
+  sessionId: z.string().describe('ps_...: GET /v1/sessions/{id} shows the whole session'),
+  kind: z.enum(SESSION_KINDS),
+  reference: z.string(),
+  phase: z.enum(SESSION_PHASES),
+  amount: minor.optional().describe('Asked for, or what a partial finalize charged'),
+  currency: z.string().optional(),
+  createdAt: isoTime,
+  needsAttention: z.boolean(),
+});
+export type SessionSummary = z.infer<typeof sessionSummaryView>;
+
+export const sessionPageView = z.object({
+  sessions: z.array(sessionSummaryView.extend({ links: linksView })),
+  hasMore: z.boolean().describe('Another page may follow: ask again with cursor = next'),
+  next: z.string().optional().describe('Opaque cursor of the next page (same filters)'),
+});
+
+export const subscriptionSummaryView = z.object({
+  subscriptionId: z.string().describe('sub-<reference>: GET /v1/subscriptions/{id} shows it'),
+  reference: z.string(),
+  status: z.enum(SUBSCRIPTION_STATUSES),
+  amount: minor.optional().describe('Charged per period (from the next period after a change)'),
+  currency: z.string().optional(),
+  createdAt: isoTime,
+  needsAttention: z.boolean(),
+});
+export type SubscriptionSummary = z.infer<typeof subscriptionSummaryView>;
+
+export const subscriptionPageView = z.object({
+  subscriptions: z.array(subscriptionSummaryView.extend({ links: linksView })),
+  hasMore: z.boolean().describe('Another page may follow: ask again with cursor = next'),
+  next: z.string().optional().describe('Opaque cursor of the next page (same filters)'),
+});

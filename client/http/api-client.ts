@@ -111,7 +111,19 @@ export class PaysagaApiClient {
     create: (input: t.FpsBindingInput, o?: CreateOptions) => this.request(e.createFpsBinding, {}, input, o),
   };
   readonly sessions = {
+    /** A page of sessions by reference, phase, kind, creation time; the next with `cursor: page.next`. */
+    list: (search: t.SessionSearch = {}, o?: RequestOptions) =>
+      this.request(e.listSessions, {}, undefined, { ...o, query: { ...o?.query, ...searchQuery(search) } }),
     get: (id: string, o?: RequestOptions) => this.request(e.getSession, { id }, undefined, o),
+    /**
+     * Long poll: the session once its version is above `after` (default: the current one), or as it is
+     * when `waitMs` (up to 25000) runs out. Keep `timeoutMs` above `waitMs`.
+     */
+    waitForChange: (id: string, w: { after?: number; waitMs: number }, o?: RequestOptions) =>
+      this.request(e.getSession, { id }, undefined, {
+        ...o,
+        query: { ...o?.query, wait: w.waitMs, ...(w.after !== undefined ? { after: w.after } : {}) },
+      }),
     approve: (id: string, o?: RequestOptions) => this.request(e.approveSession, { id }, undefined, o),
     cancel: (id: string, input: t.CancelInput = {}, o?: RequestOptions) =>
       this.request(e.cancelSession, { id }, input, o),
@@ -124,6 +136,11 @@ export class PaysagaApiClient {
   readonly subscriptions = {
     create: (input: t.SubscriptionInput, o?: RequestOptions) =>
       this.request(e.createSubscription, {}, input, o),
+    list: (search: t.SubscriptionSearch = {}, o?: RequestOptions) =>
+      this.request(e.listSubscriptions, {}, undefined, {
+        ...o,
+        query: { ...o?.query, ...searchQuery(search) },
+      }),
     get: (id: string, o?: RequestOptions) => this.request(e.getSubscription, { id }, undefined, o),
     pause: (id: string, o?: RequestOptions) => this.request(e.pauseSubscription, { id }, undefined, o),
     resume: (id: string, o?: RequestOptions) => this.request(e.resumeSubscription, { id }, undefined, o),
@@ -313,6 +330,16 @@ export class PaysagaApiClient {
     const exp = this.retryDelayMs * 2 ** Math.min(attempts - 1, 4);
     return Math.max(retryAfterMs ?? 0, exp * (0.5 + Math.random() / 2));
   }
+}
+
+/** Search parameters as a query string: several statuses or kinds comma-separated. */
+function searchQuery(
+  search: t.SessionSearch | t.SubscriptionSearch,
+): Record<string, string | number | undefined> {
+  const out: Record<string, string | number | undefined> = {};
+  for (const [k, v] of Object.entries(search) as [string, unknown][])
+    out[k] = Array.isArray(v) ? v.join(',') : (v as string | number | undefined);
+  return out;
 }
 
 function withResponse<T>(body: T, info: ResponseInfo): WithResponse<T> {

@@ -9,8 +9,11 @@ import type { z } from 'zod';
 import type { RequestOf, ResponseOf } from '../../provider/endpoints';
 import type { EventType, PaysagaEvent } from '../../common/events';
 import type { EventEndpoint } from '../../common/event-delivery';
-import type { SessionView, SubscriptionView } from '../../common/views';
+import type { SessionSummary, SessionView, SubscriptionSummary, SubscriptionView } from '../../common/views';
 import type * as inputs from '../inputs';
+import type { SearchPage } from '../search';
+
+export type { SessionSearch, SubscriptionSearch } from '../search';
 
 /** `links` of every Session and Subscription the API answers with. */
 export interface Links {
@@ -23,6 +26,15 @@ export interface Links {
 export type Session = SessionView & { links: Links };
 /** A subscription (`SubscriptionView` of `common/views.ts`) with links. */
 export type Subscription = SubscriptionView & { links: Links };
+
+/** A page of `GET /v1/sessions`: summaries read from search attributes, with links. */
+export interface SessionList extends SearchPage {
+  sessions: (SessionSummary & { links: Links })[];
+}
+/** A page of `GET /v1/subscriptions`. */
+export interface SubscriptionList extends SearchPage {
+  subscriptions: (SubscriptionSummary & { links: Links })[];
+}
 
 /**
  * A creating route's input: `reference` names it; without one, the client names the call with a
@@ -153,6 +165,7 @@ export const endpoints = {
   createIdentityCheck: creating<NoParams, IdentityCheckInput, Session>('/v1/identity-checks'),
   createFpsBinding: creating<NoParams, FpsBindingInput, Session>('/v1/fps-bindings'),
 
+  listSessions: get<NoParams, SessionList>('/v1/sessions'),
   getSession: get<IdParams, Session>('/v1/sessions/{id}'),
   approveSession: post<IdParams, void, Session>('/v1/sessions/{id}/approve'),
   cancelSession: post<IdParams, CancelInput, Session>('/v1/sessions/{id}/cancel'),
@@ -160,6 +173,7 @@ export const endpoints = {
   createRefund: creating<IdParams, RefundInput, Session>('/v1/sessions/{id}/refunds'),
 
   createSubscription: creating<NoParams, SubscriptionInput, Subscription>('/v1/subscriptions', false),
+  listSubscriptions: get<NoParams, SubscriptionList>('/v1/subscriptions'),
   getSubscription: get<IdParams, Subscription>('/v1/subscriptions/{id}'),
   pauseSubscription: post<IdParams, void, Subscription>('/v1/subscriptions/{id}/pause'),
   resumeSubscription: post<IdParams, void, Subscription>('/v1/subscriptions/{id}/resume'),
