@@ -21,7 +21,7 @@
 import { createHash } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { decodeTypedSearchAttributes } from '@temporalio/common/lib/converter/payload-search-attributes';
-import type { google} from '@temporalio/proto';
+import type { google } from '@temporalio/proto';
 import { temporal as proto } from '@temporalio/proto';
 import { z } from 'zod';
 import {
