@@ -19,6 +19,7 @@ import { codecRoutes } from './routes/codec';
 import { eventEndpointRoutes } from './routes/event-endpoints';
 import { eventRoutes } from './routes/events';
 import { healthRoutes } from './routes/health';
+import { replayRoutes } from './routes/replay';
 import { returnRoutes } from './routes/return';
 import { searchRoutes } from './routes/search';
 import { sessionRoutes } from './routes/sessions';
@@ -95,6 +96,7 @@ const v1Routes =
     await v1.register(checkoutRoutes, deps);
     await v1.register(sessionRoutes, deps);
     await v1.register(searchRoutes, deps);
+    await v1.register(replayRoutes, deps);
     await v1.register(subscriptionRoutes, deps);
     await v1.register(tokenRoutes, deps);
     await v1.register(eventEndpointRoutes, deps);

@@ -10,6 +10,7 @@ export * from './payments-client';
 export * from './reconciler';
 export * from './return-url';
 export * from './search';
+export * from './webhook-replay';
 export * from './webhook-handler';
 export * from './webhook-router';
 export type { StartOptions } from './starter';

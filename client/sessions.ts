@@ -22,6 +22,7 @@ import * as bodies from './provider-bodies';
 import { queryWithRetry } from './query';
 import { awaitSession, readSession, type Started } from './reads';
 import { searchSessions, type SessionPage, type SessionSearch } from './search';
+import { replayProviderEvents, type ReplayReport } from './webhook-replay';
 import { startSession, type StartOptions } from './starter';
 
 /** A decision carried out, or still under way after the wait (then `accepted`: it will be carried out). */
@@ -229,6 +230,11 @@ export class Sessions {
       providerEventsQuery,
       () => new SessionNotFoundError(sessionId),
     );
+  }
+
+  /** Re-applies the session's recorded provider events through the webhook routing (client/webhook-replay.ts). */
+  replayProviderEvents(sessionId: string): Promise<ReplayReport> {
+    return replayProviderEvents(this.ctx.temporal, this.ctx.taskQueue, sessionId);
   }
 
   approve(sessionId: string, o: { waitMs?: number } = {}): Promise<DecisionResult> {

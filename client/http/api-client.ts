@@ -124,6 +124,12 @@ export class PaysagaApiClient {
         ...o,
         query: { ...o?.query, wait: w.waitMs, ...(w.after !== undefined ? { after: w.after } : {}) },
       }),
+    /** The webhook audit trail: every provider event the session received, how, and what it did. */
+    providerEvents: (id: string, o?: RequestOptions) =>
+      this.request(e.listProviderEvents, { id }, undefined, o),
+    /** Replays the session's recorded provider webhooks (changes nothing already applied). */
+    replayProviderEvents: (id: string, o?: RequestOptions) =>
+      this.request(e.replayProviderEvents, { id }, undefined, o),
     approve: (id: string, o?: RequestOptions) => this.request(e.approveSession, { id }, undefined, o),
     cancel: (id: string, input: t.CancelInput = {}, o?: RequestOptions) =>
       this.request(e.cancelSession, { id }, input, o),

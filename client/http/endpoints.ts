@@ -9,9 +9,18 @@ import type { z } from 'zod';
 import type { RequestOf, ResponseOf } from '../../provider/endpoints';
 import type { EventType, PaysagaEvent } from '../../common/events';
 import type { EventEndpoint } from '../../common/event-delivery';
-import type { SessionSummary, SessionView, SubscriptionSummary, SubscriptionView } from '../../common/views';
+import type {
+  ProviderEventRecord,
+  SessionSummary,
+  SessionView,
+  SubscriptionSummary,
+  SubscriptionView,
+} from '../../common/views';
 import type * as inputs from '../inputs';
 import type { SearchPage } from '../search';
+import type { ReplayReport } from '../webhook-replay';
+
+export type { ReplayedEvent, ReplayReport } from '../webhook-replay';
 
 export type { SessionSearch, SubscriptionSearch } from '../search';
 
@@ -167,6 +176,8 @@ export const endpoints = {
 
   listSessions: get<NoParams, SessionList>('/v1/sessions'),
   getSession: get<IdParams, Session>('/v1/sessions/{id}'),
+  listProviderEvents: get<IdParams, { events: ProviderEventRecord[] }>('/v1/sessions/{id}/provider-events'),
+  replayProviderEvents: post<IdParams, void, ReplayReport>('/v1/sessions/{id}/provider-events/replay'),
   approveSession: post<IdParams, void, Session>('/v1/sessions/{id}/approve'),
   cancelSession: post<IdParams, CancelInput, Session>('/v1/sessions/{id}/cancel'),
   finalizeSession: post<IdParams, FinalizeInput, Session>('/v1/sessions/{id}/finalize'),
