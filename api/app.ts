@@ -19,6 +19,7 @@ import { codecRoutes } from './routes/codec';
 import { eventEndpointRoutes } from './routes/event-endpoints';
 import { eventRoutes } from './routes/events';
 import { healthRoutes } from './routes/health';
+import { reconciliationRoutes } from './routes/reconciliation';
 import { replayRoutes } from './routes/replay';
 import { returnRoutes } from './routes/return';
 import { searchRoutes } from './routes/search';
@@ -97,6 +98,7 @@ const v1Routes =
     await v1.register(sessionRoutes, deps);
     await v1.register(searchRoutes, deps);
     await v1.register(replayRoutes, deps);
+    await v1.register(reconciliationRoutes, deps);
     await v1.register(subscriptionRoutes, deps);
     await v1.register(tokenRoutes, deps);
     await v1.register(eventEndpointRoutes, deps);

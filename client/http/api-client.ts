@@ -155,6 +155,10 @@ export class PaysagaApiClient {
     change: (id: string, input: t.SubscriptionChangeInput, o?: RequestOptions) =>
       this.request(e.changeSubscription, { id }, input, o),
   };
+  readonly reconciliation = {
+    /** The reconciler's last pass, the pass in progress, totals and latest findings. */
+    get: (o?: RequestOptions) => this.request(e.getReconciliation, {}, undefined, o),
+  };
   readonly publicTokens = {
     create: (input: t.PublicTokenInput, o?: RequestOptions) =>
       this.request(e.createPublicToken, {}, input, o),

@@ -11,6 +11,7 @@ import type { EventType, PaysagaEvent } from '../../common/events';
 import type { EventEndpoint } from '../../common/event-delivery';
 import type {
   ProviderEventRecord,
+  ReconciliationReport,
   SessionSummary,
   SessionView,
   SubscriptionSummary,
@@ -21,6 +22,7 @@ import type { SearchPage } from '../search';
 import type { ReplayReport } from '../webhook-replay';
 
 export type { ReplayedEvent, ReplayReport } from '../webhook-replay';
+export type { ReconciliationReport } from '../../common/views';
 
 export type { SessionSearch, SubscriptionSearch } from '../search';
 
@@ -190,6 +192,8 @@ export const endpoints = {
   resumeSubscription: post<IdParams, void, Subscription>('/v1/subscriptions/{id}/resume'),
   cancelSubscription: post<IdParams, CancelInput, Subscription>('/v1/subscriptions/{id}/cancel'),
   changeSubscription: post<IdParams, SubscriptionChangeInput, Subscription>('/v1/subscriptions/{id}/change'),
+
+  getReconciliation: get<NoParams, ReconciliationReport>('/v1/reconciliation'),
 
   createPublicToken: post<NoParams, PublicTokenInput, PublicToken>('/v1/public-tokens'),
   listBanks: get<NoParams, Banks>('/v1/banks'),
