@@ -19,7 +19,7 @@ import {
   type AwaitChange,
   type ProviderEventDelivery,
 } from '../common/messages';
-import { AmountMinor, NeedsAttention, PaymentStatus } from '../common/search-attributes';
+import { AmountMinor, CreatedAt, NeedsAttention, PaymentStatus } from '../common/search-attributes';
 import type { ProviderRefusal } from '../common/failures';
 import type { RefundRecord, SessionInput, SessionState } from '../common/session-input';
 import type { ProviderEventRecord, SessionEvent, SessionView } from '../common/views';
@@ -76,7 +76,8 @@ export class Session {
       reference: input.reference,
       request: input.request,
       settings: input.settings,
-      createdAt: iso(Date.now()),
+      // The CreatedAt search attribute it was started with, so that a search by time finds what the view says.
+      createdAt: iso(wf.workflowInfo().typedSearchAttributes.get(CreatedAt)?.getTime() ?? Date.now()),
       providerPhase: 'starting',
       sent: {},
       renewals: 0,
