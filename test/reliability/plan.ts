@@ -165,6 +165,8 @@ export interface Plan {
   faultsEndMs: number;
 }
 
+/** Between the two whole outages: sessions opened here are in flight through the second one. */
+const OUTAGE_GAP_MS = 20_000;
 /** The least time between two disruptions, so each one's recovery is its own. */
 const DISRUPTION_GAP_MS = 20_000;
 
@@ -199,6 +201,7 @@ export function makePlan(profile: Profile, seed: string): Plan {
       s,
       profile,
       kind === 'card' ? POLICY_COMBOS[(cards++ + policyOffset) % POLICY_COMBOS.length]! : undefined,
+      i < MIX_KINDS.length,
     );
     sessions.push(plan);
   }
@@ -228,10 +231,31 @@ export function makePlan(profile: Profile, seed: string): Plan {
       f: d.child(`fault/${family}/${w}`),
     })),
   ).sort((a, b) => a.f.float('order') - b.f.float('order'));
+  // The two whole outages (the first window of each: every call answered 5xx, every call timing out)
+  // come one after the other, with a gap: while one runs nothing can be opened, and sessions opened before
+  // it, or in the gap, are the ones in flight through it.
+  const range = profile.faultsUntilMs - profile.faultsFromMs;
+  let outageEnd = profile.faultsFromMs;
+  const outageAt = (forMs: number, fraction: number) => {
+    const at = Math.min(
+      profile.faultsUntilMs - forMs,
+      Math.max(profile.faultsFromMs + Math.round(fraction * range), outageEnd + OUTAGE_GAP_MS),
+    );
+    outageEnd = at + forMs;
+    return at;
+  };
   const faults: FaultWindow[] = windows.map(({ family, w, f }, k) => {
-    const forMs = f.int('for', profile.windowMs[0], profile.windowMs[1]);
+    const whole = w === 0 && (family === 'provider_5xx' || family === 'provider_timeout');
+    // A whole outage lasts past every retry budget, yet not so long that the run opens nothing for minutes.
+    const longest = whole ? Math.min(profile.windowMs[1], profile.windowMs[0] + 30_000) : profile.windowMs[1];
+    const forMs = f.int('for', profile.windowMs[0], longest);
     const room = Math.max(0, profile.faultsUntilMs - forMs - profile.faultsFromMs);
-    const atMs = Math.round(profile.faultsFromMs + ((k + f.float('at')) * room) / windows.length);
+    const atMs =
+      w === 0 && family === 'provider_5xx'
+        ? outageAt(forMs, 0.1)
+        : w === 0 && family === 'provider_timeout'
+          ? -1 // placed after the 5xx outage, below
+          : Math.round(profile.faultsFromMs + ((k + f.float('at')) * room) / windows.length);
     const id = `${family}#${w + 1}`;
     return {
       id,
@@ -241,6 +265,8 @@ export function makePlan(profile: Profile, seed: string): Plan {
       rules: faultRules(family, f, profile, w === 0).map((r) => ({ ...r, forMs, label: id })),
     };
   });
+  const timeout = faults.find((x) => x.id === 'provider_timeout#1');
+  if (timeout) timeout.atMs = outageAt(timeout.forMs, 0.55);
   faults.sort((a, b) => a.atMs - b.atMs || a.id.localeCompare(b.id));
 
   const disruptions: Disruption[] = [];
@@ -291,7 +317,14 @@ function base(s: Draws, index: number, kind: PlanKind, prefix: string, profile: 
 }
 
 /** The kind's own choices: card, payer, policies, decisions, refunds. */
-function shape(p: SessionPlan, s: Draws, profile: Profile, combo?: readonly [Approval, Finalization]): void {
+/** `first`: the first session of its kind takes its fullest variant (a renewed QR, two refunds). */
+function shape(
+  p: SessionPlan,
+  s: Draws,
+  profile: Profile,
+  combo: readonly [Approval, Finalization] | undefined,
+  first: boolean,
+): void {
   const customer = (): Customer => s.weighted('customer', { ok: 18, thief: 1, loser: 1 });
   switch (p.kind) {
     case 'card':
@@ -314,7 +347,7 @@ function shape(p: SessionPlan, s: Draws, profile: Profile, combo?: readonly [App
     case 'fps':
       p.approval = s.pick('approval', ['auto', 'manual'] as const);
       p.qrRenewals = s.int('renewals', 1, 2);
-      p.payer = s.weighted('payer', { pay_first: 3, pay_renewed: 5, never: 2 });
+      p.payer = first ? 'pay_renewed' : s.weighted('payer', { pay_first: 3, pay_renewed: 5, never: 2 });
       p.payerDelayMs = s.int('payer-delay', 0, 8_000);
       break;
     case 'payout':
@@ -324,7 +357,9 @@ function shape(p: SessionPlan, s: Draws, profile: Profile, combo?: readonly [App
       break;
     case 'refund': {
       p.card = 'frictionless';
-      const shape = s.weighted('refunds', { part: 2, part_then_rest: 3, rest: 1, two_at_once: 2 });
+      const shape = first
+        ? 'part_then_rest'
+        : s.weighted('refunds', { part: 2, part_then_rest: 3, rest: 1, two_at_once: 2 });
       const part = Math.max(10, Math.round((p.amount * s.int('part', 10, 60)) / 100));
       if (shape === 'part') p.refunds = [{ amount: part, afterMs: s.int('r1', 0, 10_000) }];
       else if (shape === 'rest') p.refunds = [{ afterMs: s.int('r1', 0, 10_000) }];
