@@ -28,7 +28,7 @@ import { persist, provider } from './calls';
 import { EventPublisher } from './event-publisher';
 import { PayerReturnThrottle } from './payer-return';
 import { phaseOfState, sessionViewOf } from './session-view';
-import { amountMismatch, failureReason, isNewer, moneybackOf, operationOf, phaseOf } from './snapshot';
+import { amountMismatch, failureReason, isNewer, moneybackOf, operationOf, phaseOf } from '../common/snapshot';
 
 const MAX_EVENTS = 300;
 const MAX_PROVIDER_EVENTS = 200;
