@@ -10,7 +10,7 @@ import { deliverProviderEvent, latestRun } from '../common/session-runs';
 import { scrubCardData, type ProviderClient } from '../provider';
 import type { SessionView } from '../common/views';
 import type { SessionInfo } from '../provider/schemas';
-import { phaseOf } from '../workflows/snapshot';
+import { phaseOf } from '../common/snapshot';
 import { toFailure } from './failures';
 
 export interface SessionPage {
@@ -31,7 +31,7 @@ const quoted = (xs: readonly string[]) => xs.map((x) => `'${x}'`).join(', ');
 export function createReconcileActivities(deps: {
   provider: ProviderClient;
   taskQueue: string;
-  /** Whether `next` is news to a session that knows `current` (workflows/snapshot.ts isNewer). */
+  /** Whether `next` is news to a session that knows `current` (common/snapshot.ts isNewer). */
   isNewer: (next: SessionInfo, current: SessionInfo | undefined) => boolean;
 }): ReconcileActivities {
   return {

@@ -2,7 +2,7 @@ export * from './errors';
 export * from './fingerprint';
 export * from './event-errors';
 export * from './event-inputs';
-export * from './event-publishing';
+export * from '../common/event-publishing';
 export * from './event-verification';
 export * from './events-client';
 export * from './inputs';

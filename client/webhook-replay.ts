@@ -4,7 +4,7 @@
  * `recordedProviderEvents`: webhooks and state syncs, with their payloads) goes through the same routing
  * as a webhook (common/session-runs.ts `deliverProviderEvent`), marked `via: 'replay'`.
  *
- * A replay changes nothing already applied: sessions apply snapshots only forward (workflows/snapshot.ts
+ * A replay changes nothing already applied: sessions apply snapshots only forward (common/snapshot.ts
  * isNewer), so a running session records each replayed event in its audit trail as a `duplicate` or
  * `older` one, and a closed run that already knew the state is left closed (`already_known`, nothing
  * started). Only an event the session never applied would be applied now.
@@ -17,7 +17,7 @@ import {
 } from '../common/messages';
 import { deliverProviderEvent, type DeliveryOutcome } from '../common/session-runs';
 import type { ProviderEventRecord } from '../common/views';
-import { isNewer } from '../workflows/snapshot';
+import { isNewer } from '../common/snapshot';
 import { SessionNotFoundError } from './errors';
 import { queryWithRetry } from './query';
 

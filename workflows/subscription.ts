@@ -44,7 +44,7 @@ import type { ChargeRecord, SubscriptionView } from '../common/views';
 import { persist, provider } from './calls';
 import { EventPublisher } from './event-publisher';
 import { referenceWorkflow } from './reference';
-import { phaseOf } from './snapshot';
+import { phaseOf } from '../common/snapshot';
 
 export const DEFAULT_PERIODS_PER_RUN = 100;
 /** The charge history the workflow keeps (and carries across continue-as-new); totals count them all. */
@@ -300,6 +300,9 @@ class Subscription {
         maxMs: polling.maxMs,
         retryRefusals: true,
         onTrouble: (message) => this.needsAttention(`charge ${record.sessionId}: ${message}`),
+        between: async () => {
+          if (this.historyLong()) await this.continueAsNew();
+        },
       });
       const phase = phaseOf(state);
       if (phase === 'succeeded' || phase === 'failed' || phase === 'canceled') {
