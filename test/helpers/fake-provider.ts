@@ -8,6 +8,9 @@
  *   provider.open(held('ps_1', 5_000), t0);                  // the provider waits for finalize
  *   provider.at('ps_1', t0 + HOUR, (s) => succeeded(s));     // and would succeed by itself later
  *   Worker.create({ ..., activities: provider.activities() })
+ *
+ * One worker can serve many tests: `bySession(providers)` hands each call to the provider registered
+ * under the calling workflow's id (the session id).
  */
 import { activityInfo } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
@@ -171,4 +174,23 @@ export class FakeProvider {
       },
     };
   }
+}
+
+export type FakeActivities = ReturnType<FakeProvider['activities']>;
+
+/**
+ * Activities that hand each call to `providers.get(<the calling workflow's id>)`, so that one worker (its
+ * bundle loaded once) serves every test of a file, each session with its own fake provider.
+ */
+export function bySession(providers: Map<string, FakeProvider>): FakeActivities {
+  const names = Object.keys(new FakeProvider().activities()) as (keyof FakeActivities)[];
+  const route =
+    (name: keyof FakeActivities) =>
+    async (...args: unknown[]): Promise<unknown> => {
+      const id = activityInfo().workflowExecution?.workflowId ?? '(no workflow)';
+      const provider = providers.get(id);
+      if (!provider) throw ApplicationFailure.nonRetryable(`fake provider: no provider for session ${id}`);
+      return (provider.activities()[name] as (...a: unknown[]) => Promise<unknown>)(...args);
+    };
+  return Object.fromEntries(names.map((name) => [name, route(name)])) as unknown as FakeActivities;
 }

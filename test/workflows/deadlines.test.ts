@@ -24,6 +24,7 @@ import type { SessionInfo } from '../../provider/schemas';
 import type { checkoutWorkflow } from '../../workflows/checkout';
 import {
   awaitingApproval,
+  bySession,
   failed,
   FakeProvider,
   held,
@@ -42,12 +43,34 @@ const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
 
 let env: TestWorkflowEnvironment;
+/** Each session's fake provider, by session id: one worker (the bundle loaded once) serves every test. */
+const providers = new Map<string, FakeProvider>();
+const taskQueue = `deadlines-${randomUUID()}`;
+let worker: Worker | undefined;
+let working: Promise<void> | undefined;
+
 beforeAll(async () => {
   env = await startTimeSkipping();
+  worker = await Worker.create({
+    connection: env.nativeConnection,
+    namespace: env.namespace ?? 'default',
+    taskQueue,
+    workflowBundle: { codePath: sharedWorkflowBundlePath() },
+    activities: bySession(providers),
+  });
+  working = worker.run();
 });
 afterAll(async () => {
+  worker?.shutdown();
+  await working;
   await env?.teardown();
 });
+
+/**
+ * Polls at most every 10 minutes where the poll rate is not what a test is about: the deadlines and
+ * results are the same, with fewer round trips through the worker.
+ */
+const fewPolls = { polling: { maxMs: 10 * MINUTE } } as const;
 
 interface Run {
   client: Client;
@@ -61,8 +84,8 @@ interface Run {
 }
 
 /**
- * A worker with the real workflow bundle and the fake provider on a queue of its own, for `fn`. The
- * session opens with the provider's state `initial`, for `amount` (what the partner asked).
+ * A session with its own fake provider on the shared worker, for `fn`. The session opens with the
+ * provider's state `initial`, for `amount` (what the partner asked).
  */
 async function withSession<T>(
   initial: (sessionId: string) => SessionInfo,
@@ -70,17 +93,10 @@ async function withSession<T>(
   fn: (run: Run, sessionId: string) => Promise<T>,
 ): Promise<T> {
   const provider = new FakeProvider();
-  const taskQueue = `deadlines-${randomUUID()}`;
   const sessionId = `ps_${randomUUID().slice(0, 8)}`;
   const t0 = await env.currentTimeMs();
   provider.open(initial(sessionId), t0);
-  const worker = await Worker.create({
-    connection: env.nativeConnection,
-    namespace: env.namespace ?? 'default',
-    taskQueue,
-    workflowBundle: { codePath: sharedWorkflowBundlePath() },
-    activities: provider.activities(),
-  });
+  providers.set(sessionId, provider);
   const run: Run = {
     client: env.client,
     provider,
@@ -103,7 +119,11 @@ async function withSession<T>(
       });
     },
   };
-  return worker.runUntil(fn(run, sessionId));
+  try {
+    return await fn(run, sessionId);
+  } finally {
+    providers.delete(sessionId);
+  }
 }
 
 /**
@@ -136,7 +156,9 @@ describe('decision deadlines: paysaga cancels what waits for the partner', () =>
         (id) => initial(id, 5_000),
         5_000,
         async ({ start, provider, t0 }, id) => {
-          const state = await result(await start(id, { settings: { ...settings, followMs: HOUR } }));
+          const state = await result(
+            await start(id, { settings: { ...settings, ...fewPolls, followMs: HOUR } }),
+          );
           expect(state.final).toMatchObject({
             phase: 'canceled',
             reason: `decision_deadline: no ${decision} decision in time`,
@@ -164,7 +186,9 @@ describe("the payer's deadline", () => {
         // The provider ends the challenge itself, well after the payer's time ran out.
         provider.at(id, t0 + 40 * MINUTE, (s) => failed(s, 'three_ds_timeout'));
         const state = await result(
-          await start(id, { settings: { deadlines: { payerActionMs: 15 * MINUTE }, followMs: HOUR } }),
+          await start(id, {
+            settings: { deadlines: { payerActionMs: 15 * MINUTE }, ...fewPolls, followMs: HOUR },
+          }),
         );
         expect(state.final).toMatchObject({ phase: 'failed', reason: 'three_ds_timeout' });
         expect(atOf(state.final!.at) - t0).toBeGreaterThanOrEqual(40 * MINUTE);
@@ -185,7 +209,7 @@ describe('the session deadline', () => {
       async ({ start, provider, t0 }, id) => {
         provider.at(id, t0 + 3 * HOUR, succeeded);
         const state = await result(
-          await start(id, { settings: { deadlines: { sessionMs: HOUR }, followMs: HOUR } }),
+          await start(id, { settings: { deadlines: { sessionMs: HOUR }, ...fewPolls, followMs: HOUR } }),
         );
         expect(state.final?.phase).toBe('succeeded');
         expect(state.attention).toBeUndefined();
