@@ -2,8 +2,8 @@
  * Issue 8, findings 4 and 5: provider outages longer than every retry budget. Temporal's attempts of a
  * provider call last about half a minute (workflows/calls.ts); these outages last until the session has
  * shown it needs attention, then end, and the session must then end as the provider says, with money
- * moved exactly once. Each test runs on its own stack (the sandbox's faults are the stack's), the three
- * kinds of finding 4 at the same time. Judged by the sandbox ledger and transaction/state.
+ * moved exactly once. Each test runs on its own stack (the sandbox's faults are the stack's), the four
+ * kinds of finding 4 (checkout, payout, refund, hold) at the same time. Judged by the sandbox ledger and transaction/state.
  */
 import type { Client } from '@temporalio/client';
 import { NeedsAttention, PaymentStatus } from '../../common/search-attributes';
@@ -176,6 +176,48 @@ describe('finding 4: exhausted retries never end a session while money can move'
           ['refund', 2_500],
         ]);
         expect((await stack.sandbox.stats()).stats.moneyback).toBe(1);
+      }),
+  );
+
+  // Old code: the deadline's cancel stopped after its 10 attempts like every activity, and guarded()
+  // ended the session `failed` while the amount stayed held on the payer (frozen, never released).
+  it.concurrent(
+    'a hold whose decision deadline passes while cancel answers 503: needs_attention, still held; then released and canceled',
+    async () =>
+      withStack({ webhooks: true, hold: true }, async (stack) => {
+        // Only transaction/cancel is down: the hold is made, the deadline's cancel cannot get through.
+        await setFaults(stack, [{ kind: 'error_5xx', status: 503, path: 'transaction/cancel' }]);
+        const started = await stack.payments.sessions.startCardCheckout(
+          {
+            reference: ref('hold'),
+            amount: rub(6_400),
+            card: card(FRICTIONLESS),
+            customer: { user_id: 'u1' },
+            settings: { finalization: { mode: 'manual', deadlineMs: 2_000 } },
+          },
+          { waitMs: 15_000 },
+        );
+        const id = started.sessionId;
+        const troubled = await until(stack, id, (v) => v.phase === 'needs_attention' || v.final);
+        expect(troubled).toMatchObject({ phase: 'needs_attention', final: false });
+        expect(troubled.attention?.reason).toMatch(/cancel/);
+        expect(await attributes(stack.temporal, id)).toEqual({ status: 'needs_attention', attention: true });
+        // The provider still holds the money: exactly what the session must not end on.
+        expect(await moves(stack, id)).toEqual([['hold', 6_400]]);
+
+        await recover(stack);
+        const result = await finalView(stack.temporal, id, 120_000);
+        expect(result).toMatchObject({
+          phase: 'canceled',
+          final: true,
+          reason: 'decision_deadline: no finalize decision in time',
+        });
+        expect(result.attention).toBeUndefined();
+        expect(result.totals).toMatchObject({ held: 0, captured: 0 });
+        expect(await moves(stack, id)).toEqual([
+          ['hold', 6_400],
+          ['release', 6_400],
+        ]);
       }),
   );
 });
