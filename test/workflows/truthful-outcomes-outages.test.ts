@@ -63,6 +63,12 @@ async function attributes(temporal: Client, workflowId: string) {
   };
 }
 
+/** What the sandbox charged in a session (capture of a hold, or a direct charge). */
+async function charged(stack: TestStack, id: string): Promise<number[]> {
+  const { entries } = await stack.sandbox.ledger(id);
+  return entries.filter((e) => e.kind === 'capture' || e.kind === 'charge').map((e) => e.amount);
+}
+
 async function moves(stack: TestStack, id: string): Promise<[string, number][]> {
   return (await stack.sandbox.ledger(id)).entries.map((e) => [e.kind, e.amount]);
 }
@@ -218,6 +224,63 @@ describe('finding 4: exhausted retries never end a session while money can move'
           ['hold', 6_400],
           ['release', 6_400],
         ]);
+      }),
+  );
+
+  // Old code (workflows/subscription.ts): the charge session ended `failed` once its polls ran out, the
+  // subscription counted the attempt as failed and dunning charged the period again.
+  it.concurrent(
+    "a subscription's charge whose result cannot be read: attention, not a failed attempt; then the period is charged once",
+    async () =>
+      withStack({ webhooks: true }, async (stack) => {
+        const first = await stack.payments.sessions.startCardCheckout({
+          reference: ref('sub-first'),
+          amount: rub(100),
+          card: card(FRICTIONLESS),
+          allowRecurring: true,
+          customer: { user_id: 'subscriber' },
+        });
+        const token = (await finalView(stack.temporal, first.sessionId)).recurringToken!;
+        expect(token).toMatch(/^rt_/);
+        await setFaults(stack, outage('checkout_results'));
+        const { subscriptionId: id } = await stack.payments.subscriptions.start({
+          reference: ref('sub'),
+          token,
+          amount: rub(1_100),
+          // One period in this test: the next is an hour away. A dunning retry would come at once.
+          intervalMs: 3_600_000,
+          customer: { user_id: 'subscriber' },
+          dunning: { retryDelaysMs: [100], onExhausted: 'cancel' },
+        });
+        const untilSub = async (pred: (v: SubscriptionView) => boolean): Promise<SubscriptionView> => {
+          const deadline = Date.now() + 120_000;
+          for (;;) {
+            const v = await stack.payments.subscriptions.get(id);
+            if (pred(v)) return v;
+            if (Date.now() > deadline) throw new Error(`subscription never got there: ${JSON.stringify(v)}`);
+            await new Promise((r) => setTimeout(r, 200));
+          }
+        };
+        const troubled = await untilSub((v) => v.attention !== undefined || v.totals.failed > 0);
+        expect(troubled.status).toBe('active');
+        expect(troubled.attention?.reason).toMatch(/^charge ps_\S+: /);
+        expect(troubled.totals).toMatchObject({ succeeded: 0, failed: 0 });
+        expect(troubled.charges).toEqual([
+          expect.objectContaining({ period: 1, attempt: 0, outcome: 'pending' }),
+        ]);
+        // The provider charged the payer meanwhile.
+        const chargeSession = troubled.charges[0]!.sessionId;
+        expect(await charged(stack, chargeSession)).toEqual([1_100]);
+
+        await recover(stack);
+        const paid = await untilSub((v) => v.totals.succeeded + v.totals.failed > 0);
+        expect(paid).toMatchObject({ status: 'active' });
+        expect(paid.attention).toBeUndefined();
+        expect(paid.charges).toEqual([
+          expect.objectContaining({ period: 1, attempt: 0, outcome: 'succeeded', amount: 1_100 }),
+        ]);
+        expect(await charged(stack, chargeSession)).toEqual([1_100]);
+        await stack.payments.subscriptions.cancel(id);
       }),
   );
 });
