@@ -28,7 +28,14 @@ import { persist, provider } from './calls';
 import { EventPublisher } from './event-publisher';
 import { PayerReturnThrottle } from './payer-return';
 import { phaseOfState, sessionViewOf } from './session-view';
-import { amountMismatch, failureReason, isNewer, moneybackOf, operationOf, phaseOf } from '../common/snapshot';
+import {
+  amountMismatch,
+  failureReason,
+  isNewer,
+  moneybackOf,
+  operationOf,
+  phaseOf,
+} from '../common/snapshot';
 
 const MAX_EVENTS = 300;
 const MAX_PROVIDER_EVENTS = 200;
@@ -90,6 +97,14 @@ export class Session {
       version: 0,
       runs: 0,
     };
+    // Created and the starting call's snapshot come first: setting the signal handler at once delivers
+    // the signals buffered for the first activation (a provider webhook sent before the workflow ran),
+    // which could otherwise announce the result before session.created.
+    if (!input.carried) {
+      this.log('call', 'created', `${input.kind} ${input.reference}`);
+      this.announce('session.created');
+      if (input.initialSnapshot) this.apply(input.initialSnapshot, 'call', 'initiate');
+    }
     wf.setHandler(providerEventSignal, (d) => this.receive(d));
     wf.setHandler(payerReturnedSignal, () => this.payerReturned());
     wf.setHandler(sessionQuery, () => this.view());
@@ -97,11 +112,6 @@ export class Session {
     wf.setHandler(recordedProviderEventsQuery, () => [...this.st.recorded]);
     wf.setHandler(awaitChangeUpdate, (w) => this.awaitChange(w));
     if (input.reopened) this.followAgain();
-    if (!input.carried) {
-      this.log('call', 'created', `${input.kind} ${input.reference}`);
-      this.announce('session.created');
-      if (input.initialSnapshot) this.apply(input.initialSnapshot, 'call', 'initiate');
-    }
   }
 
   // ---- reading ----

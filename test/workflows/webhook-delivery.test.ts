@@ -111,7 +111,16 @@ describe('webhook delivery faults change nothing (hold project: approve, finaliz
     const { id, outcome } = await checkout();
     expect(outcome).toEqual(baseline);
     const log = await allDelivered(id, 1);
-    expect(log.map((d) => d.type)).toEqual(['approve_pending', 'finalization_pending', 'checkout_results']);
+    const delivered = log.filter((d) => d.state === 'delivered');
+    expect(delivered.map((d) => d.type)).toEqual([
+      'approve_pending',
+      'finalization_pending',
+      'checkout_results',
+    ]);
+    // Any other attempt is the provider's own retry of a webhook that came before the session's workflow
+    // existed (a 503 unknown_session: on a loaded machine the intake can still be starting it).
+    for (const d of log.filter((x) => x.state !== 'delivered'))
+      expect([d.type, d.state, d.httpStatus]).toEqual([d.type, 'retrying', 503]);
   });
 
   /**
