@@ -7,7 +7,7 @@
 import { WithStartWorkflowOperation, WorkflowNotFoundError } from '@temporalio/client';
 import { SESSION_WORKFLOW_TYPES } from '../common/kinds';
 import { refundUpdate, type RefundResult } from '../common/messages';
-import { latestRun, reopenOptions } from '../common/session-runs';
+import { latestRun, reopenOptions, updateOutlivedRun } from '../common/session-runs';
 import type { SessionView } from '../common/views';
 import type { ClientContext } from './context';
 import { parse } from './context';
@@ -29,7 +29,7 @@ export class Refunds {
       { reference: i.reference, ...(i.amount !== undefined ? { amount: i.amount } : {}) },
     ];
     let result: RefundResult | undefined;
-    // A run may close between the look and the Update: look again (bounded).
+    // A run may close (or continue as new) between the look and the Update: look again (bounded).
     for (let tries = 0; !result; tries++) {
       const run = await latestRun(this.ctx.temporal, sessionId);
       if (run.status === 'unknown') throw new SessionNotFoundError(sessionId);
@@ -45,7 +45,7 @@ export class Refunds {
                 ),
               });
       } catch (err) {
-        if (err instanceof WorkflowNotFoundError && tries < 2) continue;
+        if ((err instanceof WorkflowNotFoundError || updateOutlivedRun(err)) && tries < 2) continue;
         throw fromWorkflowFailure(err, sessionId) ?? err;
       }
     }

@@ -19,6 +19,7 @@ import { parse } from './context';
 import { fromWorkflowFailure, SessionNotFoundError, SessionStateError } from './errors';
 import * as inputs from './inputs';
 import * as bodies from './provider-bodies';
+import { updateOutlivedRun } from '../common/session-runs';
 import { queryWithRetry } from './query';
 import { awaitSession, readSession, type Started } from './reads';
 import { searchSessions, type SessionPage, type SessionSearch } from './search';
@@ -282,6 +283,7 @@ export class Sessions {
     sessionId: string,
     o: { waitMs?: number },
     start: (h: WorkflowHandle) => Promise<{ result(): Promise<SessionView> }>,
+    retried = false,
   ): Promise<DecisionResult> {
     try {
       const update = await start(this.handle(sessionId));
@@ -295,6 +297,8 @@ export class Sessions {
       const view = await this.get(sessionId);
       return Object.defineProperty(view, 'accepted', { value: true, enumerable: false }) as DecisionResult;
     } catch (err) {
+      // The run continued as new (or closed) just after accepting it: the next run decides again.
+      if (updateOutlivedRun(err) && !retried) return this.decide(sessionId, o, start, true);
       // The workflow has closed: the session exists and has ended, nothing is left to decide.
       if (err instanceof WorkflowNotFoundError) {
         const view = await this.get(sessionId);
