@@ -16,10 +16,10 @@ export function parse<S extends z.ZodType>(schema: S, value: unknown, prefix = '
   return r.data;
 }
 
-/** The body as a plain object (no body at all reads as `{}`). */
+/** The body as a plain object (no body at all reads as `{}`; a JSON `null` is no object). */
 export function objectBody(body: unknown): Record<string, unknown> {
-  if (body === undefined || body === null) return {};
-  if (typeof body !== 'object' || Array.isArray(body))
+  if (body === undefined) return {};
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
     throw new InputValidationError([{ field: '(body)', rule: 'a JSON object' }]);
   return body as Record<string, unknown>;
 }
@@ -33,10 +33,14 @@ export function waitMs(query: unknown, defaultMs: number): number {
   return q.wait ?? defaultMs;
 }
 
-const sessionId = z.string().regex(/^[A-Za-z0-9_.:-]{1,128}$/, 'a session id (ps_...)');
+const sessionId = z
+  .string()
+  .regex(/^[A-Za-z0-9_.:-]{1,128}$/, 'a session id (ps_...)')
+  .describe('Session id (ps_...)');
+export const sessionIdParams = z.object({ id: sessionId });
 
 export function sessionIdParam(params: unknown): string {
-  return parse(z.object({ id: sessionId }), params).id;
+  return parse(sessionIdParams, params).id;
 }
 
 /**

@@ -15,6 +15,7 @@ export const eventEndpointInput = z.object({
     .array(eventType)
     .min(1, 'at least one event type (omit the field for all)')
     .refine((a) => new Set(a).size === a.length, 'each type once')
+    .meta({ uniqueItems: true })
     .optional(),
   description: z.string().max(500).optional(),
 });
@@ -33,26 +34,30 @@ export const eventIdInput = z
 
 export const MAX_EVENTS_PER_PAGE = 200;
 
-export const listEventsInput = z.object({
-  session_id: z
-    .string()
-    .regex(/^[A-Za-z0-9_.:-]{1,160}$/, 'a session id (ps_...)')
-    .optional(),
-  subscription_id: z
-    .string()
-    .regex(/^sub-[A-Za-z0-9._:-]{1,160}$/, 'a subscription id (sub-...)')
-    .optional(),
-  type: eventType.optional(),
-  /** An event id (exclusive: what comes after it) or an ISO time (events created after it). */
-  after: z
-    .string()
-    .refine(
-      (s) => /^evt_.+_\d+$/.test(s) || !Number.isNaN(Date.parse(s)),
-      'an event id (evt_...) or an ISO time',
-    )
-    .optional(),
-  limit: z.coerce.number().int().min(1).max(MAX_EVENTS_PER_PAGE).default(50),
-});
+export const listEventsInput = z
+  .object({
+    session_id: z
+      .string()
+      .regex(/^[A-Za-z0-9_.:-]{1,160}$/, 'a session id (ps_...)')
+      .optional(),
+    subscription_id: z
+      .string()
+      .regex(/^sub-[A-Za-z0-9._:-]{1,160}$/, 'a subscription id (sub-...)')
+      .optional(),
+    type: eventType.optional(),
+    /** An event id (exclusive: what comes after it) or an ISO time (events created after it). */
+    after: z
+      .union([z.string().regex(/^evt_.+_\d+$/), z.iso.datetime({ offset: true }), z.iso.date()], {
+        error: 'an event id (evt_...) or an ISO time',
+      })
+      .optional(),
+    limit: z.coerce.number().int().min(1).max(MAX_EVENTS_PER_PAGE).default(50),
+  })
+  .refine((f) => f.session_id === undefined || f.subscription_id === undefined, {
+    path: ['subscription_id'],
+    message: 'give session_id or subscription_id, not both',
+  })
+  .meta({ not: { required: ['session_id', 'subscription_id'] } });
 export type ListEventsInput = z.input<typeof listEventsInput>;
 
 export const redeliverInput = z.object({

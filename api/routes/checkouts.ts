@@ -12,7 +12,14 @@ import type { StartOptions } from '../../client/starter';
 import type { SessionView } from '../../common/views';
 import type { ApiDeps } from '../deps';
 import { explainMissingReference, objectBody, parse, sendCreated, waitMs, withReference } from '../http';
-import { docSchema, errorResponses, idempotencyHeader, SESSION_REF, waitQuery } from '../schemas';
+import {
+  docSchema,
+  errorResponses,
+  idempotencyHeader,
+  refusalResponses,
+  SESSION_REF,
+  waitQuery,
+} from '../schemas';
 
 /** Long enough for a 3-DS redirect or a QR, short of common proxy timeouts. */
 export const DEFAULT_CREATE_WAIT_MS = 5_000;
@@ -51,6 +58,7 @@ const createdResponses = {
       'The session an earlier request with the same reference created (Idempotent-Replayed: true).',
     ...SESSION_REF,
   },
+  ...refusalResponses,
   ...errorResponses,
 };
 

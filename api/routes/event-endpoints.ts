@@ -4,17 +4,14 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { EVENT_TYPES } from '../../common/events';
-import { eventEndpointInput, rotateSecretInput } from '../../client/event-inputs';
+import { z } from 'zod';
+import { endpointId, eventEndpointInput, rotateSecretInput } from '../../client/event-inputs';
 import { EventsClient } from '../../client/events-client';
 import type { ApiDeps } from '../deps';
 import { objectBody } from '../http';
 import { docSchema, errorResponses } from '../schemas';
 
-const idParams = {
-  type: 'object',
-  required: ['id'],
-  properties: { id: { type: 'string', description: 'Event endpoint id (`we_...`).' } },
-};
+const idParams = docSchema(z.object({ id: endpointId.describe('Event endpoint id (`we_...`).') }));
 
 export const EVENT_ENDPOINT_SCHEMA = {
   type: 'object',

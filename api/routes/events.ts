@@ -4,17 +4,14 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { EVENT_TYPES } from '../../common/events';
-import { listEventsInput, redeliverInput } from '../../client/event-inputs';
+import { z } from 'zod';
+import { eventIdInput, listEventsInput, redeliverInput } from '../../client/event-inputs';
 import { EventsClient } from '../../client/events-client';
 import type { ApiDeps } from '../deps';
 import { objectBody } from '../http';
 import { docSchema, errorResponses } from '../schemas';
 
-const idParams = {
-  type: 'object',
-  required: ['id'],
-  properties: { id: { type: 'string', description: 'Event id: `evt_<subject>_<sequence>`.' } },
-};
+const idParams = docSchema(z.object({ id: eventIdInput.describe('Event id: `evt_<subject>_<sequence>`.') }));
 
 export const EVENT_SCHEMA = {
   type: 'object',

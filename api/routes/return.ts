@@ -181,6 +181,18 @@ export const returnRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
       type: 'object',
       properties: { t: { type: 'string', description: 'the return token paysaga minted for this session' } },
     },
+    response: {
+      200: { description: 'The result page.', content: { 'text/html': { schema: { type: 'string' } } } },
+      303: { description: 'To PAYSAGA_RETURN_URL?session_id=<id>, when set.' },
+      404: {
+        description: 'Unknown id, missing or wrong token.',
+        content: { 'text/html': { schema: { type: 'string' } } },
+      },
+      503: {
+        description: 'The state could not be checked now; the page says to come back.',
+        content: { 'text/html': { schema: { type: 'string' } } },
+      },
+    },
   });
   app.get('/return/:sessionId', { schema: schema('GET') }, handler);
   app.post('/return/:sessionId', { schema: schema('POST') }, handler);

@@ -9,17 +9,15 @@ import * as inputs from '../../client/inputs';
 import type { SubscriptionView } from '../../common/views';
 import type { ApiDeps } from '../deps';
 import { explainMissingReference, objectBody, parse, withReference } from '../http';
-import { docSchema, errorResponses, idempotencyHeader, SUBSCRIPTION_REF } from '../schemas';
+import { docSchema, errorResponses, idempotencyHeader, refusalResponses, SUBSCRIPTION_REF } from '../schemas';
 
-const subscriptionIdSchema = z
-  .string()
-  .regex(/^sub-[A-Za-z0-9._:-]{4,64}$/, 'a subscription id (sub-<reference>)');
-
-const idParams = {
-  type: 'object',
-  required: ['id'],
-  properties: { id: { type: 'string', description: 'Subscription id: `sub-<reference>`.' } },
-};
+const subscriptionIdParams = z.object({
+  id: z
+    .string()
+    .regex(/^sub-[A-Za-z0-9._:-]{4,64}$/, 'a subscription id (sub-<reference>)')
+    .describe('Subscription id: `sub-<reference>`.'),
+});
+const idParams = docSchema(subscriptionIdParams);
 
 const SUBSCRIPTION = SUBSCRIPTION_REF;
 
@@ -44,7 +42,7 @@ export const subscriptionRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps)
     }
     return { ...view, links };
   };
-  const idOf = (params: unknown) => parse(z.object({ id: subscriptionIdSchema }), params).id;
+  const idOf = (params: unknown) => parse(subscriptionIdParams, params).id;
   const action = (summary: string, description: string, body?: z.ZodType) => ({
     schema: {
       tags: ['subscriptions'],
@@ -79,6 +77,7 @@ export const subscriptionRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps)
             description:
               'The subscription an earlier request with the same reference created (Idempotent-Replayed: true).',
           },
+          409: refusalResponses[409],
           ...errorResponses,
         },
       },

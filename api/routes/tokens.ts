@@ -8,22 +8,29 @@ import { z } from 'zod';
 import { schemas, type RequestOf } from '../../provider';
 import type { ApiDeps } from '../deps';
 import { objectBody, parse } from '../http';
-import { docSchema, errorResponses } from '../schemas';
+import { docSchema, errorResponses, refusalResponses } from '../schemas';
 
 const disableBody = z.object({ token: z.string().min(1) });
 
-const passThrough = <R extends object = typeof errorResponses>(
+/** The provider's answer as this API sends it: without the envelope's `status`. */
+const answer = <S extends number>(schema: z.ZodObject, status: S, description: string) =>
+  ({ [status]: { description, ...docSchema(schema.omit({ status: true }), { io: 'output' }) } }) as Record<
+    S,
+    object
+  >;
+
+const passThrough = <R extends object>(
   summary: string,
   description: string,
-  body?: object,
-  response?: R,
+  body: object | undefined,
+  response: R,
 ) => ({
   tags: ['provider'],
   summary,
   description,
   security: [{ bearerAuth: [] }],
   ...(body ? { body } : {}),
-  response: (response ?? errorResponses) as R,
+  response: { ...response, ...refusalResponses, ...errorResponses },
 });
 
 /** The provider's answer without its envelope `status` (the HTTP status says it). */
@@ -41,7 +48,7 @@ export const tokenRoutes: FastifyPluginAsync<ApiDeps> = async (app, { provider }
         'Exactly the provider public_token request: one of card_tokenize (allow_tokenization, lang), ' +
           'payment_form_config (session_id, show_autopay_option, lang) or fps_widget. Valid 24 h, one operation.',
         docSchema(schemas.publicTokenRequest),
-        { 201: { type: 'object', properties: { public_token: { type: 'string' } } }, ...errorResponses },
+        answer(schemas.publicTokenResponse, 201, 'The public token.'),
       ),
     },
     async (request, reply) => {
@@ -54,7 +61,14 @@ export const tokenRoutes: FastifyPluginAsync<ApiDeps> = async (app, { provider }
 
   app.get(
     '/banks',
-    { schema: passThrough('List FPS banks', 'The provider sbp/banks list: id, eng_name, ru_name.') },
+    {
+      schema: passThrough(
+        'List FPS banks',
+        'The provider sbp/banks list: id, eng_name, ru_name.',
+        undefined,
+        answer(schemas.banksResponse, 200, 'The banks.'),
+      ),
+    },
     async () => withoutStatus(await provider.sbpBanks()),
   );
 
@@ -66,6 +80,7 @@ export const tokenRoutes: FastifyPluginAsync<ApiDeps> = async (app, { provider }
         'Exactly the provider public_token/state request: type card_info (hashed_card_details), ' +
           'public_token or recurring_token, and the object of that name.',
         docSchema(schemas.publicTokenStateRequest),
+        answer(schemas.publicTokenStateResponse, 200, 'What the provider knows of it.'),
       ),
     },
     async (request) => {
@@ -82,6 +97,7 @@ export const tokenRoutes: FastifyPluginAsync<ApiDeps> = async (app, { provider }
         'Disable a recurring token',
         'Payments with the token fail afterwards; the answer shows token_active false.',
         docSchema(disableBody),
+        answer(schemas.recurringTokenDisableResponse, 200, 'The token, now inactive.'),
       ),
     },
     async (request) => {
