@@ -36,12 +36,13 @@ export const WORKFLOW_SAFE_COMMON = [
   'search-attributes',
   'session-input',
   'settings',
+  'snapshot',
   'steps',
   'subscription-input',
 ].map((name) => `common/${name}.ts`);
 
 const CONTRACT = ['provider/schemas/**', 'provider/card.ts', 'provider/endpoints.ts'];
-const PURE = ['workflows/snapshot.ts', 'workflows/session-view.ts'];
+const PURE = ['workflows/session-view.ts'];
 
 /** An element of a layer, narrowed to files of a category (`{ noneOf: [...] }` for files outside it). */
 const el = (type, categories) => ({ element: { type }, ...(categories ? { file: { categories } } : {}) });

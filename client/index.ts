@@ -9,6 +9,8 @@ export * from './inputs';
 export * from './payments-client';
 export * from './reconciler';
 export * from './return-url';
+export * from './search';
+export * from './webhook-replay';
 export * from './webhook-handler';
 export * from './webhook-router';
 export type { StartOptions } from './starter';

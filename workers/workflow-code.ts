@@ -10,7 +10,7 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import type { Logger as PinoLogger } from 'pino';
 import { temporalLogger } from './logging';
 
-/** Files the prebuilt bundle is made from (compiled workflows and the common/ files they import). */
+/** Files the prebuilt bundle is made from (compiled workflows and common/, which they import). */
 function bundleInputs(distDir: string): string[] {
   const files: string[] = [];
   const walk = (dir: string) => {
@@ -26,9 +26,9 @@ function bundleInputs(distDir: string): string[] {
       else if (e.name.endsWith('.js')) files.push(full);
     }
   };
+  // common/ is the bottom module workflow code imports (snapshot reading, messages, kinds, ...)
   walk(path.join(distDir, 'workflows'));
-  for (const shared of ['search-attributes.js', 'events.js', 'event-delivery.js'])
-    files.push(path.join(distDir, 'common', shared));
+  walk(path.join(distDir, 'common'));
   return files;
 }
 

@@ -25,6 +25,8 @@ export interface PersistOptions {
   onTrouble(message: string): void;
   /** Refusals are tried again too (reads: nothing a read does is final). */
   retryRefusals?: boolean;
+  /** Between two tries: a long outage may continue the workflow as new here. */
+  between?: () => Promise<void>;
 }
 
 /**
@@ -43,6 +45,7 @@ export async function persist<T>(send: () => Promise<T>, o: PersistOptions): Pro
       if (f?.type === FAILURE_TYPES.providerRefused && !o.retryRefusals) throw err;
       o.onTrouble(f?.message ?? err.message);
       await wf.sleep(pause);
+      await o.between?.();
       pause = Math.min(pause * 2, o.maxMs);
     }
   }

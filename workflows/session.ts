@@ -19,7 +19,7 @@ import {
   type AwaitChange,
   type ProviderEventDelivery,
 } from '../common/messages';
-import { AmountMinor, NeedsAttention, PaymentStatus } from '../common/search-attributes';
+import { AmountMinor, CreatedAt, NeedsAttention, PaymentStatus } from '../common/search-attributes';
 import type { ProviderRefusal } from '../common/failures';
 import type { RefundRecord, SessionInput, SessionState } from '../common/session-input';
 import type { ProviderEventRecord, SessionEvent, SessionView } from '../common/views';
@@ -28,7 +28,7 @@ import { persist, provider } from './calls';
 import { EventPublisher } from './event-publisher';
 import { PayerReturnThrottle } from './payer-return';
 import { phaseOfState, sessionViewOf } from './session-view';
-import { amountMismatch, failureReason, isNewer, moneybackOf, operationOf, phaseOf } from './snapshot';
+import { amountMismatch, failureReason, isNewer, moneybackOf, operationOf, phaseOf } from '../common/snapshot';
 
 const MAX_EVENTS = 300;
 const MAX_PROVIDER_EVENTS = 200;
@@ -57,6 +57,8 @@ export class Session {
   private deciding: string | undefined;
   private readonly historyLimit: number;
   private readonly events = new EventPublisher();
+  /** Update handlers at work (see inUpdate). */
+  private updates = 0;
 
   private readonly readPhase: (s: SessionInfo | undefined) => SessionPhase;
   private readonly explain: (code: string | undefined) => string | undefined;
@@ -74,7 +76,8 @@ export class Session {
       reference: input.reference,
       request: input.request,
       settings: input.settings,
-      createdAt: iso(Date.now()),
+      // The CreatedAt search attribute it was started with, so that a search by time finds what the view says.
+      createdAt: iso(wf.workflowInfo().typedSearchAttributes.get(CreatedAt)?.getTime() ?? Date.now()),
       providerPhase: 'starting',
       sent: {},
       renewals: 0,
@@ -414,6 +417,16 @@ export class Session {
     this.deciding = kind;
     this.log('decision', kind);
   }
+
+  /** Runs an Update's work (its provider calls never continue the workflow as new midway). */
+  async inUpdate<T>(work: () => Promise<T>): Promise<T> {
+    this.updates++;
+    try {
+      return await work();
+    } finally {
+      this.updates--;
+    }
+  }
   endDecision(): void {
     this.deciding = undefined;
     this.changed();
@@ -434,6 +447,9 @@ export class Session {
       maxMs: polling.maxMs,
       retryRefusals: readOnly,
       onTrouble: (message) => this.needsAttention(`${what}: ${message}`),
+      // An outage of days must not outgrow the history. Not from inside an Update (continue-as-new
+      // waits for handlers to finish): the process resumes from its state and resends after a look.
+      between: () => (this.updates === 0 ? this.continueAsNewIfDue() : Promise.resolve()),
     });
     if (this.st.attention?.reason.startsWith(`${what}:`)) this.clearAttention();
     return answer;

@@ -15,15 +15,21 @@
  */
 import formbody from '@fastify/formbody';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
 import { SessionNotFoundError } from '../../client/errors';
 import type { PaymentsClient } from '../../client/payments-client';
 import { verifyReturnToken } from '../../common/return-token';
 import type { SessionView } from '../../common/views';
 import type { ApiDeps } from '../deps';
+import { docSchema } from '../schemas';
 import { ReturnChecks } from '../return-checks';
 
 /** The provider's session id shape (spec: `ps_<number>`): nothing else is a payment session. */
 const SESSION_ID = /^ps_[0-9]{1,40}$/;
+const returnParams = z.object({ sessionId: z.string().regex(SESSION_ID) });
+const returnQuery = z.object({
+  t: z.string().optional().describe('the return token paysaga minted for this session'),
+});
 const SETTLED = new Set(['succeeded', 'failed', 'canceled', 'awaiting_approval', 'awaiting_finalization']);
 const DEFAULT_RETURN_WAIT_MS = 3_000;
 const READ_EVERY_MS = 250;
@@ -94,10 +100,19 @@ ${shown ? `<p>Session <code id="session-id">${escape(shown.sessionId)}</code></p
 }
 
 type Result = Outcome | 'not_found' | 'unavailable';
+/** A check's outcome, and where the partner wants the payer to go next (the session's own back URL). */
+interface Checked {
+  result: Result;
+  backUrl?: string;
+}
+const checked = (view: SessionView): Checked => ({
+  result: outcomeOf(view),
+  ...(view.request.backUrl ? { backUrl: view.request.backUrl } : {}),
+});
 
 export const returnRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
   const secrets = (deps.returnSecrets ?? []).filter(Boolean);
-  const checks = new ReturnChecks<Result>(deps.returnCheckIntervalMs);
+  const checks = new ReturnChecks<Checked>(deps.returnCheckIntervalMs);
   const waitMs = deps.returnWaitMs ?? DEFAULT_RETURN_WAIT_MS;
 
   // Issuers post forms (formbody); JSON is read leniently; anything else is read and dropped. The
@@ -131,18 +146,18 @@ export const returnRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
    * The state check (a signal, then queries until the payer's part is over), or with `signal` false a
    * single read. Never an Update.
    */
-  const check = async (request: FastifyRequest, id: string, signal: boolean): Promise<Result> => {
+  const check = async (request: FastifyRequest, id: string, signal: boolean): Promise<Checked> => {
     try {
-      if (!signal) return outcomeOf(await deps.payments.sessions.get(id));
+      if (!signal) return checked(await deps.payments.sessions.get(id));
       await deps.payments.sessions.notifyPayerReturned(id);
       const view = await settle(deps.payments, id, waitMs);
       request.log.info({ sessionId: id, phase: view.phase }, 'payer returned');
-      return outcomeOf(view);
+      return checked(view);
     } catch (err) {
-      if (err instanceof SessionNotFoundError) return 'not_found';
+      if (err instanceof SessionNotFoundError) return { result: 'not_found' };
       // The payer is not the one to show a JSON error to; the session goes on regardless.
       request.log.error({ err, sessionId: id }, 'payer return: the state check failed');
-      return 'unavailable';
+      return { result: 'unavailable' };
     }
   };
 
@@ -153,15 +168,18 @@ export const returnRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
     if (!SESSION_ID.test(id) || !verifyReturnToken(secrets, id, token)) return page(reply, 404, 'not_found');
     const shown: ShownSession = { sessionId: id, token: token as string };
     const latest = checks.latest(id, () => check(request, id, true));
-    let result = await latest.result;
+    let done = await latest.result;
     // Within the interval a final outcome is shown as it is; one that was not final is read again
     // (a query, shared by concurrent requests), but nothing is signaled.
-    if (!latest.fresh && (result === 'processing' || result === 'unavailable'))
-      result = await checks.reread(id, () => check(request, id, false));
+    if (!latest.fresh && (done.result === 'processing' || done.result === 'unavailable'))
+      done = await checks.reread(id, () => check(request, id, false));
+    const { result } = done;
     if (result === 'not_found') return page(reply, 404, 'not_found');
     if (result === 'unavailable') return page(reply, 503, 'unavailable', shown);
-    if (deps.returnUrl) {
-      const target = new URL(deps.returnUrl);
+    // The payer goes on to the partner's page: the session's own back URL, else PAYSAGA_RETURN_URL.
+    const next = done.backUrl ?? deps.returnUrl;
+    if (next) {
+      const target = new URL(next);
       target.searchParams.set('session_id', id);
       return reply.header('cache-control', 'no-store').redirect(target.toString(), 303);
     }
@@ -174,13 +192,10 @@ export const returnRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
     description:
       'The back_url paysaga gives the provider for each session (`<PAYSAGA_PUBLIC_URL>/return/<session id>?t=<token>`). ' +
       'With a valid token: a state check (at most one per session every few seconds), then a result page ' +
-      'or 303 to PAYSAGA_RETURN_URL?session_id=. Unknown id, missing or wrong token: 404 page, nothing ' +
+      "or 303 to the session's backUrl (else PAYSAGA_RETURN_URL) with ?session_id=. Unknown id, missing or wrong token: 404 page, nothing " +
       'else happens.',
-    params: { type: 'object', properties: { sessionId: { type: 'string', pattern: SESSION_ID.source } } },
-    querystring: {
-      type: 'object',
-      properties: { t: { type: 'string', description: 'the return token paysaga minted for this session' } },
-    },
+    params: docSchema(returnParams),
+    querystring: docSchema(returnQuery),
     response: {
       200: { description: 'The result page.', content: { 'text/html': { schema: { type: 'string' } } } },
       303: { description: 'To PAYSAGA_RETURN_URL?session_id=<id>, when set.' },

@@ -7,8 +7,9 @@ import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { z } from 'zod';
 import * as inputs from '../../client/inputs';
 import type { SubscriptionView } from '../../common/views';
+import { endpoints } from '../../client/http/endpoints';
 import type { ApiDeps } from '../deps';
-import { explainMissingReference, objectBody, parse, withReference } from '../http';
+import { explainMissingReference, objectBody, parse, withReference, tableRoute } from '../http';
 import { docSchema, errorResponses, idempotencyHeader, refusalResponses, SUBSCRIPTION_REF } from '../schemas';
 
 const subscriptionIdParams = z.object({
@@ -55,8 +56,9 @@ export const subscriptionRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps)
     },
   });
 
-  app.post(
-    '/subscriptions',
+  tableRoute(
+    app,
+    endpoints.createSubscription,
     {
       schema: {
         tags: ['subscriptions'],
@@ -93,8 +95,9 @@ export const subscriptionRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps)
     },
   );
 
-  app.get(
-    '/subscriptions/:id',
+  tableRoute(
+    app,
+    endpoints.getSubscription,
     {
       schema: {
         tags: ['subscriptions'],
@@ -107,8 +110,9 @@ export const subscriptionRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps)
     async (request) => withLinks(await payments.subscriptions.get(idOf(request.params))),
   );
 
-  app.post(
-    '/subscriptions/:id/pause',
+  tableRoute(
+    app,
+    endpoints.pauseSubscription,
     action(
       'Pause a subscription',
       'No charge while paused; periods that fall due meanwhile are not charged.',
@@ -116,8 +120,9 @@ export const subscriptionRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps)
     async (request) => withLinks(await payments.subscriptions.pause(idOf(request.params))),
   );
 
-  app.post(
-    '/subscriptions/:id/resume',
+  tableRoute(
+    app,
+    endpoints.resumeSubscription,
     action(
       'Resume a paused or past_due subscription',
       'When the next due time has passed, the next period is charged at once.',
@@ -125,8 +130,9 @@ export const subscriptionRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps)
     async (request) => withLinks(await payments.subscriptions.resume(idOf(request.params))),
   );
 
-  app.post(
-    '/subscriptions/:id/cancel',
+  tableRoute(
+    app,
+    endpoints.cancelSubscription,
     action(
       'Cancel a subscription',
       'No further charge; a charge already started finishes.',
@@ -139,8 +145,9 @@ export const subscriptionRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps)
     },
   );
 
-  app.post(
-    '/subscriptions/:id/change',
+  tableRoute(
+    app,
+    endpoints.changeSubscription,
     action(
       'Change amount, token or interval',
       'Applies from the next period: a charge already started (or being retried) keeps its amount; ' +

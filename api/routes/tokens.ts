@@ -6,8 +6,9 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import { schemas, type RequestOf } from '../../provider';
+import { endpoints } from '../../client/http/endpoints';
 import type { ApiDeps } from '../deps';
-import { objectBody, parse } from '../http';
+import { objectBody, parse, tableRoute } from '../http';
 import { docSchema, errorResponses, refusalResponses } from '../schemas';
 
 const disableBody = z.object({ token: z.string().min(1) });
@@ -40,8 +41,9 @@ function withoutStatus<T extends { status: string }>(res: T): Omit<T, 'status'> 
 }
 
 export const tokenRoutes: FastifyPluginAsync<ApiDeps> = async (app, { provider }) => {
-  app.post(
-    '/public-tokens',
+  tableRoute(
+    app,
+    endpoints.createPublicToken,
     {
       schema: passThrough(
         'Create a public token for a widget',
@@ -59,8 +61,9 @@ export const tokenRoutes: FastifyPluginAsync<ApiDeps> = async (app, { provider }
     },
   );
 
-  app.get(
-    '/banks',
+  tableRoute(
+    app,
+    endpoints.listBanks,
     {
       schema: passThrough(
         'List FPS banks',
@@ -72,8 +75,9 @@ export const tokenRoutes: FastifyPluginAsync<ApiDeps> = async (app, { provider }
     async () => withoutStatus(await provider.sbpBanks()),
   );
 
-  app.post(
-    '/token-info',
+  tableRoute(
+    app,
+    endpoints.getTokenInfo,
     {
       schema: passThrough(
         'Information about a card, public or recurring token',
@@ -90,8 +94,9 @@ export const tokenRoutes: FastifyPluginAsync<ApiDeps> = async (app, { provider }
     },
   );
 
-  app.post(
-    '/recurring-tokens/disable',
+  tableRoute(
+    app,
+    endpoints.disableRecurringToken,
     {
       schema: passThrough(
         'Disable a recurring token',

@@ -30,7 +30,7 @@ const REPORT_DIR = path.join(ROOT, 'test-results', 'schemathesis');
 const PUBLIC_PATHS = '^/(webhooks|return)/';
 
 function args(argv) {
-  const opts = { maxTime: 150, publicMaxTime: 30, maxExamples: 25, workers: 2, seed: undefined };
+  const opts = { maxTime: 240, publicMaxTime: 45, maxExamples: 25, workers: 2, seed: undefined };
   for (let i = 0; i < argv.length; i += 2) {
     const [flag, value] = [argv[i], argv[i + 1]];
     if (value === undefined) throw new Error(`${flag} needs a value`);
@@ -152,6 +152,9 @@ function schemathesis(name, schemaUrl, filter, opts, extra) {
     String(opts.workers),
     '--generation-database',
     'none',
+    // a replay or a long poll on a loaded machine takes seconds; a slow answer is no wrong answer
+    '--request-timeout',
+    '60',
     '--no-color',
     '--report',
     'junit',

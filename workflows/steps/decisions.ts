@@ -11,7 +11,7 @@ import { approveUpdate, cancelUpdate, finalizeUpdate } from '../../common/messag
 import { stepName } from '../../common/steps';
 import { provider } from '../calls';
 import type { Session } from '../session';
-import { operationOf, pastApproval } from '../snapshot';
+import { operationOf, pastApproval } from '../../common/snapshot';
 
 /**
  * Sends a decision on the operation waiting for it and applies the provider's answer. A refusal is
@@ -75,15 +75,16 @@ export async function cancelOwn(s: Session, reason: string): Promise<void> {
 
 /** Registers the decisions this kind accepts, each validated against the policy, phase and amount. */
 export function acceptDecisions(s: Session, accepted: readonly Decision[]): void {
-  const decide = async (decision: Decision, run: () => Promise<void>) => {
-    s.beginDecision(decision);
-    try {
-      await run();
-      return s.view();
-    } finally {
-      s.endDecision();
-    }
-  };
+  const decide = (decision: Decision, run: () => Promise<void>) =>
+    s.inUpdate(async () => {
+      s.beginDecision(decision);
+      try {
+        await run();
+        return s.view();
+      } finally {
+        s.endDecision();
+      }
+    });
   if (accepted.includes('approve'))
     wf.setHandler(approveUpdate, () => decide('approve', () => carryOut(s, 'approve')), {
       validator: () => mayDecide(s, 'approve'),
