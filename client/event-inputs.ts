@@ -3,7 +3,7 @@
  * like every other input (client/inputs.ts): a bad field is named with its rule, nothing changes.
  */
 import { z } from 'zod';
-import { EVENT_TYPES } from '../common/events';
+import { EVENT_ID_PATTERN, EVENT_TYPES } from '../common/events';
 import { MAX_SECRET_GRACE_MS } from '../common/event-delivery';
 
 const eventType = z.enum(EVENT_TYPES, { error: `one of the event types: ${EVENT_TYPES.join(', ')}` });
@@ -28,9 +28,7 @@ export const rotateSecretInput = z.object({
 export type RotateSecretInput = z.input<typeof rotateSecretInput>;
 
 export const endpointId = z.string().regex(/^we_[A-Za-z0-9_-]{1,64}$/, 'an event endpoint id (we_...)');
-export const eventIdInput = z
-  .string()
-  .regex(/^evt_[A-Za-z0-9_.:-]+_\d+$/, 'an event id (evt_<subject>_<sequence>)');
+export const eventIdInput = z.string().regex(EVENT_ID_PATTERN, 'an event id (evt_<subject>_<sequence>)');
 
 export const MAX_EVENTS_PER_PAGE = 200;
 
@@ -47,7 +45,7 @@ export const listEventsInput = z
     type: eventType.optional(),
     /** An event id (exclusive: what comes after it) or an ISO time (events created after it). */
     after: z
-      .union([z.string().regex(/^evt_.+_\d+$/), z.iso.datetime({ offset: true }), z.iso.date()], {
+      .union([eventIdInput, z.iso.datetime({ offset: true }), z.iso.date()], {
         error: 'an event id (evt_...) or an ISO time',
       })
       .optional(),

@@ -34,6 +34,18 @@ def filter_case(context, case):
     if query.get("session_id") is not None and query.get("subscription_id") is not None:
         return False
 
+    # With a subject, `after` as an event id must be one of that subject's (client/events-client.ts).
+    subject = query.get("session_id") or query.get("subscription_id")
+    after = query.get("after")
+    if isinstance(subject, str) and isinstance(after, str) and after.startswith("evt_"):
+        if not after.startswith(f"evt_{subject}_"):
+            return False
+
+    # A search's `cursor` is the `next` of an earlier page of the same search (client/search.ts binds it
+    # to its filters): only the server can make a valid one, so no generated value is one.
+    if query.get("cursor") is not None:
+        return False
+
     # A search's time range must end after it starts (client/search.ts): two parameters compared.
     start, end = _instant(query.get("created_from")), _instant(query.get("created_to"))
     if start is not None and end is not None and start >= end:
