@@ -152,9 +152,12 @@ function schemathesis(name, schemaUrl, filter, opts, extra) {
     String(opts.workers),
     '--generation-database',
     'none',
-    // a replay or a long poll on a loaded machine takes seconds; a slow answer is no wrong answer
+    // A long poll waits up to 25 s (?wait=), a replay takes seconds on a loaded machine: a slow answer
+    // is no wrong answer here (speed is measured in bench/), so neither limit may fail the run.
     '--request-timeout',
-    '60',
+    '90',
+    '--max-response-time',
+    '90',
     '--no-color',
     '--report',
     'junit',
