@@ -12,6 +12,7 @@
 import { randomBytes } from 'node:crypto';
 import type { CheckoutInput, Links, PaysagaApiClient, Session, Subscription } from '../../client/http';
 import { firstForm, openPage, postJson } from './demo-http';
+import { TEST_CARD } from '../../sandbox/test-cards';
 
 export const DEMO_KINDS = [
   'card',
@@ -52,8 +53,8 @@ export interface DemoResult {
 }
 
 // Test cards of the sandbox (sandbox/README.md); never printed.
-const FRICTIONLESS = '4111111111111111';
-const THREE_DS = '4000000000003063';
+const FRICTIONLESS = TEST_CARD.visa;
+const THREE_DS = TEST_CARD.visa3ds;
 const card = (pan: string) => ({
   card_number: pan,
   card_exp_month: '12',

@@ -20,6 +20,7 @@ import { startStack, type TestStack } from '../helpers/stack';
 import { sharedWorkflowBundlePath } from '../helpers/temporal';
 import { finalView } from '../helpers/final';
 import { EventsClient } from '../../client/events-client';
+import { TEST_CARD } from '../../sandbox/test-cards';
 
 const INTERVAL = 1_500;
 const customer = { user_id: 'subscriber' };
@@ -43,7 +44,7 @@ describe('subscriptions', () => {
       reference: ref('first'),
       amount: rub(100),
       card: new CardDetails({
-        card_number: '4111111111111111',
+        card_number: TEST_CARD.visa,
         card_exp_month: '12',
         card_exp_year: '30',
         card_code: '123',

@@ -11,6 +11,7 @@ import type { SessionView, SubscriptionView } from '../../common/views';
 import { finalView } from '../helpers/final';
 import { startStack, type StackOptions, type TestStack } from '../helpers/stack';
 import { card, FRICTIONLESS, references, rub } from '../helpers/workflow-test';
+import { TEST_CARD } from '../../sandbox/test-cards';
 
 // Past Temporal's ~31 s of attempts, the session's own backoff, and the recovery after the outage.
 jest.setTimeout(150_000);
@@ -126,7 +127,7 @@ describe('finding 4: exhausted retries never end a session while money can move'
         const pt = await stack.sandbox.post('public_token', { card_tokenize: { allow_tokenization: true } });
         const tokenized = await stack.sandbox.plain('POST', '/sandbox/widgets/card-tokenize', {
           public_token: pt.body.public_token,
-          card_number: '5555555555554444',
+          card_number: TEST_CARD.mastercard,
         });
         await setFaults(stack, outage('checkout_results'));
         const { sessionId: id } = await stack.payments.sessions.startPayout({

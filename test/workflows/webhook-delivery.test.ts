@@ -13,6 +13,7 @@ import type { SessionView as SessionResult } from '../../common/views';
 import { CardDetails } from '../../provider';
 import { startStack, type TestStack } from '../helpers/stack';
 import { finalView } from '../helpers/final';
+import { TEST_CARD } from '../../sandbox/test-cards';
 
 const card = (pan: string) =>
   new CardDetails({ card_number: pan, card_exp_month: '12', card_exp_year: '30', card_code: '123' });
@@ -77,7 +78,7 @@ describe('webhook delivery faults change nothing (hold project: approve, finaliz
     const started = await stack.payments.sessions.startCardCheckout({
       reference: ref('wh'),
       amount: { amount: 3_000, currency: 'RUB' },
-      card: card('4111111111111111'),
+      card: card(TEST_CARD.visa),
       customer: { user_id: 'u1' },
     });
     const result = await finalView(stack.temporal, started.sessionId);
