@@ -309,3 +309,42 @@ describe('continue-as-new', () => {
       },
     ));
 });
+
+describe('FPS payment with QR renewals', () => {
+  // Found by the reliability suite: with renewals allowed, an expired QR read as "a renewal is coming"
+  // even once no renewal could come (the payer's part over), so a session the provider had ended
+  // (canceled, payment unsuccessful: qr_expired) stayed needs_attention forever.
+  it('a QR that expires when no renewal will follow ends the session failed (qr_expired), not needs_attention', async () =>
+    withSession(
+      (id) => threeDs(id, 2_000),
+      2_000,
+      async ({ provider, t0 }, id) => {
+        provider.at(id, t0 + 20 * MINUTE, (s) => failed(s, 'qr_expired'));
+        const input: SessionInput = {
+          sessionId: id,
+          kind: 'fps_payment',
+          reference: `fps-${id}`,
+          request: { money: { amount: 2_000, currency: 'rub' } },
+          // Opened by the provider's start (no renewal possible: paysaga did not start the payment).
+          start: { by: 'provider' },
+          qrRenewals: 2,
+          settings: mergeSettings(DEFAULT_SETTINGS, {
+            deadlines: { sessionMs: 30 * MINUTE },
+            ...fewPolls,
+            followMs: HOUR,
+          }),
+          initialSnapshot: provider.stateAt(id, t0),
+        };
+        const handle = await env.client.workflow.start('fpsPaymentWorkflow', {
+          workflowId: id,
+          taskQueue,
+          args: [input],
+        });
+        const state = await result(handle);
+        expect(state.final).toMatchObject({ phase: 'failed' });
+        expect(state.final!.reason).toContain('qr_expired');
+        expect(eventTypes(state)).not.toContain('needs_attention');
+        expect(provider.count('startCheckout')).toBe(0);
+      },
+    ));
+});
