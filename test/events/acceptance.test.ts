@@ -16,6 +16,7 @@
  * answered was accepted: the at-least-once repeat of such an attempt (test/events/worker-process.test.ts)
  * cannot show up here as a second acceptance.
  */
+import { TEST_CARD } from '../../sandbox/test-cards';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { request } from 'undici';
 import { buildApi, type PaysagaApi } from '../../api/app';
@@ -35,8 +36,8 @@ import { connectTestClient, uniqueTaskQueue, type TestClient } from '../helpers/
 import { spawnWorkerProcess, type WorkerProcess } from '../helpers/worker-process';
 
 const TOKEN = 'acceptance-token';
-/** The demo's test cards (cli/dev/demo.ts) and CVV: none may appear in any delivered body. */
-const CARD_NUMBERS = ['4111111111111111', '4000000000003063'];
+/** Every test card (the demo uses some): none may appear in any delivered body. */
+const CARD_NUMBERS = Object.values(TEST_CARD);
 const CARD_KEYS = new Set(['card_number', 'card_code', 'cvv', 'cvc', 'pan']);
 const SUBSCRIPTION_PERIODS = 3;
 /** Per scenario: an activity that died with the worker waits out its startToCloseTimeout (45 s). */
