@@ -118,10 +118,13 @@ describe('webhook delivery faults change nothing (hold project: approve, finaliz
       'finalization_pending',
       'checkout_results',
     ]);
-    // Any other attempt is the provider's own retry of a webhook that came before the session's workflow
-    // existed (a 503 unknown_session: on a loaded machine the intake can still be starting it).
-    for (const d of log.filter((x) => x.state !== 'delivered'))
-      expect([d.type, d.state, d.httpStatus]).toEqual([d.type, 'retrying', 503]);
+    // Any other attempt is the provider's own retry: of a webhook that came before the session's workflow
+    // existed (503 unknown_session: on a loaded machine the intake can still be starting it), or that the
+    // loaded API did not answer within the provider's timeout (no status).
+    for (const d of log.filter((x) => x.state !== 'delivered')) {
+      expect([d.type, d.state]).toEqual([d.type, 'retrying']);
+      expect([503, null, undefined]).toContain(d.httpStatus);
+    }
   });
 
   /**
