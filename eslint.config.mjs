@@ -29,9 +29,30 @@ const nodeGlobals = Object.fromEntries(
     'globalThis',
   ].map((name) => [name, 'readonly']),
 );
+import { builtinModules } from 'node:module';
 import js from '@eslint/js';
 import { defineConfig, globalIgnores } from 'eslint/config';
 import tseslint from 'typescript-eslint';
+import { layersConfig, WORKFLOW_SAFE_COMMON } from './eslint.layers.mjs';
+
+/** Packages that do I/O or need Node: never loaded into the workflow bundle (their types are fine). */
+const NODE_ONLY_PACKAGES = [
+  '@temporalio/activity',
+  '@temporalio/client',
+  '@temporalio/envconfig',
+  '@temporalio/testing',
+  '@temporalio/worker',
+  '@fastify/*',
+  'commander',
+  'fastify',
+  'node-sqlite3-wasm',
+  'pino',
+  'prom-client',
+  'smol-toml',
+  'undici',
+];
+
+const NO_BUILTINS = 'workflow code runs in a deterministic sandbox: no Node built-ins';
 
 export default defineConfig(
   globalIgnores(['dist/', '.tools/', 'node_modules/', 'coverage/', 'test-results/', '.data/']),
@@ -53,6 +74,7 @@ export default defineConfig(
       'prefer-const': 'error',
     },
   },
+  layersConfig,
   {
     // plain Node scripts (CommonJS)
     files: ['**/*.js', '**/*.cjs'],
@@ -60,23 +82,21 @@ export default defineConfig(
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
   {
-    // workflow code runs in Temporal's deterministic sandbox: no Node built-ins
-    files: [
-      'workflows/**/*.ts',
-      'common/search-attributes.ts',
-      'common/events.ts',
-      'common/event-delivery.ts',
-      'test/fixtures/*workflow*.ts',
-    ],
+    // Workflow code runs in Temporal's deterministic sandbox: no Node built-ins, nothing that talks to the
+    // world (types are fine). Which files may reach workflow code at all: eslint.layers.mjs.
+    files: ['workflows/**/*.ts', ...WORKFLOW_SAFE_COMMON, 'test/fixtures/*workflow*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
         {
+          // exact names: a pattern `events` would also match '../common/events'
+          paths: builtinModules.map((name) => ({ name, allowTypeImports: true, message: NO_BUILTINS })),
           patterns: [
+            { group: ['node:*'], allowTypeImports: true, message: NO_BUILTINS },
             {
-              group: ['node:*', 'fs', 'path', 'os', 'crypto', 'child_process', 'http', 'https', 'net'],
+              group: NODE_ONLY_PACKAGES,
               allowTypeImports: true,
-              message: 'workflow code runs in a deterministic sandbox: no Node built-ins',
+              message: 'workflow code runs in a deterministic sandbox: this package is for Node code only',
             },
           ],
         },

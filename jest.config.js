@@ -2,7 +2,7 @@
  * Jest: TypeScript through @swc/jest (no type checking here: `npm run typecheck` does that).
  *
  * Two projects, together covering test/**\/*.test.ts except test/cluster/ (`npm run test:cluster`,
- * jest.cluster.config.js):
+ * jest.cluster.config.js) and test/reliability/ (`npm run test:reliability`, jest.reliability.config.js):
  *   - unit:        test/unit/**  (pure logic; `npm run test:unit` runs only these)
  *   - integration: everything else under test/ (real Temporal dev server, sandbox, API, browser)
  *
@@ -54,6 +54,8 @@ module.exports = {
         '<rootDir>/test/unit/',
         // Needs Go and PostgreSQL and takes minutes: `npm run test:cluster` (jest.cluster.config.js).
         '<rootDir>/test/cluster/',
+        // Starts and restarts its own Temporal server for minutes: `npm run test:reliability`.
+        '<rootDir>/test/reliability/',
         // The history recorder is a tool (scripts/record-histories.js), not a test: out of normal runs.
         ...(process.env.RECORD_HISTORIES === '1'
           ? []

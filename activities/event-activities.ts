@@ -23,13 +23,13 @@ import {
   type EventDeliveryPolicy,
 } from '../common/event-delivery';
 import { eventSignatureHeader } from '../common/event-signature';
-import { InvalidEventError, publishPaysagaEvent } from '../client/event-publishing';
+import { InvalidEventError, publishPaysagaEvent } from '../common/event-publishing';
 import {
   deliveryTargetQuery,
   eventEndpointsQuery,
   type ConfiguredEndpointArgs,
-} from '../workflows/event-definitions';
-import type { OutboxState } from '../workflows/event-outbox-types';
+} from '../common/event-messages';
+import type { OutboxState } from '../common/event-outbox-types';
 
 /** What session and subscription workflows call (proxyActivities<EventPublishingActivities>). */
 export interface EventPublishingActivities {

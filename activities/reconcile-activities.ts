@@ -4,11 +4,13 @@
  * what it missed the way a webhook would (DESIGN decision 3).
  */
 import { getClient } from '@temporalio/activity';
-import { FINAL_PHASES, MONEY_KINDS } from '../common/kinds';
+import { FINAL_PHASES, isFinalPhase, MONEY_KINDS, type SessionPhase } from '../common/kinds';
 import type { ReconcileOutcome } from '../common/reconciler';
 import { deliverProviderEvent, latestRun } from '../common/session-runs';
 import { scrubCardData, type ProviderClient } from '../provider';
+import type { SessionView } from '../common/views';
 import type { SessionInfo } from '../provider/schemas';
+import { phaseOf } from '../common/snapshot';
 import { toFailure } from './failures';
 
 export interface SessionPage {
@@ -29,7 +31,7 @@ const quoted = (xs: readonly string[]) => xs.map((x) => `'${x}'`).join(', ');
 export function createReconcileActivities(deps: {
   provider: ProviderClient;
   taskQueue: string;
-  /** Whether `next` is news to a session that knows `current` (workflows/snapshot.ts isNewer). */
+  /** Whether `next` is news to a session that knows `current` (common/snapshot.ts isNewer). */
   isNewer: (next: SessionInfo, current: SessionInfo | undefined) => boolean;
 }): ReconcileActivities {
   return {
@@ -62,10 +64,16 @@ export function createReconcileActivities(deps: {
       }
       const run = await latestRun(client, sessionId);
       if (run.status === 'unknown') return { outcome: 'failed', detail: 'no workflow for this session' };
-      const known =
-        run.status === 'closed'
-          ? run.state.snapshot
-          : (await run.handle.query<{ lastSnapshot?: SessionInfo }>('session')).lastSnapshot;
+      let known: SessionInfo | undefined;
+      let ended: SessionPhase | undefined;
+      if (run.status === 'closed') {
+        known = run.state.snapshot;
+        ended = run.state.final?.phase;
+      } else {
+        const view = await run.handle.query<SessionView>('session');
+        known = view.lastSnapshot;
+        ended = view.final ? view.phase : undefined;
+      }
       if (!deps.isNewer(truth, known)) return { outcome: 'in_sync' };
       const outcome = await deliverProviderEvent(
         client,
@@ -78,16 +86,12 @@ export function createReconcileActivities(deps: {
         (state) => deps.isNewer(truth, state.snapshot),
       );
       const detail = `${outcome}: provider ${truth.transaction_status}, ${truth.updated_at ?? ''}`.trim();
-      // A provider that now contradicts a final result is drift the session reports; news is a repair.
-      const contradicts = known && finalOf(known) !== undefined && finalOf(truth) !== finalOf(known);
+      // A provider that now contradicts the session's final result (whatever paysaga based it on: the
+      // provider's word, or its own deadline) is drift the session reports (session.drift_detected);
+      // anything else news is a repair. The same rule as Session.apply's.
+      const now = phaseOf(truth);
+      const contradicts = ended !== undefined && isFinalPhase(now) && now !== ended;
       return { outcome: contradicts ? 'drift' : 'repaired', detail };
     },
   };
-}
-
-function finalOf(s: SessionInfo): string | undefined {
-  const op = [...(s.payments ?? []), ...(s.payouts ?? [])].at(-1);
-  return op && (op.transaction_status === 'successful' || op.transaction_status === 'unsuccessful')
-    ? op.transaction_status
-    : undefined;
 }

@@ -13,6 +13,7 @@ import * as eventsCommand from './commands/events';
 import * as keysCommand from './commands/keys';
 import * as sandboxCommand from './commands/sandbox';
 import * as setupCommand from './commands/setup';
+import * as webhooksCommand from './commands/webhooks';
 import * as workerCommand from './commands/worker';
 import { findProjectRoot } from './temporal-cli';
 
@@ -29,6 +30,7 @@ const COMMANDS: CommandModule[] = [
   setupCommand,
   demoCommand,
   eventsCommand,
+  webhooksCommand,
 ];
 
 function packageVersion(): string {

@@ -34,10 +34,10 @@ import {
   rotateEventEndpointSecretUpdate,
   syncConfiguredEndpointsUpdate,
   type ConfiguredEndpointArgs,
-} from '../workflows/event-definitions';
+} from '../common/event-messages';
 import type { eventEndpointsWorkflow } from '../workflows/event-endpoints';
 import type { eventOutboxWorkflow } from '../workflows/event-outbox';
-import type { OutboxState } from '../workflows/event-outbox-types';
+import type { OutboxState } from '../common/event-outbox-types';
 import { InputValidationError } from './errors';
 import { EventEndpointNotFoundError, EventNotFoundError, EventStateError } from './event-errors';
 import {

@@ -4,7 +4,9 @@
  */
 import type { Client } from '@temporalio/client';
 import { WorkflowIdConflictPolicy } from '@temporalio/common';
-import { reconcilerWorkflowId, type ReconcilerInput } from '../common/reconciler';
+import { reconcilerQuery, reconcilerWorkflowId, type ReconcilerInput } from '../common/reconciler';
+import type { ReconciliationReport } from '../common/views';
+import { queryWithRetry } from './query';
 import type { reconcilerWorkflow } from '../workflows/reconciler';
 
 export { reconcilerWorkflowId };
@@ -23,6 +25,40 @@ export async function ensureReconciler(
     workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
   });
   return workflowId;
+}
+
+class NoReconciler extends Error {}
+
+/**
+ * The reconciler's report (GET /v1/reconciliation): its last pass, the pass in progress, totals and the
+ * latest findings, from its query; `not_started` when no reconciler ever ran for the task queue.
+ */
+export async function reconciliationReport(
+  temporal: Client,
+  taskQueue: string,
+): Promise<ReconciliationReport> {
+  const workflowId = reconcilerWorkflowId(taskQueue);
+  const handle = temporal.workflow.getHandle(workflowId);
+  let state;
+  try {
+    state = await queryWithRetry(handle, reconcilerQuery, () => new NoReconciler());
+  } catch (err) {
+    if (err instanceof NoReconciler) return { workflowId, status: 'not_started' };
+    throw err;
+  }
+  const { status } = await handle.describe();
+  const { cursor: _cursor, ...current } = state.current ?? { cursor: undefined };
+  return {
+    workflowId,
+    status: status.name === 'RUNNING' ? 'running' : 'stopped',
+    passes: state.passes,
+    ...(state.lastPass ? { lastPass: state.lastPass } : {}),
+    ...(state.current ? { current: current as NonNullable<ReconciliationReport['current']> } : {}),
+    totals: state.totals,
+    findings: [...state.recent].reverse(),
+    listFailures: state.listFailures,
+    runs: state.runs,
+  };
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;

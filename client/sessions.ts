@@ -21,6 +21,8 @@ import * as inputs from './inputs';
 import * as bodies from './provider-bodies';
 import { queryWithRetry } from './query';
 import { awaitSession, readSession, type Started } from './reads';
+import { searchSessions, type SessionPage, type SessionSearch } from './search';
+import { replayProviderEvents, type ReplayReport } from './webhook-replay';
 import { startSession, type StartOptions } from './starter';
 
 /** A decision carried out, or still under way after the wait (then `accepted`: it will be carried out). */
@@ -206,6 +208,11 @@ export class Sessions {
     };
   }
 
+  /** Sessions by reference, phase, kind and creation time, a page at a time (client/search.ts). */
+  list(search: SessionSearch = {}): Promise<SessionPage> {
+    return searchSessions(this.ctx.temporal, this.ctx.taskQueue, search);
+  }
+
   /** The session as its latest workflow run knows it (running or closed). */
   get(sessionId: string): Promise<SessionView> {
     return readSession(this.ctx.temporal, sessionId);
@@ -223,6 +230,11 @@ export class Sessions {
       providerEventsQuery,
       () => new SessionNotFoundError(sessionId),
     );
+  }
+
+  /** Re-applies the session's recorded provider events through the webhook routing (client/webhook-replay.ts). */
+  replayProviderEvents(sessionId: string): Promise<ReplayReport> {
+    return replayProviderEvents(this.ctx.temporal, this.ctx.taskQueue, sessionId);
   }
 
   approve(sessionId: string, o: { waitMs?: number } = {}): Promise<DecisionResult> {

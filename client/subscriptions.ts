@@ -33,6 +33,7 @@ import { requestFingerprint } from './fingerprint';
 import * as inputs from './inputs';
 import { queryWithRetry } from './query';
 import { started, type Started } from './reads';
+import { searchSubscriptions, type SubscriptionPage, type SubscriptionSearch } from './search';
 
 export const SUBSCRIPTION_ID_PREFIX = 'sub-';
 export const subscriptionIdOf = (reference: string): string => `${SUBSCRIPTION_ID_PREFIX}${reference}`;
@@ -89,6 +90,11 @@ export class Subscriptions {
         );
     }
     return started(await this.get(subscriptionId), created);
+  }
+
+  /** Subscriptions by reference, status and creation time, a page at a time (client/search.ts). */
+  list(search: SubscriptionSearch = {}): Promise<SubscriptionPage> {
+    return searchSubscriptions(this.ctx.temporal, this.ctx.taskQueue, search);
   }
 
   /** The subscription as its latest run knows it (running, or finished when canceled). */

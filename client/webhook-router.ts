@@ -9,7 +9,7 @@ import type { ProviderEventDelivery } from '../common/messages';
 import { deliverProviderEvent, type DeliveryOutcome } from '../common/session-runs';
 import { scrubCardData } from '../provider';
 import type { SessionInfo, WebhookEvent } from '../provider/schemas';
-import { isNewer } from '../workflows/snapshot';
+import { isNewer } from '../common/snapshot';
 
 export type RouteOutcome = DeliveryOutcome;
 

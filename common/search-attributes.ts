@@ -38,6 +38,7 @@ export interface SessionAttributes {
   amount?: number;
   currency?: string;
   createdAt?: Date;
+  needsAttention?: boolean;
 }
 
 export function sessionSearchAttributes(a: SessionAttributes): SearchAttributePair[] {
@@ -48,6 +49,7 @@ export function sessionSearchAttributes(a: SessionAttributes): SearchAttributePa
     ...(a.amount !== undefined ? [{ key: AmountMinor, value: a.amount }] : []),
     ...(a.currency ? [{ key: CurrencyCode, value: a.currency }] : []),
     ...(a.createdAt ? [{ key: CreatedAt, value: a.createdAt }] : []),
+    ...(a.needsAttention !== undefined ? [{ key: NeedsAttention, value: a.needsAttention }] : []),
   ];
 }
 

@@ -73,9 +73,14 @@ export function reopenOptions(state: SessionState, taskQueue: string) {
       status: phase,
       reference: state.reference,
       createdAt: new Date(state.createdAt),
+      // As the closed run left them: a partial finalize's amount, and whether it needed attention.
       ...(state.request.money
-        ? { amount: state.request.money.amount, currency: state.request.money.currency }
+        ? {
+            amount: state.finalizeAmount ?? state.request.money.amount,
+            currency: state.request.money.currency,
+          }
         : {}),
+      needsAttention: state.attention !== undefined,
     }),
   };
 }

@@ -170,3 +170,82 @@ export const subscriptionView = z.object({
   createdAt: isoTime,
 });
 export type SubscriptionView = z.infer<typeof subscriptionView>;
+
+// ---- search (GET /v1/sessions, GET /v1/subscriptions): summaries read from search attributes only ----
+
+const linksView = z.object({
+  self: z.string(),
+  temporal: z.string().optional().describe('The workflow in the Temporal UI (when configured)'),
+});
+
+export const sessionSummaryView = z.object({
+  sessionId: z.string().describe('ps_...: GET /v1/sessions/{id} shows the whole session'),
+  kind: z.enum(SESSION_KINDS),
+  reference: z.string(),
+  phase: z.enum(SESSION_PHASES),
+  amount: minor.optional().describe('Asked for, or what a partial finalize charged'),
+  currency: z.string().optional(),
+  createdAt: isoTime,
+  needsAttention: z.boolean(),
+});
+export type SessionSummary = z.infer<typeof sessionSummaryView>;
+
+export const sessionPageView = z.object({
+  sessions: z.array(sessionSummaryView.extend({ links: linksView })),
+  hasMore: z.boolean().describe('Another page may follow: ask again with cursor = next'),
+  next: z.string().optional().describe('Opaque cursor of the next page (same filters)'),
+});
+
+export const subscriptionSummaryView = z.object({
+  subscriptionId: z.string().describe('sub-<reference>: GET /v1/subscriptions/{id} shows it'),
+  reference: z.string(),
+  status: z.enum(SUBSCRIPTION_STATUSES),
+  amount: minor.optional().describe('Charged per period (from the next period after a change)'),
+  currency: z.string().optional(),
+  createdAt: isoTime,
+  needsAttention: z.boolean(),
+});
+export type SubscriptionSummary = z.infer<typeof subscriptionSummaryView>;
+
+export const subscriptionPageView = z.object({
+  subscriptions: z.array(subscriptionSummaryView.extend({ links: linksView })),
+  hasMore: z.boolean().describe('Another page may follow: ask again with cursor = next'),
+  next: z.string().optional().describe('Opaque cursor of the next page (same filters)'),
+});
+
+// ---- reconciliation (GET /v1/reconciliation): the reconciler's report (common/reconciler.ts) ----
+
+const passView = z.object({
+  startedAt: isoTime,
+  finishedAt: isoTime.optional(),
+  checked: z.number().int().describe('sessions compared with the provider'),
+  inSync: z.number().int(),
+  repaired: z.number().int().describe('news the session had missed, now applied'),
+  drift: z.number().int().describe('the provider contradicts a final result: reported, never rewritten'),
+  failed: z.number().int().describe('could not be read this time; read again next pass'),
+});
+
+export const reconciliationView = z.object({
+  workflowId: z.string().describe('reconciler-<task queue>'),
+  status: z
+    .enum(['running', 'stopped', 'not_started'])
+    .describe('not_started: no worker has PAYSAGA_RECONCILE_EVERY_MS (nothing else is shown)'),
+  passes: z.number().int().optional().describe('finished passes'),
+  lastPass: passView.optional().describe('the last finished pass'),
+  current: passView.optional().describe('the pass in progress, its counts so far'),
+  totals: passView.omit({ startedAt: true, finishedAt: true }).optional().describe('over every pass'),
+  findings: z
+    .array(
+      z.object({
+        sessionId: z.string(),
+        at: isoTime,
+        outcome: z.enum(['repaired', 'drift', 'failed']),
+        detail: z.string(),
+      }),
+    )
+    .optional()
+    .describe('the latest 50 sessions found repaired, drifting or failing, newest first'),
+  listFailures: z.number().int().optional().describe('list calls that failed and were waited out'),
+  runs: z.number().int().optional().describe('continue-as-new count'),
+});
+export type ReconciliationReport = z.infer<typeof reconciliationView>;

@@ -46,6 +46,14 @@ export const sandboxConfigSchema = z.strictObject({
   /** every duration of the service (steps, QR and 3-DS lifetime, token and key lifetime, webhook retries) is multiplied by this */
   timeScale: z.number().positive().default(1),
   qrTtlSeconds: z.number().positive().default(600),
+  /**
+   * extra: how long an idempotency key is kept, before scaling (the spec's 24 h). Shorter in tests that
+   * show what the partner does once the provider has forgotten a key.
+   */
+  idempotencyTtlSeconds: z
+    .number()
+    .positive()
+    .default(24 * 3600),
   /** extra: pause between two steps of a flow, in ms before scaling */
   stepMs: z.number().nonnegative().default(1000),
   /** extra: lifetime of a 3-D Secure challenge, before scaling */

@@ -50,8 +50,6 @@ export interface RunningSandbox {
   close(): Promise<void>;
 }
 
-const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
-
 function isResolved(c: SandboxConfigInput | ResolvedSandboxConfig): c is ResolvedSandboxConfig {
   return c.projects instanceof Map;
 }
@@ -87,7 +85,7 @@ async function start(
 
   const stored = store.load();
   const cfg = rememberProjects(resolved, stored.collections.projects, store, app.log);
-  const state = new SandboxState(() => IDEMPOTENCY_TTL_MS * cfg.timeScale, store);
+  const state = new SandboxState(() => cfg.idempotencyTtlSeconds * 1000 * cfg.timeScale, store);
   const logStoreError = (err: unknown) =>
     app.log.error({ err: { message: (err as Error).message } }, 'sandbox store not written');
   const timers = new Timers(cfg.timeScale, (err) =>
@@ -114,6 +112,7 @@ async function start(
     dispatcher,
     publicUrl: () => cfg.publicUrl ?? listening,
     log: app.log,
+    faults,
   });
   scheduler.setRunner((job) => runJob(ctx, job));
   state.restore(stored);

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type * as NodeSqlite from 'node-sqlite3-wasm';
 import type { Database as SqliteDatabase, Statement } from 'node-sqlite3-wasm';
-import { processAlive } from '../common/process-alive';
+import { processAlive } from './process-alive';
 import {
   COLLECTIONS,
   emptyStoredState,

@@ -4,7 +4,7 @@ import { createIntakeActivities } from '../activities/intake-activities';
 import { createProviderActivities } from '../activities/provider-activities';
 import { createReconcileActivities } from '../activities/reconcile-activities';
 import type { ProviderClient } from '../provider';
-import { isNewer } from '../workflows/snapshot';
+import { isNewer } from '../common/snapshot';
 import { createEventActivities, createEventDeliveryActivities } from '../activities/event-activities';
 import { DEFAULT_EVENT_DELIVERY } from '../common/event-delivery';
 import { eventDeliveryTaskQueue, type EventWorkerSettings } from './event-config';

@@ -20,7 +20,7 @@ import {
   eventEndpointsQuery,
   rotateEventEndpointSecretUpdate,
   syncConfiguredEndpointsUpdate,
-} from './event-definitions';
+} from '../common/event-messages';
 
 export const UPDATES_PER_RUN = 500;
 

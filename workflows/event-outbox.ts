@@ -30,8 +30,8 @@ import {
   type EventRecord,
 } from '../common/event-delivery';
 import { EventTypes, LastEventAt } from '../common/search-attributes';
-import { outboxEventSignal, outboxQuery, redeliverEventSignal } from './event-definitions';
-import type { OutboxInput, OutboxState } from './event-outbox-types';
+import { outboxEventSignal, outboxQuery, redeliverEventSignal } from '../common/event-messages';
+import type { EventOutboxWorkflow, OutboxInput, OutboxState } from '../common/event-outbox-types';
 
 /** Bookkeeping must eventually succeed (registry lookups, the policy): retried without limit. */
 const bookkeeping = wf.proxyActivities<EventOutboxActivities>({
@@ -408,3 +408,6 @@ function newDelivery(endpointId: string, now: number): EndpointDelivery {
     redeliveries: 0,
   };
 }
+
+// The signature common/event-publishing.ts starts this workflow with.
+const _signature: EventOutboxWorkflow = eventOutboxWorkflow;

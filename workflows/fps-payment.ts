@@ -9,7 +9,7 @@
  */
 import type { SessionInput, SessionState } from '../common/session-input';
 import { Session } from './session';
-import { phaseOf, qrExpired } from './snapshot';
+import { phaseOf, qrExpired } from '../common/snapshot';
 import { aftercare, acceptRefunds } from './steps/aftercare';
 import { acceptDecisions, approval } from './steps/decisions';
 import { outcome } from './steps/outcome';

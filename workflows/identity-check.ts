@@ -11,7 +11,7 @@ import type { SessionPhase } from '../common/kinds';
 import type { SessionInput, SessionState } from '../common/session-input';
 import type { SessionInfo } from '../provider/schemas';
 import { Session } from './session';
-import { phaseOf } from './snapshot';
+import { phaseOf } from '../common/snapshot';
 import { outcome } from './steps/outcome';
 
 /** Confirmed automatically: a pending check waits for the provider, not for the partner. */

@@ -5,7 +5,7 @@
 import type { SessionPhase } from '../common/kinds';
 import type { SessionState } from '../common/session-input';
 import type { SessionView } from '../common/views';
-import { latestPayment, operationsOf, totalsOf } from './snapshot';
+import { latestPayment, operationsOf, totalsOf } from '../common/snapshot';
 
 /** The phase a caller sees: final once final; needs_attention while paysaga keeps trying. */
 export function phaseOfState(st: SessionState): SessionPhase {

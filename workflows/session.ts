@@ -19,7 +19,7 @@ import {
   type AwaitChange,
   type ProviderEventDelivery,
 } from '../common/messages';
-import { AmountMinor, NeedsAttention, PaymentStatus } from '../common/search-attributes';
+import { AmountMinor, CreatedAt, NeedsAttention, PaymentStatus } from '../common/search-attributes';
 import type { ProviderRefusal } from '../common/failures';
 import type { RefundRecord, SessionInput, SessionState } from '../common/session-input';
 import type { ProviderEventRecord, SessionEvent, SessionView } from '../common/views';
@@ -28,7 +28,7 @@ import { persist, provider } from './calls';
 import { EventPublisher } from './event-publisher';
 import { PayerReturnThrottle } from './payer-return';
 import { phaseOfState, sessionViewOf } from './session-view';
-import { amountMismatch, failureReason, isNewer, moneybackOf, operationOf, phaseOf } from './snapshot';
+import { amountMismatch, failureReason, isNewer, moneybackOf, operationOf, phaseOf } from '../common/snapshot';
 
 const MAX_EVENTS = 300;
 const MAX_PROVIDER_EVENTS = 200;
@@ -76,7 +76,8 @@ export class Session {
       reference: input.reference,
       request: input.request,
       settings: input.settings,
-      createdAt: iso(Date.now()),
+      // The CreatedAt search attribute it was started with, so that a search by time finds what the view says.
+      createdAt: iso(wf.workflowInfo().typedSearchAttributes.get(CreatedAt)?.getTime() ?? Date.now()),
       providerPhase: 'starting',
       sent: {},
       renewals: 0,

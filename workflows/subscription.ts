@@ -33,7 +33,7 @@ import {
   type SessionSettled,
   type SubscriptionChange,
 } from '../common/messages';
-import { AmountMinor, NeedsAttention, PaymentStatus } from '../common/search-attributes';
+import { AmountMinor, CreatedAt, NeedsAttention, PaymentStatus } from '../common/search-attributes';
 import { referenceWorkflowId, type ReferenceInput } from '../common/session-input';
 import {
   SUBSCRIPTION_LIMITS,
@@ -44,7 +44,7 @@ import type { ChargeRecord, SubscriptionView } from '../common/views';
 import { persist, provider } from './calls';
 import { EventPublisher } from './event-publisher';
 import { referenceWorkflow } from './reference';
-import { phaseOf } from './snapshot';
+import { phaseOf } from '../common/snapshot';
 
 export const DEFAULT_PERIODS_PER_RUN = 100;
 /** The charge history the workflow keeps (and carries across continue-as-new); totals count them all. */
@@ -100,7 +100,8 @@ function firstState(input: SubscriptionInput): SubscriptionState {
     totals: { attempts: 0, succeeded: 0, failed: 0, chargedAmount: 0 },
     eventSequence: 0,
     runs: 0,
-    createdAt: iso(now),
+    // The CreatedAt search attribute it was started with, so that a search by time finds what the view says.
+    createdAt: iso(wf.workflowInfo().typedSearchAttributes.get(CreatedAt)?.getTime() ?? now),
   };
 }
 

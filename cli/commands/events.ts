@@ -8,9 +8,9 @@
  * printed yet: an event published a few seconds late is still shown.
  */
 import { InvalidArgumentError, type Command } from 'commander';
-import { PaysagaApiClient, PaysagaApiError, type EventListQuery } from '../../client/http';
+import { PaysagaApiError, type EventListQuery } from '../../client/http';
 import { EVENT_TYPES, eventSubject, type EventType, type PaysagaEvent } from '../../common/events';
-import { processAlive, readApiToken, readDevState, resolveDataDir } from '../dev/data-dir';
+import { apiClientFor } from '../api-access';
 
 const OVERLAP_MS = 60_000;
 /** How long an event waits for an earlier one of its subject before it is printed anyway. */
@@ -56,7 +56,7 @@ export function register(program: Command, deps: EventsCommandDeps = processDeps
     .option('--interval <ms>', 'pause between polls', parseInterval, 1_000)
     .option('--json', 'print each event as a JSON line (the whole event)')
     .option('--data <dir>', 'data folder of a running `paysaga dev` (default PAYSAGA_DATA_DIR or .data)')
-    .option('--api <url>', 'API base URL (default PAYSAGA_API_URL, else from `paysaga dev`, else :8080)')
+    .option('--api <url>', 'API base URL (default PAYSAGA_API_URL, else from `paysaga dev`, else :8081)')
     .option('--token <token>', 'API bearer token (default PAYSAGA_API_TOKEN, else <data>/api-token)')
     .action(async (opts: Omit<TailOptions, 'intervalMs'> & { interval: number }) => {
       if (opts.session && opts.subscription) throw new Error('give --session or --subscription, not both');
@@ -111,20 +111,7 @@ const sleep = (ms: number, signal?: AbortSignal) =>
 
 /** Polls until `deps.signal` is aborted; resolves then. A wrong token or a bad filter ends it with an error. */
 export async function tailEvents(opts: TailOptions, deps: EventsCommandDeps = processDeps): Promise<void> {
-  const env = deps.env;
-  const dataDir = resolveDataDir(opts.data, env);
-  const saved = readDevState(dataDir);
-  const state = saved && processAlive(saved.pid) ? saved : undefined;
-  const apiUrl = (opts.api || env.PAYSAGA_API_URL || state?.apiUrl || 'http://127.0.0.1:8080').replace(
-    /\/+$/,
-    '',
-  );
-  const token = opts.token || env.PAYSAGA_API_TOKEN || readApiToken(dataDir);
-  if (!token)
-    throw new Error(
-      `no API token: pass --token or PAYSAGA_API_TOKEN, or start \`paysaga dev\` (it writes ${dataDir}/api-token)`,
-    );
-  const api = new PaysagaApiClient({ baseUrl: apiUrl, token, maxRetries: 0, timeoutMs: 30_000 });
+  const { api, apiUrl } = apiClientFor(opts, deps.env, { maxRetries: 0, timeoutMs: 30_000 });
   const since = opts.since ?? new Date().toISOString();
   const subject = opts.session ?? opts.subscription;
   const filter: EventListQuery = {

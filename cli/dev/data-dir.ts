@@ -13,7 +13,7 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { generateCodecKeySpec } from '../../common/codec';
-import { processAlive } from '../../common/process-alive';
+import { processAlive } from '../../sandbox/process-alive';
 import { generateKeys, KEY_FILES, type KeyFileName } from '../keys';
 
 export const DEFAULT_DATA_DIR = '.data';

@@ -111,7 +111,25 @@ export class PaysagaApiClient {
     create: (input: t.FpsBindingInput, o?: CreateOptions) => this.request(e.createFpsBinding, {}, input, o),
   };
   readonly sessions = {
+    /** A page of sessions by reference, phase, kind, creation time; the next with `cursor: page.next`. */
+    list: (search: t.SessionSearch = {}, o?: RequestOptions) =>
+      this.request(e.listSessions, {}, undefined, { ...o, query: { ...o?.query, ...searchQuery(search) } }),
     get: (id: string, o?: RequestOptions) => this.request(e.getSession, { id }, undefined, o),
+    /**
+     * Long poll: the session once its version is above `after` (default: the current one), or as it is
+     * when `waitMs` (up to 25000) runs out. Keep `timeoutMs` above `waitMs`.
+     */
+    waitForChange: (id: string, w: { after?: number; waitMs: number }, o?: RequestOptions) =>
+      this.request(e.getSession, { id }, undefined, {
+        ...o,
+        query: { ...o?.query, wait: w.waitMs, ...(w.after !== undefined ? { after: w.after } : {}) },
+      }),
+    /** The webhook audit trail: every provider event the session received, how, and what it did. */
+    providerEvents: (id: string, o?: RequestOptions) =>
+      this.request(e.listProviderEvents, { id }, undefined, o),
+    /** Replays the session's recorded provider webhooks (changes nothing already applied). */
+    replayProviderEvents: (id: string, o?: RequestOptions) =>
+      this.request(e.replayProviderEvents, { id }, undefined, o),
     approve: (id: string, o?: RequestOptions) => this.request(e.approveSession, { id }, undefined, o),
     cancel: (id: string, input: t.CancelInput = {}, o?: RequestOptions) =>
       this.request(e.cancelSession, { id }, input, o),
@@ -124,6 +142,11 @@ export class PaysagaApiClient {
   readonly subscriptions = {
     create: (input: t.SubscriptionInput, o?: RequestOptions) =>
       this.request(e.createSubscription, {}, input, o),
+    list: (search: t.SubscriptionSearch = {}, o?: RequestOptions) =>
+      this.request(e.listSubscriptions, {}, undefined, {
+        ...o,
+        query: { ...o?.query, ...searchQuery(search) },
+      }),
     get: (id: string, o?: RequestOptions) => this.request(e.getSubscription, { id }, undefined, o),
     pause: (id: string, o?: RequestOptions) => this.request(e.pauseSubscription, { id }, undefined, o),
     resume: (id: string, o?: RequestOptions) => this.request(e.resumeSubscription, { id }, undefined, o),
@@ -131,6 +154,10 @@ export class PaysagaApiClient {
       this.request(e.cancelSubscription, { id }, input, o),
     change: (id: string, input: t.SubscriptionChangeInput, o?: RequestOptions) =>
       this.request(e.changeSubscription, { id }, input, o),
+  };
+  readonly reconciliation = {
+    /** The reconciler's last pass, the pass in progress, totals and latest findings. */
+    get: (o?: RequestOptions) => this.request(e.getReconciliation, {}, undefined, o),
   };
   readonly publicTokens = {
     create: (input: t.PublicTokenInput, o?: RequestOptions) =>
@@ -313,6 +340,16 @@ export class PaysagaApiClient {
     const exp = this.retryDelayMs * 2 ** Math.min(attempts - 1, 4);
     return Math.max(retryAfterMs ?? 0, exp * (0.5 + Math.random() / 2));
   }
+}
+
+/** Search parameters as a query string: several statuses or kinds comma-separated. */
+function searchQuery(
+  search: t.SessionSearch | t.SubscriptionSearch,
+): Record<string, string | number | undefined> {
+  const out: Record<string, string | number | undefined> = {};
+  for (const [k, v] of Object.entries(search) as [string, unknown][])
+    out[k] = Array.isArray(v) ? v.join(',') : (v as string | number | undefined);
+  return out;
 }
 
 function withResponse<T>(body: T, info: ResponseInfo): WithResponse<T> {

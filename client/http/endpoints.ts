@@ -9,8 +9,22 @@ import type { z } from 'zod';
 import type { RequestOf, ResponseOf } from '../../provider/endpoints';
 import type { EventType, PaysagaEvent } from '../../common/events';
 import type { EventEndpoint } from '../../common/event-delivery';
-import type { SessionView, SubscriptionView } from '../../common/views';
+import type {
+  ProviderEventRecord,
+  ReconciliationReport,
+  SessionSummary,
+  SessionView,
+  SubscriptionSummary,
+  SubscriptionView,
+} from '../../common/views';
 import type * as inputs from '../inputs';
+import type { SearchPage } from '../search';
+import type { ReplayReport } from '../webhook-replay';
+
+export type { ReplayedEvent, ReplayReport } from '../webhook-replay';
+export type { ReconciliationReport } from '../../common/views';
+
+export type { SessionSearch, SubscriptionSearch } from '../search';
 
 /** `links` of every Session and Subscription the API answers with. */
 export interface Links {
@@ -23,6 +37,15 @@ export interface Links {
 export type Session = SessionView & { links: Links };
 /** A subscription (`SubscriptionView` of `common/views.ts`) with links. */
 export type Subscription = SubscriptionView & { links: Links };
+
+/** A page of `GET /v1/sessions`: summaries read from search attributes, with links. */
+export interface SessionList extends SearchPage {
+  sessions: (SessionSummary & { links: Links })[];
+}
+/** A page of `GET /v1/subscriptions`. */
+export interface SubscriptionList extends SearchPage {
+  subscriptions: (SubscriptionSummary & { links: Links })[];
+}
 
 /**
  * A creating route's input: `reference` names it; without one, the client names the call with a
@@ -153,18 +176,24 @@ export const endpoints = {
   createIdentityCheck: creating<NoParams, IdentityCheckInput, Session>('/v1/identity-checks'),
   createFpsBinding: creating<NoParams, FpsBindingInput, Session>('/v1/fps-bindings'),
 
+  listSessions: get<NoParams, SessionList>('/v1/sessions'),
   getSession: get<IdParams, Session>('/v1/sessions/{id}'),
+  listProviderEvents: get<IdParams, { events: ProviderEventRecord[] }>('/v1/sessions/{id}/provider-events'),
+  replayProviderEvents: post<IdParams, void, ReplayReport>('/v1/sessions/{id}/provider-events/replay'),
   approveSession: post<IdParams, void, Session>('/v1/sessions/{id}/approve'),
   cancelSession: post<IdParams, CancelInput, Session>('/v1/sessions/{id}/cancel'),
   finalizeSession: post<IdParams, FinalizeInput, Session>('/v1/sessions/{id}/finalize'),
   createRefund: creating<IdParams, RefundInput, Session>('/v1/sessions/{id}/refunds'),
 
   createSubscription: creating<NoParams, SubscriptionInput, Subscription>('/v1/subscriptions', false),
+  listSubscriptions: get<NoParams, SubscriptionList>('/v1/subscriptions'),
   getSubscription: get<IdParams, Subscription>('/v1/subscriptions/{id}'),
   pauseSubscription: post<IdParams, void, Subscription>('/v1/subscriptions/{id}/pause'),
   resumeSubscription: post<IdParams, void, Subscription>('/v1/subscriptions/{id}/resume'),
   cancelSubscription: post<IdParams, CancelInput, Subscription>('/v1/subscriptions/{id}/cancel'),
   changeSubscription: post<IdParams, SubscriptionChangeInput, Subscription>('/v1/subscriptions/{id}/change'),
+
+  getReconciliation: get<NoParams, ReconciliationReport>('/v1/reconciliation'),
 
   createPublicToken: post<NoParams, PublicTokenInput, PublicToken>('/v1/public-tokens'),
   listBanks: get<NoParams, Banks>('/v1/banks'),

@@ -4,6 +4,7 @@ import type { Project, ResolvedSandboxConfig } from '../config';
 import type { OperationErrorCode } from '../errors';
 import type { LedgerKind } from '../ledger';
 import type { OperationRecord, SessionRecord, Stage } from '../model';
+import type { FaultInjector } from '../faults';
 import type { Scheduler } from '../scheduler';
 import type { SandboxState } from '../state';
 import { SessionView } from '../view';
@@ -30,6 +31,8 @@ export interface FlowDeps {
   /** where payers reach the sandbox (3-D Secure page, QR deep link) */
   publicUrl: () => string;
   log: FastifyBaseLogger;
+  /** Faults acted out inside a flow (the `overcapture` rule); absent: none. */
+  faults?: Pick<FaultInjector, 'overcapture'>;
 }
 
 /** What every flow step needs: state, timers, webhooks, and the primitive transitions. */
@@ -41,6 +44,7 @@ export class FlowContext {
   readonly view: SessionView;
   readonly publicUrl: () => string;
   readonly log: FastifyBaseLogger;
+  readonly faults: Pick<FaultInjector, 'overcapture'> | undefined;
   private readonly dispatcher: WebhookDispatcher;
 
   constructor(deps: FlowDeps) {
@@ -51,6 +55,7 @@ export class FlowContext {
     this.dispatcher = deps.dispatcher;
     this.publicUrl = deps.publicUrl;
     this.log = deps.log;
+    this.faults = deps.faults;
     this.view = new SessionView(deps.state, (projectId) => deps.config.projects.get(projectId)?.fees);
   }
 

@@ -37,5 +37,6 @@ export function finalize(ctx: FlowContext, session: SessionRecord, sum: Money | 
   const amount = sum?.sum ?? op.held;
   if (amount > op.held) throw invalid('sum_info.sum', 'exceeds_held_amount');
   session.actions.finalize = timestamp();
-  scheduleCapture(ctx, op, amount);
+  // The overcapture fault: the whole hold is charged whatever was asked (a bug the partner must notice).
+  scheduleCapture(ctx, op, ctx.faults?.overcapture() ? op.held : amount);
 }

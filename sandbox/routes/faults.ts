@@ -1,7 +1,8 @@
 import type { z } from 'zod';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { describeIssue } from '../../provider/schemas/validation';
-import { faultRulesBodySchema, type FaultInjector } from '../faults';
+import { errorEnvelope } from '../errors';
+import { faultRulesBodySchema, FaultRulesError, type FaultInjector } from '../faults';
 import type { WebhookDispatcher } from '../webhooks';
 
 /*
@@ -38,6 +39,12 @@ const faultsPlugin: FastifyPluginAsync<FaultsPluginOptions> = async (app, opts) 
         .send(`${decision.errorStatus} (sandbox fault injection: error_5xx)`);
       return reply;
     }
+    if (decision.refusal) {
+      // The provider's own refusal (its JSON envelope), made up before any check: nothing changes.
+      const { errorCode, description, httpStatus } = decision.refusal;
+      await reply.code(httpStatus).send(errorEnvelope(errorCode, description));
+      return reply;
+    }
     if (decision.dropAfterCommit) toDrop.add(request);
     return undefined;
   });
@@ -55,19 +62,34 @@ const faultsPlugin: FastifyPluginAsync<FaultsPluginOptions> = async (app, opts) 
 
   app.get('/sandbox/faults', async () => ({ rules: faults.list() }));
 
+  const refuse = (reply: FastifyReply, issues: readonly z.core.$ZodIssue[]) =>
+    reply.code(400).send({
+      status: 'error',
+      error: { error_code: 'invalid_request', error_description: describeRuleIssue(issues[0]!) },
+      issues: issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message })),
+    });
+
   app.post('/sandbox/faults', async (request, reply) => {
     const parsed = faultRulesBodySchema.safeParse(jsonBody(request.body));
-    if (!parsed.success) {
-      return reply.code(400).send({
-        status: 'error',
-        error: {
-          error_code: 'invalid_request',
-          error_description: describeRuleIssue(parsed.error.issues[0]!),
-        },
-        issues: parsed.error.issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message })),
-      });
-    }
+    if (!parsed.success) return refuse(reply, parsed.error.issues);
     faults.setRules(parsed.data.rules);
+    return { rules: faults.list() };
+  });
+
+  // Appends instead of replacing: rules already held keep their counters and `forMs` windows.
+  app.post('/sandbox/faults/add', async (request, reply) => {
+    const parsed = faultRulesBodySchema.safeParse(jsonBody(request.body));
+    if (!parsed.success) return refuse(reply, parsed.error.issues);
+    try {
+      faults.addRules(parsed.data.rules);
+    } catch (err) {
+      if (err instanceof FaultRulesError)
+        return refuse(
+          reply,
+          err.zodError.issues.map((i) => ({ ...i, path: ['rules', ...i.path] })),
+        );
+      throw err;
+    }
     return { rules: faults.list() };
   });
 

@@ -213,11 +213,15 @@ describe('paysaga on a Temporal cluster (temporal-server on PostgreSQL, 2 worker
     const [victim, survivor] = stack.workers as [PaysagaProcess, PaysagaProcess];
     expect((await victim.exited).signal).toBe('SIGKILL');
     expect(kill?.kindsInFlight.length).toBeGreaterThan(0);
-    // Sessions the victim had worked on whose workflow closed after it died: the survivor ran them.
+    // Sessions the victim had worked on that became final after it died: the survivor ran them. (A
+    // session's workflow goes on following the provider after the result, so its close time says
+    // nothing; a subscription's workflow closes when it ends.)
     const carried: string[] = [];
     for (const id of kill!.touched) {
-      const closed = await closeTime(cluster.target, id);
-      if (closed && closed > kill!.at) carried.push(id);
+      const ended = id.startsWith('ps_')
+        ? await direct[0]!.sessions.get(id).then((v) => (v.finalAt ? new Date(v.finalAt) : undefined))
+        : await closeTime(cluster.target, id);
+      if (ended && ended > kill!.at) carried.push(id);
     }
     log(`carried over by ${survivor.name}: ${carried.join(', ')}`);
     expect(carried.length).toBeGreaterThan(0);

@@ -124,7 +124,14 @@ export async function waitForSearchAttributes(t: ClusterTarget, timeoutMs: numbe
   const query = searchAttributeSpecs(PAYSAGA_SEARCH_ATTRIBUTES)
     .map((spec) => {
       const [name, type] = spec.split('=') as [string, string];
-      return type === 'Int' ? `${name} = 0` : `${name} = 'probe'`;
+      // A value of the attribute's own type: the query is refused otherwise.
+      const probe: Record<string, string> = {
+        Int: '0',
+        Double: '0',
+        Bool: 'false',
+        Datetime: "'2000-01-01T00:00:00Z'",
+      };
+      return `${name} = ${probe[type] ?? "'probe'"}`;
     })
     .join(' AND ');
   const deadline = Date.now() + timeoutMs;

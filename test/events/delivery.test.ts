@@ -7,8 +7,8 @@ import { DEFAULT_EVENT_DELIVERY, type EventDeliveryPolicy } from '../../common/e
 import type { PaysagaEvent } from '../../common/events';
 import { PaysagaEventVerificationError, verifyPaysagaEvent } from '../../client/http';
 import { tailEvents } from '../../cli/commands/events';
-import type { OutboxState } from '../../workflows/event-outbox-types';
-import { outboxQuery } from '../../workflows/event-definitions';
+import type { OutboxState } from '../../common/event-outbox-types';
+import { outboxQuery } from '../../common/event-messages';
 import { useApiStack } from '../api/api-stack';
 import {
   acceptedBySubject,

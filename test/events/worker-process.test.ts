@@ -25,7 +25,7 @@ import { startTestSandbox, type TestSandbox } from '../helpers/sandbox';
 import { connectTestClient, uniqueTaskQueue, type TestClient } from '../helpers/temporal';
 import { spawnWorkerProcess, type WorkerProcess } from '../helpers/worker-process';
 import { request } from 'undici';
-import { deliveryTargetQuery } from '../../workflows/event-definitions';
+import { deliveryTargetQuery } from '../../common/event-messages';
 
 const SECRET = 'whsec_configured_0123456789abcdef';
 const TIMEOUT_MS = 3_000;

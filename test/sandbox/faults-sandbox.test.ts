@@ -24,6 +24,7 @@ beforeAll(async () => {
     projects: [
       { id: 'p_hooks', publicKey: keys.partner.publicPem, webhookUrl: `${sink.url}/hooks` },
       { id: 'p_quiet', publicKey: keys.partner.publicPem, webhookUrl: `${sink.url}/quiet`, webhooks: false },
+      { id: 'p_hold', publicKey: keys.partner.publicPem, webhookUrl: `${sink.url}/hold`, hold: true },
     ],
     timeScale: 0.001,
     stepMs: 20,
@@ -179,6 +180,78 @@ describe('request faults on the sandbox API', () => {
     expect((await ledgerOf(sessionId)).length).toBeGreaterThan(ledgerBefore.length);
     const rules = (await control('GET', '/sandbox/faults')).body.rules;
     expect(rules[0]).toMatchObject({ kind: 'drop_after_commit', remaining: 0, fired: 1 });
+  });
+
+  test('refuse on approve: the provider error named in the rule, nothing processed; the retry then succeeds', async () => {
+    const sessionId = await paymentAwaitingApproval();
+    const stateBefore = (await api('transaction/state', { session_id: sessionId })).body.session_info;
+    const set = await control('POST', '/sandbox/faults', {
+      rules: [
+        {
+          kind: 'refuse',
+          path: 'transaction/approve',
+          errorCode: 'invalid_request',
+          description: 'session_id.not_awaiting_approval',
+          times: 1,
+        },
+      ],
+    });
+    expect(set.status).toBe(200);
+    const refused = await api('transaction/approve', { session_id: sessionId });
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatchObject({
+      status: 'error',
+      error: { error_code: 'invalid_request', error_description: 'session_id.not_awaiting_approval' },
+    });
+    expect((await api('transaction/state', { session_id: sessionId })).body.session_info).toEqual(
+      stateBefore,
+    );
+    const retried = await api('transaction/approve', { session_id: sessionId });
+    expect(retried.status).toBe(200);
+    expect((await control('GET', '/sandbox/faults')).body.rules[0]).toMatchObject({ fired: 1, remaining: 0 });
+  });
+
+  test('refuse: an unknown error code is refused naming the field; the status follows the code', async () => {
+    const bad = await control('POST', '/sandbox/faults', {
+      rules: [{ kind: 'refuse', errorCode: 'no_such_code' }],
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.error_description).toMatch(/^rules\.0\.errorCode\./);
+    await control('POST', '/sandbox/faults', {
+      rules: [{ kind: 'refuse', path: 'transaction/state', errorCode: 'repository_record_not_found' }],
+    });
+    const answer = await api('transaction/state', { session_id: 'ps_1' });
+    expect(answer.status).toBe(404);
+    expect(answer.body.error).toEqual({
+      error_code: 'repository_record_not_found',
+      error_description: 'sandbox_fault.refused',
+    });
+  });
+
+  test('overcapture: a partial finalize charges the whole hold, and the session shows what was charged', async () => {
+    const started = await api('transaction/init/checkout', cardCheckout(), 'p_hold');
+    const sessionId = started.body.session_info.id as string;
+    const state = async () =>
+      (await api('transaction/state', { session_id: sessionId }, 'p_hold')).body.session_info;
+    await waitUntil(async () => (await state()).next_step === 'approve');
+    expect((await api('transaction/approve', { session_id: sessionId }, 'p_hold')).status).toBe(200);
+    await waitUntil(async () => (await state()).next_step === 'finalize');
+    await control('POST', '/sandbox/faults', { rules: [{ kind: 'overcapture', times: 1 }] });
+    const finalized = await api(
+      'transaction/finalize',
+      { session_id: sessionId, sum_info: { sum: 500, currency_code: 'rub' } },
+      'p_hold',
+    );
+    expect(finalized.status).toBe(200);
+    await waitUntil(async () => (await state()).transaction_status === 'completed');
+    const done = await state();
+    expect(done.payments[0]).toMatchObject({
+      transaction_status: 'successful',
+      sum_info: { sum: 1500 },
+    });
+    const moves = (await ledgerOf(sessionId)) as { kind: string; amount: number }[];
+    expect(moves.filter((m) => m.kind === 'capture').map((m) => m.amount)).toEqual([1500]);
+    expect((await control('GET', '/sandbox/faults')).body.rules[0]).toMatchObject({ fired: 1 });
   });
 
   test('latency: the answer is delayed by at least ms; only the named path', async () => {

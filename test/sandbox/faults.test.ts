@@ -102,6 +102,62 @@ describe('rule evaluation', () => {
   });
 });
 
+describe('time windows (forMs) and appended rules', () => {
+  test('a rule with forMs acts only within its window, counted from when it was set, then shows expired', () => {
+    let now = 1_000_000;
+    const f = new FaultInjector([{ kind: 'error_5xx', forMs: 60_000, label: 'outage' }], () => now);
+    expect(f.decideRequest('transaction/approve').errorStatus).toBe(503);
+    now += 59_999;
+    expect(f.decideRequest('transaction/approve').errorStatus).toBe(503);
+    now += 1;
+    expect(f.decideRequest('transaction/approve').errorStatus).toBeUndefined();
+    expect(f.list()).toEqual([
+      {
+        kind: 'error_5xx',
+        status: 503,
+        rate: 1,
+        forMs: 60_000,
+        label: 'outage',
+        remaining: null,
+        matched: 2, // a call after the window does not count as matched
+        fired: 2,
+        setAt: new Date(1_000_000).toISOString(),
+        expiresAt: new Date(1_060_000).toISOString(),
+        expired: true,
+      },
+    ]);
+  });
+
+  test('addRules appends: the rules held keep their counters and windows, each new one counts from now', () => {
+    let now = 0;
+    const f = new FaultInjector([{ kind: 'webhook_drop', forMs: 10_000 }], () => now);
+    expect(f.decideWebhook('checkout_results').drop).toBe(true);
+    now = 5_000;
+    f.addRules([{ kind: 'webhook_duplicate', forMs: 10_000 }]);
+    expect(f.decideWebhook('checkout_results')).toMatchObject({ drop: true }); // a drop consults nothing else
+    now = 10_000; // the drop's window is over, the duplicate's is not
+    expect(f.decideWebhook('checkout_results')).toMatchObject({ drop: false, duplicate: true });
+    now = 15_000;
+    expect(f.decideWebhook('checkout_results')).toMatchObject({ drop: false, duplicate: false });
+    expect(f.list().map((r) => [r.kind, r.fired, r.expired])).toEqual([
+      ['webhook_drop', 2, true],
+      ['webhook_duplicate', 1, true],
+    ]);
+  });
+
+  test('at most MAX_RULES_HELD rules are held: an add beyond it is refused whole', () => {
+    const f = new FaultInjector(Array.from({ length: 100 }, () => ({ kind: 'latency', ms: 1 })));
+    for (let i = 0; i < 8; i++) f.addRules(Array.from({ length: 100 }, () => ({ kind: 'latency', ms: 1 })));
+    expect(f.list()).toHaveLength(900);
+    expect(() => f.addRules(Array.from({ length: 101 }, () => ({ kind: 'latency', ms: 1 })))).toThrow(
+      /at most 100|100/,
+    );
+    expect(() => f.addRules(Array.from({ length: 100 }, () => ({ kind: 'latency', ms: 1 })))).not.toThrow();
+    expect(() => f.addRules([{ kind: 'latency', ms: 1 }])).toThrow(/at most 1000 rules/);
+    expect(f.list()).toHaveLength(1_000);
+  });
+});
+
 describe('request faults over HTTP', () => {
   test('latency: the answer comes at least ms later; other paths are not slowed', async () => {
     await setRules([{ kind: 'latency', ms: 2_000, path: 'transaction/approve' }]);
@@ -186,8 +242,40 @@ describe('/sandbox/faults', () => {
     expect(faults.list()).toEqual([]);
   });
 
+  test('POST /sandbox/faults/add appends to the rules held; a bad body is 400 naming the field, nothing added', async () => {
+    await setRules([{ kind: 'error_5xx', path: 'transaction/approve', times: 1 }]);
+    expect((await call('/api/v1/transaction/approve')).status).toBe(503);
+    const add = async (body: unknown) => {
+      const res = await request(`${base}/sandbox/faults/add`, {
+        method: 'POST',
+        body: JSON.stringify(body),
+        headers: { 'content-type': 'application/json' },
+      });
+      return { status: res.statusCode, body: (await res.body.json()) as Record<string, unknown> };
+    };
+    const added = await add({
+      rules: [{ kind: 'error_5xx', status: 502, path: 'transaction/start/*', forMs: 60_000, label: 'w1' }],
+    });
+    expect(added.status).toBe(200);
+    expect(added.body.rules).toEqual([
+      expect.objectContaining({ kind: 'error_5xx', status: 503, remaining: 0, fired: 1 }),
+      expect.objectContaining({ status: 502, forMs: 60_000, label: 'w1', expired: false, fired: 0 }),
+    ]);
+    expect((await call('/api/v1/transaction/start/checkout')).status).toBe(502);
+    expect((await call('/api/v1/transaction/approve')).status).toBe(200);
+
+    const bad = await add({ rules: [{ kind: 'latency', ms: 1, forMs: 0 }] });
+    expect(bad.status).toBe(400);
+    expect((bad.body.error as { error_description: string }).error_description).toBe(
+      'rules.0.forMs.positive',
+    );
+    expect(faults.list()).toHaveLength(2);
+  });
+
   test.each([
     [{ rules: [{ kind: 'latency' }] }, 'rules.0.ms'],
+    [{ rules: [{ kind: 'latency', ms: 1, forMs: 86_400_001 }] }, 'rules.0.forMs'],
+    [{ rules: [{ kind: 'latency', ms: 1, label: '' }] }, 'rules.0.label'],
     [{ rules: [{ kind: 'latency', ms: -5 }] }, 'rules.0.ms'],
     [{ rules: [{ kind: 'error_5xx', status: 404 }] }, 'rules.0.status'],
     [{ rules: [{ kind: 'error_5xx', rate: 1.5 }] }, 'rules.0.rate'],

@@ -234,3 +234,27 @@ describe('sandbox: idempotency key lifetime of 24 h × timeScale', () => {
     expect(again.body.session_info.id).not.toBe(first.body.session_info.id);
   });
 });
+
+describe('sandbox: idempotencyTtlSeconds sets the key lifetime (before scaling)', () => {
+  let sb: TestSandbox;
+  beforeAll(async () => {
+    // keys live 200 s × 0.01 = 2 s; the rest of the service keeps its usual pace
+    sb = await startTestSandbox({ timeScale: 0.01, config: { idempotencyTtlSeconds: 200 } });
+  });
+  afterAll(() => sb.close());
+
+  it('the key answers the same session while it lives, and is forgotten after', async () => {
+    const body = { sum_info: RUB(1) };
+    const first = await sb.post('transaction/initiate', body, { idempotencyKey: 'short-ttl-1' });
+    const replay = await sb.post('transaction/initiate', body, { idempotencyKey: 'short-ttl-1' });
+    expect(replay.body.session_info.id).toBe(first.body.session_info.id);
+    expect((await sb.stats()).stats.idempotencyKeys).toBe(1);
+    // Waits for the expiry itself (live keys are counted without the expired ones), bounded.
+    for (let i = 0; ((await sb.stats()).stats.idempotencyKeys ?? 0) > 0; i++) {
+      if (i > 100) throw new Error('the key never expired');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const again = await sb.post('transaction/initiate', body, { idempotencyKey: 'short-ttl-1' });
+    expect(again.body.session_info.id).not.toBe(first.body.session_info.id);
+  });
+});

@@ -143,10 +143,11 @@ describe('webhook delivery faults change nothing (hold project: approve, finaliz
   });
 
   it('reordered webhooks: same result, same ledger; the older event after the newer one is ignored', async () => {
-    // Held longer than the polling fallback waits, so each later event overtakes the held one.
+    // Held until the next event of the session overtakes it: the polling fallback moves the session on
+    // meanwhile. The bound only matters on a badly loaded machine, where the next event may be late.
     await setFaults([
-      { kind: 'webhook_reorder', eventType: 'approve_pending', maxHoldMs: 10_000 },
-      { kind: 'webhook_reorder', eventType: 'finalization_pending', maxHoldMs: 10_000 },
+      { kind: 'webhook_reorder', eventType: 'approve_pending', maxHoldMs: 30_000 },
+      { kind: 'webhook_reorder', eventType: 'finalization_pending', maxHoldMs: 30_000 },
     ]);
     const { id, result, outcome } = await checkout();
     expect(outcome).toEqual(baseline);

@@ -20,7 +20,7 @@ import type { RefundRecord } from '../../common/session-input';
 import { refundRecordOf, stepName } from '../../common/steps';
 import { provider } from '../calls';
 import type { Session } from '../session';
-import { moneybackOf } from '../snapshot';
+import { moneybackOf } from '../../common/snapshot';
 import { carryOut } from './decisions';
 
 const REFERENCE = /^[A-Za-z0-9._:-]{4,64}$/;

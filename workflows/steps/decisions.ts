@@ -11,7 +11,7 @@ import { approveUpdate, cancelUpdate, finalizeUpdate } from '../../common/messag
 import { stepName } from '../../common/steps';
 import { provider } from '../calls';
 import type { Session } from '../session';
-import { operationOf, pastApproval } from '../snapshot';
+import { operationOf, pastApproval } from '../../common/snapshot';
 
 export type Decision = 'approve' | 'cancel' | 'finalize';
 

@@ -4,7 +4,7 @@
  * keeps following until the provider ends it.
  */
 import type { Session } from '../session';
-import { operationOf } from '../snapshot';
+import { operationOf } from '../../common/snapshot';
 import { cancelable, cancelOwn } from './decisions';
 
 export async function outcome(s: Session, deadline: number): Promise<void> {

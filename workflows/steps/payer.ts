@@ -4,7 +4,7 @@
  * follows the provider to its own end instead of reporting a cancel that may not be true.
  */
 import type { Session } from '../session';
-import { qrExpired } from '../snapshot';
+import { qrExpired } from '../../common/snapshot';
 import { sendStart } from './start';
 import type { StartSpec } from '../../common/session-input';
 

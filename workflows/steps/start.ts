@@ -10,7 +10,7 @@ import type { StartSpec } from '../../common/session-input';
 import { stepName } from '../../common/steps';
 import { provider } from '../calls';
 import type { Session } from '../session';
-import { operationOf } from '../snapshot';
+import { operationOf } from '../../common/snapshot';
 
 /** How long a claim of the starter holds the start deadline open (more than any provider call lasts). */
 const START_CLAIM_MS = 2 * 60_000;

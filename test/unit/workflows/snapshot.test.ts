@@ -1,5 +1,5 @@
 import type { SessionInfo } from '../../../provider/schemas';
-import { amountMismatch, isNewer, operationsOf, phaseOf } from '../../../workflows/snapshot';
+import { amountMismatch, isNewer, operationsOf, phaseOf } from '../../../common/snapshot';
 
 const at = (n: number) => `2026-11-22T05:00:${String(n).padStart(2, '0')}.000000Z`;
 const payment = (status: string, extra: object = {}) => ({

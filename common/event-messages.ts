@@ -3,8 +3,8 @@
  * outboxes), defined once and imported by the workflows, the activities and the clients.
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { PaysagaEvent } from '../common/events';
-import type { DeliveryTarget, EndpointRecord, EventEndpoint } from '../common/event-delivery';
+import type { PaysagaEvent } from './events';
+import type { DeliveryTarget, EndpointRecord, EventEndpoint } from './event-delivery';
 import type { OutboxView } from './event-outbox-types';
 
 // The outbox of one subject (workflows/event-outbox.ts).

@@ -1,6 +1,6 @@
 /** What an event outbox (workflows/event-outbox.ts) takes, carries across runs and shows. */
-import type { PaysagaEvent } from '../common/events';
-import type { EventRecord } from '../common/event-delivery';
+import type { PaysagaEvent } from './events';
+import type { EventRecord } from './event-delivery';
 
 export interface OutboxInput {
   /** The session (`ps_...`) or subscription (`sub-...`) id. */
@@ -38,3 +38,6 @@ export interface OutboxState {
 }
 
 export type OutboxView = OutboxState;
+
+/** The outbox workflow's signature (workflows/event-outbox.ts), for starting it from below the workflows. */
+export type EventOutboxWorkflow = (input: OutboxInput, carried?: OutboxState) => Promise<OutboxState>;

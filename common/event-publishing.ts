@@ -4,11 +4,11 @@
  * outside a workflow that holds a Temporal client (a backfill, a test).
  */
 import type { Client } from '@temporalio/client';
-import { scrubCardData } from '../provider';
-import { eventId, eventSubject, isEventType, type PaysagaEvent } from '../common/events';
-import { EVENT_SUBJECT_PATTERN, eventOutboxWorkflowId } from '../common/event-delivery';
-import { outboxEventSignal } from '../workflows/event-definitions';
-import type { eventOutboxWorkflow } from '../workflows/event-outbox';
+import { scrubCardData } from '../provider/card';
+import { eventId, eventSubject, isEventType, type PaysagaEvent } from './events';
+import { EVENT_SUBJECT_PATTERN, eventOutboxWorkflowId } from './event-delivery';
+import { outboxEventSignal } from './event-messages';
+import type { EventOutboxWorkflow } from './event-outbox-types';
 
 /** The event breaks the contract of common/events.ts: sending it again cannot help. */
 export class InvalidEventError extends Error {
@@ -45,7 +45,7 @@ export async function publishPaysagaEvent(
   const problem = eventProblem(event);
   if (problem) throw new InvalidEventError(`invalid event ${String(event?.id)}: ${problem}`);
   const subject = eventSubject(event);
-  await temporal.workflow.signalWithStart<typeof eventOutboxWorkflow, [PaysagaEvent]>('eventOutboxWorkflow', {
+  await temporal.workflow.signalWithStart<EventOutboxWorkflow, [PaysagaEvent]>('eventOutboxWorkflow', {
     workflowId: eventOutboxWorkflowId(subject),
     taskQueue,
     args: [{ subject }],

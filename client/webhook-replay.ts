@@ -1,0 +1,99 @@
+/**
+ * Replaying a session's recorded provider webhooks (`paysaga webhooks replay`, POST
+ * /v1/sessions/{id}/provider-events/replay): each event the session recorded (the query
+ * `recordedProviderEvents`: webhooks and state syncs, with their payloads) goes through the same routing
+ * as a webhook (common/session-runs.ts `deliverProviderEvent`), marked `via: 'replay'`.
+ *
+ * A replay changes nothing already applied: sessions apply snapshots only forward (common/snapshot.ts
+ * isNewer), so a running session records each replayed event in its audit trail as a `duplicate` or
+ * `older` one, and a closed run that already knew the state is left closed (`already_known`, nothing
+ * started). Only an event the session never applied would be applied now.
+ */
+import type { Client } from '@temporalio/client';
+import {
+  providerEventsQuery,
+  recordedProviderEventsQuery,
+  type ProviderEventDelivery,
+} from '../common/messages';
+import { deliverProviderEvent, type DeliveryOutcome } from '../common/session-runs';
+import type { ProviderEventRecord } from '../common/views';
+import { isNewer } from '../common/snapshot';
+import { SessionNotFoundError } from './errors';
+import { queryWithRetry } from './query';
+
+/** One recorded event, replayed. */
+export interface ReplayedEvent {
+  /** The provider's event type (a webhook's `type`, or `state_sync`). */
+  type: string;
+  /** When the session first received it, and how. */
+  receivedAt: string;
+  via: ProviderEventRecord['via'];
+  /** The snapshot's `updated_at`. */
+  updatedAt?: string;
+  /** When the replay delivered it (its `receivedAt` in the audit trail). */
+  replayedAt: string;
+  /** What the routing did: signaled to the running workflow, a new run, or nothing (already known). */
+  delivery: DeliveryOutcome;
+  /** What the session made of it, from its audit trail (absent when nothing reached the session). */
+  outcome?: ProviderEventRecord['outcome'];
+}
+
+export interface ReplayReport {
+  sessionId: string;
+  events: ReplayedEvent[];
+}
+
+/** How long the audit trail is read for the replayed records after the last signal. */
+const AUDIT_WAIT_MS = 10_000;
+
+export async function replayProviderEvents(
+  temporal: Client,
+  taskQueue: string,
+  sessionId: string,
+): Promise<ReplayReport> {
+  const handle = temporal.workflow.getHandle(sessionId);
+  const notFound = () => new SessionNotFoundError(sessionId);
+  const recorded = await queryWithRetry(handle, recordedProviderEventsQuery, notFound);
+  // Each replayed event gets its own receive time, so that its record in the audit trail can be found.
+  const base = Date.now();
+  const events: ReplayedEvent[] = [];
+  for (const [i, d] of recorded.entries()) {
+    const replayedAt = new Date(base + i).toISOString();
+    const delivery: ProviderEventDelivery = { event: d.event, receivedAt: replayedAt, via: 'replay' };
+    const outcome = await deliverProviderEvent(temporal, taskQueue, delivery, (state) =>
+      isNewer(d.event.session_info, state.snapshot),
+    );
+    const updatedAt = d.event.session_info.updated_at;
+    events.push({
+      type: d.event.type,
+      receivedAt: d.receivedAt,
+      via: d.via,
+      ...(updatedAt ? { updatedAt } : {}),
+      replayedAt,
+      delivery: outcome,
+    });
+  }
+  await readOutcomes(temporal, sessionId, events);
+  return { sessionId, events };
+}
+
+/** Fills `outcome` of the events that reached the session from its audit trail (`providerEvents`). */
+async function readOutcomes(temporal: Client, sessionId: string, events: ReplayedEvent[]): Promise<void> {
+  const reached = events.filter((e) => e.delivery === 'signaled' || e.delivery === 'reopened');
+  if (reached.length === 0) return;
+  const handle = temporal.workflow.getHandle(sessionId);
+  const deadline = Date.now() + AUDIT_WAIT_MS;
+  for (;;) {
+    const audit = await queryWithRetry(
+      handle,
+      providerEventsQuery,
+      () => new SessionNotFoundError(sessionId),
+    );
+    for (const e of reached) {
+      const record = audit.find((r) => r.via === 'replay' && r.receivedAt === e.replayedAt);
+      if (record) e.outcome = record.outcome;
+    }
+    if (reached.every((e) => e.outcome) || Date.now() > deadline) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}

@@ -1,0 +1,248 @@
+/**
+ * Issue 8, findings 4 and 5: provider outages longer than every retry budget. Temporal's attempts of a
+ * provider call last about half a minute (workflows/calls.ts); these outages last until the session has
+ * shown it needs attention, then end, and the session must then end as the provider says, with money
+ * moved exactly once. Each test runs on its own stack (the sandbox's faults are the stack's), the three
+ * kinds of finding 4 at the same time. Judged by the sandbox ledger and transaction/state.
+ */
+import type { Client } from '@temporalio/client';
+import { NeedsAttention, PaymentStatus } from '../../common/search-attributes';
+import type { SessionView, SubscriptionView } from '../../common/views';
+import { finalView } from '../helpers/final';
+import { startStack, type StackOptions, type TestStack } from '../helpers/stack';
+import { card, FRICTIONLESS, references, rub } from '../helpers/workflow-test';
+
+// Past Temporal's ~31 s of attempts, the session's own backoff, and the recovery after the outage.
+jest.setTimeout(150_000);
+
+const ref = references('outage');
+
+async function withStack<T>(opts: StackOptions, fn: (stack: TestStack) => Promise<T>): Promise<T> {
+  const stack = await startStack(opts);
+  try {
+    return await fn(stack);
+  } finally {
+    await stack.close();
+  }
+}
+
+async function setFaults(stack: TestStack, rules: object[]): Promise<void> {
+  const res = await stack.sandbox.plain('POST', '/sandbox/faults', { rules });
+  expect(res.status).toBe(200);
+}
+
+/** The provider answers again: every fault rule removed. */
+async function recover(stack: TestStack): Promise<void> {
+  expect((await stack.sandbox.plain('DELETE', '/sandbox/faults')).status).toBe(200);
+}
+
+/** Long polls the session until `pred` holds (a state, never a duration). */
+async function until(
+  stack: TestStack,
+  id: string,
+  pred: (v: SessionView) => boolean,
+  ms = 120_000,
+): Promise<SessionView> {
+  const deadline = Date.now() + ms;
+  let view = await stack.payments.sessions.get(id);
+  while (!pred(view)) {
+    if (Date.now() > deadline) throw new Error(`session ${id} never got there: ${JSON.stringify(view)}`);
+    view = await stack.payments.sessions.waitForChange(id, {
+      afterVersion: view.version,
+      timeoutMs: Math.min(20_000, Math.max(1, deadline - Date.now())),
+    });
+  }
+  return view;
+}
+
+async function attributes(temporal: Client, workflowId: string) {
+  const d = await temporal.workflow.getHandle(workflowId).describe();
+  return {
+    status: d.typedSearchAttributes.get(PaymentStatus),
+    attention: d.typedSearchAttributes.get(NeedsAttention),
+  };
+}
+
+async function moves(stack: TestStack, id: string): Promise<[string, number][]> {
+  return (await stack.sandbox.ledger(id)).entries.map((e) => [e.kind, e.amount]);
+}
+
+/** transaction/state answers 503 for as long as the fault stays; the given webhooks are never sent. */
+const outage = (...droppedEvents: string[]) => [
+  { kind: 'error_5xx', status: 503, path: 'transaction/state' },
+  ...droppedEvents.map((eventType) => ({ kind: 'webhook_drop', eventType })),
+];
+
+describe('finding 4: exhausted retries never end a session while money can move', () => {
+  // Old code (workflows/session-run.ts, session-lifecycle.ts): every activity, polls included, stopped
+  // after 10 attempts, and guarded() ended the session `failed (provider_error ... http_503)` with no
+  // follow-up, though the payer had been charged; it stayed `failed` after the provider came back.
+  it.concurrent(
+    'a card checkout: needs_attention (not final) while the charge is unknown; then succeeded, one hold and one capture',
+    async () =>
+      withStack({ webhooks: true }, async (stack) => {
+        await setFaults(stack, outage('checkout_results'));
+        const { sessionId: id } = await stack.payments.sessions.startCardCheckout({
+          reference: ref('checkout'),
+          amount: rub(5_300),
+          card: card(FRICTIONLESS),
+          customer: { user_id: 'u1' },
+        });
+        const troubled = await until(stack, id, (v) => v.phase === 'needs_attention' || v.final);
+        expect(troubled).toMatchObject({ phase: 'needs_attention', final: false });
+        expect(troubled.attention?.reason).toMatch(/^transaction\/state: /);
+        expect(await attributes(stack.temporal, id)).toEqual({ status: 'needs_attention', attention: true });
+        // Meanwhile the provider has charged the payer: exactly what the session must not report failed.
+        expect(await moves(stack, id)).toEqual([
+          ['hold', 5_300],
+          ['capture', 5_300],
+        ]);
+
+        await recover(stack);
+        const result = await finalView(stack.temporal, id, 120_000);
+        expect(result).toMatchObject({ phase: 'succeeded', final: true });
+        expect(result.attention).toBeUndefined();
+        expect(result.events.map((e) => e.type)).toEqual(
+          expect.arrayContaining(['needs_attention', 'attention_cleared']),
+        );
+        expect(await attributes(stack.temporal, id)).toEqual({ status: 'succeeded', attention: false });
+        expect(await moves(stack, id)).toEqual([
+          ['hold', 5_300],
+          ['capture', 5_300],
+        ]);
+      }),
+  );
+
+  it.concurrent(
+    'a payout: needs_attention while its result is unknown; then succeeded, paid once',
+    async () =>
+      withStack({ webhooks: true }, async (stack) => {
+        const pt = await stack.sandbox.post('public_token', { card_tokenize: { allow_tokenization: true } });
+        const tokenized = await stack.sandbox.plain('POST', '/sandbox/widgets/card-tokenize', {
+          public_token: pt.body.public_token,
+          card_number: '5555555555554444',
+        });
+        await setFaults(stack, outage('checkout_results'));
+        const { sessionId: id } = await stack.payments.sessions.startPayout({
+          reference: ref('payout'),
+          amount: rub(2_900),
+          destination: { type: 'tokenized_card', token: tokenized.body.card_token },
+        });
+        const troubled = await until(stack, id, (v) => v.phase === 'needs_attention' || v.final);
+        expect(troubled).toMatchObject({ phase: 'needs_attention', final: false });
+        expect(await attributes(stack.temporal, id)).toEqual({ status: 'needs_attention', attention: true });
+        expect(await moves(stack, id)).toEqual([['payout', 2_900]]);
+
+        await recover(stack);
+        const result = await finalView(stack.temporal, id, 120_000);
+        expect(result).toMatchObject({ phase: 'succeeded', final: true });
+        expect(result.totals.paidOut).toBe(2_900);
+        expect(await moves(stack, id)).toEqual([['payout', 2_900]]);
+        expect((await stack.sandbox.stats()).stats.payouts).toBe(1);
+      }),
+  );
+
+  it.concurrent(
+    'a refund: the session shows attention while the refund is unknown; then the refund succeeds, refunded once',
+    async () =>
+      withStack({ webhooks: true }, async (stack) => {
+        const { sessionId: id } = await stack.payments.sessions.startCardCheckout({
+          reference: ref('paid'),
+          amount: rub(7_000),
+          card: card(FRICTIONLESS),
+          customer: { user_id: 'u1' },
+        });
+        expect((await finalView(stack.temporal, id)).phase).toBe('succeeded');
+        await setFaults(stack, outage('checkout_refunded'));
+        const reference = ref('refund');
+        await stack.payments.refunds.create(id, { reference, amount: 2_500 });
+        const troubled = await until(stack, id, (v) => v.attention !== undefined);
+        // The payment's result stays; the refund is what paysaga cannot follow yet.
+        expect(troubled).toMatchObject({ phase: 'succeeded', final: true });
+        expect(troubled.attention?.reason).toMatch(/^transaction\/state: /);
+        expect(troubled.refunds).toEqual([expect.objectContaining({ reference, status: 'processing' })]);
+        expect((await attributes(stack.temporal, id)).attention).toBe(true);
+
+        await recover(stack);
+        const done = await until(stack, id, (v) => v.refunds[0]?.status !== 'processing');
+        expect(done.refunds).toEqual([
+          expect.objectContaining({ reference, amount: 2_500, status: 'succeeded' }),
+        ]);
+        expect(done.attention).toBeUndefined();
+        expect(done.totals).toMatchObject({ captured: 7_000, refunded: 2_500 });
+        expect(await moves(stack, id)).toEqual([
+          ['hold', 7_000],
+          ['capture', 7_000],
+          ['refund', 2_500],
+        ]);
+        expect((await stack.sandbox.stats()).stats.moneyback).toBe(1);
+      }),
+  );
+});
+
+describe('finding 5: a subscription survives a provider outage', () => {
+  // Old code (workflows/subscription.ts): a failure of initiateRecurringSession escaped the subscription
+  // loop and failed the workflow (REJECT_DUPLICATE then blocked starting it again): billing stopped.
+  it('the charge cannot be opened for a while: attention, still active; then the period is charged once', async () =>
+    withStack({ webhooks: true }, async (stack) => {
+      const first = await stack.payments.sessions.startCardCheckout({
+        reference: ref('first'),
+        amount: rub(100),
+        card: card(FRICTIONLESS),
+        allowRecurring: true,
+        customer: { user_id: 'subscriber' },
+      });
+      const token = (await finalView(stack.temporal, first.sessionId)).recurringToken!;
+      expect(token).toMatch(/^rt_/);
+      const sessionsBefore = (await stack.sandbox.stats()).stats.sessions ?? 0;
+
+      await setFaults(stack, [{ kind: 'error_5xx', status: 503, path: 'transaction/initiate' }]);
+      const sub = await stack.payments.subscriptions.start({
+        reference: ref('sub'),
+        token,
+        amount: rub(1_000),
+        // One period in this test: the next is an hour away.
+        intervalMs: 3_600_000,
+        customer: { user_id: 'subscriber' },
+        settings: { deadlines: { startMs: 2_000 } },
+      });
+      const id = sub.subscriptionId;
+      const get = () => stack.payments.subscriptions.get(id);
+      const untilSub = async (pred: (v: SubscriptionView) => boolean): Promise<SubscriptionView> => {
+        const deadline = Date.now() + 90_000;
+        for (;;) {
+          const v = await get();
+          if (pred(v)) return v;
+          if (Date.now() > deadline) throw new Error(`subscription never got there: ${JSON.stringify(v)}`);
+          await new Promise((r) => setTimeout(r, 200));
+        }
+      };
+
+      const troubled = await untilSub((v) => v.attention !== undefined);
+      expect(troubled.status).toBe('active');
+      expect(troubled.attention?.reason).toMatch(/not open yet/);
+      expect(troubled.totals).toMatchObject({ succeeded: 0, failed: 0 });
+      expect(troubled.charges).toEqual([
+        expect.objectContaining({ period: 1, attempt: 0, outcome: 'pending' }),
+      ]);
+      expect((await attributes(stack.temporal, id)).attention).toBe(true);
+      expect((await stack.sandbox.stats()).stats.sessions).toBe(sessionsBefore);
+
+      await recover(stack);
+      const paid = await untilSub((v) => v.totals.succeeded === 1);
+      expect(paid.status).toBe('active');
+      expect(paid.attention).toBeUndefined();
+      expect(paid.charges).toEqual([
+        expect.objectContaining({ period: 1, attempt: 0, outcome: 'succeeded', amount: 1_000 }),
+      ]);
+      expect((await attributes(stack.temporal, id)).attention).toBe(false);
+      const chargeSession = paid.charges[0]!.sessionId;
+      const charged = (await stack.sandbox.ledger(chargeSession)).entries.filter(
+        (e) => e.kind === 'capture' || e.kind === 'charge',
+      );
+      expect(charged.map((e) => e.amount)).toEqual([1_000]);
+      // One provider session for the period, whatever was retried.
+      expect((await stack.sandbox.stats()).stats.sessions).toBe(sessionsBefore + 1);
+      await stack.payments.subscriptions.cancel(id);
+    }));
+});
