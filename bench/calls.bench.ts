@@ -201,7 +201,8 @@ export async function main(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const beforeRoot = process.env.BENCH_BEFORE_ROOT ?? '/tmp/paysaga-before';
   const versions: Version[] = [];
-  if (fs.existsSync(path.join(beforeRoot, 'cli', 'main.ts'))) versions.push({ name: 'before', root: beforeRoot });
+  if (fs.existsSync(path.join(beforeRoot, 'cli', 'main.ts')))
+    versions.push({ name: 'before', root: beforeRoot });
   else console.error(`no checkout of the old code at ${beforeRoot}: measuring "after" only`);
   versions.push({ name: 'after', root: AFTER_ROOT });
 
@@ -229,7 +230,11 @@ export async function main(): Promise<void> {
       }).then(
         async (r) => {
           await r.body.dump();
-          delivered.push({ sessionId: event.session_info?.id ?? '?', type: event.type ?? '?', status: r.statusCode });
+          delivered.push({
+            sessionId: event.session_info?.id ?? '?',
+            type: event.type ?? '?',
+            status: r.statusCode,
+          });
           res.writeHead(r.statusCode).end();
         },
         () => res.writeHead(502).end(),
@@ -251,7 +256,9 @@ export async function main(): Promise<void> {
   });
   const rows: CaseResult[] = [];
   try {
-    console.error(`dev server ${env.address} (${cli}); versions: ${versions.map((v) => `${v.name} ${v.root}`).join(', ')}`);
+    console.error(
+      `dev server ${env.address} (${cli}); versions: ${versions.map((v) => `${v.name} ${v.root}`).join(', ')}`,
+    );
     for (const v of versions) {
       const t = Date.now();
       rows.push(
@@ -287,8 +294,12 @@ export async function main(): Promise<void> {
       methods: summarize(r.createCalls),
       webhooks: r.webhooks,
       'webhooks (type, answer)': r.webhookAnswers,
-      'calls per webhook': r.webhooks ? Object.values(r.webhookCalls).reduce((a, b) => a + b, 0) / r.webhooks : 0,
-      'webhook methods (all)': summarize(Object.entries(r.webhookCalls).flatMap(([m, n]) => Array(n).fill(m))),
+      'calls per webhook': r.webhooks
+        ? Object.values(r.webhookCalls).reduce((a, b) => a + b, 0) / r.webhooks
+        : 0,
+      'webhook methods (all)': summarize(
+        Object.entries(r.webhookCalls).flatMap(([m, n]) => Array(n).fill(m)),
+      ),
     })),
   );
 }

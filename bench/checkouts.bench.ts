@@ -205,8 +205,14 @@ export async function main(): Promise<void> {
     const total = (h: Record<string, number>) => Object.values(h).reduce((a, b) => a + b, 0);
     webhooksPerCheckout = (total(hooksAfter) - total(hooksBefore)) / warmup;
     signals = Math.max(1, Math.round(webhooksPerCheckout));
-    await runBounded(warmup, concurrency, noopCheckout(stack.temporal, noopQueue, () => signals, 'warmup'));
-    console.error(`warm-up done: ${webhooksPerCheckout} webhooks per checkout; the no-op sends ${signals} signals`);
+    await runBounded(
+      warmup,
+      concurrency,
+      noopCheckout(stack.temporal, noopQueue, () => signals, 'warmup'),
+    );
+    console.error(
+      `warm-up done: ${webhooksPerCheckout} webhooks per checkout; the no-op sends ${signals} signals`,
+    );
 
     const profiler = profileDir ? new Session() : undefined;
     if (profiler) {
@@ -215,11 +221,19 @@ export async function main(): Promise<void> {
     }
     for (let round = 1; round <= rounds; round++) {
       rows.push(
-        await measure(round, 'no-op', n, concurrency, noopCheckout(stack.temporal, noopQueue, () => signals, `r${round}`)),
+        await measure(
+          round,
+          'no-op',
+          n,
+          concurrency,
+          noopCheckout(stack.temporal, noopQueue, () => signals, `r${round}`),
+        ),
       );
       console.error(`round ${round} no-op: ${rows.at(-1)!.perSec}/s`);
       if (profiler) await profiler.post('Profiler.start');
-      rows.push(await measure(round, 'paysaga', n, concurrency, paysagaCheckout(stack, expected, `r${round}`)));
+      rows.push(
+        await measure(round, 'paysaga', n, concurrency, paysagaCheckout(stack, expected, `r${round}`)),
+      );
       if (profiler) {
         const { profile } = await profiler.post('Profiler.stop');
         fs.mkdirSync(profileDir!, { recursive: true });
@@ -242,7 +256,7 @@ export async function main(): Promise<void> {
     const rs = rows.filter((r) => r.workflow === w);
     return rs.reduce((a, r) => a + r.checkouts, 0) / rs.reduce((a, r) => a + r.checkouts / r.perSec, 0);
   };
-  console.log(`${machineLine()}; load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(machineLine());
   console.log(`checkouts per row ${n}, concurrency ${concurrency}, rounds ${rounds}`);
   console.table(rows);
   const noop = sum('no-op');
@@ -250,6 +264,8 @@ export async function main(): Promise<void> {
   console.log(
     `paysaga ${round1(paysaga)}/s, no-op ${round1(noop)}/s: ratio ${(paysaga / noop).toFixed(2)} (target >= 0.70)`,
   );
-  console.log(`webhooks per paysaga checkout ${webhooksPerCheckout}; receiver outcomes ${JSON.stringify(webhookOutcomes)}`);
+  console.log(
+    `webhooks per paysaga checkout ${webhooksPerCheckout}; receiver outcomes ${JSON.stringify(webhookOutcomes)}`,
+  );
   console.log(`ledger: ${ledger}`);
 }

@@ -14,14 +14,13 @@
  * Run: `npm run bench -- webhooks` (BENCH_N deliveries per row, BENCH_SESSIONS sessions,
  * BENCH_CONCURRENCY in flight, BENCH_ROUNDS rounds).
  */
-import * as os from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { Pool } from 'undici';
 import { providerEventSignal, type ProviderEventDelivery } from '../common/messages';
 import { CardDetails, redactPans, scrubCardData, signBytes } from '../provider';
 import type { WebhookEvent } from '../provider/schemas';
-import { benchSettings, sandboxForApi, startBenchServer, startPaysaga } from './lib/stack';
+import { sandboxForApi, startBenchServer, startPaysaga, waitingSettings } from './lib/stack';
 import { machineLine, percentile, round1, runBounded } from './support';
 
 const THREE_DS_CARD = '4000000000003063';
@@ -50,7 +49,12 @@ export async function main(): Promise<void> {
     const bundle = await server.bundle('paysaga', require.resolve('../workflows'));
     const { sandbox, publicPort } = await sandboxForApi(server);
     closers.push(() => sandbox.close());
-    const stack = await startPaysaga(server, { bundlePath: bundle, sandbox, publicPort, settings: benchSettings() });
+    const stack = await startPaysaga(server, {
+      bundlePath: bundle,
+      sandbox,
+      publicPort,
+      settings: waitingSettings(),
+    });
     closers.push(() => stack.close());
 
     // Sessions waiting for their payer, and each one's current state as the provider shows it.
@@ -70,7 +74,8 @@ export async function main(): Promise<void> {
         },
         { waitMs: 10_000 },
       );
-      if (view.phase !== 'awaiting_payer') throw new Error(`${view.sessionId} is ${view.phase}, not awaiting_payer`);
+      if (view.phase !== 'awaiting_payer')
+        throw new Error(`${view.sessionId} is ${view.phase}, not awaiting_payer`);
       ids.push(view.sessionId);
     });
     const events: WebhookEvent[] = [];
@@ -145,8 +150,10 @@ export async function main(): Promise<void> {
     const rs = rows.filter((r) => r.path === p);
     return rs.reduce((a, r) => a + r.deliveries, 0) / rs.reduce((a, r) => a + r.deliveries / r.perSec, 0);
   };
-  console.log(`${machineLine()}; load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
-  console.log(`deliveries per row ${n} to ${sessions} sessions, concurrency ${concurrency}, rounds ${rounds}`);
+  console.log(machineLine());
+  console.log(
+    `deliveries per row ${n} to ${sessions} sessions, concurrency ${concurrency}, rounds ${rounds}`,
+  );
   console.table(rows);
   const api = rate('through API');
   const bare = rate('bare signal()');

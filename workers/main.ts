@@ -37,6 +37,7 @@ import { assertSearchAttributesRegistered } from '../common/search-attribute-che
 import { EventsClient } from '../client/events-client';
 import type { ConfiguredEndpoint } from '../activities/event-activities';
 import { eventSettingsFromEnv } from './event-config';
+import { workerTuningFromEnv } from './tuning';
 import { createEventDeliveryWorker, createPaysagaWorker } from './worker';
 
 export const PINO_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -309,6 +310,8 @@ export async function startWorkerFromEnv(o: StartWorkerOptions = {}): Promise<Ru
   const reconcile = reconcilerInputFromEnv(env);
   // PAYSAGA_EVENT_*: delivery policy and configured endpoints of outbound events.
   const events = eventSettingsFromEnv(env, temporal.taskQueue);
+  // PAYSAGA_MAX_CACHED_WORKFLOWS: the workflow cache (workers/tuning.ts).
+  const tuning = workerTuningFromEnv(env);
   installRuntime(logger, o.shutdownSignals, env.PAYSAGA_WORKER_METRICS || undefined);
 
   await checkNamespace(temporal);
@@ -343,6 +346,7 @@ export async function startWorkerFromEnv(o: StartWorkerOptions = {}): Promise<Ru
       provider,
       ...(returnUrl ? { returnUrl } : {}),
       events,
+      tuning,
       ...(workflowCode.bundlePath ? { workflowBundlePath: workflowCode.bundlePath } : {}),
       ...dataConverter,
     });
@@ -408,6 +412,7 @@ export async function startWorkerFromEnv(o: StartWorkerOptions = {}): Promise<Ru
       provider: environment.baseUrl,
       projectId: providerConfig.projectId,
       workflowCode: workflowCode.source,
+      maxCachedWorkflows: tuning.maxCachedWorkflows,
       metrics: env.PAYSAGA_WORKER_METRICS ? `http://${env.PAYSAGA_WORKER_METRICS}/metrics` : 'off',
       payloads: codec ? 'encrypted' : 'plain',
       reconciler: reconcile ? { workflowId: reconcilerWorkflowId(temporal.taskQueue), ...reconcile } : 'off',

@@ -20,7 +20,12 @@ let finished = [];
 let outside = {};
 
 dc.subscribe('http.server.request.start', ({ request, response }) => {
-  const record = { method: request.method, path: request.url.split('?')[0], query: request.url.split('?')[1] ?? '', calls: [] };
+  const record = {
+    method: request.method,
+    path: request.url.split('?')[0],
+    query: request.url.split('?')[1] ?? '',
+    calls: [],
+  };
   requestContext.enterWith(record);
   response.once('finish', () => {
     record.status = response.statusCode;

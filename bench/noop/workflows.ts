@@ -103,7 +103,7 @@ export async function noopOutboxWorkflow(input: { subject: string; idleMs: numbe
   wf.setHandler(outboxEvent, (e) => {
     if (!held.some((h) => h.id === e.id)) held.push(e);
   });
-  for (let seen = -1; seen !== held.length; ) {
+  for (let seen = -1; seen !== held.length;) {
     seen = held.length;
     await wf.condition(() => held.length !== seen, input.idleMs);
   }
