@@ -35,12 +35,15 @@ import {
 } from './noop/workflows';
 import {
   benchSettings,
+  operationsPer,
   sandboxForApi,
   startBenchServer,
+  type BenchServer,
   startPaysaga,
   webhooksReceived,
   type PaysagaStack,
 } from './lib/stack';
+import { childPidsNamed, cpuMsOf } from './lib/processes';
 import { machineLine, percentile, round1, runBounded } from './support';
 
 const FRICTIONLESS_CARD = '4111111111111111';
@@ -58,6 +61,16 @@ interface Row {
   processCpuPct: number;
   /** CPU of the whole machine (dev server and sandbox included), % of all cores. */
   machineCpuPct: number;
+  /** CPU time per checkout, ms: this process (worker, API, driver), the sandbox, the dev server. */
+  cpuMsPaysagaProcess: number;
+  cpuMsSandbox: number;
+  cpuMsDevServer: number;
+}
+
+/** The processes whose CPU a row accounts for, besides this one. */
+interface Pids {
+  sandbox: number;
+  server: number;
 }
 
 function machineCpu(): { idle: number; total: number } {
@@ -71,17 +84,27 @@ function machineCpu(): { idle: number; total: number } {
 }
 
 async function measure(
+  server: BenchServer,
+  pids: Pids,
+  ops: Record<Row['workflow'], Record<string, number>>,
   round: number,
   workflow: Row['workflow'],
   n: number,
   concurrency: number,
   checkout: (i: number) => Promise<void>,
 ): Promise<Row> {
+  const opsBefore = await server.operations();
   const cpu = process.cpuUsage();
   const machine = machineCpu();
+  const others = { sandbox: cpuMsOf(pids.sandbox), server: cpuMsOf(pids.server) };
   const { latenciesMs, wallMs } = await runBounded(n, concurrency, checkout);
   const used = process.cpuUsage(cpu);
   const after = machineCpu();
+  const othersAfter = { sandbox: cpuMsOf(pids.sandbox), server: cpuMsOf(pids.server) };
+  // The last webhooks and events of the row's checkouts settle before they are counted.
+  await new Promise((r) => setTimeout(r, 1_500));
+  for (const [op, count] of Object.entries(operationsPer(opsBefore, await server.operations(), 1)))
+    ops[workflow][op] = (ops[workflow][op] ?? 0) + count;
   return {
     round,
     workflow,
@@ -91,6 +114,9 @@ async function measure(
     p95Ms: Math.round(percentile(latenciesMs, 95)),
     processCpuPct: Math.round(((used.user + used.system) / 1e3 / wallMs) * 100),
     machineCpuPct: Math.round((1 - (after.idle - machine.idle) / (after.total - machine.total)) * 100),
+    cpuMsPaysagaProcess: round1((used.user + used.system) / 1e3 / n),
+    cpuMsSandbox: round1((othersAfter.sandbox - others.sandbox) / n),
+    cpuMsDevServer: round1((othersAfter.server - others.server) / n),
   };
 }
 
@@ -159,6 +185,7 @@ export async function main(): Promise<void> {
   const server = await startBenchServer();
   const closers: (() => Promise<unknown>)[] = [() => server.close()];
   const rows: Row[] = [];
+  const ops: Record<Row['workflow'], Record<string, number>> = { 'no-op': {}, paysaga: {} };
   let ledger = '';
   let webhooksPerCheckout = 0;
   let webhookOutcomes: Record<string, number> = {};
@@ -214,6 +241,9 @@ export async function main(): Promise<void> {
       `warm-up done: ${webhooksPerCheckout} webhooks per checkout; the no-op sends ${signals} signals`,
     );
 
+    const [serverPid] = childPidsNamed('temporal');
+    if (!serverPid) throw new Error('no dev server process among the children of this process');
+    const pids: Pids = { sandbox: sandbox.process.pid, server: serverPid };
     const profiler = profileDir ? new Session() : undefined;
     if (profiler) {
       profiler.connect();
@@ -222,6 +252,9 @@ export async function main(): Promise<void> {
     for (let round = 1; round <= rounds; round++) {
       rows.push(
         await measure(
+          server,
+          pids,
+          ops,
           round,
           'no-op',
           n,
@@ -232,7 +265,16 @@ export async function main(): Promise<void> {
       console.error(`round ${round} no-op: ${rows.at(-1)!.perSec}/s`);
       if (profiler) await profiler.post('Profiler.start');
       rows.push(
-        await measure(round, 'paysaga', n, concurrency, paysagaCheckout(stack, expected, `r${round}`)),
+        await measure(
+          server,
+          pids,
+          ops,
+          round,
+          'paysaga',
+          n,
+          concurrency,
+          paysagaCheckout(stack, expected, `r${round}`),
+        ),
       );
       if (profiler) {
         const { profile } = await profiler.post('Profiler.stop');
@@ -268,4 +310,21 @@ export async function main(): Promise<void> {
     `webhooks per paysaga checkout ${webhooksPerCheckout}; receiver outcomes ${JSON.stringify(webhookOutcomes)}`,
   );
   console.log(`ledger: ${ledger}`);
+  // What each checkout cost the server, by operation (a count, so the load of the machine does not matter).
+  const perCheckout = {
+    paysaga: operationsPer({}, ops.paysaga, n * rounds),
+    'no-op': operationsPer({}, ops['no-op'], n * rounds),
+  };
+  const names = [...new Set([...Object.keys(perCheckout.paysaga), ...Object.keys(perCheckout['no-op'])])];
+  console.log('Temporal server requests per checkout (frontend, long polls left out):');
+  console.table(
+    Object.fromEntries(
+      names.map((op) => [
+        op,
+        { paysaga: perCheckout.paysaga[op] ?? 0, 'no-op': perCheckout['no-op'][op] ?? 0 },
+      ]),
+    ),
+  );
+  const total = (o: Record<string, number>) => round1(Object.values(o).reduce((a, b) => a + b, 0));
+  console.log(`total: paysaga ${total(perCheckout.paysaga)}, no-op ${total(perCheckout['no-op'])}`);
 }

@@ -37,7 +37,7 @@ import { assertSearchAttributesRegistered } from '../common/search-attribute-che
 import { EventsClient } from '../client/events-client';
 import type { ConfiguredEndpoint } from '../activities/event-activities';
 import { eventSettingsFromEnv } from './event-config';
-import { workerTuningFromEnv } from './tuning';
+import { DEFAULT_MAX_CACHED_WORKFLOWS, workerTuningFromEnv } from './tuning';
 import { createEventDeliveryWorker, createPaysagaWorker } from './worker';
 
 export const PINO_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -412,7 +412,7 @@ export async function startWorkerFromEnv(o: StartWorkerOptions = {}): Promise<Ru
       provider: environment.baseUrl,
       projectId: providerConfig.projectId,
       workflowCode: workflowCode.source,
-      maxCachedWorkflows: tuning.maxCachedWorkflows,
+      maxCachedWorkflows: tuning.maxCachedWorkflows ?? DEFAULT_MAX_CACHED_WORKFLOWS,
       metrics: env.PAYSAGA_WORKER_METRICS ? `http://${env.PAYSAGA_WORKER_METRICS}/metrics` : 'off',
       payloads: codec ? 'encrypted' : 'plain',
       reconciler: reconcile ? { workflowId: reconcilerWorkflowId(temporal.taskQueue), ...reconcile } : 'off',

@@ -9,12 +9,13 @@
 export const DEFAULT_MAX_CACHED_WORKFLOWS = 1_000;
 
 export interface WorkerTuning {
-  maxCachedWorkflows: number;
+  maxCachedWorkflows?: number;
 }
 
+/** PAYSAGA_MAX_CACHED_WORKFLOWS when set; createPaysagaWorker applies the default otherwise. */
 export function workerTuningFromEnv(env: NodeJS.ProcessEnv): WorkerTuning {
   const raw = env.PAYSAGA_MAX_CACHED_WORKFLOWS;
-  if (raw === undefined || raw === '') return { maxCachedWorkflows: DEFAULT_MAX_CACHED_WORKFLOWS };
+  if (raw === undefined || raw === '') return {};
   const n = Number(raw);
   // The SDK needs room for at least two (one running, one being evicted).
   if (!Number.isSafeInteger(n) || n < 2)

@@ -39,11 +39,20 @@ export interface BenchServer {
   tempDir: string;
   /** Bundles `workflowsPath` once into the temp folder; returns the bundle's path. */
   bundle(name: string, workflowsPath: string): Promise<string>;
+  /**
+   * Requests the server's frontend has handled so far (every call of clients and workers), by gRPC
+   * operation (its Prometheus counter `service_requests`), long polls left out: what a workload costs
+   * the server, whatever the load of the machine.
+   */
+  operations(): Promise<Record<string, number>>;
   close(): Promise<void>;
 }
 
 export async function startBenchServer(): Promise<BenchServer> {
-  const local: LocalTemporal = await startLocalTemporal();
+  const metricsPort = await freePort();
+  const local: LocalTemporal = await startLocalTemporal({
+    extraArgs: ['--metrics-port', String(metricsPort)],
+  });
   const tempDir = fs.mkdtempSync(path.join(os.tmpdir(), 'paysaga-bench-'));
   return {
     address: local.env.address,
@@ -56,11 +65,37 @@ export async function startBenchServer(): Promise<BenchServer> {
       fs.writeFileSync(file, code);
       return file;
     },
+    async operations() {
+      const res = await request(`http://127.0.0.1:${metricsPort}/metrics`);
+      const text = await res.body.text();
+      const out: Record<string, number> = {};
+      for (const line of text.split('\n')) {
+        if (!line.startsWith('service_requests{') || !line.includes('service_name="frontend"')) continue;
+        const op = /operation="([^"]+)"/.exec(line)?.[1];
+        if (!op || op.startsWith('Poll')) continue;
+        out[op] = (out[op] ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1));
+      }
+      return out;
+    },
     async close() {
       await local.env.teardown();
       fs.rmSync(tempDir, { recursive: true, force: true });
     },
   };
+}
+
+/** `after - before` per operation, divided by `per`, largest first, zeros left out. */
+export function operationsPer(
+  before: Record<string, number>,
+  after: Record<string, number>,
+  per: number,
+): Record<string, number> {
+  const out: [string, number][] = [];
+  for (const [op, n] of Object.entries(after)) {
+    const d = (n - (before[op] ?? 0)) / per;
+    if (d > 0) out.push([op, Math.round(d * 100) / 100]);
+  }
+  return Object.fromEntries(out.sort((a, b) => b[1] - a[1]));
 }
 
 /** The sandbox as its own process (`paysaga sandbox`), its flow steps 10 ms apart. */
