@@ -44,7 +44,7 @@ export interface NoopReferenceInput {
 }
 
 export async function noopReferenceWorkflow(input: NoopReferenceInput): Promise<void> {
-  let sessionId: string | undefined;
+  let sessionId: string | undefined = undefined;
   wf.setHandler(registration, async ({ requestId }) => {
     await wf.condition(() => sessionId !== undefined);
     return { sessionId: sessionId!, created: requestId === input.requestId };
