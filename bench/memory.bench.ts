@@ -17,6 +17,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { CardDetails, redactPans } from '../provider';
+import { DEFAULT_MAX_CACHED_WORKFLOWS } from '../workers/tuning';
 import { BENCH_PROJECT, sandboxForApi, startBenchServer, startPaysaga, waitingSettings } from './lib/stack';
 import { rssOf, startProbed } from './lib/processes';
 import { machineLine, mib, round1, runBounded } from './support';
@@ -168,7 +169,7 @@ export async function main(): Promise<void> {
         `${mib(memory.heapTotal)} MiB total; external ${mib(memory.external)} MiB, array buffers ` +
         `${mib(memory.arrayBuffers)} MiB; growth per waiting session ` +
         `${round1((rss - base.rss) / waiting / 1024)} KiB RSS`,
-      `maxCachedWorkflows: ${cache ?? "the worker's default"}`,
+      `maxCachedWorkflows: ${cache ?? `${DEFAULT_MAX_CACHED_WORKFLOWS} (paysaga's default)`}`,
     ];
   } catch (err) {
     throw new Error(redactPans((err as Error).stack ?? String(err)));
