@@ -12,6 +12,7 @@ import { authPlugin } from './plugins/auth';
 import { drainPlugin } from './plugins/drain';
 import { errorsPlugin } from './plugins/errors';
 import { jsonBodyPlugin } from './plugins/json-body';
+import { methodNotAllowedPlugin } from './plugins/method-not-allowed';
 import { createApiMetrics, metricsPlugin } from './plugins/metrics';
 import { openapiPlugin } from './plugins/openapi';
 import { checkoutRoutes } from './routes/checkouts';
@@ -84,7 +85,9 @@ function newInstance(deps: ApiDeps): FastifyInstance {
   // Validation is zod's (client/inputs.ts and the provider's schemas), in the handlers, so a bad
   // request names the same field and rule as the TypeScript client. The JSON schemas on routes
   // only describe the API for OpenAPI; they are not compiled into validators or serializers.
-  app.setValidatorCompiler(() => (value) => ({ value }));
+  // `true` leaves each part as parsed: fastify hands a validator `null` for a missing body, and
+  // returning that `value` would make "no body" (read as `{}`) look like a JSON `null` (refused).
+  app.setValidatorCompiler(() => () => true);
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   return app;
 }
@@ -121,6 +124,7 @@ export function buildApi(deps: ApiDeps): PaysagaApi {
   ] as const) {
     app.register(drainPlugin);
     app.register(errorsPlugin);
+    app.register(methodNotAllowedPlugin);
     app.register(jsonBodyPlugin);
     app.register(metricsPlugin, { metrics, serve: listener === 'internal' });
     app.register(openapiPlugin, {

@@ -1,9 +1,16 @@
 /** Small request/response helpers shared by the partner routes. */
 import type { Client } from '@temporalio/client';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type {
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  RouteHandlerMethod,
+  RouteShorthandOptions,
+} from 'fastify';
 import { z } from 'zod';
 import { InputValidationError } from '../client/errors';
 import { reference as referenceSchema } from '../client/inputs';
+import type { Route } from '../client/http/endpoints';
 import type { Started } from '../client/reads';
 import type { SessionView } from '../common/views';
 
@@ -16,10 +23,10 @@ export function parse<S extends z.ZodType>(schema: S, value: unknown, prefix = '
   return r.data;
 }
 
-/** The body as a plain object (no body at all reads as `{}`). */
+/** The body as a plain object (no body at all reads as `{}`; a JSON `null` is no object). */
 export function objectBody(body: unknown): Record<string, unknown> {
-  if (body === undefined || body === null) return {};
-  if (typeof body !== 'object' || Array.isArray(body))
+  if (body === undefined) return {};
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
     throw new InputValidationError([{ field: '(body)', rule: 'a JSON object' }]);
   return body as Record<string, unknown>;
 }
@@ -33,10 +40,14 @@ export function waitMs(query: unknown, defaultMs: number): number {
   return q.wait ?? defaultMs;
 }
 
-const sessionId = z.string().regex(/^[A-Za-z0-9_.:-]{1,128}$/, 'a session id (ps_...)');
+const sessionId = z
+  .string()
+  .regex(/^[A-Za-z0-9_.:-]{1,128}$/, 'a session id (ps_...)')
+  .describe('Session id (ps_...)');
+export const sessionIdParams = z.object({ id: sessionId });
 
 export function sessionIdParam(params: unknown): string {
-  return parse(z.object({ id: sessionId }), params).id;
+  return parse(sessionIdParams, params).id;
 }
 
 /**
@@ -110,4 +121,22 @@ export function sendCreated(reply: FastifyReply, view: Started<SessionView>, o: 
   reply.header('location', `/v1/sessions/${encodeURIComponent(view.sessionId)}`);
   if (!view.created) reply.header('idempotent-replayed', 'true');
   return reply.code(view.created ? 201 : 200).send(withLinks(view, o));
+}
+
+/** A route of the HTTP client's table as fastify names it under the /v1 prefix (`{id}` -> `:id`). */
+export function v1Url(route: { path: string }): string {
+  return route.path.replace(/^\/v1(?=\/)/, '').replace(/\{(\w+)\}/g, ':$1');
+}
+
+/**
+ * Registers a partner route from the route table the HTTP client sends by (client/http/endpoints.ts):
+ * the method and path are the table's, so the API and its client cannot drift apart.
+ */
+export function tableRoute<P, B, O>(
+  app: FastifyInstance,
+  route: Route<P, B, O>,
+  opts: RouteShorthandOptions,
+  handler: RouteHandlerMethod,
+): void {
+  app.route({ ...opts, method: route.method, url: v1Url(route), handler });
 }

@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { sessionView, subscriptionView } from '../common/views';
+import { sessionIdParams } from './http';
 
 type Json = Record<string, unknown>;
 
@@ -21,8 +22,10 @@ function tidy(node: unknown): unknown {
     if (!Array.isArray(alts)) continue;
     const kept = alts.filter((a) => !(a && typeof a === 'object' && Object.keys(a as Json).length === 0));
     if (kept.length === 1) {
-      delete out[key];
-      Object.assign(out, kept[0] as Json);
+      // what the union itself says (its `.meta()`) stays over what the one shape says
+      const { [key]: _alts, ...own } = out;
+      for (const k of Object.keys(out)) delete out[k];
+      Object.assign(out, kept[0] as Json, own);
     } else {
       out[key] = kept;
     }
@@ -30,7 +33,10 @@ function tidy(node: unknown): unknown {
   return out;
 }
 
-/** A zod schema as JSON schema: its input side (what a caller sends) unless `io: 'output'`. */
+/**
+ * A zod schema as JSON schema: its input side (what a caller sends) unless `io: 'output'`. Rules zod
+ * checks in code (a `.refine`) are stated for the document with `.meta({...})` on the same schema.
+ */
 export function docSchema(
   schema: z.ZodType,
   patch: { description?: string; optional?: string[]; extra?: Json; io?: 'input' | 'output' } = {},
@@ -84,9 +90,9 @@ export const sharedSchemas: Json[] = [
           code: {
             type: 'string',
             description:
-              'invalid_request, invalid_json, unauthorized, session_not_found, invalid_state, not_found, ' +
-              'outcome_unknown, provider_unavailable, temporal_unavailable, timeout, internal_error, ' +
-              'or the provider error_code (502)',
+              'invalid_request, invalid_json, unauthorized, not_found, session_not_found, method_not_allowed, ' +
+              'reference_conflict, provider_refused, invalid_state, outcome_unknown, provider_bad_response, ' +
+              'provider_unavailable, temporal_unavailable, timeout, internal_error, ...',
           },
           message: { type: 'string' },
           fields: {
@@ -140,11 +146,7 @@ export const waitQuery = (defaultMs: number) => ({
   },
 });
 
-export const sessionParams = {
-  type: 'object',
-  required: ['id'],
-  properties: { id: { type: 'string', description: 'Session id (ps_...)' } },
-};
+export const sessionParams = docSchema(sessionIdParams);
 
 export const errorResponses = {
   400: {
@@ -152,7 +154,19 @@ export const errorResponses = {
     ...ERROR_REF,
   },
   401: { description: 'Missing or wrong bearer token.', ...ERROR_REF },
-  502: { description: 'The provider refused: `code` is its error_code.', ...ERROR_REF },
+  500: { description: 'A fault of paysaga itself.', ...ERROR_REF },
+  502: { description: 'The provider answered something paysaga cannot read.', ...ERROR_REF },
   503: { description: 'Provider or Temporal unreachable; retry.', ...ERROR_REF },
   504: { description: 'Outcome unknown: retry with the same Idempotency-Key.', ...ERROR_REF },
+};
+
+/** What a request that reaches the provider can also hear: the provider's refusals in the caller's terms. */
+export const refusalResponses = {
+  404: { description: 'The provider knows no such thing (`fields` names it).', ...ERROR_REF },
+  409: {
+    description:
+      'Not possible now: the provider refused it (`provider_refused`), or the reference names another ' +
+      'request (`reference_conflict`).',
+    ...ERROR_REF,
+  },
 };

@@ -28,11 +28,12 @@ import { startLocalTemporal } from '../test/helpers/local-temporal';
 import { createPaysagaWorker } from '../workers/worker';
 import { freshKeyPair, machineLine, mib, percentile, round1, runBounded } from './support';
 import { finalView } from '../test/helpers/final';
+import { TEST_CARD } from '../sandbox/test-cards';
 
 const PROJECT = 'bench';
 const WARMUP = 10;
 /** Frictionless in the sandbox (sandbox/README.md, test cards). Never printed. */
-const FRICTIONLESS_CARD = '4111111111111111';
+const FRICTIONLESS_CARD = TEST_CARD.visa;
 
 export interface SessionsRow {
   mode: string;

@@ -3,7 +3,7 @@
  * like every other input (client/inputs.ts): a bad field is named with its rule, nothing changes.
  */
 import { z } from 'zod';
-import { EVENT_TYPES } from '../common/events';
+import { EVENT_ID_PATTERN, EVENT_TYPES } from '../common/events';
 import { MAX_SECRET_GRACE_MS } from '../common/event-delivery';
 
 const eventType = z.enum(EVENT_TYPES, { error: `one of the event types: ${EVENT_TYPES.join(', ')}` });
@@ -15,6 +15,7 @@ export const eventEndpointInput = z.object({
     .array(eventType)
     .min(1, 'at least one event type (omit the field for all)')
     .refine((a) => new Set(a).size === a.length, 'each type once')
+    .meta({ uniqueItems: true })
     .optional(),
   description: z.string().max(500).optional(),
 });
@@ -27,32 +28,34 @@ export const rotateSecretInput = z.object({
 export type RotateSecretInput = z.input<typeof rotateSecretInput>;
 
 export const endpointId = z.string().regex(/^we_[A-Za-z0-9_-]{1,64}$/, 'an event endpoint id (we_...)');
-export const eventIdInput = z
-  .string()
-  .regex(/^evt_[A-Za-z0-9_.:-]+_\d+$/, 'an event id (evt_<subject>_<sequence>)');
+export const eventIdInput = z.string().regex(EVENT_ID_PATTERN, 'an event id (evt_<subject>_<sequence>)');
 
 export const MAX_EVENTS_PER_PAGE = 200;
 
-export const listEventsInput = z.object({
-  session_id: z
-    .string()
-    .regex(/^[A-Za-z0-9_.:-]{1,160}$/, 'a session id (ps_...)')
-    .optional(),
-  subscription_id: z
-    .string()
-    .regex(/^sub-[A-Za-z0-9._:-]{1,160}$/, 'a subscription id (sub-...)')
-    .optional(),
-  type: eventType.optional(),
-  /** An event id (exclusive: what comes after it) or an ISO time (events created after it). */
-  after: z
-    .string()
-    .refine(
-      (s) => /^evt_.+_\d+$/.test(s) || !Number.isNaN(Date.parse(s)),
-      'an event id (evt_...) or an ISO time',
-    )
-    .optional(),
-  limit: z.coerce.number().int().min(1).max(MAX_EVENTS_PER_PAGE).default(50),
-});
+export const listEventsInput = z
+  .object({
+    session_id: z
+      .string()
+      .regex(/^[A-Za-z0-9_.:-]{1,160}$/, 'a session id (ps_...)')
+      .optional(),
+    subscription_id: z
+      .string()
+      .regex(/^sub-[A-Za-z0-9._:-]{1,160}$/, 'a subscription id (sub-...)')
+      .optional(),
+    type: eventType.optional(),
+    /** An event id (exclusive: what comes after it) or an ISO time (events created after it). */
+    after: z
+      .union([eventIdInput, z.iso.datetime({ offset: true }), z.iso.date()], {
+        error: 'an event id (evt_...) or an ISO time',
+      })
+      .optional(),
+    limit: z.coerce.number().int().min(1).max(MAX_EVENTS_PER_PAGE).default(50),
+  })
+  .refine((f) => f.session_id === undefined || f.subscription_id === undefined, {
+    path: ['subscription_id'],
+    message: 'give session_id or subscription_id, not both',
+  })
+  .meta({ not: { required: ['session_id', 'subscription_id'] } });
 export type ListEventsInput = z.input<typeof listEventsInput>;
 
 export const redeliverInput = z.object({

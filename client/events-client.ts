@@ -166,10 +166,6 @@ export class EventsClient {
 
   async listEvents(input: unknown = {}): Promise<EventList> {
     const f = parse(listEventsInput, input);
-    if (f.session_id !== undefined && f.subscription_id !== undefined)
-      throw new InputValidationError([
-        { field: 'subscription_id', rule: 'give session_id or subscription_id, not both' },
-      ]);
     const subject = f.session_id ?? f.subscription_id;
     let events: PaysagaEvent[];
     let after: (e: PaysagaEvent) => boolean = () => true;

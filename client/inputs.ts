@@ -84,13 +84,40 @@ const common = {
 const payer = { ...common, customer: userInfo };
 
 /** A card to charge: the number, expiry and code (a payout needs the number only). */
-const chargeableCard = cardDetails.superRefine((card, ctx) => {
-  const fields: Record<string, unknown> =
-    card instanceof CardDetails ? card.masked() : (card as Record<string, unknown>);
-  for (const field of ['card_exp_month', 'card_exp_year', 'card_code'])
-    if (fields[field] === undefined || fields[field] === '')
-      ctx.addIssue({ code: 'custom', path: [field], message: 'required to charge a card' });
-});
+const CHARGE_FIELDS = ['card_exp_month', 'card_exp_year', 'card_code'];
+const chargeableCard = cardDetails
+  .superRefine((card, ctx) => {
+    const fields: Record<string, unknown> =
+      card instanceof CardDetails ? card.masked() : (card as Record<string, unknown>);
+    for (const field of CHARGE_FIELDS)
+      if (fields[field] === undefined || fields[field] === '')
+        ctx.addIssue({ code: 'custom', path: [field], message: 'required to charge a card' });
+  })
+  .meta({ required: ['card_number', ...CHARGE_FIELDS] });
+
+/** FPS (spec, Endpoints rule 6): the payer is identified by user id or IP address. */
+const fpsPayerRule = {
+  check: (r: { customer?: { user_id?: string }; participant?: { payer_info?: { ipv4_address?: string } } }) =>
+    Boolean(r.customer?.user_id || r.participant?.payer_info?.ipv4_address),
+  issue: {
+    path: ['customer', 'user_id'],
+    message: 'customer.user_id or participant.payer_info.ipv4_address is required for FPS',
+  },
+  meta: {
+    anyOf: [
+      { required: ['customer'], properties: { customer: { required: ['user_id'] } } },
+      {
+        required: ['participant'],
+        properties: {
+          participant: {
+            required: ['payer_info'],
+            properties: { payer_info: { required: ['ipv4_address'] } },
+          },
+        },
+      },
+    ],
+  },
+};
 
 const backUrl = z.url({ protocol: /^https?$/ });
 
@@ -127,7 +154,11 @@ export const recurringPaymentInput = z
     path: ['backUrl'],
     message: 'required when initiatedBy is client (3-D Secure)',
   })
-  .refine(partialWithinAmount, partialRule);
+  .refine(partialWithinAmount, partialRule)
+  .meta({
+    if: { required: ['initiatedBy'], properties: { initiatedBy: { const: 'client' } } },
+    then: { required: ['backUrl'] },
+  });
 
 export const fpsPaymentInput = z
   .object({
@@ -137,11 +168,8 @@ export const fpsPaymentInput = z
     backUrl: backUrl.optional(),
     qrRenewals: z.number().int().min(0).max(10).default(0),
   })
-  // spec, Endpoints rule 6: the payer must be identified by user id or IP address
-  .refine((r) => r.customer?.user_id || r.participant?.payer_info?.ipv4_address, {
-    path: ['customer', 'user_id'],
-    message: 'customer.user_id or participant.payer_info.ipv4_address is required for FPS',
-  });
+  .refine(fpsPayerRule.check, fpsPayerRule.issue)
+  .meta(fpsPayerRule.meta);
 
 export const fpsBindingInput = z
   .object({
@@ -152,11 +180,9 @@ export const fpsBindingInput = z
       .regex(/^[A-Za-z]{3}$/)
       .default('rub'),
   })
-  // spec, Endpoints rule 6 applies to the binding's start/checkout too
-  .refine((r) => r.customer?.user_id || r.participant?.payer_info?.ipv4_address, {
-    path: ['customer', 'user_id'],
-    message: 'customer.user_id or participant.payer_info.ipv4_address is required for FPS',
-  });
+  // the rule applies to the binding's start/checkout too
+  .refine(fpsPayerRule.check, fpsPayerRule.issue)
+  .meta(fpsPayerRule.meta);
 
 export const payoutDestination = z.discriminatedUnion('type', [
   z.object({ type: z.literal('card'), card: cardDetails }),
@@ -238,7 +264,8 @@ export const subscriptionChangeInput = z
   .refine((c) => c.amount !== undefined || c.token !== undefined || c.intervalMs !== undefined, {
     path: ['amount'],
     message: 'send at least one of amount, token, intervalMs',
-  });
+  })
+  .meta({ anyOf: [{ required: ['amount'] }, { required: ['token'] }, { required: ['intervalMs'] }] });
 
 export const subscriptionCancelInput = z.object({ reason: z.string().min(1).max(500).optional() });
 

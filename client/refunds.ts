@@ -4,16 +4,20 @@
  * workflow bounds each by what is left (captured less refunds and chargebacks) and carries them out one at
  * a time, so concurrent refunds never exceed it; the same reference is the same refund.
  */
-import { WithStartWorkflowOperation, WorkflowNotFoundError } from '@temporalio/client';
-import { SESSION_WORKFLOW_TYPES } from '../common/kinds';
+import {
+  WithStartWorkflowOperation,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+} from '@temporalio/client';
+import { isPaymentKind, PAYMENT_KINDS, SESSION_WORKFLOW_TYPES } from '../common/kinds';
 import { refundUpdate, type RefundResult } from '../common/messages';
-import { latestRun, reopenOptions } from '../common/session-runs';
+import { latestRun, reopenOptions, updateOutlivedRun } from '../common/session-runs';
 import type { SessionView } from '../common/views';
 import type { ClientContext } from './context';
 import { parse } from './context';
-import { fromWorkflowFailure, SessionNotFoundError } from './errors';
+import { fromWorkflowFailure, SessionNotFoundError, SessionStateError } from './errors';
 import * as inputs from './inputs';
-import { awaitSession, started, type Started } from './reads';
+import { awaitSession, readSession, started, type Started } from './reads';
 
 export class Refunds {
   constructor(private readonly ctx: ClientContext) {}
@@ -29,7 +33,7 @@ export class Refunds {
       { reference: i.reference, ...(i.amount !== undefined ? { amount: i.amount } : {}) },
     ];
     let result: RefundResult | undefined;
-    // A run may close between the look and the Update: look again (bounded).
+    // A run may close (or continue as new) between the look and the Update: look again (bounded).
     for (let tries = 0; !result; tries++) {
       const run = await latestRun(this.ctx.temporal, sessionId);
       if (run.status === 'unknown') throw new SessionNotFoundError(sessionId);
@@ -45,8 +49,19 @@ export class Refunds {
                 ),
               });
       } catch (err) {
-        if (err instanceof WorkflowNotFoundError && tries < 2) continue;
-        throw fromWorkflowFailure(err, sessionId) ?? err;
+        if ((err instanceof WorkflowNotFoundError || updateOutlivedRun(err)) && tries < 2) continue;
+        const mapped = fromWorkflowFailure(err, sessionId);
+        if (mapped) throw mapped;
+        // An Update the workflow has no handler for fails untyped: only payment kinds take refunds.
+        if (err instanceof WorkflowUpdateFailedError) {
+          const { kind } = await readSession(this.ctx.temporal, sessionId);
+          if (!isPaymentKind(kind))
+            throw new SessionStateError(
+              `a ${kind} session takes no refund (only ${PAYMENT_KINDS.join(', ')} do)`,
+              'not_accepted',
+            );
+        }
+        throw err;
       }
     }
     const refund = result.session.refunds.find((r) => r.reference === i.reference);

@@ -52,50 +52,49 @@ export const DEFAULT_SEARCH_LIMIT = 20;
 type RawExecution = proto.api.workflow.v1.IWorkflowExecutionInfo;
 const Status = proto.api.enums.v1.WorkflowExecutionStatus;
 
-/** One value or several (comma-separated, or the parameter repeated), each one of `values`. */
-function oneOrMore<T extends string>(values: readonly T[]) {
+/**
+ * One value or several (comma-separated, or the parameter repeated), each one of `values`. The rule is a
+ * pattern, so the OpenAPI document states exactly what is accepted.
+ */
+function oneOrMore<T extends string>(values: readonly T[], what: string) {
   const rule = `one or more of ${values.join(', ')} (comma-separated)`;
+  const one = `(${values.join('|')})`;
+  const list = z.string().regex(new RegExp(`^${one}(,${one})*$`), rule);
   return z
-    .union([z.string(), z.array(z.string())], { error: rule })
-    .transform((v) =>
-      (Array.isArray(v) ? v : [v])
-        .flatMap((s) => s.split(','))
-        .map((s) => s.trim())
-        .filter(Boolean),
-    )
-    .refine((xs) => xs.length > 0 && xs.every((x) => (values as readonly string[]).includes(x)), rule)
-    .transform((xs) => [...new Set(xs)] as T[]);
+    .union([list, z.array(list).min(1)], { error: rule })
+    .transform((v) => [...new Set((Array.isArray(v) ? v : [v]).flatMap((s) => s.split(',')))] as T[])
+    .describe(`${what}, or several comma-separated: ${values.join(', ')}`);
 }
 
-const ISO_TIME = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/;
-const time = z
-  .string()
-  .refine(
-    (s) => ISO_TIME.test(s) && !Number.isNaN(Date.parse(s)),
-    'an ISO 8601 time with its offset (2025-01-31T12:00:00Z) or a date (2025-01-31, UTC midnight)',
-  )
-  .transform((s) => new Date(s));
+const TIME_RULE =
+  'an ISO 8601 time with its offset (2025-01-31T12:00:00Z) or a date (2025-01-31, UTC midnight)';
+const time = (what: string) =>
+  z
+    .union([z.iso.datetime({ offset: true }), z.iso.date()], { error: TIME_RULE })
+    .transform((s) => new Date(s))
+    .describe(`ISO 8601 time (with offset) or date: ${what}`);
 
-function searchInput<T extends string>(statuses: readonly T[]) {
+function searchInput<T extends string>(statuses: readonly T[], status: string) {
   return z.object({
-    reference: referenceSchema.optional(),
-    status: oneOrMore(statuses).optional(),
-    created_from: time.optional(),
-    created_to: time.optional(),
+    reference: referenceSchema.optional().describe('The reference the session was created with (exact)'),
+    status: oneOrMore(statuses, status).optional(),
+    created_from: time('created at or after').optional(),
+    created_to: time('created before').optional(),
     limit: z.coerce
       .number({ error: `a whole number, 1 to ${MAX_SEARCH_LIMIT}` })
       .int(`a whole number, 1 to ${MAX_SEARCH_LIMIT}`)
       .min(1, `a whole number, 1 to ${MAX_SEARCH_LIMIT}`)
       .max(MAX_SEARCH_LIMIT, `a whole number, 1 to ${MAX_SEARCH_LIMIT}`)
-      .default(DEFAULT_SEARCH_LIMIT),
-    cursor: z.string().min(1).max(8_192).optional(),
+      .default(DEFAULT_SEARCH_LIMIT)
+      .describe(`Entries per page (default ${DEFAULT_SEARCH_LIMIT})`),
+    cursor: z.string().min(1).max(8_192).optional().describe('`next` of the previous page, unchanged'),
   });
 }
 
-export const sessionSearchInput = searchInput(SESSION_PHASES).extend({
-  kind: oneOrMore(SESSION_KINDS).optional(),
+export const sessionSearchInput = searchInput(SESSION_PHASES, 'Phase').extend({
+  kind: oneOrMore(SESSION_KINDS, 'Kind').optional(),
 });
-export const subscriptionSearchInput = searchInput(SUBSCRIPTION_STATUSES);
+export const subscriptionSearchInput = searchInput(SUBSCRIPTION_STATUSES, 'Status');
 
 /** `GET /v1/sessions` parameters (the HTTP names, also in the TypeScript clients). */
 export interface SessionSearch {

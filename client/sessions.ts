@@ -3,7 +3,13 @@
  * decisions. Decisions answer the provider's result; one still under way after `decisionWaitMs` is
  * answered as accepted (it is carried out, never dropped).
  */
-import { WorkflowNotFoundError, WorkflowUpdateStage, type WorkflowHandle } from '@temporalio/client';
+import {
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+  WorkflowUpdateStage,
+  type WorkflowHandle,
+} from '@temporalio/client';
+import { acceptsDecision, KIND_DECISIONS, type Decision } from '../common/kinds';
 import {
   approveUpdate,
   cancelUpdate,
@@ -19,6 +25,7 @@ import { parse } from './context';
 import { fromWorkflowFailure, SessionNotFoundError, SessionStateError } from './errors';
 import * as inputs from './inputs';
 import * as bodies from './provider-bodies';
+import { updateOutlivedRun } from '../common/session-runs';
 import { queryWithRetry } from './query';
 import { awaitSession, readSession, type Started } from './reads';
 import { searchSessions, type SessionPage, type SessionSearch } from './search';
@@ -238,13 +245,13 @@ export class Sessions {
   }
 
   approve(sessionId: string, o: { waitMs?: number } = {}): Promise<DecisionResult> {
-    return this.decide(sessionId, o, (h) =>
+    return this.decide(sessionId, 'approve', o, (h) =>
       h.startUpdate(approveUpdate, { args: [], waitForStage: WorkflowUpdateStage.ACCEPTED }),
     );
   }
 
   cancel(sessionId: string, reason?: string, o: { waitMs?: number } = {}): Promise<DecisionResult> {
-    return this.decide(sessionId, o, (h) =>
+    return this.decide(sessionId, 'cancel', o, (h) =>
       h.startUpdate(cancelUpdate, {
         args: [reason ? { reason } : {}],
         waitForStage: WorkflowUpdateStage.ACCEPTED,
@@ -253,7 +260,7 @@ export class Sessions {
   }
 
   finalize(sessionId: string, amount?: number, o: { waitMs?: number } = {}): Promise<DecisionResult> {
-    return this.decide(sessionId, o, (h) =>
+    return this.decide(sessionId, 'finalize', o, (h) =>
       h.startUpdate(finalizeUpdate, {
         args: [amount !== undefined ? { amount } : {}],
         waitForStage: WorkflowUpdateStage.ACCEPTED,
@@ -280,8 +287,10 @@ export class Sessions {
    */
   private async decide(
     sessionId: string,
+    decision: Decision,
     o: { waitMs?: number },
     start: (h: WorkflowHandle) => Promise<{ result(): Promise<SessionView> }>,
+    retried = false,
   ): Promise<DecisionResult> {
     try {
       const update = await start(this.handle(sessionId));
@@ -295,6 +304,8 @@ export class Sessions {
       const view = await this.get(sessionId);
       return Object.defineProperty(view, 'accepted', { value: true, enumerable: false }) as DecisionResult;
     } catch (err) {
+      // The run continued as new (or closed) just after accepting it: the next run decides again.
+      if (updateOutlivedRun(err) && !retried) return this.decide(sessionId, decision, o, start, true);
       // The workflow has closed: the session exists and has ended, nothing is left to decide.
       if (err instanceof WorkflowNotFoundError) {
         const view = await this.get(sessionId);
@@ -303,7 +314,18 @@ export class Sessions {
           'session_final',
         );
       }
-      throw fromWorkflowFailure(err, sessionId) ?? err;
+      const mapped = fromWorkflowFailure(err, sessionId);
+      if (mapped) throw mapped;
+      // An Update the workflow has no handler for fails untyped: the session's kind takes no such decision.
+      if (err instanceof WorkflowUpdateFailedError) {
+        const { kind } = await this.get(sessionId);
+        if (!acceptsDecision(kind, decision))
+          throw new SessionStateError(
+            `a ${kind} session takes no ${decision} (it takes: ${KIND_DECISIONS[kind].join(', ') || 'none'})`,
+            'not_accepted',
+          );
+      }
+      throw err;
     }
   }
 }

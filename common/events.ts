@@ -68,11 +68,12 @@ export function eventId(subject: string, sequence: number): string {
 }
 
 /** The subject and sequence an event id was made from, or undefined for anything else. */
+/** `evt_<subject>_<sequence>`: a subject as EVENT_SUBJECT_PATTERN allows, a sequence from 1 (no leading 0). */
+export const EVENT_ID_PATTERN = /^evt_([A-Za-z0-9_.:-]{1,160})_([1-9][0-9]{0,14})$/;
+
 export function parseEventId(id: string): { subject: string; sequence: number } | undefined {
-  const m = /^evt_(.+)_(\d+)$/.exec(id);
-  if (!m) return undefined;
-  const sequence = Number(m[2]);
-  return Number.isSafeInteger(sequence) && sequence > 0 ? { subject: m[1]!, sequence } : undefined;
+  const m = EVENT_ID_PATTERN.exec(id);
+  return m ? { subject: m[1]!, sequence: Number(m[2]) } : undefined;
 }
 
 /** Header names of a delivery (see client/ for the verification helper). */

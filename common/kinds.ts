@@ -37,6 +37,27 @@ export const SESSION_WORKFLOW_TYPES = {
   identity_check: 'identityCheckWorkflow',
 } as const satisfies Record<SessionKind, string>;
 
+/** The partner's decisions on a session, each an Update of the same name (common/messages.ts). */
+export const DECISIONS = ['approve', 'cancel', 'finalize'] as const;
+export type Decision = (typeof DECISIONS)[number];
+
+/**
+ * The decisions each kind's workflow registers (`acceptDecisions` in workflows/<kind>.ts; the unit test
+ * test/unit/session-messages.test.ts holds the two together). The client names a refused one by it.
+ */
+export const KIND_DECISIONS = {
+  card_checkout: ['approve', 'cancel', 'finalize'],
+  payment_form: ['approve', 'cancel', 'finalize'],
+  recurring_payment: ['approve', 'cancel', 'finalize'],
+  fps_payment: ['approve', 'cancel'],
+  fps_binding: ['approve', 'cancel'],
+  payout: ['approve', 'cancel'],
+  identity_check: [],
+} as const satisfies Record<SessionKind, readonly Decision[]>;
+
+export const acceptsDecision = (k: SessionKind, d: Decision): boolean =>
+  (KIND_DECISIONS[k] as readonly Decision[]).includes(d);
+
 export const isPaymentKind = (k: SessionKind): boolean => (PAYMENT_KINDS as readonly string[]).includes(k);
 
 /**

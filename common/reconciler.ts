@@ -11,6 +11,11 @@ export interface ReconcilerInput {
   windowMs: number;
   /** Sessions listed per page (the cursor carries across pages, passes and runs). */
   pageSize: number;
+  /**
+   * History events after which a run continues as new (default 5000, or when Temporal suggests it);
+   * tests set it low to see the cursor cross runs.
+   */
+  continueAsNewAfter?: number;
 }
 
 /** What one session's re-read found. */

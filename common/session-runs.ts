@@ -4,8 +4,13 @@
  * are doing (DESIGN decisions 3 and 12). Used by the webhook receiver, the reconciler's activities and the
  * client alike. Node-only (Temporal client).
  */
-import { WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
-import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
+import {
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+  type Client,
+  type WorkflowHandle,
+} from '@temporalio/client';
+import { ApplicationFailure, WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
 import { SESSION_WORKFLOW_TYPES } from './kinds';
 import { providerEventSignal, type ProviderEventDelivery } from './messages';
 import { sessionSearchAttributes } from './search-attributes';
@@ -83,6 +88,21 @@ export function reopenOptions(state: SessionState, taskQueue: string) {
       needsAttention: state.attention !== undefined,
     }),
   };
+}
+
+/**
+ * An Update the run accepted but did not finish because the run ended first (continued as new or
+ * closed); the server fails it with this type. Nothing of it took effect that a retry would repeat:
+ * runs end only when no handler is running, and every money call carries its own key.
+ */
+export function updateOutlivedRun(err: unknown): boolean {
+  if (!(err instanceof WorkflowUpdateFailedError)) return false;
+  const cause = err.cause;
+  return (
+    cause instanceof ApplicationFailure &&
+    (cause.type === 'AcceptedUpdateCompletedWorkflow' ||
+      cause.message.includes('completed before the Update completed'))
+  );
 }
 
 export type DeliveryOutcome =

@@ -98,21 +98,51 @@ export function redactPans(text: string): string {
   return text.replace(/\b\d{13,19}\b/g, (m) => maskPan(m));
 }
 
-/** Fields of the provider's schemas that hold card data (requests only; answers carry BIN and last 4). */
-export const CARD_FIELDS: ReadonlySet<string> = new Set([
+/**
+ * Field names that hold card data: the provider's request fields, and the names a card goes by elsewhere
+ * (a payout destination's `card`, `pan`, `cvv`). Compared without case.
+ */
+const CARD_FIELDS: ReadonlySet<string> = new Set([
+  'card',
   'card_details',
   'hashed_card_details',
   'card_number',
   'card_code',
   'hashed_card_number',
   'hashed_card_code',
+  'pan',
+  'cvv',
+  'cvc',
 ]);
+
+export const isCardField = (key: string): boolean => CARD_FIELDS.has(key.toLowerCase());
 
 /** Defense in depth: a copy of `value` without any card field, whatever the provider echoes. */
 export function scrubCardData<T>(value: T): T {
   if (Array.isArray(value)) return value.map(scrubCardData) as T;
   if (!value || typeof value !== 'object') return value;
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) if (!CARD_FIELDS.has(k)) out[k] = scrubCardData(v);
+  for (const [k, v] of Object.entries(value)) if (!isCardField(k)) out[k] = scrubCardData(v);
   return out as T;
+}
+
+const MAX_REDACT_DEPTH = 6;
+
+/**
+ * For log lines: a copy of plain data with every card field (and each of `alsoSecret`) shown as
+ * `[redacted]`, at any depth up to a bound. Class instances (errors, requests, cards, which print
+ * masked) are left to their own serializers.
+ */
+export function redactFields(value: unknown, alsoSecret: readonly string[] = [], depth = 0): unknown {
+  if (value === null || typeof value !== 'object' || depth > MAX_REDACT_DEPTH) return value;
+  if (Array.isArray(value)) return value.map((v) => redactFields(v, alsoSecret, depth + 1));
+  const proto = Object.getPrototypeOf(value) as unknown;
+  if (proto !== Object.prototype && proto !== null) return value;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value))
+    out[k] =
+      isCardField(k) || alsoSecret.some((s) => s.toLowerCase() === k.toLowerCase())
+        ? '[redacted]'
+        : redactFields(v, alsoSecret, depth + 1);
+  return out;
 }

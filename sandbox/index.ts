@@ -10,6 +10,6 @@ export {
   type ResolvedSandboxConfig,
   type SandboxConfigInput,
 } from './config';
-export { TEST_CARDS } from './test-cards';
+export { TEST_CARD, TEST_CARDS } from './test-cards';
 export { FPS_BANKS } from './banks';
 export type { LedgerEntry, LedgerKind } from './ledger';

@@ -3,7 +3,7 @@ import { IdempotencyStore } from './idempotency';
 import { Ledger } from './ledger';
 import type { OperationRecord, PaymentRecord, SessionRecord } from './model';
 import { MemoryStore, type SandboxStore, type StoredState } from './store';
-import { TokenStore } from './tokens';
+import { TokenStore } from './token-store';
 import { CardVault } from './vault';
 
 /** An event the service emitted (whether or not a webhook went out for it). */

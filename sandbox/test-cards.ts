@@ -13,14 +13,25 @@ export interface CardProfile {
   declines: boolean;
 }
 
+/** The test cards by what they do: tests and demos take their numbers from here, never spell them. */
+export const TEST_CARD = {
+  visa: '4111111111111111',
+  mastercard: '5555555555554444',
+  mir: '2200000000000004',
+  visa3ds: '4000000000003063',
+  mastercard3ds: '5200000000001096',
+  mir3ds: '2200000000000038',
+  visaDeclined: '4000000000000002',
+} as const;
+
 export const TEST_CARDS: Readonly<Record<string, Readonly<Partial<CardProfile>> & { note: string }>> = {
-  '4111111111111111': { note: 'visa, frictionless, succeeds', country: 'USA' },
-  '5555555555554444': { note: 'mastercard, frictionless, succeeds', country: 'USA' },
-  '2200000000000004': { note: 'mir, frictionless, succeeds' },
-  '4000000000003063': { note: 'visa, 3-D Secure challenge', threeDs: true, country: 'USA' },
-  '5200000000001096': { note: 'mastercard, 3-D Secure challenge', threeDs: true, country: 'USA' },
-  '2200000000000038': { note: 'mir, 3-D Secure challenge', threeDs: true },
-  '4000000000000002': {
+  [TEST_CARD.visa]: { note: 'visa, frictionless, succeeds', country: 'USA' },
+  [TEST_CARD.mastercard]: { note: 'mastercard, frictionless, succeeds', country: 'USA' },
+  [TEST_CARD.mir]: { note: 'mir, frictionless, succeeds' },
+  [TEST_CARD.visa3ds]: { note: 'visa, 3-D Secure challenge', threeDs: true, country: 'USA' },
+  [TEST_CARD.mastercard3ds]: { note: 'mastercard, 3-D Secure challenge', threeDs: true, country: 'USA' },
+  [TEST_CARD.mir3ds]: { note: 'mir, 3-D Secure challenge', threeDs: true },
+  [TEST_CARD.visaDeclined]: {
     note: 'visa, declined by the issuer (card_declined)',
     declines: true,
     country: 'USA',

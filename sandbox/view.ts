@@ -11,7 +11,7 @@ import type {
   SessionRecord,
 } from './model';
 import type { SandboxState } from './state';
-import type { RecurringTokenRecord } from './tokens';
+import type { RecurringTokenRecord } from './token-store';
 
 /*
  * session_info as the spec's resources show it, rendered from the internal records. Card data appears

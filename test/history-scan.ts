@@ -26,16 +26,29 @@ export interface HistoryScan {
 export async function scanAllHistories(client: Client): Promise<HistoryScan> {
   const findings: string[] = [];
   let scanned = 0;
-  for await (const wf of client.workflow.list()) {
-    const history = await client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory();
-    const bytes = Buffer.from(temporal.api.history.v1.History.encode(history).finish()).toString('latin1');
-    scanned++;
-    for (const needle of NEEDLES) {
-      if (bytes.includes(needle))
-        findings.push(
-          `${wf.workflowId} (${wf.type}) holds ${needle.startsWith('"') ? needle : `${needle.slice(0, 6)}…${needle.slice(-4)}`}`,
-        );
+  // The raw listing: client.workflow.list() decodes memos, which an encrypted run's are not for this client.
+  let nextPageToken: Uint8Array | undefined;
+  do {
+    const page = await client.workflowService.listWorkflowExecutions({
+      namespace: client.options.namespace,
+      pageSize: 1000,
+      ...(nextPageToken ? { nextPageToken } : {}),
+    });
+    for (const wf of page.executions ?? []) {
+      const workflowId = wf.execution?.workflowId ?? '';
+      const history = await client.workflow
+        .getHandle(workflowId, wf.execution?.runId ?? undefined)
+        .fetchHistory();
+      const bytes = Buffer.from(temporal.api.history.v1.History.encode(history).finish()).toString('latin1');
+      scanned++;
+      for (const needle of NEEDLES) {
+        if (bytes.includes(needle))
+          findings.push(
+            `${workflowId} (${wf.type?.name ?? '?'}) holds ${needle.startsWith('"') ? needle : `${needle.slice(0, 6)}…${needle.slice(-4)}`}`,
+          );
+      }
     }
-  }
+    nextPageToken = page.nextPageToken?.length ? page.nextPageToken : undefined;
+  } while (nextPageToken);
   return { scanned, findings };
 }

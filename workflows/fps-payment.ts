@@ -18,10 +18,14 @@ import { startOperation } from './steps/start';
 
 export async function fpsPaymentWorkflow(input: SessionInput): Promise<SessionState> {
   const renewals = input.qrRenewals ?? 0;
-  // An expired QR that is about to be replaced is not the end of the session: it goes on.
+  // An expired QR that is about to be replaced is not the end of the session: it goes on. Once the
+  // payer's part is over (deadline passed, renewals used up), an expiry is the end.
+  let renewing = renewals > 0;
   const session: Session = new Session(input, {
     phase: (snapshot) =>
-      qrExpired(snapshot) && (session?.renewals ?? 0) < renewals ? 'processing' : phaseOf(snapshot),
+      renewing && qrExpired(snapshot) && (session?.renewals ?? 0) < renewals
+        ? 'processing'
+        : phaseOf(snapshot),
   });
   acceptDecisions(session, ['approve', 'cancel']);
   acceptRefunds(session);
@@ -31,7 +35,9 @@ export async function fpsPaymentWorkflow(input: SessionInput): Promise<SessionSt
     do {
       await approval(session, deadline);
       await payerAction(session, deadline);
-    } while (await renewExpiredQr(session, input.start, renewals));
+    } while (Date.now() < deadline && (await renewExpiredQr(session, input.start, renewals)));
+    renewing = false;
+    session.reread();
     await outcome(session, deadline);
   }
   await aftercare(session);

@@ -87,8 +87,10 @@ export async function reconcilerWorkflow(input: ReconcilerInput, carried?: Recon
       delete state.current;
       state.passes++;
     }
-    if (wf.workflowInfo().continueAsNewSuggested || wf.workflowInfo().historyLength > HISTORY_LIMIT)
-      await wf.continueAsNew<typeof reconcilerWorkflow>(input, { ...state, runs: state.runs + 1 });
+    // The pause between passes comes before a continue-as-new: the new run starts the next pass at once.
     if (!page.next) await wf.sleep(input.everyMs);
+    const { continueAsNewSuggested, historyLength } = wf.workflowInfo();
+    if (continueAsNewSuggested || historyLength > (input.continueAsNewAfter ?? HISTORY_LIMIT))
+      await wf.continueAsNew<typeof reconcilerWorkflow>(input, { ...state, runs: state.runs + 1 });
   }
 }

@@ -28,7 +28,14 @@ import { persist, provider } from './calls';
 import { EventPublisher } from './event-publisher';
 import { PayerReturnThrottle } from './payer-return';
 import { phaseOfState, sessionViewOf } from './session-view';
-import { amountMismatch, failureReason, isNewer, moneybackOf, operationOf, phaseOf } from '../common/snapshot';
+import {
+  amountMismatch,
+  failureReason,
+  isNewer,
+  moneybackOf,
+  operationOf,
+  phaseOf,
+} from '../common/snapshot';
 
 const MAX_EVENTS = 300;
 const MAX_PROVIDER_EVENTS = 200;
@@ -90,6 +97,14 @@ export class Session {
       version: 0,
       runs: 0,
     };
+    // Created and the starting call's snapshot come first: setting the signal handler at once delivers
+    // the signals buffered for the first activation (a provider webhook sent before the workflow ran),
+    // which could otherwise announce the result before session.created.
+    if (!input.carried) {
+      this.log('call', 'created', `${input.kind} ${input.reference}`);
+      this.announce('session.created');
+      if (input.initialSnapshot) this.apply(input.initialSnapshot, 'call', 'initiate');
+    }
     wf.setHandler(providerEventSignal, (d) => this.receive(d));
     wf.setHandler(payerReturnedSignal, () => this.payerReturned());
     wf.setHandler(sessionQuery, () => this.view());
@@ -97,11 +112,6 @@ export class Session {
     wf.setHandler(recordedProviderEventsQuery, () => [...this.st.recorded]);
     wf.setHandler(awaitChangeUpdate, (w) => this.awaitChange(w));
     if (input.reopened) this.followAgain();
-    if (!input.carried) {
-      this.log('call', 'created', `${input.kind} ${input.reference}`);
-      this.announce('session.created');
-      if (input.initialSnapshot) this.apply(input.initialSnapshot, 'call', 'initiate');
-    }
   }
 
   // ---- reading ----
@@ -207,11 +217,31 @@ export class Session {
     this.st.providerPhase = phase;
     const mismatch = amountMismatch(snapshot, this.st.request.money, this.st.finalizeAmount);
     if (mismatch) this.noteMismatch(mismatch);
-    if (!this.st.final && isFinalPhase(phase)) this.settle(phase, this.explain(failureReason(snapshot)));
-    else if (this.st.final && isFinalPhase(phase) && phase !== this.st.final.phase) this.drift(phase);
+    this.followPhase(snapshot, phase);
     this.announceMoneyback();
     if (this.phase !== before) this.phaseChanged();
     return true;
+  }
+
+  /**
+   * Reads the held snapshot again after the workflow's own reading of it changed (an FPS payment whose
+   * expired QR will not be replaced any more: the expiry is now its end).
+   */
+  reread(): void {
+    const snapshot = this.st.snapshot;
+    if (!snapshot) return;
+    const phase = this.readPhase(snapshot);
+    if (phase === this.st.providerPhase) return;
+    const before = this.phase;
+    this.log('timer', 'reread', `${snapshot.transaction_status} -> ${phase}`);
+    this.st.providerPhase = phase;
+    this.followPhase(snapshot, phase);
+    if (this.phase !== before) this.phaseChanged();
+  }
+
+  private followPhase(snapshot: SessionInfo, phase: SessionPhase): void {
+    if (!this.st.final && isFinalPhase(phase)) this.settle(phase, this.explain(failureReason(snapshot)));
+    else if (this.st.final && isFinalPhase(phase) && phase !== this.st.final.phase) this.drift(phase);
   }
 
   /** The result is known: final from now on. `reason` says why when it is not a success. */
@@ -526,8 +556,7 @@ export class Session {
   private async continueAsNewIfDue(): Promise<void> {
     const info = wf.workflowInfo();
     if (!info.continueAsNewSuggested && info.historyLength < this.historyLimit) return;
-    await wf.condition(wf.allHandlersFinished);
-    await this.events.flushed();
+    await this.quiesce();
     this.log('timer', 'continue_as_new', `history ${info.historyLength} events`);
     // The same workflow type with the same input, carrying everything (search attributes are inherited).
     await wf.continueAsNew({ ...this.input, carried: this.carry(), reopened: false });
@@ -569,8 +598,18 @@ export class Session {
 
   /** Lets running Updates finish, then returns what the next run (or a reader of the result) needs. */
   async close(): Promise<SessionState> {
-    await wf.condition(wf.allHandlersFinished);
-    await this.events.flushed();
+    await this.quiesce();
     return { ...this.st };
+  }
+
+  /**
+   * No handler running and every event handed over, checked together: an Update accepted while the
+   * events were being flushed would otherwise fail when the run ends right after.
+   */
+  private async quiesce(): Promise<void> {
+    do {
+      await wf.condition(wf.allHandlersFinished);
+      await this.events.flushed();
+    } while (!wf.allHandlersFinished());
   }
 }

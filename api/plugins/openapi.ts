@@ -32,9 +32,13 @@ returns the same session: 201 the first time, then 200 with \`Idempotent-Replaye
 payer's action (3-D Secure redirect, FPS QR in \`userAction\`), a decision point or the result.
 
 **Errors.** Always \`{ "error": { "code", "message", "fields"?: [{ "field", "rule" }], "retryable" } }\`:
-400 invalid input (nothing was started), 401 auth, 404 unknown session, 409 wrong state, 502 the
-provider refused (\`code\` = its error_code), 503 provider or Temporal unreachable, 504 outcome unknown
-(retry with the same Idempotency-Key).`;
+400 invalid input (nothing was started), 401 auth, 404 unknown session (or a thing the provider does not
+know), 405 a method the path does not take (\`Allow\` lists those it does), 409 wrong state, another
+request under the reference, or the provider refused (\`provider_refused\`), 500 a fault of paysaga, 502
+the provider answered unexpectedly, 503 provider or Temporal unreachable, 504 outcome unknown (retry
+with the same Idempotency-Key).
+
+**Bodies.** A body whose fields are all optional may be left out (it reads as \`{}\`).`;
 
 export interface OpenapiOptions {
   /** The listener this instance is: its operations are marked with it. */
@@ -50,19 +54,41 @@ type Doc = {
   paths?: Record<string, Record<string, unknown>>;
   components?: { schemas?: Record<string, unknown> };
 };
-type Operation = { description?: string; 'x-paysaga-listener'?: Listener };
+type Operation = {
+  description?: string;
+  'x-paysaga-listener'?: Listener;
+  requestBody?: { required?: boolean; content?: Record<string, { schema?: Record<string, unknown> }> };
+};
 
 const METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']);
 
 function markListener(doc: Doc, listener: Listener): void {
-  for (const item of Object.values(doc.paths ?? {})) {
-    for (const [method, op] of Object.entries(item)) {
-      if (!METHODS.has(method) || typeof op !== 'object' || op === null) continue;
-      const operation = op as Operation;
-      operation['x-paysaga-listener'] = listener;
-      const note = `Served on the **${listener}** listener.`;
-      operation.description = operation.description ? `${operation.description}\n\n${note}` : note;
-    }
+  for (const operation of operations(doc)) {
+    operation['x-paysaga-listener'] = listener;
+    const note = `Served on the **${listener}** listener.`;
+    operation.description = operation.description ? `${operation.description}\n\n${note}` : note;
+  }
+}
+
+function operations(doc: Doc): Operation[] {
+  return Object.values(doc.paths ?? {}).flatMap((item) =>
+    Object.entries(item)
+      .filter(([method, op]) => METHODS.has(method) && typeof op === 'object' && op !== null)
+      .map(([, op]) => op as Operation),
+  );
+}
+
+/**
+ * fastify-swagger marks every body required; the routes read a missing body as `{}` (api/http.ts
+ * objectBody), so a body with no required field may be left out, and the document says so.
+ */
+function markOptionalBodies(doc: Doc): void {
+  for (const operation of operations(doc)) {
+    const body = operation.requestBody;
+    const schema = body?.content?.['application/json']?.schema;
+    if (!body || !schema) continue;
+    // anything that can make `{}` invalid keeps the body required
+    if (!['required', 'oneOf', 'anyOf', 'allOf', 'if'].some((k) => k in schema)) body.required = false;
   }
 }
 
@@ -105,6 +131,7 @@ export const openapiPlugin = rootPlugin<OpenapiOptions>('paysaga-openapi', async
     transformObject: (document) => {
       const doc = (document as { openapiObject: Doc }).openapiObject;
       markListener(doc, opts.listener);
+      markOptionalBodies(doc);
       for (const other of others) mergeInto(doc, other.swagger() as Doc);
       return doc as ReturnType<SwaggerTransformObject>;
     },

@@ -10,9 +10,25 @@ import * as inputs from '../../client/inputs';
 import type { Started } from '../../client/reads';
 import type { StartOptions } from '../../client/starter';
 import type { SessionView } from '../../common/views';
+import { endpoints } from '../../client/http/endpoints';
 import type { ApiDeps } from '../deps';
-import { explainMissingReference, objectBody, parse, sendCreated, waitMs, withReference } from '../http';
-import { docSchema, errorResponses, idempotencyHeader, SESSION_REF, waitQuery } from '../schemas';
+import {
+  explainMissingReference,
+  objectBody,
+  parse,
+  sendCreated,
+  waitMs,
+  withReference,
+  tableRoute,
+} from '../http';
+import {
+  docSchema,
+  errorResponses,
+  idempotencyHeader,
+  refusalResponses,
+  SESSION_REF,
+  waitQuery,
+} from '../schemas';
 
 /** Long enough for a 3-DS redirect or a QR, short of common proxy timeouts. */
 export const DEFAULT_CREATE_WAIT_MS = 5_000;
@@ -51,6 +67,7 @@ const createdResponses = {
       'The session an earlier request with the same reference created (Idempotent-Replayed: true).',
     ...SESSION_REF,
   },
+  ...refusalResponses,
   ...errorResponses,
 };
 
@@ -87,8 +104,9 @@ export const checkoutRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => 
       return sendCreated(reply, view, links);
     };
 
-  app.post(
-    '/checkouts',
+  tableRoute(
+    app,
+    endpoints.createCheckout,
     {
       schema: routeSchema(
         'Start a checkout',
@@ -114,8 +132,9 @@ export const checkoutRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => 
     }),
   );
 
-  app.post(
-    '/payouts',
+  tableRoute(
+    app,
+    endpoints.createPayout,
     {
       schema: routeSchema(
         'Start a payout',
@@ -127,8 +146,9 @@ export const checkoutRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => 
     create((body, _r, o) => payments.sessions.startPayout(body as inputs.PayoutInput, o)),
   );
 
-  app.post(
-    '/identity-checks',
+  tableRoute(
+    app,
+    endpoints.createIdentityCheck,
     {
       schema: routeSchema(
         'Check an FPS recipient',
@@ -139,8 +159,9 @@ export const checkoutRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => 
     create((body, _r, o) => payments.identityChecks.start(body as inputs.IdentityCheckInput, o)),
   );
 
-  app.post(
-    '/fps-bindings',
+  tableRoute(
+    app,
+    endpoints.createFpsBinding,
     {
       schema: routeSchema(
         'Bind an FPS account for recurring payments',

@@ -13,7 +13,8 @@ import type { Payload, PayloadCodec } from '@temporalio/common';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { ApiError } from '../errors';
-import { parse } from '../http';
+import { objectBody, parse } from '../http';
+import { docSchema, errorResponses } from '../schemas';
 
 export interface CodecRouteOptions {
   codec: PayloadCodec;
@@ -75,8 +76,20 @@ export const codecRoutes: FastifyPluginAsync<CodecRouteOptions> = async (app, op
     }
   });
 
-  app.options('/codec/:op', { schema: { hide: true } }, async (_request, reply) => reply.code(204).send());
   for (const op of ['decode', 'encode'] as const) {
+    app.options(
+      `/codec/${op}`,
+      {
+        schema: {
+          tags: ['operations'],
+          summary: `CORS preflight of ${op}`,
+          description:
+            'Answers the CORS headers to the origins of PAYSAGA_CODEC_CORS_ORIGINS (none to others).',
+          response: { 204: { description: 'No content.', type: 'null' } },
+        },
+      },
+      async (_request, reply) => reply.code(204).send(),
+    );
     app.post(
       `/codec/${op}`,
       {
@@ -86,10 +99,17 @@ export const codecRoutes: FastifyPluginAsync<CodecRouteOptions> = async (app, op
           description:
             'Set as the codec endpoint of the Temporal UI and CLI (`<internal URL>/codec`). Needs ' +
             '`Authorization: Bearer <codec token>` when PAYSAGA_CODEC_TOKENS is set.',
+          body: docSchema(payloadsBody),
+          response: {
+            200: { description: `The payloads, ${op}d.`, ...docSchema(payloadsBody, { io: 'output' }) },
+            400: errorResponses[400],
+            401: errorResponses[401],
+            500: errorResponses[500],
+          },
         },
       },
       async (request) => {
-        const { payloads } = parse(payloadsBody, request.body ?? {});
+        const { payloads } = parse(payloadsBody, objectBody(request.body));
         const out = await opts.codec[op](fromJson(payloads));
         return { payloads: toJson(out) };
       },

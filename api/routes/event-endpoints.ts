@@ -4,17 +4,15 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { EVENT_TYPES } from '../../common/events';
-import { eventEndpointInput, rotateSecretInput } from '../../client/event-inputs';
+import { z } from 'zod';
+import { endpointId, eventEndpointInput, rotateSecretInput } from '../../client/event-inputs';
 import { EventsClient } from '../../client/events-client';
+import { endpoints } from '../../client/http/endpoints';
 import type { ApiDeps } from '../deps';
-import { objectBody } from '../http';
+import { objectBody, tableRoute } from '../http';
 import { docSchema, errorResponses } from '../schemas';
 
-const idParams = {
-  type: 'object',
-  required: ['id'],
-  properties: { id: { type: 'string', description: 'Event endpoint id (`we_...`).' } },
-};
+const idParams = docSchema(z.object({ id: endpointId.describe('Event endpoint id (`we_...`).') }));
 
 export const EVENT_ENDPOINT_SCHEMA = {
   type: 'object',
@@ -66,8 +64,9 @@ export const eventEndpointRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps
   const security = [{ bearerAuth: [] }];
   const idOf = (params: unknown) => (params as { id: string }).id;
 
-  app.post(
-    '/event-endpoints',
+  tableRoute(
+    app,
+    endpoints.createEventEndpoint,
     {
       schema: {
         tags,
@@ -87,8 +86,9 @@ export const eventEndpointRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps
     },
   );
 
-  app.get(
-    '/event-endpoints',
+  tableRoute(
+    app,
+    endpoints.listEventEndpoints,
     {
       schema: {
         tags,
@@ -103,8 +103,9 @@ export const eventEndpointRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps
     async () => ({ endpoints: await events.listEndpoints() }),
   );
 
-  app.get(
-    '/event-endpoints/:id',
+  tableRoute(
+    app,
+    endpoints.getEventEndpoint,
     {
       schema: {
         tags,
@@ -117,8 +118,9 @@ export const eventEndpointRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps
     async (request) => events.getEndpoint(idOf(request.params)),
   );
 
-  app.delete(
-    '/event-endpoints/:id',
+  tableRoute(
+    app,
+    endpoints.deleteEventEndpoint,
     {
       schema: {
         tags,
@@ -141,8 +143,9 @@ export const eventEndpointRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps
     async (request) => ({ ...(await events.deleteEndpoint(idOf(request.params))), deleted: true }),
   );
 
-  app.post(
-    '/event-endpoints/:id/rotate-secret',
+  tableRoute(
+    app,
+    endpoints.rotateEventEndpointSecret,
     {
       schema: {
         tags,

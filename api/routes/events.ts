@@ -4,17 +4,15 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { EVENT_TYPES } from '../../common/events';
-import { listEventsInput, redeliverInput } from '../../client/event-inputs';
+import { z } from 'zod';
+import { eventIdInput, listEventsInput, redeliverInput } from '../../client/event-inputs';
 import { EventsClient } from '../../client/events-client';
+import { endpoints } from '../../client/http/endpoints';
 import type { ApiDeps } from '../deps';
-import { objectBody } from '../http';
+import { objectBody, tableRoute } from '../http';
 import { docSchema, errorResponses } from '../schemas';
 
-const idParams = {
-  type: 'object',
-  required: ['id'],
-  properties: { id: { type: 'string', description: 'Event id: `evt_<subject>_<sequence>`.' } },
-};
+const idParams = docSchema(z.object({ id: eventIdInput.describe('Event id: `evt_<subject>_<sequence>`.') }));
 
 export const EVENT_SCHEMA = {
   type: 'object',
@@ -95,8 +93,9 @@ export const eventRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
   const security = [{ bearerAuth: [] }];
   const idOf = (params: unknown) => (params as { id: string }).id;
 
-  app.get(
-    '/events',
+  tableRoute(
+    app,
+    endpoints.listEvents,
     {
       schema: {
         tags,
@@ -123,8 +122,9 @@ export const eventRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
     async (request) => events.listEvents(request.query ?? {}),
   );
 
-  app.get(
-    '/events/:id',
+  tableRoute(
+    app,
+    endpoints.getEvent,
     {
       schema: {
         tags,
@@ -137,8 +137,9 @@ export const eventRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
     async (request) => events.getEvent(idOf(request.params)),
   );
 
-  app.get(
-    '/events/:id/deliveries',
+  tableRoute(
+    app,
+    endpoints.getEventDeliveries,
     {
       schema: {
         tags,
@@ -151,8 +152,9 @@ export const eventRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
     async (request) => events.getDeliveries(idOf(request.params)),
   );
 
-  app.post(
-    '/events/:id/redeliver',
+  tableRoute(
+    app,
+    endpoints.redeliverEvent,
     {
       schema: {
         tags,

@@ -5,12 +5,15 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { reconciliationReport } from '../../client/reconciler';
 import { reconciliationView } from '../../common/views';
+import { endpoints } from '../../client/http/endpoints';
 import type { ApiDeps } from '../deps';
+import { tableRoute } from '../http';
 import { docSchema, errorResponses } from '../schemas';
 
 export const reconciliationRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
-  app.get(
-    '/reconciliation',
+  tableRoute(
+    app,
+    endpoints.getReconciliation,
     {
       schema: {
         tags: ['operations'],

@@ -6,8 +6,9 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import { providerEventRecordView } from '../../common/views';
+import { endpoints } from '../../client/http/endpoints';
 import type { ApiDeps } from '../deps';
-import { sessionIdParam } from '../http';
+import { sessionIdParam, tableRoute } from '../http';
 import { docSchema, errorResponses, sessionParams } from '../schemas';
 
 const replayedView = z.object({
@@ -28,8 +29,9 @@ const replayedView = z.object({
 });
 
 export const replayRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
-  app.post(
-    '/sessions/:id/provider-events/replay',
+  tableRoute(
+    app,
+    endpoints.replayProviderEvents,
     {
       schema: {
         tags: ['sessions'],

@@ -15,15 +15,21 @@
  */
 import formbody from '@fastify/formbody';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
 import { SessionNotFoundError } from '../../client/errors';
 import type { PaymentsClient } from '../../client/payments-client';
 import { verifyReturnToken } from '../../common/return-token';
 import type { SessionView } from '../../common/views';
 import type { ApiDeps } from '../deps';
+import { docSchema } from '../schemas';
 import { ReturnChecks } from '../return-checks';
 
 /** The provider's session id shape (spec: `ps_<number>`): nothing else is a payment session. */
 const SESSION_ID = /^ps_[0-9]{1,40}$/;
+const returnParams = z.object({ sessionId: z.string().regex(SESSION_ID) });
+const returnQuery = z.object({
+  t: z.string().optional().describe('the return token paysaga minted for this session'),
+});
 const SETTLED = new Set(['succeeded', 'failed', 'canceled', 'awaiting_approval', 'awaiting_finalization']);
 const DEFAULT_RETURN_WAIT_MS = 3_000;
 const READ_EVERY_MS = 250;
@@ -188,10 +194,19 @@ export const returnRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
       'With a valid token: a state check (at most one per session every few seconds), then a result page ' +
       "or 303 to the session's backUrl (else PAYSAGA_RETURN_URL) with ?session_id=. Unknown id, missing or wrong token: 404 page, nothing " +
       'else happens.',
-    params: { type: 'object', properties: { sessionId: { type: 'string', pattern: SESSION_ID.source } } },
-    querystring: {
-      type: 'object',
-      properties: { t: { type: 'string', description: 'the return token paysaga minted for this session' } },
+    params: docSchema(returnParams),
+    querystring: docSchema(returnQuery),
+    response: {
+      200: { description: 'The result page.', content: { 'text/html': { schema: { type: 'string' } } } },
+      303: { description: 'To PAYSAGA_RETURN_URL?session_id=<id>, when set.' },
+      404: {
+        description: 'Unknown id, missing or wrong token.',
+        content: { 'text/html': { schema: { type: 'string' } } },
+      },
+      503: {
+        description: 'The state could not be checked now; the page says to come back.',
+        content: { 'text/html': { schema: { type: 'string' } } },
+      },
     },
   });
   app.get('/return/:sessionId', { schema: schema('GET') }, handler);

@@ -4,11 +4,11 @@
  * one entry per session, the cursor).
  */
 import type { FastifyPluginAsync } from 'fastify';
-import { z } from 'zod';
-import { DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT } from '../../client/search';
-import { SESSION_KINDS, SESSION_PHASES, SUBSCRIPTION_STATUSES } from '../../common/kinds';
+import { sessionSearchInput, subscriptionSearchInput } from '../../client/search';
 import { sessionPageView, subscriptionPageView } from '../../common/views';
+import { endpoints } from '../../client/http/endpoints';
 import type { ApiDeps } from '../deps';
+import { tableRoute } from '../http';
 import { docSchema, errorResponses } from '../schemas';
 
 const order = (noun: string, open: string) =>
@@ -17,39 +17,6 @@ const order = (noun: string, open: string) =>
   `time: use created_from / created_to for a time range). One entry per ${noun}, at its latest workflow ` +
   'run. Page with `cursor` = `next` (with the same filters) while `hasMore`; a page may hold fewer than ' +
   '`limit` entries, even none. Results follow Temporal visibility, a moment behind the workflows.';
-
-const common = {
-  reference: z.string().optional().describe('The reference the session was created with (exact)'),
-  created_from: z.string().optional().describe('ISO 8601 time (with offset) or date: created at or after'),
-  created_to: z.string().optional().describe('ISO 8601 time (with offset) or date: created before'),
-  limit: z
-    .number()
-    .int()
-    .min(1)
-    .max(MAX_SEARCH_LIMIT)
-    .optional()
-    .describe(`Entries per page (default ${DEFAULT_SEARCH_LIMIT})`),
-  cursor: z.string().optional().describe('`next` of the previous page, unchanged'),
-};
-
-const sessionQueryDoc = z.object({
-  ...common,
-  status: z
-    .string()
-    .optional()
-    .describe(`Phase, or several comma-separated: ${SESSION_PHASES.join(', ')}`),
-  kind: z
-    .string()
-    .optional()
-    .describe(`Kind, or several comma-separated: ${SESSION_KINDS.join(', ')}`),
-});
-const subscriptionQueryDoc = z.object({
-  ...common,
-  status: z
-    .string()
-    .optional()
-    .describe(`Status, or several comma-separated: ${SUBSCRIPTION_STATUSES.join(', ')}`),
-});
 
 export const searchRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
   const { payments } = deps;
@@ -62,8 +29,9 @@ export const searchRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
     return out;
   };
 
-  app.get(
-    '/sessions',
+  tableRoute(
+    app,
+    endpoints.listSessions,
     {
       schema: {
         tags: ['sessions'],
@@ -73,7 +41,7 @@ export const searchRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
           'from search attributes; GET /v1/sessions/{id} shows the whole session. A parameter that is not ' +
           `one of these, or a bad value, is a 400 naming it. ${order('session', 'in progress, or followed after its result')}`,
         security: [{ bearerAuth: [] }],
-        querystring: docSchema(sessionQueryDoc),
+        querystring: docSchema(sessionSearchInput),
         response: { 200: docSchema(sessionPageView, { io: 'output' }), ...errorResponses },
       },
     },
@@ -86,8 +54,9 @@ export const searchRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
     },
   );
 
-  app.get(
-    '/subscriptions',
+  tableRoute(
+    app,
+    endpoints.listSubscriptions,
     {
       schema: {
         tags: ['subscriptions'],
@@ -96,7 +65,7 @@ export const searchRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
           'Each entry is read from search attributes; GET /v1/subscriptions/{id} shows the whole ' +
           `subscription. A parameter that is not one of these, or a bad value, is a 400 naming it. ${order('subscription', 'not canceled')}`,
         security: [{ bearerAuth: [] }],
-        querystring: docSchema(subscriptionQueryDoc),
+        querystring: docSchema(subscriptionSearchInput),
         response: { 200: docSchema(subscriptionPageView, { io: 'output' }), ...errorResponses },
       },
     },

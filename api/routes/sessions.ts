@@ -8,6 +8,7 @@ import { z } from 'zod';
 import * as inputs from '../../client/inputs';
 import type { DecisionResult } from '../../client/sessions';
 import { providerEventRecordView } from '../../common/views';
+import { endpoints } from '../../client/http/endpoints';
 import type { ApiDeps } from '../deps';
 import {
   explainMissingReference,
@@ -19,6 +20,7 @@ import {
   waitMs,
   withLinks,
   withReference,
+  tableRoute,
 } from '../http';
 import {
   docSchema,
@@ -64,8 +66,9 @@ export const sessionRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
     return withLinks(view, links);
   };
 
-  app.get(
-    '/sessions/:id',
+  tableRoute(
+    app,
+    endpoints.getSession,
     {
       schema: {
         tags: ['sessions'],
@@ -92,8 +95,9 @@ export const sessionRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
     },
   );
 
-  app.get(
-    '/sessions/:id/provider-events',
+  tableRoute(
+    app,
+    endpoints.listProviderEvents,
     {
       schema: {
         tags: ['sessions'],
@@ -113,8 +117,9 @@ export const sessionRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
     async (request) => ({ events: await payments.sessions.providerEvents(sessionIdParam(request.params)) }),
   );
 
-  app.post(
-    '/sessions/:id/approve',
+  tableRoute(
+    app,
+    endpoints.approveSession,
     {
       schema: {
         tags: ['decisions'],
@@ -127,8 +132,9 @@ export const sessionRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
     async (request, reply) => answer(reply, await payments.sessions.approve(sessionIdParam(request.params))),
   );
 
-  app.post(
-    '/sessions/:id/cancel',
+  tableRoute(
+    app,
+    endpoints.cancelSession,
     {
       schema: {
         tags: ['decisions'],
@@ -146,8 +152,9 @@ export const sessionRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
     },
   );
 
-  app.post(
-    '/sessions/:id/finalize',
+  tableRoute(
+    app,
+    endpoints.finalizeSession,
     {
       schema: {
         tags: ['decisions'],
@@ -166,8 +173,9 @@ export const sessionRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
     },
   );
 
-  app.post(
-    '/sessions/:id/refunds',
+  tableRoute(
+    app,
+    endpoints.createRefund,
     {
       schema: {
         tags: ['sessions'],

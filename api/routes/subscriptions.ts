@@ -7,19 +7,18 @@ import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { z } from 'zod';
 import * as inputs from '../../client/inputs';
 import type { SubscriptionView } from '../../common/views';
+import { endpoints } from '../../client/http/endpoints';
 import type { ApiDeps } from '../deps';
-import { explainMissingReference, objectBody, parse, withReference } from '../http';
-import { docSchema, errorResponses, idempotencyHeader, SUBSCRIPTION_REF } from '../schemas';
+import { explainMissingReference, objectBody, parse, withReference, tableRoute } from '../http';
+import { docSchema, errorResponses, idempotencyHeader, refusalResponses, SUBSCRIPTION_REF } from '../schemas';
 
-const subscriptionIdSchema = z
-  .string()
-  .regex(/^sub-[A-Za-z0-9._:-]{4,64}$/, 'a subscription id (sub-<reference>)');
-
-const idParams = {
-  type: 'object',
-  required: ['id'],
-  properties: { id: { type: 'string', description: 'Subscription id: `sub-<reference>`.' } },
-};
+const subscriptionIdParams = z.object({
+  id: z
+    .string()
+    .regex(/^sub-[A-Za-z0-9._:-]{4,64}$/, 'a subscription id (sub-<reference>)')
+    .describe('Subscription id: `sub-<reference>`.'),
+});
+const idParams = docSchema(subscriptionIdParams);
 
 const SUBSCRIPTION = SUBSCRIPTION_REF;
 
@@ -44,7 +43,7 @@ export const subscriptionRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps)
     }
     return { ...view, links };
   };
-  const idOf = (params: unknown) => parse(z.object({ id: subscriptionIdSchema }), params).id;
+  const idOf = (params: unknown) => parse(subscriptionIdParams, params).id;
   const action = (summary: string, description: string, body?: z.ZodType) => ({
     schema: {
       tags: ['subscriptions'],
@@ -57,8 +56,9 @@ export const subscriptionRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps)
     },
   });
 
-  app.post(
-    '/subscriptions',
+  tableRoute(
+    app,
+    endpoints.createSubscription,
     {
       schema: {
         tags: ['subscriptions'],
@@ -79,6 +79,7 @@ export const subscriptionRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps)
             description:
               'The subscription an earlier request with the same reference created (Idempotent-Replayed: true).',
           },
+          409: refusalResponses[409],
           ...errorResponses,
         },
       },
@@ -94,8 +95,9 @@ export const subscriptionRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps)
     },
   );
 
-  app.get(
-    '/subscriptions/:id',
+  tableRoute(
+    app,
+    endpoints.getSubscription,
     {
       schema: {
         tags: ['subscriptions'],
@@ -108,8 +110,9 @@ export const subscriptionRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps)
     async (request) => withLinks(await payments.subscriptions.get(idOf(request.params))),
   );
 
-  app.post(
-    '/subscriptions/:id/pause',
+  tableRoute(
+    app,
+    endpoints.pauseSubscription,
     action(
       'Pause a subscription',
       'No charge while paused; periods that fall due meanwhile are not charged.',
@@ -117,8 +120,9 @@ export const subscriptionRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps)
     async (request) => withLinks(await payments.subscriptions.pause(idOf(request.params))),
   );
 
-  app.post(
-    '/subscriptions/:id/resume',
+  tableRoute(
+    app,
+    endpoints.resumeSubscription,
     action(
       'Resume a paused or past_due subscription',
       'When the next due time has passed, the next period is charged at once.',
@@ -126,8 +130,9 @@ export const subscriptionRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps)
     async (request) => withLinks(await payments.subscriptions.resume(idOf(request.params))),
   );
 
-  app.post(
-    '/subscriptions/:id/cancel',
+  tableRoute(
+    app,
+    endpoints.cancelSubscription,
     action(
       'Cancel a subscription',
       'No further charge; a charge already started finishes.',
@@ -140,8 +145,9 @@ export const subscriptionRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps)
     },
   );
 
-  app.post(
-    '/subscriptions/:id/change',
+  tableRoute(
+    app,
+    endpoints.changeSubscription,
     action(
       'Change amount, token or interval',
       'Applies from the next period: a charge already started (or being retried) keeps its amount; ' +

@@ -6,24 +6,32 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import { schemas, type RequestOf } from '../../provider';
+import { endpoints } from '../../client/http/endpoints';
 import type { ApiDeps } from '../deps';
-import { objectBody, parse } from '../http';
-import { docSchema, errorResponses } from '../schemas';
+import { objectBody, parse, tableRoute } from '../http';
+import { docSchema, errorResponses, refusalResponses } from '../schemas';
 
 const disableBody = z.object({ token: z.string().min(1) });
 
-const passThrough = <R extends object = typeof errorResponses>(
+/** The provider's answer as this API sends it: without the envelope's `status`. */
+const answer = <S extends number>(schema: z.ZodObject, status: S, description: string) =>
+  ({ [status]: { description, ...docSchema(schema.omit({ status: true }), { io: 'output' }) } }) as Record<
+    S,
+    object
+  >;
+
+const passThrough = <R extends object>(
   summary: string,
   description: string,
-  body?: object,
-  response?: R,
+  body: object | undefined,
+  response: R,
 ) => ({
   tags: ['provider'],
   summary,
   description,
   security: [{ bearerAuth: [] }],
   ...(body ? { body } : {}),
-  response: (response ?? errorResponses) as R,
+  response: { ...response, ...refusalResponses, ...errorResponses },
 });
 
 /** The provider's answer without its envelope `status` (the HTTP status says it). */
@@ -33,15 +41,16 @@ function withoutStatus<T extends { status: string }>(res: T): Omit<T, 'status'> 
 }
 
 export const tokenRoutes: FastifyPluginAsync<ApiDeps> = async (app, { provider }) => {
-  app.post(
-    '/public-tokens',
+  tableRoute(
+    app,
+    endpoints.createPublicToken,
     {
       schema: passThrough(
         'Create a public token for a widget',
         'Exactly the provider public_token request: one of card_tokenize (allow_tokenization, lang), ' +
           'payment_form_config (session_id, show_autopay_option, lang) or fps_widget. Valid 24 h, one operation.',
         docSchema(schemas.publicTokenRequest),
-        { 201: { type: 'object', properties: { public_token: { type: 'string' } } }, ...errorResponses },
+        answer(schemas.publicTokenResponse, 201, 'The public token.'),
       ),
     },
     async (request, reply) => {
@@ -52,20 +61,30 @@ export const tokenRoutes: FastifyPluginAsync<ApiDeps> = async (app, { provider }
     },
   );
 
-  app.get(
-    '/banks',
-    { schema: passThrough('List FPS banks', 'The provider sbp/banks list: id, eng_name, ru_name.') },
+  tableRoute(
+    app,
+    endpoints.listBanks,
+    {
+      schema: passThrough(
+        'List FPS banks',
+        'The provider sbp/banks list: id, eng_name, ru_name.',
+        undefined,
+        answer(schemas.banksResponse, 200, 'The banks.'),
+      ),
+    },
     async () => withoutStatus(await provider.sbpBanks()),
   );
 
-  app.post(
-    '/token-info',
+  tableRoute(
+    app,
+    endpoints.getTokenInfo,
     {
       schema: passThrough(
         'Information about a card, public or recurring token',
         'Exactly the provider public_token/state request: type card_info (hashed_card_details), ' +
           'public_token or recurring_token, and the object of that name.',
         docSchema(schemas.publicTokenStateRequest),
+        answer(schemas.publicTokenStateResponse, 200, 'What the provider knows of it.'),
       ),
     },
     async (request) => {
@@ -75,13 +94,15 @@ export const tokenRoutes: FastifyPluginAsync<ApiDeps> = async (app, { provider }
     },
   );
 
-  app.post(
-    '/recurring-tokens/disable',
+  tableRoute(
+    app,
+    endpoints.disableRecurringToken,
     {
       schema: passThrough(
         'Disable a recurring token',
         'Payments with the token fail afterwards; the answer shows token_active false.',
         docSchema(disableBody),
+        answer(schemas.recurringTokenDisableResponse, 200, 'The token, now inactive.'),
       ),
     },
     async (request) => {

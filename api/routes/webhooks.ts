@@ -6,9 +6,16 @@
  * the signature is the authentication. The body is never logged.
  */
 import type { FastifyPluginAsync } from 'fastify';
+import { z } from 'zod';
 import { handleProviderWebhook } from '../../client/webhook-handler';
 import type { ApiDeps } from '../deps';
 import type { ApiMetrics } from '../plugins/metrics';
+import { docSchema, ERROR_REF } from '../schemas';
+
+const delivered = z.object({
+  outcome: z.string().describe('What became of the event (signaled, duplicate, ...)'),
+  sessionId: z.string().optional(),
+});
 
 const CODE_OF_STATUS: Record<number, string> = {
   400: 'invalid_webhook',
@@ -36,6 +43,17 @@ export const webhookRoutes: FastifyPluginAsync<ApiDeps & { metrics: ApiMetrics }
         headers: {
           type: 'object',
           properties: { 'x-signature': { type: 'string', description: 'Base64 RSA SHA-256 signature' } },
+        },
+        response: {
+          200: { description: 'The event is with Temporal.', ...docSchema(delivered, { io: 'output' }) },
+          400: { description: 'Not a provider event.', ...ERROR_REF },
+          401: { description: 'Missing or bad signature: nothing signaled.', ...ERROR_REF },
+          413: { description: 'The body is larger than 1 MiB.', ...ERROR_REF },
+          500: { description: 'A fault of paysaga itself.', ...ERROR_REF },
+          503: {
+            description: 'No workflow for the session yet, or Temporal unreachable: deliver again.',
+            ...ERROR_REF,
+          },
         },
       },
     },

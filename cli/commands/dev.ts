@@ -19,6 +19,7 @@ import type { RunningSandbox, startSandbox as StartSandbox } from '../../sandbox
 import type { SandboxConfigInput } from '../../sandbox/config';
 import type * as ListenConfig from '../../api/listen-config';
 import type * as Listeners from '../../api/listeners';
+import type * as WorkerLogging from '../../workers/logging';
 import type * as WorkerMain from '../../workers/main';
 import {
   prepareDataDir,
@@ -145,6 +146,7 @@ export async function runDev(opts: DevOptions, deps: DevCommandDeps = processDep
   // Loaded lazily so `paysaga --help` and the other commands start fast.
   /* eslint-disable @typescript-eslint/no-require-imports */
   const workerMain = require('../../workers/main') as typeof WorkerMain;
+  const { createLogger, parseLogLevel } = require('../../workers/logging') as typeof WorkerLogging;
   const { startApiFromEnv } = require('../../api/server') as { startApiFromEnv: typeof StartApiFromEnv };
   const { assertNoRemovedVariables } = require('../../api/listen-config') as typeof ListenConfig;
   const { assertCodecProtected } = require('../../api/listeners') as typeof Listeners;
@@ -157,7 +159,7 @@ export async function runDev(opts: DevOptions, deps: DevCommandDeps = processDep
   // The embedded server creates this namespace; TEMPORAL_ADDRESS, TLS, API keys and profiles are for
   // clusters and are not used here (the server is plaintext on this machine).
   const namespace = env.TEMPORAL_NAMESPACE || DEV_DEFAULTS.namespace;
-  const logLevel = workerMain.parseLogLevel(opts.logLevel ?? env.PAYSAGA_LOG_LEVEL, 'warn');
+  const logLevel = parseLogLevel(opts.logLevel ?? env.PAYSAGA_LOG_LEVEL, 'warn');
   assertNoRemovedVariables(env);
   // The dev stack always encrypts; an open codec must not be reachable from other machines.
   const codecTokens = (env.PAYSAGA_CODEC_TOKENS ?? '').split(',').filter((t) => t.trim());
@@ -280,7 +282,7 @@ export async function runDev(opts: DevOptions, deps: DevCommandDeps = processDep
     let logger: PinoLogger;
     try {
       data = await prepareDataDir(dataDir);
-      logger = workerMain.createLogger({ service: 'paysaga-dev', level: logLevel, fd: 2 });
+      logger = createLogger({ service: 'paysaga-dev', level: logLevel, fd: 2 });
 
       const publicUrl = `http://${host}:${publicPort}`;
       const internalUrl = `http://${host}:${internalPort}`;

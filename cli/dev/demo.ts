@@ -12,6 +12,7 @@
 import { randomBytes } from 'node:crypto';
 import type { CheckoutInput, Links, PaysagaApiClient, Session, Subscription } from '../../client/http';
 import { firstForm, openPage, postJson } from './demo-http';
+import { TEST_CARD } from '../../sandbox/test-cards';
 
 export const DEMO_KINDS = [
   'card',
@@ -37,6 +38,8 @@ export interface DemoContext {
   namespace: string;
   /** How long one scenario may take. */
   timeoutMs: number;
+  /** Periods the subscription scenario charges before it cancels (default 2). */
+  subscriptionPeriods?: number;
   progress: (kind: DemoKind, message: string) => void;
 }
 
@@ -50,8 +53,8 @@ export interface DemoResult {
 }
 
 // Test cards of the sandbox (sandbox/README.md); never printed.
-const FRICTIONLESS = '4111111111111111';
-const THREE_DS = '4000000000003063';
+const FRICTIONLESS = TEST_CARD.visa;
+const THREE_DS = TEST_CARD.visa3ds;
 const card = (pan: string) => ({
   card_number: pan,
   card_exp_month: '12',
@@ -66,6 +69,8 @@ const SANDBOX_BANK = '100000000999';
 const FINAL = new Set(['succeeded', 'failed', 'canceled']);
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** One long poll of a session; the API answers within 25 s, the client waits 35 s. */
+const LONG_POLL_MS = 20_000;
 
 class Scenario {
   sessionId?: string;
@@ -110,15 +115,20 @@ class Scenario {
     return this.api.sessions.get(sessionId);
   }
 
-  /** Reads the session until `done(view)`, within the scenario's time. */
+  /**
+   * Follows the session until `done(view)`, within the scenario's time: each read is a long poll
+   * (`GET /v1/sessions/{id}?wait=&after=`) that answers at the session's next change.
+   */
   async until(sessionId: string, what: string, done: (view: Session) => boolean): Promise<Session> {
     let view = await this.get(sessionId);
     let shown = describe(view);
     while (!done(view)) {
-      if (Date.now() > this.deadline)
-        throw new Error(`timed out waiting for ${what}; the session is ${describe(view)}`);
-      await sleep(400);
-      view = await this.get(sessionId);
+      const left = this.deadline - Date.now();
+      if (left <= 0) throw new Error(`timed out waiting for ${what}; the session is ${describe(view)}`);
+      view = await this.api.sessions.waitForChange(sessionId, {
+        after: view.version,
+        waitMs: Math.min(left, LONG_POLL_MS),
+      });
       const now = describe(view);
       if (now !== shown) this.say(`${sessionId} ${now}`);
       shown = now;
@@ -396,7 +406,7 @@ const SCENARIOS: Record<DemoKind, ScenarioFn> = {
     return `${expectPhase(await s.final(view.sessionId), 'succeeded')} (merchant-initiated, by token)`;
   },
 
-  async subscription(s, _ctx, shared) {
+  async subscription(s, ctx, shared) {
     s.say('waiting for the recurring token of the card checkout');
     const token = await shared.cardToken;
     const intervalMs = 4_000;
@@ -410,29 +420,36 @@ const SCENARIOS: Record<DemoKind, ScenarioFn> = {
     const id = created.subscriptionId;
     s.track(id, created.links);
     s.say(`${id} created: ${created.status}, a charge every ${intervalMs / 1000} s`);
-    // Two periods charged (each its own payment session), then canceled so the stack stays quiet;
-    // canceled on a failure too.
+    // A few periods charged (each its own payment session), then canceled so the stack stays quiet;
+    // canceled on a failure too. A charge in flight is followed by long poll of its session; between
+    // charges the wait is until the next one is due.
+    const periods = ctx.subscriptionPeriods ?? 2;
     let view: Subscription = created;
     try {
       let shown = 0;
-      while (view.totals.succeeded < 2) {
+      while (view.totals.succeeded < periods) {
         if (view.status !== 'active' || view.totals.failed > 0)
           throw new Error(
             `subscription ${view.status}: ${JSON.stringify(view.totals)} ${view.dunning?.lastReason ?? ''}`,
           );
-        s.checkDeadline(`two charges of ${id}`);
+        s.checkDeadline(`${periods} charges of ${id}`);
         if (view.totals.succeeded > shown) {
           shown = view.totals.succeeded;
           s.say(`period ${shown} charged`);
         }
-        await sleep(500);
+        const charging = view.charges.find((c) => c.outcome === 'pending' && c.sessionId);
+        if (charging) await s.final(charging.sessionId);
+        else {
+          const due = view.nextChargeAt ? Date.parse(view.nextChargeAt) - Date.now() : 0;
+          await sleep(Math.min(Math.max(due, 200), 5_000));
+        }
         view = await s.api.subscriptions.get(id);
       }
     } catch (err) {
       await s.api.subscriptions.cancel(id, { reason: 'demo failed' }).catch(() => undefined);
       throw err;
     }
-    s.say('period 2 charged; canceling');
+    s.say(`period ${periods} charged; canceling`);
     const canceled = await s.api.subscriptions.cancel(id, { reason: 'demo done' });
     if (canceled.status !== 'canceled') throw new Error(`cancel left it ${canceled.status}`);
     return `${view.totals.succeeded} periods charged (${view.totals.chargedAmount}), then canceled`;

@@ -53,6 +53,7 @@ export const hashedCardDetails = z.union([
       message: 'not_null',
       path: ['hashed_card_number'],
     })
+    .meta({ required: ['hashed_card_number'] })
     .transform((f) => new HashedCardDetails(f)),
 ]);
 

@@ -81,6 +81,13 @@ export const publicTokenRequest = z
   .refine((r) => r.card_tokenize || r.payment_form_config || r.fps_widget, {
     message: 'not_null',
     path: ['card_tokenize'],
+  })
+  .meta({
+    anyOf: [
+      { required: ['card_tokenize'] },
+      { required: ['payment_form_config'] },
+      { required: ['fps_widget'] },
+    ],
   });
 
 const tokenRef = z.looseObject({ token: z.string().min(1) });

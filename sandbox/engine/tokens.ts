@@ -4,7 +4,7 @@ import type * as s from '../../provider/schemas';
 import { tokenTimestamp } from '../clock';
 import { invalid, notFound } from '../errors';
 import { opaqueToken } from '../ids';
-import type { PublicTokenRecord, RecurringTokenRecord } from '../tokens';
+import type { PublicTokenRecord, RecurringTokenRecord } from '../token-store';
 import { renderRecurringToken } from '../view';
 import type { FlowContext } from './context';
 import type { Caller } from './sessions';

@@ -4,6 +4,7 @@
  * answers with the 3-D Secure redirect.
  */
 import { card, finished, FRICTIONLESS, ref, rub, useApiStack, THREE_DS, workflowsFor } from './api-stack';
+import { TEST_CARD } from '../../sandbox/test-cards';
 
 jest.setTimeout(60_000);
 
@@ -116,7 +117,7 @@ describe('POST /v1/checkouts', () => {
       ['payment without customer', { ...checkout(undefined), customer: undefined }, [{ field: 'customer' }]],
       [
         'card without expiry and code',
-        { ...checkout(undefined), card: { card_number: '4111111111111111' } },
+        { ...checkout(undefined), card: { card_number: TEST_CARD.visa } },
         [
           { field: 'card.card_exp_month', rule: /required to charge a card/ },
           { field: 'card.card_exp_year', rule: /required to charge a card/ },

@@ -8,12 +8,13 @@
  */
 import { PaysagaApiClient } from '../../client/http';
 import { card, finished, FRICTIONLESS, ref, rub, useApiStack, type HttpResponse } from './api-stack';
+import { TEST_CARD } from '../../sandbox/test-cards';
 
 jest.setTimeout(120_000);
 
 const s = useApiStack({ settings: { followMs: 1_000 } });
 
-const DECLINED = '4000000000000002';
+const DECLINED = TEST_CARD.visaDeclined;
 const customer = { user_id: 'search-payer' };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

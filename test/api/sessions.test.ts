@@ -31,6 +31,33 @@ describe('GET /v1/sessions/{id}', () => {
     expect(res.body.error).toMatchObject({ code: 'session_not_found', retryable: false });
   });
 
+  it('?wait long-polls: answers at the next change after `after`, or as it is when the wait runs out', async () => {
+    const started = await start({ approval: manual });
+    expect(started.phase).toBe('awaiting_approval');
+    const { sessionId } = started;
+    const now = await s.call('GET', `/v1/sessions/${sessionId}`);
+    const version = now.body.version as number;
+    // Nothing happens: the wait runs out and the same version comes back.
+    const quiet = await s.call('GET', `/v1/sessions/${sessionId}?wait=300&after=${version}`);
+    expect(quiet.status).toBe(200);
+    expect(quiet.body).toMatchObject({ sessionId, version, phase: 'awaiting_approval' });
+    // A change while the request waits: it answers with the changed session.
+    const waiting = s.call('GET', `/v1/sessions/${sessionId}?wait=25000&after=${version}`);
+    await s.call('POST', `/v1/sessions/${sessionId}/cancel`);
+    const changed = await waiting;
+    expect(changed.status).toBe(200);
+    expect(changed.body.version).toBeGreaterThan(version);
+    // `after` below the current version answers at once.
+    const behind = await s.call('GET', `/v1/sessions/${sessionId}?wait=25000&after=0`);
+    expect(behind.body.version).toBeGreaterThan(0);
+    const ended = await finished(s, sessionId);
+    expect(ended.phase).toBe('canceled');
+    for (const bad of ['wait=25001', 'wait=-1', 'wait=soon', 'after=-2']) {
+      const res = await s.call('GET', `/v1/sessions/${sessionId}?${bad}`);
+      expect([bad, res.status, res.body.error.fields[0].field]).toEqual([bad, 400, bad.split('=')[0]]);
+    }
+  });
+
   it('400 for an id that cannot be a session id', async () => {
     const res = await s.call('GET', `/v1/sessions/${encodeURIComponent('ps 1')}`);
     expect(res.status).toBe(400);

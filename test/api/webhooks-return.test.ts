@@ -310,7 +310,10 @@ describe('payer return', () => {
     const signaled = await signalsOf(id, 'payerReturned');
     expect(signaled).toBeGreaterThanOrEqual(1);
     expect(signaled).toBeLessThanOrEqual(allowed);
-    await completeThreeDs(started.userAction, '00000'); // ends the session
+    // Ends the session, unless a slow machine let its payer deadline close the 3-D Secure page first.
+    await completeThreeDs(started.userAction, '00000').catch((err: Error) => {
+      if (!err.message.includes('not served (404)')) throw err;
+    });
   });
 
   it('the workflow itself admits one payer return per interval, however many signals arrive', async () => {

@@ -12,9 +12,10 @@
  */
 import * as path from 'node:path';
 import { FINAL_PHASES, SCREENSHOTS, startBrowserStack, type BrowserStack } from '../helpers/browser';
+import { TEST_CARD } from '../../sandbox/test-cards';
 
 const CARD = {
-  card_number: '4111111111111111',
+  card_number: TEST_CARD.visa,
   card_exp_month: '12',
   card_exp_year: '2030',
   card_code: '123',

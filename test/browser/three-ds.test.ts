@@ -14,9 +14,10 @@ import * as path from 'node:path';
 import { Connection } from '@temporalio/client';
 import type { Page } from 'playwright-core';
 import { FINAL_PHASES, SCREENSHOTS, startBrowserStack, type BrowserStack } from '../helpers/browser';
+import { TEST_CARD } from '../../sandbox/test-cards';
 
 const THREE_DS_CARD = {
-  card_number: '4000000000003063',
+  card_number: TEST_CARD.visa3ds,
   card_exp_month: '12',
   card_exp_year: '30',
   card_code: '123',

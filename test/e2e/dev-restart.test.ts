@@ -18,10 +18,11 @@ import { firstForm, openPage } from '../../cli/dev/demo-http';
 import { freePort } from '../../cli/dev/ports';
 import { SANDBOX_STORE_FILE } from '../../sandbox/server';
 import { killDevProcess, startDevProcess, stopDevProcess, type DevProcess } from '../helpers/dev-process';
+import { TEST_CARD } from '../../sandbox/test-cards';
 
 const HOST = '127.0.0.1';
 const THREE_DS_CARD = {
-  card_number: '4000000000003063',
+  card_number: TEST_CARD.visa3ds,
   card_exp_month: '12',
   card_exp_year: '30',
   card_code: '123',

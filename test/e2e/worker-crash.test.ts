@@ -17,8 +17,9 @@ import { TEST_SETTINGS } from '../helpers/stack';
 import { spawnWorkerProcess, type WorkerProcess } from '../helpers/worker-process';
 import { connectTestClient, uniqueTaskQueue, type TestClient } from '../helpers/temporal';
 import { finalView } from '../helpers/final';
+import { TEST_CARD } from '../../sandbox/test-cards';
 
-const PAN = '4111111111111111';
+const PAN = TEST_CARD.visa;
 const AMOUNT = 5_100;
 /** How long the sandbox holds a transaction/state request (below the provider client's 30 s timeout). */
 const STATE_LATENCY_MS = 20_000;

@@ -15,6 +15,7 @@ import { TEST_SETTINGS } from '../helpers/stack';
 import { spawnWorkerProcess } from '../helpers/worker-process';
 import { connectTestClient, uniqueTaskQueue, type TestClient } from '../helpers/temporal';
 import { finalView } from '../helpers/final';
+import { TEST_CARD } from '../../sandbox/test-cards';
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -26,7 +27,7 @@ function freePort(): Promise<number> {
     });
   });
 }
-const PAN = '5555555555554444';
+const PAN = TEST_CARD.mastercard;
 
 describe('paysaga worker (process)', () => {
   let sandbox: TestSandbox;

@@ -6,10 +6,11 @@ import { CardDetails } from '../../provider';
 import type { SessionView } from '../../common/views';
 import { startStack, type TestStack } from './stack';
 import { finalView } from './final';
+import { TEST_CARD } from '../../sandbox/test-cards';
 
 /** Sandbox test cards: approved without 3-D Secure, and one that asks for it. */
-export const FRICTIONLESS = '4111111111111111';
-export const THREE_DS = '4000000000003063';
+export const FRICTIONLESS: string = TEST_CARD.visa;
+export const THREE_DS: string = TEST_CARD.visa3ds;
 
 export const card = (pan: string = FRICTIONLESS) =>
   new CardDetails({ card_number: pan, card_exp_month: '12', card_exp_year: '30', card_code: '123' });

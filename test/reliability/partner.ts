@@ -19,6 +19,7 @@ import type {
 } from './journal';
 import type { DecisionPlan, SessionPlan } from './plan';
 import type { Profile } from './profiles';
+import { TEST_CARD } from '../../sandbox/test-cards';
 
 export interface PartnerContext {
   profile: Profile;
@@ -31,9 +32,9 @@ export interface PartnerContext {
 
 // Test cards of the sandbox (sandbox/README.md); never printed.
 const CARDS = {
-  frictionless: ['4111111111111111', '5555555555554444', '2200000000000004'],
-  three_ds: ['4000000000003063', '5200000000001096', '2200000000000038'],
-  declined: ['4000000000000002'],
+  frictionless: [TEST_CARD.visa, TEST_CARD.mastercard, TEST_CARD.mir],
+  three_ds: [TEST_CARD.visa3ds, TEST_CARD.mastercard3ds, TEST_CARD.mir3ds],
+  declined: [TEST_CARD.visaDeclined],
 } as const;
 const FPS_PHONE = '+79001234567';
 const FINAL = new Set(['succeeded', 'failed', 'canceled']);

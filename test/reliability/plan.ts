@@ -267,6 +267,15 @@ export function makePlan(profile: Profile, seed: string): Plan {
   });
   const timeout = faults.find((x) => x.id === 'provider_timeout#1');
   if (timeout) timeout.atMs = outageAt(timeout.forMs, 0.55);
+  // A window that would open inside a whole outage opens as it ends instead: webhooks and commits hardly
+  // happen while every call fails, so such a window would test little (the last ones stay within range).
+  const outages = faults.filter((x) => x.id === 'provider_5xx#1' || x.id === 'provider_timeout#1');
+  for (const x of faults) {
+    if (outages.includes(x)) continue;
+    for (const o of [...outages].sort((a, b) => a.atMs - b.atMs))
+      if (x.atMs >= o.atMs && x.atMs < o.atMs + o.forMs)
+        x.atMs = Math.min(o.atMs + o.forMs, profile.faultsUntilMs - x.forMs);
+  }
   faults.sort((a, b) => a.atMs - b.atMs || a.id.localeCompare(b.id));
 
   const disruptions: Disruption[] = [];

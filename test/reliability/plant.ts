@@ -6,6 +6,7 @@
  */
 import { CardDetails, ProviderClient } from '../../provider';
 import type { SessionInfo } from '../../provider/schemas';
+import { TEST_CARD } from '../../sandbox/test-cards';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -31,7 +32,7 @@ export async function chargeOrderAgain(o: {
           card_info: {
             type: 'card_details',
             card_details: new CardDetails({
-              card_number: '4111111111111111',
+              card_number: TEST_CARD.visa,
               card_exp_month: '12',
               card_exp_year: '30',
               card_code: '123',

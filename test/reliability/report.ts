@@ -3,7 +3,7 @@
  * injected, what the partner's calls heard, and the verdict rule by rule with every violation.
  */
 import type { Session } from '../../client/http';
-import { FAULT_FAMILIES, MIX_KINDS } from './plan';
+import { FAULT_FAMILIES, MIX_KINDS, MONEY_MOVING_ENDPOINTS } from './plan';
 import { isUnreadable, type Evidence } from './truth';
 import { RULES, type Rule, type Violation } from './verdict';
 
@@ -71,6 +71,14 @@ export function faultsTable(ev: Evidence): string[] {
         )
         .join(' '),
     ]);
+    // Commit-then-drop, endpoint by endpoint: each money-moving endpoint should see its own drops.
+    if (family === 'commit_drop')
+      for (const endpoint of MONEY_MOVING_ENDPOINTS) {
+        const fired = rules
+          .filter((r) => r.kind === 'drop_after_commit' && r.path === endpoint)
+          .reduce((n, r) => n + r.fired, 0);
+        rows.push([`  ${endpoint}`, '', '', fired, '']);
+      }
   }
   for (const what of ['worker_kill', 'api_restart', 'temporal_restart'] as const) {
     const done = ev.chaos.disruptions.filter((d) => d.disruption.what === what);

@@ -102,8 +102,8 @@ export async function startStack(o: StackOptions, teardown: Teardown): Promise<S
   const cli = resolveTemporalCli();
   if (!cli.path) throw new Error('no Temporal CLI: run `npm run setup` (installs it into .tools/)');
   const namespace = DEFAULT_TEMPORAL_NAMESPACE;
-  const temporalPort = await freePort(HOST);
-  const uiPort = await freePort(HOST);
+  let temporalPort = await freePort(HOST);
+  let uiPort = await freePort(HOST);
   const dbFile = path.join(o.dir, 'temporal.sqlite');
   const temporalLines: string[] = [];
   const startTemporal = () =>
@@ -121,7 +121,24 @@ export async function startStack(o: StackOptions, teardown: Teardown): Promise<S
         if (temporalLines.length > 2_000) temporalLines.shift();
       },
     });
-  let temporal: TemporalDevServer = await startTemporal();
+  // A free port can be taken by another process before the server binds it (a shared machine): then new
+  // ports, a few times. Later starts keep the frontend's port (workers and APIs know it): only the UI's
+  // may change.
+  const inUse = (err: unknown) => /address already in use/.test((err as Error).message);
+  const startTemporalRetrying = async (keepFrontend: boolean): Promise<TemporalDevServer> => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await startTemporal();
+      } catch (err) {
+        if (!inUse(err) || attempt === 4) throw err;
+        log(`Temporal dev server: a port was taken (${(err as Error).message.split('\n').at(-1)}); again`);
+        if (!keepFrontend) temporalPort = await freePort(HOST);
+        uiPort = await freePort(HOST);
+        await new Promise((r) => setTimeout(r, 2_000 * attempt));
+      }
+    }
+  };
+  let temporal: TemporalDevServer = await startTemporalRetrying(false);
   const guardTemporal = (pid: number) =>
     teardown.guard(pid, 'start-dev', 'SIGKILL', () => {
       try {
@@ -297,7 +314,7 @@ export async function startStack(o: StackOptions, teardown: Teardown): Promise<S
     async restartTemporal() {
       const started = Date.now();
       await temporal.stop(10_000);
-      temporal = await startTemporal();
+      temporal = await startTemporalRetrying(true);
       guardTemporal(temporal.pid);
       return { downMs: Date.now() - started };
     },

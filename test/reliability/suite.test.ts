@@ -44,7 +44,7 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0,
 /** The whole run's bound: the plan, the partner's patience, the settling, the reading. */
 const RUN_BOUND_MS =
   Math.max(plan.faultsEndMs, profile.createUntilMs) +
-  2 * profile.partnerPatienceMs +
+  profile.partnerPatienceMs +
   profile.settleMs +
   5 * 60_000;
 
@@ -120,7 +120,7 @@ describe(`reliability suite (${profile.name}, seed ${seed})`, () => {
         chaos = await runChaos(plan, s, startedAt, (m) => log(`${since()}: ${m}`));
         let timer: NodeJS.Timeout | undefined;
         const bound = new Promise<string>(
-          (r) => (timer = setTimeout(() => r('timed out'), 2 * profile.partnerPatienceMs)),
+          (r) => (timer = setTimeout(() => r('timed out'), profile.partnerPatienceMs)),
         );
         if ((await Promise.race([partnerDone.then(() => 'done'), bound])) !== 'done')
           log(`${since()}: the partner's scripted calls did not all end in time; settling anyway`);

@@ -2,6 +2,7 @@ import { endpoints, type EndpointName } from '../../provider/endpoints';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox';
 import { eventTypes, waitForEvent } from './flow';
 import { cardPayment, cardPayout, isFinal, RUB, user } from './fixtures';
+import { TEST_CARD } from '../../sandbox/test-cards';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 
@@ -113,7 +114,7 @@ describe('sandbox: every endpoint, envelope and validation', () => {
       {
         payment_info: {
           type: 'card_info',
-          card_info: { type: 'card_details', card_details: { card_number: '4111111111111111' } },
+          card_info: { type: 'card_details', card_details: { card_number: TEST_CARD.visa } },
         },
         sum_info: RUB(100),
         user_info: user(),

@@ -9,6 +9,7 @@ import { createWebhookVerifier } from '../../provider/webhook-verifier';
 import { startSandbox, type RunningSandbox } from '../../sandbox/index';
 import { generateTestKeys, type TestKeys } from '../helpers/keys';
 import { startWebhookSink, type WebhookSink } from '../helpers/webhook-sink';
+import { TEST_CARD } from '../../sandbox/test-cards';
 
 jest.setTimeout(30_000);
 
@@ -97,7 +98,7 @@ const cardCheckout = (reference = 'ok') => ({
     card_info: {
       type: 'card_details',
       card_details: {
-        card_number: '4111111111111111',
+        card_number: TEST_CARD.visa,
         card_exp_month: '12',
         card_exp_year: '2030',
         card_code: '123',

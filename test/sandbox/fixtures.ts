@@ -1,11 +1,12 @@
 /** Request bodies shared by the sandbox tests. */
+import { TEST_CARD } from '../../sandbox/test-cards';
 
 export const RUB = (sum: number) => ({ sum, currency_code: 'rub' });
 
 export const CARDS = {
-  frictionless: '4111111111111111',
-  threeDs: '4000000000003063',
-  declined: '4000000000000002',
+  frictionless: TEST_CARD.visa,
+  threeDs: TEST_CARD.visa3ds,
+  declined: TEST_CARD.visaDeclined,
 };
 
 export const cardPayment = (pan: string = CARDS.frictionless) => ({

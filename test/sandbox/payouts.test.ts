@@ -2,6 +2,7 @@ import { startTestSandbox, type TestSandbox } from '../helpers/sandbox';
 import { sandboxWithSink } from '../helpers/sandbox-with-sink';
 import { eventTypes, transferApproved, waitForEvent } from './flow';
 import { cardPayout, fpsAccount, isFinal, RUB } from './fixtures';
+import { TEST_CARD } from '../../sandbox/test-cards';
 
 describe('sandbox: payouts', () => {
   const fx = sandboxWithSink({});
@@ -25,7 +26,7 @@ describe('sandbox: payouts', () => {
 
   it('to a raw card: approve_pending, approve, checkout_results, ledger payout', async () => {
     const id = await transferApproved(fx.sb, {
-      payout_info: cardPayout('5555555555554444'),
+      payout_info: cardPayout(TEST_CARD.mastercard),
       sum_info: RUB(12000),
       participant_info: { payee_info: { full_name: 'Ivan Ivanov' } },
     });
@@ -56,7 +57,7 @@ describe('sandbox: payouts', () => {
   });
 
   it('to hashed card details from the tokenization widget (public_token card_tokenize)', async () => {
-    const widget = await tokenize('2200000000000004', false);
+    const widget = await tokenize(TEST_CARD.mir, false);
     expect(widget.card_token).toBeUndefined();
     expect(widget.hashed_card_details.hashed_card_number).toMatch(/^hcn_/);
     const init = await fx.sb.post('transaction/initiate', {});
@@ -94,7 +95,7 @@ describe('sandbox: payouts', () => {
   });
 
   it('to a tokenized card (allow_tokenization)', async () => {
-    const widget = await tokenize('4111111111111111', true);
+    const widget = await tokenize(TEST_CARD.visa, true);
     expect(widget.card_token).toMatch(/^ct_/);
     const id = await transferApproved(fx.sb, {
       payout_info: {
@@ -123,12 +124,12 @@ describe('sandbox: payouts', () => {
     const pt = await fx.sb.post('public_token', { card_tokenize: { allow_tokenization: false } });
     const first = await fx.sb.plain('POST', '/sandbox/widgets/card-tokenize', {
       public_token: pt.body.public_token,
-      card_number: '4111111111111111',
+      card_number: TEST_CARD.visa,
     });
     expect(first.body.status).toBe('ok');
     const second = await fx.sb.plain('POST', '/sandbox/widgets/card-tokenize', {
       public_token: pt.body.public_token,
-      card_number: '4111111111111111',
+      card_number: TEST_CARD.visa,
     });
     expect(second.body.error).toEqual({
       error_code: 'invalid_request',

@@ -2,6 +2,7 @@ import { request } from 'undici';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox';
 import { eventTypes, parseForm, waitForEvent } from './flow';
 import { CARDS, isFinal, RUB, user } from './fixtures';
+import { TEST_CARD } from '../../sandbox/test-cards';
 
 describe('sandbox: public tokens (rule 1) and the payment-form widget', () => {
   let sb: TestSandbox;
@@ -137,7 +138,7 @@ describe('sandbox: public token lifetime of 24 h × timeScale', () => {
     expect(stale.body.token_info.token_active).toBe(false);
     const use = await sb.plain('POST', '/sandbox/widgets/payment-form', {
       public_token: token,
-      card_number: '4111111111111111',
+      card_number: TEST_CARD.visa,
       card_exp_month: '1',
       card_exp_year: '30',
       card_code: '123',

@@ -8,6 +8,7 @@ import { resolveTemporalCli, toServerExecutable } from '../../cli/temporal-cli';
 import { trivialWorkflow } from '../fixtures/trivial-workflow';
 import { scanAllHistories } from '../history-scan';
 import { uniqueTaskQueue } from '../helpers/temporal';
+import { TEST_CARD } from '../../sandbox/test-cards';
 
 it('finds a card number in a workflow history, and nothing in a clean one', async () => {
   const env = await TestWorkflowEnvironment.createLocal({
@@ -25,7 +26,7 @@ it('finds a card number in a workflow history, and nothing in a clean one', asyn
       await env.client.workflow.execute(trivialWorkflow, {
         taskQueue,
         workflowId: 'leaky',
-        args: [{ card_number: '4111111111111111' } as never],
+        args: [{ card_number: TEST_CARD.visa } as never],
       });
     });
     // Visibility is eventually consistent: wait until both runs are listed.

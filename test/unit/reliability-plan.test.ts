@@ -74,6 +74,13 @@ describe('the plan of a reliability run', () => {
         const dropped = plan.faults.flatMap((f) => f.rules.filter((r) => r.kind === 'drop_after_commit'));
         expect(new Set(dropped.map((r) => r.path))).toEqual(new Set(MONEY_MOVING_ENDPOINTS));
 
+        // No other window opens inside a whole outage (where it would see little), unless it is the last
+        // that fits in the range.
+        const outages = plan.faults.filter((f) => /^provider_(5xx|timeout)#1$/.test(f.id));
+        for (const f of plan.faults.filter((x) => !outages.includes(x)))
+          if (outages.some((o) => f.atMs >= o.atMs && f.atMs < o.atMs + o.forMs))
+            expect(f.atMs).toBe(profile.faultsUntilMs - f.forMs);
+
         const kinds = plan.disruptions.map((x) => x.what);
         expect(kinds.filter((k) => k === 'worker_kill')).toHaveLength(profile.workerKills);
         expect(kinds.filter((k) => k === 'api_restart')).toHaveLength(profile.apiRestarts);

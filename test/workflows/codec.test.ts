@@ -8,6 +8,7 @@ import {
 import { startStack, type TestStack } from '../helpers/stack';
 import { connectTestClient } from '../helpers/temporal';
 import { finalView } from '../helpers/final';
+import { TEST_CARD } from '../../sandbox/test-cards';
 
 describe('payloads in Temporal are encrypted (DESIGN decision 2)', () => {
   let stack: TestStack;
@@ -24,7 +25,7 @@ describe('payloads in Temporal are encrypted (DESIGN decision 2)', () => {
       reference,
       amount: { amount: 1234, currency: 'rub' },
       card: new CardDetails({
-        card_number: '4111111111111111',
+        card_number: TEST_CARD.visa,
         card_exp_month: '01',
         card_exp_year: '31',
         card_code: '999',

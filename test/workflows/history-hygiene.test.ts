@@ -8,6 +8,7 @@ import { CardDetails } from '../../provider';
 import { finalView } from '../helpers/final';
 import { completeThreeDs } from '../helpers/payer';
 import { startStack, type TestStack } from '../helpers/stack';
+import { TEST_CARD } from '../../sandbox/test-cards';
 
 const CVV = '739';
 const card = (pan: string) =>
@@ -16,10 +17,10 @@ const rub = (amount: number) => ({ amount, currency: 'RUB' });
 let n = 0;
 const ref = (p: string) => `${p}-${Date.now()}-${++n}`;
 
-const FRICTIONLESS = '4111111111111111';
-const THREE_DS = '4000000000003063';
-const PAYOUT_CARD = '5555555555554444';
-const HASHED_SOURCE = '2200000000000004';
+const FRICTIONLESS = TEST_CARD.visa;
+const THREE_DS = TEST_CARD.visa3ds;
+const PAYOUT_CARD = TEST_CARD.mastercard;
+const HASHED_SOURCE = TEST_CARD.mir;
 
 /** The history as JSON, byte fields (payload data among them) as base64, as an export would hold it. */
 function exportHistory(history: unknown): string {

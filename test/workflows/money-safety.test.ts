@@ -8,6 +8,7 @@ import type { SessionView as SessionResult } from '../../common/views';
 import { CardDetails } from '../../provider';
 import { startStack, type TestStack } from '../helpers/stack';
 import { finalView } from '../helpers/final';
+import { TEST_CARD } from '../../sandbox/test-cards';
 
 const card = (pan: string) =>
   new CardDetails({ card_number: pan, card_exp_month: '12', card_exp_year: '30', card_code: '123' });
@@ -39,7 +40,7 @@ function helpers(get: () => TestStack) {
       const started = await get().payments.sessions.startCardCheckout({
         reference: ref('pay'),
         amount: rub(amount),
-        card: card('4111111111111111'),
+        card: card(TEST_CARD.visa),
         customer: { user_id: 'u1' },
       });
       expect((await finished(started.sessionId)).phase).toBe('succeeded');
@@ -66,7 +67,7 @@ describe.each([true, false])('outcome unknown, then reconciled (webhooks %s)', (
     const started = await stack.payments.sessions.startCardCheckout({
       reference: ref('drop-approve'),
       amount: rub(4_200),
-      card: card('4111111111111111'),
+      card: card(TEST_CARD.visa),
       customer: { user_id: 'u1' },
     });
     const result = await h.finished(started.sessionId);
@@ -82,7 +83,7 @@ describe.each([true, false])('outcome unknown, then reconciled (webhooks %s)', (
     const pt = await stack.sandbox.post('public_token', { card_tokenize: { allow_tokenization: true } });
     const widget = await stack.sandbox.plain('POST', '/sandbox/widgets/card-tokenize', {
       public_token: pt.body.public_token,
-      card_number: '5555555555554444',
+      card_number: TEST_CARD.mastercard,
     });
     const fired = await h.dropOnce('transaction/start/transfer');
     const started = await stack.payments.sessions.startPayout({
@@ -126,7 +127,7 @@ describe.each([true, false])('outcome unknown, then reconciled (webhooks %s)', (
     const input = {
       reference: ref('drop-start'),
       amount: rub(1_300),
-      card: card('4111111111111111'),
+      card: card(TEST_CARD.visa),
       customer: { user_id: 'u1' },
     };
     await expect(stack.payments.sessions.startCardCheckout(input)).rejects.toThrow();
@@ -161,7 +162,7 @@ describe('outcome unknown on finalize (hold project)', () => {
       const started = await stack.payments.sessions.startCardCheckout({
         reference: ref('drop-finalize'),
         amount: rub(7_000),
-        card: card('4111111111111111'),
+        card: card(TEST_CARD.visa),
         customer: { user_id: 'u1' },
         settings: { finalization },
       });
@@ -193,7 +194,7 @@ describe('the worker dies while a session waits for approval', () => {
       {
         reference: ref('restart'),
         amount: rub(3_300),
-        card: card('4111111111111111'),
+        card: card(TEST_CARD.visa),
         customer: { user_id: 'u1' },
         settings: { approval: { mode: 'manual', deadlineMs: 60_000 } },
       },
@@ -220,7 +221,7 @@ describe('the worker dies while a session waits for approval', () => {
       {
         reference: ref('restart-2'),
         amount: rub(1_100),
-        card: card('4111111111111111'),
+        card: card(TEST_CARD.visa),
         customer: { user_id: 'u1' },
         settings: { approval: { mode: 'manual', deadlineMs: 60_000 } },
       },

@@ -7,6 +7,7 @@ import type { SessionView as SessionResult } from '../../common/views';
 import { CardDetails } from '../../provider';
 import { startStack, type TestStack } from '../helpers/stack';
 import { finalView } from '../helpers/final';
+import { TEST_CARD } from '../../sandbox/test-cards';
 
 const card = (pan: string) =>
   new CardDetails({ card_number: pan, card_exp_month: '12', card_exp_year: '30', card_code: '123' });
@@ -64,16 +65,16 @@ describe.each([true, false])('payouts (webhooks %s)', (webhooks) => {
     const started = await stack.payments.sessions.startPayout({
       reference: ref('po-card'),
       amount: rub(12_000),
-      destination: { type: 'card', card: card('5555555555554444') },
+      destination: { type: 'card', card: card(TEST_CARD.mastercard) },
       participant: { payee_info: { full_name: 'Ivan Ivanov' } },
     });
     expect(started.sessionId).toMatch(/^ps_/);
     const result = await expectPaidOnce(started.sessionId, 12_000);
-    expect(JSON.stringify(result)).not.toContain('5555555555554444');
+    expect(JSON.stringify(result)).not.toContain(TEST_CARD.mastercard);
   });
 
   it('to hashed card details from the tokenization widget', async () => {
-    const widget = await tokenize('2200000000000004', false);
+    const widget = await tokenize(TEST_CARD.mir, false);
     expect(widget.card_token).toBeUndefined();
     const started = await stack.payments.sessions.startPayout({
       reference: ref('po-hashed'),
@@ -85,7 +86,7 @@ describe.each([true, false])('payouts (webhooks %s)', (webhooks) => {
   });
 
   it('to a tokenized card (ct_ token), started by the workflow', async () => {
-    const widget = await tokenize('4111111111111111', true);
+    const widget = await tokenize(TEST_CARD.visa, true);
     expect(widget.card_token).toMatch(/^ct_/);
     const started = await stack.payments.sessions.startPayout({
       reference: ref('po-ct'),
@@ -99,7 +100,7 @@ describe.each([true, false])('payouts (webhooks %s)', (webhooks) => {
     const paid = await stack.payments.sessions.startCardCheckout({
       reference: ref('po-rt-pay'),
       amount: rub(1_000),
-      card: card('4111111111111111'),
+      card: card(TEST_CARD.visa),
       customer: { user_id: 'u1' },
       allowRecurring: true,
     });
@@ -141,7 +142,7 @@ describe.each([true, false])('payouts (webhooks %s)', (webhooks) => {
     const started = await stack.payments.sessions.startPayout({
       reference: ref('po-loser'),
       amount: rub(800),
-      destination: { type: 'card', card: card('4111111111111111') },
+      destination: { type: 'card', card: card(TEST_CARD.visa) },
       customer: { user_id: 'u1', customer: { reference: 'loser' } },
     });
     const result = await finished(started.sessionId);
@@ -159,7 +160,7 @@ describe.each([true, false])('payouts (webhooks %s)', (webhooks) => {
       {
         reference: ref('po-cancel'),
         amount: rub(900),
-        destination: { type: 'card', card: card('4111111111111111') },
+        destination: { type: 'card', card: card(TEST_CARD.visa) },
         settings: { approval: { mode: 'manual', deadlineMs: 30_000 } },
       },
       { waitMs: 15_000 },
@@ -179,7 +180,7 @@ describe.each([true, false])('payouts (webhooks %s)', (webhooks) => {
       {
         reference: ref('po-approve'),
         amount: rub(650),
-        destination: { type: 'card', card: card('4111111111111111') },
+        destination: { type: 'card', card: card(TEST_CARD.visa) },
         settings: { approval: { mode: 'manual', deadlineMs: 30_000 } },
       },
       { waitMs: 15_000 },
@@ -208,7 +209,7 @@ describe.each([true, false])('payouts with a slow provider (webhooks %s)', (webh
     const started = await stack.payments.sessions.startPayout({
       reference: ref('po-slow'),
       amount: rub(1_200),
-      destination: { type: 'card', card: card('4111111111111111') },
+      destination: { type: 'card', card: card(TEST_CARD.visa) },
     });
     const result = await finalView(stack.temporal, started.sessionId);
     expect(result.phase).toBe('succeeded');

@@ -15,6 +15,7 @@ import { sessionViewOf } from '../../workflows/session-view';
 import { writeHistory } from '../fixtures/histories/io';
 import { completeThreeDs, payFpsQr } from '../helpers/payer';
 import { startStack, type TestStack } from '../helpers/stack';
+import { TEST_CARD } from '../../sandbox/test-cards';
 
 const RECORD = process.env.RECORD_HISTORIES === '1';
 const card = (pan: string) =>
@@ -54,7 +55,7 @@ jest.setTimeout(90_000);
     const started = await s.payments.sessions.startCardCheckout({
       reference: ref('card'),
       amount: rub(amount),
-      card: card('4111111111111111'),
+      card: card(TEST_CARD.visa),
       customer: { user_id: 'u1' },
       ...(allowRecurring ? { allowRecurring } : {}),
     });
@@ -73,7 +74,7 @@ jest.setTimeout(90_000);
         {
           reference: ref('card-poll'),
           amount: rub(1_100),
-          card: card('4111111111111111'),
+          card: card(TEST_CARD.visa),
           customer: { user_id: 'u1' },
           settings: { approval: { mode: 'manual', deadlineMs: 30_000 } },
         },
@@ -91,7 +92,7 @@ jest.setTimeout(90_000);
       {
         reference: ref('3ds'),
         amount: rub(2_000),
-        card: card('4000000000003063'),
+        card: card(TEST_CARD.visa3ds),
         customer: { user_id: 'u1' },
         backUrl: 'https://shop.example/return',
       },
@@ -107,7 +108,7 @@ jest.setTimeout(90_000);
       {
         reference: ref('hold'),
         amount: rub(5_000),
-        card: card('4111111111111111'),
+        card: card(TEST_CARD.visa),
         customer: { user_id: 'u1' },
         settings: { finalization: { mode: 'manual', deadlineMs: 30_000 } },
       },
@@ -146,7 +147,7 @@ jest.setTimeout(90_000);
     expect(started.publicToken).toMatch(/^pt_/);
     const paid = await stack.sandbox.plain('POST', '/sandbox/widgets/payment-form', {
       public_token: started.publicToken,
-      card_number: '4111111111111111',
+      card_number: TEST_CARD.visa,
       card_exp_month: '12',
       card_exp_year: '2030',
       card_code: '123',
@@ -198,7 +199,7 @@ jest.setTimeout(90_000);
     const started = await stack.payments.sessions.startPayout({
       reference: ref('payout'),
       amount: rub(3_000),
-      destination: { type: 'card', card: card('5555555555554444') },
+      destination: { type: 'card', card: card(TEST_CARD.mastercard) },
     });
     expect((await record(stack, 'payout', started.sessionId)).phase).toBe('succeeded');
   });
@@ -207,7 +208,7 @@ jest.setTimeout(90_000);
     const pt = await stack.sandbox.post('public_token', { card_tokenize: { allow_tokenization: true } });
     const widget = await stack.sandbox.plain('POST', '/sandbox/widgets/card-tokenize', {
       public_token: pt.body.public_token,
-      card_number: '4111111111111111',
+      card_number: TEST_CARD.visa,
     });
     const started = await stack.payments.sessions.startPayout({
       reference: ref('payout-ct'),

@@ -11,8 +11,9 @@ import type { SessionView } from '../../common/views';
 import { finalView } from '../helpers/final';
 import { startStack, type TestStack } from '../helpers/stack';
 import { card, FRICTIONLESS, references, rub } from '../helpers/workflow-test';
+import { TEST_CARD } from '../../sandbox/test-cards';
 
-const DECLINED = '4000000000000002';
+const DECLINED = TEST_CARD.visaDeclined;
 const ref = references('rf');
 
 jest.setTimeout(120_000);

@@ -8,6 +8,7 @@ import * as path from 'node:path';
 import { Worker } from '@temporalio/worker';
 import { readHistories, type RecordedHistory } from '../fixtures/histories/io';
 import { sharedWorkflowBundlePath } from '../helpers/temporal';
+import { TEST_CARD } from '../../sandbox/test-cards';
 
 /** Every kind the workflows implement; each must have a recorded history. */
 const KINDS = [
@@ -70,9 +71,9 @@ describe('replay of recorded histories', () => {
         .join('\n');
       expect(decoded).toContain(h.workflowId.startsWith('ps_') ? h.workflowId : '');
       for (const needle of [
-        '4111111111111111',
-        '4000000000003063',
-        '5555555555554444',
+        TEST_CARD.visa,
+        TEST_CARD.visa3ds,
+        TEST_CARD.mastercard,
         'card_code',
         'card_number',
       ])

@@ -19,6 +19,8 @@ import type { SubscriptionView } from '../../common/views';
 import { startStack, type TestStack } from '../helpers/stack';
 import { sharedWorkflowBundlePath } from '../helpers/temporal';
 import { finalView } from '../helpers/final';
+import { EventsClient } from '../../client/events-client';
+import { TEST_CARD } from '../../sandbox/test-cards';
 
 const INTERVAL = 1_500;
 const customer = { user_id: 'subscriber' };
@@ -42,7 +44,7 @@ describe('subscriptions', () => {
       reference: ref('first'),
       amount: rub(100),
       card: new CardDetails({
-        card_number: '4111111111111111',
+        card_number: TEST_CARD.visa,
         card_exp_month: '12',
         card_exp_year: '30',
         card_code: '123',
@@ -79,6 +81,26 @@ describe('subscriptions', () => {
   }
 
   const settled = (v: SubscriptionView) => v.charges.every((c) => c.outcome !== 'pending');
+
+  /**
+   * The event types of a subject (as GET /v1/events lists them), once `done` holds: events are
+   * published without the workflow waiting, so they show up a moment after the change.
+   */
+  async function eventTypes(subject: string, done: (types: string[]) => boolean): Promise<string[]> {
+    const events = new EventsClient({ temporal: stack.temporal, taskQueue: stack.taskQueue });
+    const key = subject.startsWith('sub-') ? 'subscription_id' : 'session_id';
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const list = await events.listEvents({ [key]: subject, limit: 200 });
+      const types = list.events.map((e) => e.type);
+      expect(list.events.map((e) => e.sequence)).toEqual(types.map((_, i) => i + 1));
+      if (done(types)) return types;
+      if (Date.now() > deadline) throw new Error(`events of ${subject}: ${types.join(', ')}`);
+      await sleep(200);
+    }
+  }
+  /** Consecutive repeats as one: [a, a, b] -> [a, b]. */
+  const collapsed = (types: string[]) => types.filter((t, i) => t !== types[i - 1]);
 
   it('charges three periods once each, one session per period; the same reference is the same subscription', async () => {
     const token = await newToken();
@@ -175,6 +197,16 @@ describe('subscriptions', () => {
     expect(after.charges.slice(0, before.totals.attempts)).toEqual(before.charges);
     await expect(stack.payments.subscriptions.resume(subscriptionId)).rejects.toThrow(SessionStateError);
     await stack.payments.subscriptions.cancel(subscriptionId);
+    // The backend hears it: charged, paused (no charge until) resumed, charged, canceled.
+    const types = await eventTypes(subscriptionId, (t) => t.includes('subscription.canceled'));
+    expect(collapsed(types).slice(0, 5)).toEqual([
+      'subscription.created',
+      'subscription.charged',
+      'subscription.paused',
+      'subscription.resumed',
+      'subscription.charged',
+    ]);
+    expect(types.filter((t) => t === 'subscription.canceled')).toHaveLength(1);
   }, 90_000);
 
   it('change: the next period is charged the new amount; bad input is refused synchronously', async () => {
@@ -257,6 +289,19 @@ describe('subscriptions', () => {
     const described = await stack.temporal.workflow.getHandle(subscriptionId).describe();
     expect(described.typedSearchAttributes.get(PaymentStatus)).toBe('canceled');
     await expect(stack.payments.subscriptions.resume(subscriptionId)).rejects.toThrow(SessionStateError);
+    // Events: each failed attempt, then past due, then canceled; each charge session failed.
+    expect(await eventTypes(subscriptionId, (t) => t.includes('subscription.canceled'))).toEqual([
+      'subscription.created',
+      'subscription.charge_failed',
+      'subscription.charge_failed',
+      'subscription.charge_failed',
+      'subscription.past_due',
+      'subscription.canceled',
+    ]);
+    for (const c of result.charges) {
+      const types = await eventTypes(c.sessionId, (t) => t.includes('session.failed'));
+      expect([types[0], types.at(-1)]).toEqual(['session.created', 'session.failed']);
+    }
   }, 90_000);
 
   it('dunning with the pause policy: past_due until a new token and resume, then charging again', async () => {
@@ -282,6 +327,15 @@ describe('subscriptions', () => {
     expect(paid.period).toBe(2);
     expect(v.dunning).toBeUndefined();
     expect(await moved(paid.sessionId)).toHaveLength(1);
+    const types = await eventTypes(subscriptionId, (t) => t.includes('subscription.canceled'));
+    expect(collapsed(types).slice(0, 5)).toEqual([
+      'subscription.created',
+      'subscription.charge_failed',
+      'subscription.past_due',
+      'subscription.resumed',
+      'subscription.charged',
+    ]);
+    expect(types.filter((t) => t === 'subscription.charge_failed')).toHaveLength(2);
   }, 90_000);
 
   it('continue-as-new after 2 periods keeps the schedule and the charge history', async () => {

@@ -2,8 +2,8 @@
  * Issue 8, findings 4 and 5: provider outages longer than every retry budget. Temporal's attempts of a
  * provider call last about half a minute (workflows/calls.ts); these outages last until the session has
  * shown it needs attention, then end, and the session must then end as the provider says, with money
- * moved exactly once. Each test runs on its own stack (the sandbox's faults are the stack's), the three
- * kinds of finding 4 at the same time. Judged by the sandbox ledger and transaction/state.
+ * moved exactly once. Each test runs on its own stack (the sandbox's faults are the stack's), the four
+ * kinds of finding 4 (checkout, payout, refund, hold) at the same time. Judged by the sandbox ledger and transaction/state.
  */
 import type { Client } from '@temporalio/client';
 import { NeedsAttention, PaymentStatus } from '../../common/search-attributes';
@@ -11,6 +11,7 @@ import type { SessionView, SubscriptionView } from '../../common/views';
 import { finalView } from '../helpers/final';
 import { startStack, type StackOptions, type TestStack } from '../helpers/stack';
 import { card, FRICTIONLESS, references, rub } from '../helpers/workflow-test';
+import { TEST_CARD } from '../../sandbox/test-cards';
 
 // Past Temporal's ~31 s of attempts, the session's own backoff, and the recovery after the outage.
 jest.setTimeout(150_000);
@@ -61,6 +62,12 @@ async function attributes(temporal: Client, workflowId: string) {
     status: d.typedSearchAttributes.get(PaymentStatus),
     attention: d.typedSearchAttributes.get(NeedsAttention),
   };
+}
+
+/** What the sandbox charged in a session (capture of a hold, or a direct charge). */
+async function charged(stack: TestStack, id: string): Promise<number[]> {
+  const { entries } = await stack.sandbox.ledger(id);
+  return entries.filter((e) => e.kind === 'capture' || e.kind === 'charge').map((e) => e.amount);
 }
 
 async function moves(stack: TestStack, id: string): Promise<[string, number][]> {
@@ -120,7 +127,7 @@ describe('finding 4: exhausted retries never end a session while money can move'
         const pt = await stack.sandbox.post('public_token', { card_tokenize: { allow_tokenization: true } });
         const tokenized = await stack.sandbox.plain('POST', '/sandbox/widgets/card-tokenize', {
           public_token: pt.body.public_token,
-          card_number: '5555555555554444',
+          card_number: TEST_CARD.mastercard,
         });
         await setFaults(stack, outage('checkout_results'));
         const { sessionId: id } = await stack.payments.sessions.startPayout({
@@ -176,6 +183,105 @@ describe('finding 4: exhausted retries never end a session while money can move'
           ['refund', 2_500],
         ]);
         expect((await stack.sandbox.stats()).stats.moneyback).toBe(1);
+      }),
+  );
+
+  // Old code: the deadline's cancel stopped after its 10 attempts like every activity, and guarded()
+  // ended the session `failed` while the amount stayed held on the payer (frozen, never released).
+  it.concurrent(
+    'a hold whose decision deadline passes while cancel answers 503: needs_attention, still held; then released and canceled',
+    async () =>
+      withStack({ webhooks: true, hold: true }, async (stack) => {
+        // Only transaction/cancel is down: the hold is made, the deadline's cancel cannot get through.
+        await setFaults(stack, [{ kind: 'error_5xx', status: 503, path: 'transaction/cancel' }]);
+        const started = await stack.payments.sessions.startCardCheckout(
+          {
+            reference: ref('hold'),
+            amount: rub(6_400),
+            card: card(FRICTIONLESS),
+            customer: { user_id: 'u1' },
+            settings: { finalization: { mode: 'manual', deadlineMs: 2_000 } },
+          },
+          { waitMs: 15_000 },
+        );
+        const id = started.sessionId;
+        const troubled = await until(stack, id, (v) => v.phase === 'needs_attention' || v.final);
+        expect(troubled).toMatchObject({ phase: 'needs_attention', final: false });
+        expect(troubled.attention?.reason).toMatch(/cancel/);
+        expect(await attributes(stack.temporal, id)).toEqual({ status: 'needs_attention', attention: true });
+        // The provider still holds the money: exactly what the session must not end on.
+        expect(await moves(stack, id)).toEqual([['hold', 6_400]]);
+
+        await recover(stack);
+        const result = await finalView(stack.temporal, id, 120_000);
+        expect(result).toMatchObject({
+          phase: 'canceled',
+          final: true,
+          reason: 'decision_deadline: no finalize decision in time',
+        });
+        expect(result.attention).toBeUndefined();
+        expect(result.totals).toMatchObject({ held: 0, captured: 0 });
+        expect(await moves(stack, id)).toEqual([
+          ['hold', 6_400],
+          ['release', 6_400],
+        ]);
+      }),
+  );
+
+  // Old code (workflows/subscription.ts): the charge session ended `failed` once its polls ran out, the
+  // subscription counted the attempt as failed and dunning charged the period again.
+  it.concurrent(
+    "a subscription's charge whose result cannot be read: attention, not a failed attempt; then the period is charged once",
+    async () =>
+      withStack({ webhooks: true }, async (stack) => {
+        const first = await stack.payments.sessions.startCardCheckout({
+          reference: ref('sub-first'),
+          amount: rub(100),
+          card: card(FRICTIONLESS),
+          allowRecurring: true,
+          customer: { user_id: 'subscriber' },
+        });
+        const token = (await finalView(stack.temporal, first.sessionId)).recurringToken!;
+        expect(token).toMatch(/^rt_/);
+        await setFaults(stack, outage('checkout_results'));
+        const { subscriptionId: id } = await stack.payments.subscriptions.start({
+          reference: ref('sub'),
+          token,
+          amount: rub(1_100),
+          // One period in this test: the next is an hour away. A dunning retry would come at once.
+          intervalMs: 3_600_000,
+          customer: { user_id: 'subscriber' },
+          dunning: { retryDelaysMs: [100], onExhausted: 'cancel' },
+        });
+        const untilSub = async (pred: (v: SubscriptionView) => boolean): Promise<SubscriptionView> => {
+          const deadline = Date.now() + 120_000;
+          for (;;) {
+            const v = await stack.payments.subscriptions.get(id);
+            if (pred(v)) return v;
+            if (Date.now() > deadline) throw new Error(`subscription never got there: ${JSON.stringify(v)}`);
+            await new Promise((r) => setTimeout(r, 200));
+          }
+        };
+        const troubled = await untilSub((v) => v.attention !== undefined || v.totals.failed > 0);
+        expect(troubled.status).toBe('active');
+        expect(troubled.attention?.reason).toMatch(/^charge ps_\S+: /);
+        expect(troubled.totals).toMatchObject({ succeeded: 0, failed: 0 });
+        expect(troubled.charges).toEqual([
+          expect.objectContaining({ period: 1, attempt: 0, outcome: 'pending' }),
+        ]);
+        // The provider charged the payer meanwhile.
+        const chargeSession = troubled.charges[0]!.sessionId;
+        expect(await charged(stack, chargeSession)).toEqual([1_100]);
+
+        await recover(stack);
+        const paid = await untilSub((v) => v.totals.succeeded + v.totals.failed > 0);
+        expect(paid).toMatchObject({ status: 'active' });
+        expect(paid.attention).toBeUndefined();
+        expect(paid.charges).toEqual([
+          expect.objectContaining({ period: 1, attempt: 0, outcome: 'succeeded', amount: 1_100 }),
+        ]);
+        expect(await charged(stack, chargeSession)).toEqual([1_100]);
+        await stack.payments.subscriptions.cancel(id);
       }),
   );
 });

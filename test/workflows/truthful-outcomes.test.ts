@@ -22,16 +22,16 @@ jest.setTimeout(90_000);
 
 /*
  * Findings covered by tests elsewhere (run them with this file to see all of issue 8):
- *   3  refund after a partial finalize: test/workflows/refunds.test.ts ("partial refunds up to the whole
- *      payment ...", "above what is left ...") and test/workflows/holds.test.ts; the old code computed
- *      "left" from the held amount.
  *   8  the API accepts what the provider must refuse: test/api/checkouts.test.ts, "bad input: 400 naming
  *      field and rule, nothing started" ("payment without customer", "card without expiry and code");
  *      the old schema made them optional and answered 201 with a failed session.
  *   9c finalization.auto_partial.amount above the amount: test/api/checkouts.test.ts, "a partial finalize
  *      above the amount" (400 naming settings.finalization.amount); the old code accepted it.
- *   12 the session is one resource: test/workflows/refunds.test.ts (the session stays the payment with
- *      every refund; "reopened runs carry the session"); the old refund run replaced the view.
+ *   12 the session is one resource: test/workflows/refunds.test.ts ("partial refunds up to the whole
+ *      payment; the session stays the payment ...", "after the workflow closed, a refund opens a new run
+ *      that carries the whole session on", "a chargeback after the result is an operation of the
+ *      session ...") and over HTTP test/api/sessions.test.ts ("partial refund, the same key again ...");
+ *      the old refund run replaced the view.
  *   13 (in part) test/workflows/identity-check.test.ts ("the provider's refusal (an unknown bank) is a
  *      typed error") and test/api/kinds.test.ts; what is missing over HTTP is below.
  */
@@ -178,6 +178,45 @@ describe('finding 2: a final phase stays final', () => {
     expect(later.body.finalAt).toBe(result.finalAt);
     expect((await searchAttributes(main, id)).status).toBe('failed');
     expect(await moves(main, id)).toEqual([]);
+  });
+});
+
+describe('finding 3: a refund after a partial finalize', () => {
+  const hold = useApiStack({ webhooks: true, hold: true });
+
+  // Old code (client/payments-client.ts refund): what was left came from the payment's amount, the held
+  // 10000, so a refund without amount asked the provider for 10000 of the 4000 captured and was refused
+  // (exceeds_refundable_amount); the view showed 10000 as the payment's amount and nothing captured.
+  it('hold 10000, finalize 4000: the view shows 4000 captured; a refund without amount refunds exactly 4000', async () => {
+    const manual = { mode: 'manual', deadlineMs: 60_000 };
+    const { sessionId: id, phase } = await startCheckout(hold, ref('f3'), { finalization: manual }, 10_000);
+    expect(phase).toBe('awaiting_finalization');
+    const finalized = await hold.call('POST', `/v1/sessions/${id}/finalize`, { body: { amount: 4_000 } });
+    expect(finalized.status).toBe(200);
+    const paid = await finished(hold, id);
+    expect(paid).toMatchObject({ phase: 'succeeded', money: { amount: 10_000 } });
+    expect(paid.totals).toMatchObject({ held: 0, captured: 4_000, refunded: 0, net: 4_000 });
+    expect(paid.operations).toEqual([expect.objectContaining({ kind: 'payment', captured: 4_000 })]);
+
+    const rest = await hold.call('POST', `/v1/sessions/${id}/refunds`, { idempotencyKey: ref('f3-rest') });
+    expect(rest.status).toBe(201);
+    expect(rest.body.refunds).toEqual([expect.objectContaining({ amount: 4_000 })]);
+    const done = await until(hold, id, (v) => ['succeeded', 'failed'].includes(v.refunds[0]?.status ?? ''));
+    expect(done.refunds).toEqual([expect.objectContaining({ amount: 4_000, status: 'succeeded' })]);
+    expect(done.totals).toMatchObject({ captured: 4_000, refunded: 4_000, net: 0 });
+    // Nothing is left: another refund is refused before anything reaches the provider.
+    const more = await hold.call('POST', `/v1/sessions/${id}/refunds`, {
+      body: { amount: 1 },
+      idempotencyKey: ref('f3-more'),
+    });
+    expect(more.status).toBe(409);
+    expect(more.body.error.code).toBe('fully_refunded');
+    expect(await moves(hold, id)).toEqual([
+      ['hold', 10_000],
+      ['capture', 4_000],
+      ['release', 6_000],
+      ['refund', 4_000],
+    ]);
   });
 });
 

@@ -13,6 +13,7 @@ import type { SessionView as SessionResult } from '../../common/views';
 import { CardDetails } from '../../provider';
 import { startStack, type TestStack } from '../helpers/stack';
 import { finalView } from '../helpers/final';
+import { TEST_CARD } from '../../sandbox/test-cards';
 
 const card = (pan: string) =>
   new CardDetails({ card_number: pan, card_exp_month: '12', card_exp_year: '30', card_code: '123' });
@@ -77,7 +78,7 @@ describe('webhook delivery faults change nothing (hold project: approve, finaliz
     const started = await stack.payments.sessions.startCardCheckout({
       reference: ref('wh'),
       amount: { amount: 3_000, currency: 'RUB' },
-      card: card('4111111111111111'),
+      card: card(TEST_CARD.visa),
       customer: { user_id: 'u1' },
     });
     const result = await finalView(stack.temporal, started.sessionId);
@@ -111,7 +112,16 @@ describe('webhook delivery faults change nothing (hold project: approve, finaliz
     const { id, outcome } = await checkout();
     expect(outcome).toEqual(baseline);
     const log = await allDelivered(id, 1);
-    expect(log.map((d) => d.type)).toEqual(['approve_pending', 'finalization_pending', 'checkout_results']);
+    const delivered = log.filter((d) => d.state === 'delivered');
+    expect(delivered.map((d) => d.type)).toEqual([
+      'approve_pending',
+      'finalization_pending',
+      'checkout_results',
+    ]);
+    // Any other attempt is the provider's own retry of a webhook that came before the session's workflow
+    // existed (a 503 unknown_session: on a loaded machine the intake can still be starting it).
+    for (const d of log.filter((x) => x.state !== 'delivered'))
+      expect([d.type, d.state, d.httpStatus]).toEqual([d.type, 'retrying', 503]);
   });
 
   /**

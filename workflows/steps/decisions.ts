@@ -5,15 +5,13 @@
  * that decision now) and answered with the provider's result: a refusal is an error, never a 200.
  */
 import * as wf from '@temporalio/workflow';
-import type { SessionPhase } from '../../common/kinds';
+import type { Decision, SessionPhase } from '../../common/kinds';
 import { FAILURE_TYPES, failureOf, invalidArgument, stateConflict } from '../../common/failures';
 import { approveUpdate, cancelUpdate, finalizeUpdate } from '../../common/messages';
 import { stepName } from '../../common/steps';
 import { provider } from '../calls';
 import type { Session } from '../session';
 import { operationOf, pastApproval } from '../../common/snapshot';
-
-export type Decision = 'approve' | 'cancel' | 'finalize';
 
 /**
  * Sends a decision on the operation waiting for it and applies the provider's answer. A refusal is

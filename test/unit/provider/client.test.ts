@@ -13,9 +13,10 @@ import {
 } from '../../../provider';
 import { generateTestKeyPair } from '../../helpers/keys';
 import { json, startRecordingServer } from '../../helpers/recording-server';
+import { TEST_CARD } from '../../../sandbox/test-cards';
 
 const okSession = { status: 'ok', session_info: { id: 'ps_1', transaction_status: 'created' } };
-const PAN = '4111111111111111';
+const PAN = TEST_CARD.visa;
 
 /** One valid and one invalid body per endpoint, with the field the error must name. */
 const cases: Record<EndpointName, { ok: unknown; bad: unknown; field: string }> = {

@@ -1,0 +1,196 @@
+/**
+ * A fake provider for workflow tests on the time-skipping server: paysaga's provider activities (and the
+ * event publishing activity) in memory, each session a timeline of what transaction/state shows from
+ * which moment on, in the server's (skipped) time. Decisions change the timeline; every call is recorded,
+ * so a test can say what paysaga sent (e.g. that a deadline released a hold) without a sandbox.
+ *
+ *   const provider = new FakeProvider();
+ *   provider.open(held('ps_1', 5_000), t0);                  // the provider waits for finalize
+ *   provider.at('ps_1', t0 + HOUR, (s) => succeeded(s));     // and would succeed by itself later
+ *   Worker.create({ ..., activities: provider.activities() })
+ *
+ * One worker can serve many tests: `bySession(providers)` hands each call to the provider registered
+ * under the calling workflow's id (the session id).
+ */
+import { activityInfo } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import type { ProviderActivities } from '../../activities/types';
+import type { EventPublishingActivities } from '../../activities/event-activities';
+import { providerRefused } from '../../common/failures';
+import type { PaysagaEvent } from '../../common/events';
+import type { Payment, SessionInfo } from '../../provider/schemas';
+
+export type ProviderCall = keyof ProviderActivities;
+
+export interface RecordedCall {
+  name: ProviderCall;
+  sessionId: string;
+  /** Server time of the call (ms since the epoch). */
+  atMs: number;
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+const money = (amount: number) => ({ sum: amount, currency_code: 'rub' });
+
+function payment(s: SessionInfo): Payment {
+  const p = s.payments?.at(-1);
+  if (!p) throw new Error(`fake provider: session ${s.id} has no payment`);
+  return p;
+}
+
+function withPayment(s: SessionInfo, session: Partial<SessionInfo>, change: Partial<Payment>): SessionInfo {
+  const { next_step: _step, ...rest } = s;
+  const p = payment(s);
+  const { user_action: _action, ...op } = p;
+  return { ...rest, ...session, payments: [{ ...op, ...change }] };
+}
+
+/** A session the provider opened, with nothing started on it yet. */
+export const opened = (id: string): SessionInfo => ({ id, transaction_status: 'created' });
+
+const pendingPayment = (id: string, amount: number): SessionInfo => ({
+  id,
+  transaction_status: 'pending',
+  payments: [{ id: `pm_${id}`, transaction_status: 'pending', sum_info: money(amount) }],
+});
+
+/** approve_pending: the provider waits for the partner's approval (nothing held yet). */
+export const awaitingApproval = (id: string, amount: number): SessionInfo => ({
+  ...pendingPayment(id, amount),
+  next_step: 'approve',
+});
+
+/** finalization_pending: the amount is held; the provider waits for finalize or cancel. */
+export const held = (id: string, amount: number): SessionInfo => ({
+  ...pendingPayment(id, amount),
+  next_step: 'finalize',
+});
+
+/** The payer is on the 3-D Secure page: nobody can cancel now (spec rule 3). */
+export const threeDs = (id: string, amount: number): SessionInfo => ({
+  id,
+  transaction_status: 'ongoing',
+  payments: [
+    {
+      id: `pm_${id}`,
+      transaction_status: 'ongoing',
+      sum_info: money(amount),
+      user_action: { type: 'redirect', destination_info: { url_address: 'https://acs.test/3ds' } },
+    },
+  ],
+});
+
+/** The provider is working on it (authorizing, capturing): no decision to make, nothing to cancel. */
+export const processing = (s: SessionInfo): SessionInfo =>
+  withPayment(s, { transaction_status: 'ongoing' }, { transaction_status: 'ongoing' });
+
+export const succeeded = (s: SessionInfo): SessionInfo =>
+  withPayment(s, { transaction_status: 'completed' }, { transaction_status: 'successful' });
+
+/** The operation ended unsuccessful with `code` (canceled_by_partner for the partner's own cancel). */
+export const failed = (s: SessionInfo, code: string): SessionInfo =>
+  withPayment(
+    s,
+    { transaction_status: 'canceled', error: { error_code: 'session_cancelled' } },
+    { transaction_status: 'unsuccessful', error: { error_code: code } },
+  );
+
+export class FakeProvider {
+  readonly calls: RecordedCall[] = [];
+  readonly events: PaysagaEvent[] = [];
+  private readonly timelines = new Map<string, { fromMs: number; info: SessionInfo }[]>();
+
+  /** The session exists from `fromMs` on, showing `info`. */
+  open(info: SessionInfo, fromMs: number): void {
+    this.timelines.set(info.id, [{ fromMs, info: { ...info, updated_at: iso(fromMs) } }]);
+  }
+
+  /** From `fromMs` on, the provider shows `change` of what it showed just before. */
+  at(id: string, fromMs: number, change: (s: SessionInfo) => SessionInfo): void {
+    const line = this.timeline(id);
+    const before = this.stateAt(id, fromMs);
+    line.push({ fromMs, info: { ...change(before), updated_at: iso(fromMs) } });
+    line.sort((a, b) => a.fromMs - b.fromMs);
+  }
+
+  stateAt(id: string, ms: number): SessionInfo {
+    const line = this.timeline(id);
+    const current = [...line].reverse().find((e) => e.fromMs <= ms) ?? line[0]!;
+    return structuredClone(current.info);
+  }
+
+  /** How often paysaga made `name` calls (any session). */
+  count(name: ProviderCall): number {
+    return this.calls.filter((c) => c.name === name).length;
+  }
+
+  private timeline(id: string) {
+    const line = this.timelines.get(id);
+    if (!line) throw new Error(`fake provider: no session ${id}`);
+    return line;
+  }
+
+  /** The activities of a paysaga worker, answering from the timelines at the server's time. */
+  activities(): ProviderActivities & EventPublishingActivities {
+    const now = () => activityInfo().currentAttemptScheduledTimestampMs;
+    const record = (name: ProviderCall, sessionId: string) => {
+      const atMs = now();
+      this.calls.push({ name, sessionId, atMs });
+      return atMs;
+    };
+    /** A decision the provider accepts only while it waits for it (next_step), like the real one. */
+    const decide = (
+      name: ProviderCall,
+      sessionId: string,
+      waitingFor: string[],
+      then: (s: SessionInfo) => SessionInfo,
+    ): SessionInfo => {
+      const atMs = record(name, sessionId);
+      const current = this.stateAt(sessionId, atMs);
+      if (!waitingFor.includes(current.next_step ?? ''))
+        throw providerRefused({
+          endpoint: `transaction/${name}`,
+          errorCode: 'invalid_request',
+          description: `session_id.not_awaiting_${waitingFor.join('_or_')}`,
+        });
+      this.at(sessionId, atMs, then);
+      return this.stateAt(sessionId, atMs);
+    };
+    const notHere = (name: string) => async (): Promise<never> => {
+      throw ApplicationFailure.nonRetryable(`fake provider: ${name} is not part of this test`);
+    };
+    return {
+      getState: async ({ sessionId }) => this.stateAt(sessionId, record('getState', sessionId)),
+      approve: async ({ sessionId }) => decide('approve', sessionId, ['approve'], (s) => processing(s)),
+      cancel: async ({ sessionId }) =>
+        decide('cancel', sessionId, ['approve', 'finalize'], (s) => failed(s, 'canceled_by_partner')),
+      finalize: async ({ sessionId }) => decide('finalize', sessionId, ['finalize'], (s) => succeeded(s)),
+      startCheckout: notHere('start/checkout'),
+      startTransfer: notHere('start/transfer'),
+      refund: notHere('transaction/refund'),
+      createPaymentFormToken: notHere('public_token'),
+      publishEvent: async (event: PaysagaEvent) => {
+        this.events.push(event);
+      },
+    };
+  }
+}
+
+export type FakeActivities = ReturnType<FakeProvider['activities']>;
+
+/**
+ * Activities that hand each call to `providers.get(<the calling workflow's id>)`, so that one worker (its
+ * bundle loaded once) serves every test of a file, each session with its own fake provider.
+ */
+export function bySession(providers: Map<string, FakeProvider>): FakeActivities {
+  const names = Object.keys(new FakeProvider().activities()) as (keyof FakeActivities)[];
+  const route =
+    (name: keyof FakeActivities) =>
+    async (...args: unknown[]): Promise<unknown> => {
+      const id = activityInfo().workflowExecution?.workflowId ?? '(no workflow)';
+      const provider = providers.get(id);
+      if (!provider) throw ApplicationFailure.nonRetryable(`fake provider: no provider for session ${id}`);
+      return (provider.activities()[name] as (...a: unknown[]) => Promise<unknown>)(...args);
+    };
+  return Object.fromEntries(names.map((name) => [name, route(name)])) as unknown as FakeActivities;
+}

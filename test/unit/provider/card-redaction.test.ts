@@ -1,0 +1,32 @@
+/** provider/card.ts: the one place card data is masked, dropped or blanked. */
+import { CardDetails, redactFields, redactPans, scrubCardData } from '../../../provider/card';
+import { TEST_CARD } from '../../../sandbox/test-cards';
+
+describe('card redaction', () => {
+  const card = new CardDetails({ card_number: TEST_CARD.visa, card_code: '123', card_exp_month: '12' });
+
+  it('a card prints BIN and last 4 only, in JSON and as text', () => {
+    expect(JSON.stringify({ card })).not.toContain(TEST_CARD.visa);
+    expect(JSON.stringify({ card })).toContain('411111');
+    expect(String(card)).not.toContain('123');
+  });
+
+  it('scrubCardData drops card fields at any depth, whatever their case', () => {
+    const echoed = {
+      a: { Card_Number: TEST_CARD.visa, keep: 1 },
+      list: [{ cvv: '123', pan: 'x', ok: true }],
+    };
+    expect(scrubCardData(echoed)).toEqual({ a: { keep: 1 }, list: [{ ok: true }] });
+  });
+
+  it('redactFields blanks card fields and the named secrets in log data, leaving instances to print themselves', () => {
+    const line = { req: { card: { card_number: TEST_CARD.visa } }, privateKey: 'k', n: 1, card2: card };
+    const out = redactFields(line, ['privateKey']) as Record<string, unknown>;
+    expect(out).toEqual({ req: { card: '[redacted]' }, privateKey: '[redacted]', n: 1, card2: card });
+    expect(JSON.stringify(out)).not.toContain(TEST_CARD.visa);
+  });
+
+  it('redactPans masks card-like digits in free text', () => {
+    expect(redactPans(`no such card ${TEST_CARD.mastercard}`)).toBe('no such card 555555******4444');
+  });
+});
