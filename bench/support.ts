@@ -3,7 +3,7 @@
  * machine line. Not a benchmark itself (bench/run.js runs only `<name>.bench.ts`).
  */
 import { generateKeyPairSync, type KeyObject } from 'node:crypto';
-import { cpus, totalmem } from 'node:os';
+import { cpus, loadavg, totalmem } from 'node:os';
 
 export interface BenchKeyPair {
   privateKey: KeyObject;
@@ -52,8 +52,17 @@ export async function runBounded(
   return { latenciesMs, wallMs };
 }
 
+/** The load when the benchmark began (support.ts is imported before a benchmark does anything). */
+const LOAD_AT_START = loadavg();
+const loads = (l: number[]) => l.map((x) => x.toFixed(2)).join(' ');
+
+/** Cores, memory, Node, and the load average (1, 5, 15 min) at the start and now. */
 export function machineLine(): string {
-  return `machine: ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, node ${process.version}`;
+  return (
+    `machine: ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, ` +
+    `node ${process.version}, ${process.platform}; load average at start ${loads(LOAD_AT_START)}, ` +
+    `at end ${loads(loadavg())}`
+  );
 }
 
 export const mib = (bytes: number): number => round1(bytes / 2 ** 20);

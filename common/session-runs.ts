@@ -127,17 +127,22 @@ export async function deliverProviderEvent(
 ): Promise<DeliveryOutcome> {
   const id = delivery.event.session_info.id;
   for (let tries = 0; ; tries++) {
+    // Nearly every event is for a running session: signal its current run at once (one call, not a
+    // describe and a signal). The server refuses a signal when no run of the id is running; only then
+    // does it matter whether the session is closed or unknown.
+    try {
+      await client.workflow.getHandle(id).signal(providerEventSignal, delivery);
+      return 'signaled';
+    } catch (err) {
+      if (!(err instanceof WorkflowNotFoundError)) throw err;
+    }
     const run = await latestRun(client, id);
     if (run.status === 'unknown') return 'unknown_session';
     if (run.status === 'running') {
-      try {
-        await run.handle.signal(providerEventSignal, delivery);
-        return 'signaled';
-      } catch (err) {
-        // Closed between the look and the signal: look again (bounded: runs do not close that fast).
-        if (!(err instanceof WorkflowNotFoundError) || tries >= 3) throw err;
-        continue;
-      }
+      // A new run started between the signal and the look: signal again (bounded: runs do not close
+      // and start that fast).
+      if (tries >= 3) throw new Error(`session ${id}: its runs changed under four signals in a row`);
+      continue;
     }
     if (!isNewer(run.state)) return 'already_known';
     await client.workflow.signalWithStart(SESSION_WORKFLOW_TYPES[run.state.kind], {

@@ -30,6 +30,7 @@ import { EventsClient } from '../client/events-client';
 import type { ConfiguredEndpoint } from '../activities/event-activities';
 import { eventSettingsFromEnv } from './event-config';
 import { createLogger, installRuntime, parseLogLevel } from './logging';
+import { DEFAULT_MAX_CACHED_WORKFLOWS, workerTuningFromEnv } from './tuning';
 import { resolveWorkflowCode, type WorkflowCode } from './workflow-code';
 import { createEventDeliveryWorker, createPaysagaWorker } from './worker';
 
@@ -118,6 +119,8 @@ export async function startWorkerFromEnv(o: StartWorkerOptions = {}): Promise<Ru
   const reconcile = reconcilerInputFromEnv(env);
   // PAYSAGA_EVENT_*: delivery policy and configured endpoints of outbound events.
   const events = eventSettingsFromEnv(env, temporal.taskQueue);
+  // PAYSAGA_MAX_CACHED_WORKFLOWS: the workflow cache (workers/tuning.ts).
+  const tuning = workerTuningFromEnv(env);
   installRuntime(logger, o.shutdownSignals, env.PAYSAGA_WORKER_METRICS || undefined);
 
   await checkNamespace(temporal);
@@ -152,6 +155,7 @@ export async function startWorkerFromEnv(o: StartWorkerOptions = {}): Promise<Ru
       provider,
       ...(returnUrl ? { returnUrl } : {}),
       events,
+      tuning,
       ...(workflowCode.bundlePath ? { workflowBundlePath: workflowCode.bundlePath } : {}),
       ...dataConverter,
     });
@@ -217,6 +221,7 @@ export async function startWorkerFromEnv(o: StartWorkerOptions = {}): Promise<Ru
       provider: environment.baseUrl,
       projectId: providerConfig.projectId,
       workflowCode: workflowCode.source,
+      maxCachedWorkflows: tuning.maxCachedWorkflows ?? DEFAULT_MAX_CACHED_WORKFLOWS,
       metrics: env.PAYSAGA_WORKER_METRICS ? `http://${env.PAYSAGA_WORKER_METRICS}/metrics` : 'off',
       payloads: codec ? 'encrypted' : 'plain',
       reconciler: reconcile ? { workflowId: reconcilerWorkflowId(temporal.taskQueue), ...reconcile } : 'off',

@@ -8,6 +8,7 @@ import { isNewer } from '../common/snapshot';
 import { createEventActivities, createEventDeliveryActivities } from '../activities/event-activities';
 import { DEFAULT_EVENT_DELIVERY } from '../common/event-delivery';
 import { eventDeliveryTaskQueue, type EventWorkerSettings } from './event-config';
+import { DEFAULT_MAX_CACHED_WORKFLOWS } from './tuning';
 
 export interface PaysagaWorkerOptions {
   connection: NativeConnection;
@@ -57,6 +58,7 @@ export async function createPaysagaWorker(o: PaysagaWorkerOptions): Promise<Work
       : { workflowsPath: require.resolve('../workflows') }),
     // Workers stop on SIGINT/SIGTERM after in-flight activities finish (the SDK's default signals).
     shutdownGraceTime: '10s',
+    maxCachedWorkflows: DEFAULT_MAX_CACHED_WORKFLOWS,
     ...o.tuning,
   });
 }

@@ -13,7 +13,7 @@ export interface LocalTemporal {
   cli: string;
 }
 
-export async function startLocalTemporal(): Promise<LocalTemporal> {
+export async function startLocalTemporal(o: { extraArgs?: string[] } = {}): Promise<LocalTemporal> {
   const cli = resolveTemporalCli();
   const namespace = DEFAULT_TEMPORAL_NAMESPACE;
   try {
@@ -24,6 +24,7 @@ export async function startLocalTemporal(): Promise<LocalTemporal> {
         namespace,
         searchAttributes: PAYSAGA_SEARCH_ATTRIBUTES,
         log: { format: 'pretty', level: 'error' },
+        ...(o.extraArgs ? { extraArgs: o.extraArgs } : {}),
       },
     });
     return { env, namespace, cli: describeTemporalCli(cli) };

@@ -1,0 +1,69 @@
+// Preloaded (`node --expose-gc -r bench/lib/probe.js <root>/cli/main.ts api|worker`) into a paysaga
+// process that a benchmark starts with child_process.fork, whatever version of paysaga <root> holds:
+//
+// - TypeScript runs from source (lib/ts-hook.js), so no dist/ has to be built for either version;
+// - every Temporal client Connection the process opens gets one more gRPC interceptor that records each
+//   call's method under the HTTP request during which it was made (AsyncLocalStorage entered from the
+//   `http.server.request.start` diagnostics channel: every promise of that request's handler keeps it),
+//   or under "(no request)" for calls made outside any request;
+// - over the IPC channel: {type: 'calls'} answers and empties the record of finished HTTP requests,
+//   {type: 'memory'} answers process.memoryUsage() after a full GC.
+'use strict';
+require('./ts-hook');
+const dc = require('node:diagnostics_channel');
+const { AsyncLocalStorage } = require('node:async_hooks');
+
+const requestContext = new AsyncLocalStorage();
+/** Finished requests: {method, path, status, calls: [grpc method names]}. */
+let finished = [];
+/** Calls outside any request, by gRPC method. */
+let outside = {};
+
+dc.subscribe('http.server.request.start', ({ request, response }) => {
+  const record = {
+    method: request.method,
+    path: request.url.split('?')[0],
+    query: request.url.split('?')[1] ?? '',
+    calls: [],
+  };
+  requestContext.enterWith(record);
+  response.once('finish', () => {
+    record.status = response.statusCode;
+    finished.push(record);
+  });
+});
+
+function countingInterceptor(options, nextCall) {
+  const method = options.method_definition.path.split('/').pop();
+  const record = requestContext.getStore();
+  if (record) record.calls.push(method);
+  else outside[method] = (outside[method] ?? 0) + 1;
+  return nextCall(options);
+}
+
+const temporalClient = require('@temporalio/client');
+const { Connection, makeGrpcRetryInterceptor, defaultGrpcRetryOptions } = temporalClient;
+// Connection.connect opens through Connection.lazy: patching lazy covers both.
+const lazy = Connection.lazy;
+Connection.lazy = function withCounter(options = {}) {
+  // Outermost, so a call the SDK's retry interceptor repeats is counted once (the default list kept).
+  const interceptors = options.interceptors ?? [makeGrpcRetryInterceptor(defaultGrpcRetryOptions())];
+  return lazy.call(this, { ...options, interceptors: [countingInterceptor, ...interceptors] });
+};
+
+process.on('message', (m) => {
+  if (!m || typeof m !== 'object') return;
+  if (m.type === 'calls') {
+    process.send({ type: 'calls', id: m.id, requests: finished, outside });
+    finished = [];
+    outside = {};
+  } else if (m.type === 'memory') {
+    if (typeof global.gc === 'function') {
+      global.gc();
+      global.gc();
+    }
+    process.send({ type: 'memory', id: m.id, memory: process.memoryUsage() });
+  }
+});
+// The IPC channel must not keep the process alive once paysaga itself has shut down.
+process.channel?.unref();

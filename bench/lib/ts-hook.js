@@ -1,0 +1,19 @@
+// On-the-fly compilation of TypeScript by @swc/core (already a dependency), for bench/run.js and for
+// the paysaga processes the benchmarks start from source (lib/probe.js).
+'use strict';
+const fs = require('node:fs');
+const Module = require('node:module');
+const swc = require('@swc/core');
+
+if (!Module._extensions['.ts']) {
+  Module._extensions['.ts'] = function compileTs(module, filename) {
+    const src = fs.readFileSync(filename, 'utf8');
+    const out = swc.transformSync(src, {
+      filename,
+      jsc: { parser: { syntax: 'typescript' }, target: 'es2022' },
+      module: { type: 'commonjs' },
+      sourceMaps: 'inline',
+    });
+    module._compile(out.code, filename);
+  };
+}
