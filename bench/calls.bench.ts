@@ -26,10 +26,11 @@ import { startSandbox } from '../sandbox';
 import { startLocalTemporal } from '../test/helpers/local-temporal';
 import { freePort, startProbed, waitForHttp, type ProbedProcess, type ServedRequest } from './lib/processes';
 import { freshKeyPair, machineLine } from './support';
+import { TEST_CARD } from '../sandbox/test-cards';
 
 const PROJECT = 'bench';
-const FRICTIONLESS = '4111111111111111';
-const THREE_DS = '4000000000003063';
+const FRICTIONLESS = TEST_CARD.visa;
+const THREE_DS = TEST_CARD.visa3ds;
 const TOKEN = `bench-${randomUUID()}`;
 const AFTER_ROOT = path.resolve(__dirname, '..');
 

@@ -45,8 +45,9 @@ import {
 } from './lib/stack';
 import { childPidsNamed, cpuMsOf } from './lib/processes';
 import { machineLine, percentile, round1, runBounded } from './support';
+import { TEST_CARD } from '../sandbox/test-cards';
 
-const FRICTIONLESS_CARD = '4111111111111111';
+const FRICTIONLESS_CARD = TEST_CARD.visa;
 const WAIT_MS = 5_000;
 const DAY = 24 * 3_600_000;
 

@@ -21,8 +21,9 @@ import { DEFAULT_MAX_CACHED_WORKFLOWS } from '../workers/tuning';
 import { BENCH_PROJECT, sandboxForApi, startBenchServer, startPaysaga, waitingSettings } from './lib/stack';
 import { rssOf, startProbed } from './lib/processes';
 import { machineLine, mib, round1, runBounded } from './support';
+import { TEST_CARD } from '../sandbox/test-cards';
 
-const THREE_DS_CARD = '4000000000003063';
+const THREE_DS_CARD = TEST_CARD.visa3ds;
 const ROOT = path.resolve(__dirname, '..');
 
 /** Peak RSS of a process (VmHWM) from /proc, in bytes. */

@@ -22,8 +22,9 @@ import { CardDetails, redactPans, scrubCardData, signBytes } from '../provider';
 import type { WebhookEvent } from '../provider/schemas';
 import { sandboxForApi, startBenchServer, startPaysaga, waitingSettings } from './lib/stack';
 import { machineLine, percentile, round1, runBounded } from './support';
+import { TEST_CARD } from '../sandbox/test-cards';
 
-const THREE_DS_CARD = '4000000000003063';
+const THREE_DS_CARD = TEST_CARD.visa3ds;
 
 interface Row {
   round: number;
