@@ -5,8 +5,9 @@
  * (bearer token) go on the internal one unless `v1Listener` says public. Plugins do one job each;
  * route schemas sit next to their routes.
  */
-import Fastify, { type FastifyInstance, type FastifyPluginAsync } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyPluginAsync, type FastifyReply } from 'fastify';
 import type { ApiDeps } from './deps';
+import { ApiError } from './errors';
 import { assertCodecProtected, type ListenAddress, type Listener } from './listeners';
 import { authPlugin } from './plugins/auth';
 import { drainPlugin } from './plugins/drain';
@@ -81,6 +82,18 @@ function newInstance(deps: ApiDeps): FastifyInstance {
     // Request logs carry method, URL and status; fastify never logs bodies or headers by default.
     // A payer's browser may POST back a large 3-DS form; nothing else here needs more.
     bodyLimit: 1024 * 1024,
+    // Long path parameters reach the routes, which refuse them by their own rules (the return page's
+    // 404 page, /v1's error envelope); past this the router refuses them (below).
+    maxParamLength: 2048,
+    // The router's own refusals leave as the error envelope too. An id longer than any route allows
+    // names nothing: 404, as an unknown id does, not fastify's bare 414.
+    frameworkErrors: (err, _request, reply: FastifyReply) => {
+      const tooLong = err.code === 'FST_ERR_MAX_PARAM_LENGTH';
+      const api = tooLong
+        ? new ApiError(404, 'not_found', 'no such resource: a path parameter is longer than any id')
+        : new ApiError(400, 'invalid_request', 'the URL is not valid (malformed percent-encoding)');
+      reply.code(api.statusCode).type('application/json; charset=utf-8').send(api.toEnvelope());
+    },
   });
   // Validation is zod's (client/inputs.ts and the provider's schemas), in the handlers, so a bad
   // request names the same field and rule as the TypeScript client. The JSON schemas on routes

@@ -21,7 +21,7 @@ import type { PaymentsClient } from '../../client/payments-client';
 import { verifyReturnToken } from '../../common/return-token';
 import type { SessionView } from '../../common/views';
 import type { ApiDeps } from '../deps';
-import { docSchema } from '../schemas';
+import { docSchema, ERROR_REF } from '../schemas';
 import { ReturnChecks } from '../return-checks';
 
 /** The provider's session id shape (spec: `ps_<number>`): nothing else is a payment session. */
@@ -199,6 +199,7 @@ export const returnRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
     response: {
       200: { description: 'The result page.', content: { 'text/html': { schema: { type: 'string' } } } },
       303: { description: 'To PAYSAGA_RETURN_URL?session_id=<id>, when set.' },
+      400: { description: 'The URL is malformed (bad percent-encoding).', ...ERROR_REF },
       404: {
         description: 'Unknown id, missing or wrong token.',
         content: { 'text/html': { schema: { type: 'string' } } },

@@ -54,6 +54,20 @@ describe('the public listener', () => {
     const page = await hit(s.publicUrl, 'GET', '/return/ps_1?t=x');
     expect(page.status).toBe(404);
     expect(page.text).toContain('data-outcome="not_found"');
+    const long = await hit(s.publicUrl, 'POST', `/return/${'\u0301'.repeat(300)}?t=x`);
+    expect(long.status).toBe(404);
+    expect(long.text).toContain('data-outcome="not_found"');
+  });
+
+  // Schemathesis found fastify's bare 414 for an id past maxParamLength: undocumented, not a refusal.
+  it.each([
+    ['public', 'POST', `/return/${'x'.repeat(3000)}?t=x`, 404, 'not_found'],
+    ['internal', 'GET', `/v1/sessions/${'x'.repeat(3000)}`, 404, 'not_found'],
+    ['public', 'GET', '/return/%E0%A4%A?t=x', 400, 'invalid_request'],
+  ] as const)('%s %s …: a path the router refuses answers the error envelope', async (listener, method, path, status, code) => {
+    const res = await hit(listener === 'public' ? s.publicUrl : s.internalUrl, method, path);
+    expect(res.status).toBe(status);
+    expect(JSON.parse(res.text).error.code).toBe(code);
   });
 });
 
