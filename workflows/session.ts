@@ -556,7 +556,15 @@ export class Session {
   private async continueAsNewIfDue(): Promise<void> {
     const info = wf.workflowInfo();
     if (!info.continueAsNewSuggested && info.historyLength < this.historyLimit) return;
-    await this.quiesce();
+    if (!(await this.settled())) {
+      // A refund waits to be sent, and its Update waits for this loop: go on and send it first. Only a
+      // history of twice the limit (an outage of days) continues as new anyway, once no decision is
+      // being carried out: the waiting refund Updates then end with the run (their callers ask again
+      // and reach the next run), and the next run sends the refund, carried as requested, under its key.
+      if (info.historyLength < 2 * this.historyLimit) return;
+      await wf.condition(() => this.updates === 0);
+      await this.events.flushed();
+    }
     this.log('timer', 'continue_as_new', `history ${info.historyLength} events`);
     // The same workflow type with the same input, carrying everything (search attributes are inherited).
     await wf.continueAsNew({ ...this.input, carried: this.carry(), reopened: false });
@@ -596,20 +604,33 @@ export class Session {
     return sessionViewOf(this.st);
   }
 
-  /** Lets running Updates finish, then returns what the next run (or a reader of the result) needs. */
+  /**
+   * Lets running Updates finish, then returns what the next run (or a reader of the result) needs.
+   * Kinds that take refunds end their aftercare settled, in this same activation (no Update can
+   * arrive in between), so nothing is owed here.
+   */
   async close(): Promise<SessionState> {
-    await this.quiesce();
+    await this.settled();
     return { ...this.st };
   }
 
   /**
-   * No handler running and every event handed over, checked together: an Update accepted while the
-   * events were being flushed would otherwise fail when the run ends right after.
+   * No handler running and every event handed over, checked together (an Update accepted while the
+   * events were being flushed would otherwise fail when the run ends right after): true. False at once
+   * when the process owes work a running Update waits for (a refund asked for and not yet sent): only
+   * the caller can do it, so waiting here for that handler would wait forever.
    */
-  private async quiesce(): Promise<void> {
+  async settled(): Promise<boolean> {
     do {
-      await wf.condition(wf.allHandlersFinished);
+      await wf.condition(() => wf.allHandlersFinished() || this.owesWork());
+      if (this.owesWork()) return false;
       await this.events.flushed();
     } while (!wf.allHandlersFinished());
+    return true;
+  }
+
+  /** Work only the process itself does that a partner's Update may be waiting for. */
+  private owesWork(): boolean {
+    return this.st.refunds.some((r) => r.status === 'requested');
   }
 }

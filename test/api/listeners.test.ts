@@ -64,11 +64,14 @@ describe('the public listener', () => {
     ['public', 'POST', `/return/${'x'.repeat(3000)}?t=x`, 404, 'not_found'],
     ['internal', 'GET', `/v1/sessions/${'x'.repeat(3000)}`, 404, 'not_found'],
     ['public', 'GET', '/return/%E0%A4%A?t=x', 400, 'invalid_request'],
-  ] as const)('%s %s …: a path the router refuses answers the error envelope', async (listener, method, path, status, code) => {
-    const res = await hit(listener === 'public' ? s.publicUrl : s.internalUrl, method, path);
-    expect(res.status).toBe(status);
-    expect(JSON.parse(res.text).error.code).toBe(code);
-  });
+  ] as const)(
+    '%s %s …: a path the router refuses answers the error envelope',
+    async (listener, method, path, status, code) => {
+      const res = await hit(listener === 'public' ? s.publicUrl : s.internalUrl, method, path);
+      expect(res.status).toBe(status);
+      expect(JSON.parse(res.text).error.code).toBe(code);
+    },
+  );
 });
 
 describe('the internal listener', () => {

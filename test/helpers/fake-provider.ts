@@ -38,6 +38,9 @@ function payment(s: SessionInfo): Payment {
   return p;
 }
 
+const moneybackIds = (s: SessionInfo) =>
+  (s.payments ?? []).flatMap((p) => (p.moneyback ?? []).map((m) => m.id));
+
 function withPayment(s: SessionInfo, session: Partial<SessionInfo>, change: Partial<Payment>): SessionInfo {
   const { next_step: _step, ...rest } = s;
   const p = payment(s);
@@ -95,9 +98,35 @@ export const failed = (s: SessionInfo, code: string): SessionInfo =>
     { transaction_status: 'unsuccessful', error: { error_code: code } },
   );
 
+/** A completed refund of the payment (a moneyback record), as transaction/refund leaves it. */
+export const refunded = (s: SessionInfo, id: string, amount: number): SessionInfo => {
+  const p = payment(s);
+  const moneyback = [
+    ...(p.moneyback ?? []),
+    { id, transaction_status: 'completed', sum_info: money(amount) },
+  ];
+  return { ...s, payments: [{ ...p, moneyback }] };
+};
+
 export class FakeProvider {
   readonly calls: RecordedCall[] = [];
   readonly events: PaysagaEvent[] = [];
+  /** transaction/refund answers 503 (retryable, nothing done) until this server time. */
+  refundsDownUntil = 0;
+  private readonly heldEvents = new Map<string, { reached: () => void; released: Promise<void> }>();
+
+  /**
+   * The next publication of an event of `type` waits (in real time, so the server's time stands still)
+   * until `release()`; `reached` resolves once it waits. For a moment when a run is handing events over.
+   */
+  holdEvent(type: string): { reached: Promise<void>; release: () => void } {
+    let reached!: () => void;
+    let release!: () => void;
+    const reachedP = new Promise<void>((r) => (reached = r));
+    const released = new Promise<void>((r) => (release = r));
+    this.heldEvents.set(type, { reached, released });
+    return { reached: reachedP, release };
+  }
   private readonly timelines = new Map<string, { fromMs: number; info: SessionInfo }[]>();
 
   /** The session exists from `fromMs` on, showing `info`. */
@@ -167,9 +196,24 @@ export class FakeProvider {
       finalize: async ({ sessionId }) => decide('finalize', sessionId, ['finalize'], (s) => succeeded(s)),
       startCheckout: notHere('start/checkout'),
       startTransfer: notHere('start/transfer'),
-      refund: notHere('transaction/refund'),
+      // Completed at once; the key is the reference, so a resend of the same refund is the same refund.
+      refund: async ({ sessionId, reference, amount }) => {
+        const atMs = record('refund', sessionId);
+        if (atMs < this.refundsDownUntil)
+          throw ApplicationFailure.retryable('transaction/refund: http_503', 'ProviderUnavailable');
+        const id = `rf_${reference}`;
+        if (!moneybackIds(this.stateAt(sessionId, atMs)).includes(id))
+          this.at(sessionId, atMs, (s) => refunded(s, id, amount.amount));
+        return this.stateAt(sessionId, atMs);
+      },
       createPaymentFormToken: notHere('public_token'),
       publishEvent: async (event: PaysagaEvent) => {
+        const held = this.heldEvents.get(event.type);
+        if (held) {
+          this.heldEvents.delete(event.type);
+          held.reached();
+          await held.released;
+        }
         this.events.push(event);
       },
     };

@@ -9,7 +9,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import {
+  WorkflowNotFoundError,
   WorkflowUpdateFailedError,
+  WorkflowUpdateStage,
   type Client,
   type WorkflowHandle,
   type WorkflowHandleWithFirstExecutionRunId,
@@ -17,7 +19,8 @@ import {
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { failureOf } from '../../common/failures';
-import { claimStartUpdate, sessionQuery } from '../../common/messages';
+import { claimStartUpdate, refundUpdate, sessionQuery } from '../../common/messages';
+import { updateOutlivedRun } from '../../common/session-runs';
 import type { SessionInput, SessionState, StartSpec } from '../../common/session-input';
 import { DEFAULT_SETTINGS, mergeSettings, type SettingsOverrides } from '../../common/settings';
 import type { SessionInfo } from '../../provider/schemas';
@@ -345,6 +348,121 @@ describe('FPS payment with QR renewals', () => {
         expect(state.final!.reason).toContain('qr_expired');
         expect(eventTypes(state)).not.toContain('needs_attention');
         expect(provider.count('startCheckout')).toBe(0);
+      },
+    ));
+});
+
+describe('refunds the run itself must send, while it would end or continue as new', () => {
+  // Found by the reliability suite: a refund Update waits for the workflow's own loop to send it, and
+  // that loop, its history over the limit, waited for every handler to finish before continuing as new:
+  // each waited for the other forever (the refund stayed `requested`, the partner's calls timed out).
+  it.each([
+    ['half an hour', 30 * MINUTE, 80, 'sent first, then the run continues as new'],
+    [
+      'two hours',
+      2 * HOUR,
+      10,
+      'the run continues as new meanwhile (twice the limit); the next run sends them',
+    ],
+  ])(
+    'an outage of %s: two concurrent refunds are both carried out, once each (%#: %s)',
+    async (_name, outageMs, continueAsNewAfter) =>
+      withSession(
+        (id) => succeeded(awaitingApproval(id, 5_000)),
+        5_000,
+        async ({ start, provider, t0 }, id) => {
+          const handle = await start(id, {
+            settings: { ...fewPolls, followMs: 3 * DAY, recheckMs: DAY },
+            continueAsNewAfter,
+          });
+          const session = env.client.workflow.getHandle(id);
+          for (let tries = 0; (await session.query(sessionQuery)).phase !== 'succeeded'; tries++)
+            if (tries > 100) throw new Error('the session never succeeded');
+          provider.refundsDownUntil = t0 + outageMs;
+          // Both accepted now, in this order (the second takes the rest), and waiting together: no time
+          // passes until the time-skipping server runs the outage out.
+          const updates = [];
+          for (const arg of [{ reference: 'rf-one', amount: 1_000 }, { reference: 'rf-rest' }])
+            updates.push(
+              await session.startUpdate(refundUpdate, {
+                args: [arg],
+                waitForStage: WorkflowUpdateStage.ACCEPTED,
+              }),
+            );
+          const state = await result(handle);
+          expect(state.refunds.map((r) => [r.reference, r.amount, r.status])).toEqual([
+            ['rf-one', 1_000, 'succeeded'],
+            ['rf-rest', 4_000, 'succeeded'],
+          ]);
+          // The provider made each refund once, after the outage.
+          const refunds = state.snapshot?.payments?.[0]?.moneyback ?? [];
+          expect(refunds.map((m) => [m.id, m.sum_info?.sum])).toEqual([
+            ['rf_rf-one', 1_000],
+            ['rf_rf-rest', 4_000],
+          ]);
+          expect(provider.calls.some((c) => c.name === 'refund' && c.atMs < provider.refundsDownUntil)).toBe(
+            true,
+          );
+          const types = eventTypes(state);
+          const sent = types.indexOf('refund_processing');
+          const continued = types.indexOf('continue_as_new', types.indexOf('refund_requested'));
+          expect(continued).toBeGreaterThan(0);
+          if (continueAsNewAfter > 10) {
+            // Within twice the limit the refunds go first; their Updates answer with them.
+            expect(continued).toBeGreaterThan(types.lastIndexOf('refund_processing'));
+            for (const u of updates) expect((await u.result()).created).toBe(true);
+          } else {
+            // The run did not wait for them; the Updates ended with it: the server answers them as
+            // outlived, or (read later, as here) their run as gone. The client asks again either way.
+            expect(continued).toBeLessThan(sent);
+            for (const u of updates) {
+              const err = await u.result().then(
+                () => undefined,
+                (e: unknown) => e,
+              );
+              expect(err instanceof WorkflowNotFoundError || updateOutlivedRun(err)).toBe(true);
+            }
+          }
+        },
+      ),
+  );
+
+  // Found by the reliability suite: a refund asked for while a run that was done following the session
+  // handed its last events over was accepted, and the run then waited for that Update forever.
+  it('a refund accepted while the run ends (handing its events over) is carried out, not waited for', async () =>
+    withSession(
+      (id) => succeeded(awaitingApproval(id, 5_000)),
+      5_000,
+      async ({ start, provider, t0 }, id) => {
+        // The first refund succeeds only after the follow window: the run ends right after announcing it.
+        const handle = await start(id, { settings: { ...fewPolls, followMs: HOUR, recheckMs: HOUR } });
+        const session = env.client.workflow.getHandle(id);
+        for (let tries = 0; (await session.query(sessionQuery)).phase !== 'succeeded'; tries++)
+          if (tries > 100) throw new Error('the session never succeeded');
+        provider.refundsDownUntil = t0 + 2 * HOUR;
+        const ending = provider.holdEvent('session.refunded');
+        const first = await session.startUpdate(refundUpdate, {
+          args: [{ reference: 'rf-first', amount: 1_000 }],
+          waitForStage: WorkflowUpdateStage.ACCEPTED,
+        });
+        const done = result(handle);
+        await ending.reached;
+        const second = await session.startUpdate(refundUpdate, {
+          args: [{ reference: 'rf-second' }],
+          waitForStage: WorkflowUpdateStage.ACCEPTED,
+        });
+        ending.release();
+        const state = await done;
+        expect((await first.result()).created).toBe(true);
+        expect((await second.result()).created).toBe(true);
+        expect(state.refunds.map((r) => [r.reference, r.amount, r.status])).toEqual([
+          ['rf-first', 1_000, 'succeeded'],
+          ['rf-second', 4_000, 'succeeded'],
+        ]);
+        expect((state.snapshot?.payments?.[0]?.moneyback ?? []).map((m) => m.id)).toEqual([
+          'rf_rf-first',
+          'rf_rf-second',
+        ]);
       },
     ));
 });

@@ -5,6 +5,7 @@
  * rewrite of its outcome; the provider is read again now and then (webhooks may be off). A later change
  * opens the session again in a new run that carries everything.
  */
+import { HandlerUnfinishedPolicy } from '@temporalio/common';
 import * as wf from '@temporalio/workflow';
 import {
   FAILURE_TYPES,
@@ -62,7 +63,12 @@ export function acceptRefunds(s: Session): void {
       if (refusal) throw providerRefused(refusal);
       return { session: s.view(), created };
     },
-    { validator: ({ reference, amount }) => mayRefund(s, reference, amount) },
+    {
+      validator: ({ reference, amount }) => mayRefund(s, reference, amount),
+      // A run that must continue as new during a long outage leaves a waiting refund to the next run
+      // (Session.continueAsNewIfDue): the caller's retry of the same reference waits there.
+      unfinishedPolicy: HandlerUnfinishedPolicy.ABANDON,
+    },
   );
 }
 
@@ -137,7 +143,8 @@ async function carryOutRefund(s: Session, r: RefundRecord): Promise<void> {
 }
 
 /**
- * Follows the finished session until `followMs` passed with nothing left to do: carries out refunds,
+ * Follows the finished session until `followMs` passed with nothing left to do and the session settled
+ * (no Update running, none waiting for a refund to be sent): carries out refunds,
  * records what the provider reports, re-reads the state every `recheckMs`, and cancels any operation
  * that appears at approve_pending after the result (a payment form used after the payer's time ran out).
  */
@@ -156,7 +163,11 @@ export async function aftercare(s: Session): Promise<void> {
       continue;
     }
     const left = s.followUntil() - Date.now();
-    if (left <= 0) return;
+    // The end, once no Update runs or waits for a refund this loop must send (settled says which).
+    if (left <= 0) {
+      if (await s.settled()) return;
+      continue;
+    }
     const seen = s.snapshot;
     const woken = await s.rest(
       () => s.snapshot !== seen || s.refunds.some((r) => r.status === 'requested'),
