@@ -11,6 +11,7 @@ import {
   SessionStateError,
 } from '../client/errors';
 import type { ProviderRefusal } from '../common/failures';
+import type { ErrorEnvelope, FieldIssue } from '../common/views';
 import { EventEndpointNotFoundError, EventNotFoundError, EventStateError } from '../client/event-errors';
 import {
   ProviderError,
@@ -20,14 +21,7 @@ import {
   ProviderValidationError,
 } from '../provider/errors';
 
-export interface FieldIssue {
-  field: string;
-  rule: string;
-}
-
-export interface ErrorEnvelope {
-  error: { code: string; message: string; fields?: FieldIssue[]; retryable: boolean };
-}
+export type { ErrorEnvelope, FieldIssue } from '../common/views';
 
 /** An error the API answers as is. */
 export class ApiError extends Error {

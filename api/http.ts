@@ -32,13 +32,21 @@ export function objectBody(body: unknown): Record<string, unknown> {
 }
 
 /** `?wait=<ms>` for early return, bounded so a request never hangs near proxy timeouts. */
+export const waitQueryInput = z.object({ wait: z.coerce.number().int().min(0).max(MAX_WAIT_MS).optional() });
+
 export function waitMs(query: unknown, defaultMs: number): number {
-  const q = parse(
-    z.object({ wait: z.coerce.number().int().min(0).max(MAX_WAIT_MS).optional() }),
-    query ?? {},
-  );
-  return q.wait ?? defaultMs;
+  return parse(waitQueryInput, query ?? {}).wait ?? defaultMs;
 }
+
+/** The Idempotency-Key header: a reference (withReference below). */
+export const idempotencyHeaders = z.object({
+  'idempotency-key': referenceSchema
+    .optional()
+    .describe(
+      'Used as the `reference` when the body has none. The same key returns the same session. ' +
+        'When both are given they must be equal.',
+    ),
+});
 
 const sessionId = z
   .string()

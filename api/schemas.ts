@@ -3,8 +3,8 @@
  * (client/inputs.ts) and define answers (common/views.ts): each shape is described once.
  */
 import { z } from 'zod';
-import { sessionView, subscriptionView } from '../common/views';
-import { sessionIdParams } from './http';
+import { errorEnvelopeView, linksView, sessionView, subscriptionView } from '../common/views';
+import { idempotencyHeaders, sessionIdParams, waitQueryInput } from './http';
 
 type Json = Record<string, unknown>;
 
@@ -54,14 +54,7 @@ export const ERROR_REF = { $ref: 'ApiError#' };
 export const SESSION_REF = { $ref: 'Session#' };
 export const SUBSCRIPTION_REF = { $ref: 'Subscription#' };
 
-const LINKS = {
-  type: 'object',
-  required: ['self'],
-  properties: {
-    self: { type: 'string' },
-    temporal: { type: 'string', description: 'The workflow in the Temporal UI (when configured).' },
-  },
-};
+const LINKS = docSchema(linksView, { io: 'output' });
 
 /** A view's JSON Schema, generated from its zod schema (common/views.ts), with `links`. */
 function resourceSchema(id: string, view: z.ZodObject, description: string): Json {
@@ -77,74 +70,24 @@ function resourceSchema(id: string, view: z.ZodObject, description: string): Jso
 
 /** Shared schemas, added once at the root (fastify-swagger lists them under components.schemas). */
 export const sharedSchemas: Json[] = [
-  {
-    $id: 'ApiError',
-    type: 'object',
-    description: 'Every error answer of the API.',
-    required: ['error'],
-    properties: {
-      error: {
-        type: 'object',
-        required: ['code', 'message', 'retryable'],
-        properties: {
-          code: {
-            type: 'string',
-            description:
-              'invalid_request, invalid_json, unauthorized, not_found, session_not_found, method_not_allowed, ' +
-              'reference_conflict, provider_refused, invalid_state, outcome_unknown, provider_bad_response, ' +
-              'provider_unavailable, temporal_unavailable, timeout, internal_error, ...',
-          },
-          message: { type: 'string' },
-          fields: {
-            type: 'array',
-            description: 'For invalid_request: each field (dot path) and the rule it breaks.',
-            items: {
-              type: 'object',
-              required: ['field', 'rule'],
-              properties: { field: { type: 'string' }, rule: { type: 'string' } },
-            },
-          },
-          retryable: {
-            type: 'boolean',
-            description: 'Whether sending the same request again (same Idempotency-Key) can succeed.',
-          },
-        },
-      },
-    },
-  },
+  { ...docSchema(errorEnvelopeView, { io: 'output' }), $id: 'ApiError' },
   resourceSchema('Session', sessionView, 'A payment session as its workflow knows it, plus links.'),
   resourceSchema('Subscription', subscriptionView, 'A subscription as its workflow knows it, plus links.'),
 ];
 
-export const idempotencyHeader = {
-  type: 'object',
-  properties: {
-    'idempotency-key': {
-      type: 'string',
-      minLength: 4,
-      maxLength: 64,
-      pattern: '^[A-Za-z0-9._:-]+$',
-      description:
-        'Used as the `reference` when the body has none. The same key returns the same session. ' +
-        'When both are given they must be equal.',
-    },
-  },
-};
+export const idempotencyHeader = docSchema(idempotencyHeaders);
 
-export const waitQuery = (defaultMs: number) => ({
-  type: 'object',
-  properties: {
-    wait: {
-      type: 'integer',
-      minimum: 0,
-      maximum: 25_000,
-      default: defaultMs,
-      description:
-        'Early return: wait up to this many ms for the payer action (3-DS, QR), a decision point or ' +
-        'the result before answering.',
-    },
-  },
-});
+export const waitQuery = (defaultMs: number) =>
+  docSchema(
+    waitQueryInput.extend({
+      wait: waitQueryInput.shape.wait
+        .meta({ default: defaultMs })
+        .describe(
+          'Early return: wait up to this many ms for the payer action (3-DS, QR), a decision point or ' +
+            'the result before answering.',
+        ),
+    }),
+  );
 
 export const sessionParams = docSchema(sessionIdParams);
 

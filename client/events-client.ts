@@ -18,11 +18,16 @@ import {
   endpointWants,
   eventEndpointsWorkflowId,
   eventOutboxWorkflowId,
-  type EndpointDelivery,
   type EventEndpoint,
   type EventRecord,
 } from '../common/event-delivery';
 import { generateEventSecret } from '../common/event-signature';
+import type {
+  EventDeliveries,
+  EventEndpointWithSecret,
+  EventList,
+  RedeliveryAccepted,
+} from '../common/event-views';
 import {
   createEventEndpointUpdate,
   deleteEventEndpointUpdate,
@@ -54,38 +59,13 @@ import { queryWithRetry } from './query';
 export const MAX_OUTBOXES_SCANNED = 200;
 const QUERY_CONCURRENCY = 8;
 
-/** An endpoint as created or rotated: with its new secret, shown this once. */
-export type EventEndpointWithSecret = EventEndpoint & { secret: string };
-
-export interface EventList {
-  events: PaysagaEvent[];
-  /** More events follow: ask again with `after` = `next`. */
-  hasMore: boolean;
-  /** The id of the last event listed (the `after` of the next page). */
-  next?: string;
-}
-
-export interface EndpointDeliveryView extends Omit<EndpointDelivery, 'nextAttemptAt' | 'roundAttempts'> {
-  /** The endpoint's url now (absent when the endpoint was deleted). */
-  url?: string;
-  /** While pending: when the next attempt is due (ISO). */
-  nextAttemptAt?: string;
-}
-
-export interface EventDeliveries {
-  eventId: string;
-  /** held: waiting for an earlier sequence number; released: queued to its endpoints. */
-  state: 'held' | 'released';
-  releasedAt?: string;
-  late?: boolean;
-  deliveries: EndpointDeliveryView[];
-}
-
-export interface RedeliveryAccepted {
-  eventId: string;
-  /** The endpoints it is queued for. */
-  endpoints: string[];
-}
+export type {
+  EndpointDeliveryView,
+  EventDeliveries,
+  EventEndpointWithSecret,
+  EventList,
+  RedeliveryAccepted,
+} from '../common/event-views';
 
 function parse<S extends z.ZodType>(schema: S, value: unknown, prefix = ''): z.output<S> {
   const r = schema.safeParse(value);

@@ -5,6 +5,7 @@
  * client. Safe for workflow code (no I/O); the signature itself is in common/event-signature.ts.
  */
 import type { EventType, PaysagaEvent } from './events';
+import type { DeliveryAttempt, EndpointDeliveryView, EventEndpoint } from './event-views';
 
 /** `event-endpoints-<task queue>`: one registry of endpoints per task queue. */
 export const eventEndpointsWorkflowId = (taskQueue: string): string => `event-endpoints-${taskQueue}`;
@@ -13,24 +14,10 @@ export const eventOutboxWorkflowId = (subject: string): string => `events-${subj
 /** What a subject (session or subscription id) may look like: it becomes part of ids and queries. */
 export const EVENT_SUBJECT_PATTERN = /^[A-Za-z0-9_.:-]{1,160}$/;
 
+// The shapes the API shows are zod views (common/event-views.ts); types only here (workflow-safe).
+export type { DeliveryAttempt, EventEndpoint } from './event-views';
 /** Where an endpoint was registered: by the API, or by a worker's PAYSAGA_EVENT_ENDPOINTS. */
-export type EndpointSource = 'api' | 'config';
-
-/** An event endpoint as the API shows it: never its secrets. */
-export interface EventEndpoint {
-  /** `we_...` (API) or `we_cfg_...` / the configured id (PAYSAGA_EVENT_ENDPOINTS). */
-  id: string;
-  url: string;
-  /** The event types it receives; null: every type. */
-  events: EventType[] | null;
-  description?: string;
-  createdAt: string;
-  source: EndpointSource;
-  /** When the current secret was made by a rotation. */
-  secretRotatedAt?: string;
-  /** During a rotation's grace period: until when the replaced secret(s) still sign. */
-  previousSecretExpiresAt?: string;
-}
+export type EndpointSource = EventEndpoint['source'];
 
 export interface EndpointSecret {
   secret: string;
@@ -56,26 +43,12 @@ export function endpointWants(endpoint: Pick<EventEndpoint, 'events'>, type: Eve
   return endpoint.events === null || endpoint.events.includes(type);
 }
 
-/** One POST of an event to an endpoint. */
-export interface DeliveryAttempt {
-  /** When the request was sent (ISO). */
-  at: string;
-  /** From sending to the answer's status (or to the failure). */
-  latencyMs: number;
-  /** The HTTP status, when there was an answer. */
-  status?: number;
-  /** Why there was no 2xx answer: timeout, connection refused, ... (absent on an HTTP answer). */
-  error?: string;
-  /** Sent because someone asked for a redelivery. */
-  redelivery?: boolean;
-}
-
 /** The activity's answer: the attempt, and whether the endpoint is gone (deleted) for good. */
 export interface DeliveryOutcome extends DeliveryAttempt {
   gone?: boolean;
 }
 
-export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'canceled';
+export type DeliveryStatus = EndpointDeliveryView['status'];
 
 /** An event's delivery to one endpoint: every attempt, in order. */
 export interface EndpointDelivery {

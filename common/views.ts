@@ -173,7 +173,7 @@ export type SubscriptionView = z.infer<typeof subscriptionView>;
 
 // ---- search (GET /v1/sessions, GET /v1/subscriptions): summaries read from search attributes only ----
 
-const linksView = z.object({
+export const linksView = z.object({
   self: z.string(),
   temporal: z.string().optional().describe('The workflow in the Temporal UI (when configured)'),
 });
@@ -249,3 +249,40 @@ export const reconciliationView = z.object({
   runs: z.number().int().optional().describe('continue-as-new count'),
 });
 export type ReconciliationReport = z.infer<typeof reconciliationView>;
+
+// ---- the API's own answers: every error, and the health check ----
+
+export const fieldIssueView = z.object({
+  field: z.string().describe('dot path of the field, as the caller sent it'),
+  rule: z.string().describe('the rule it breaks'),
+});
+export type FieldIssue = z.infer<typeof fieldIssueView>;
+
+export const errorEnvelopeView = z
+  .object({
+    error: z.object({
+      code: z
+        .string()
+        .describe(
+          'invalid_request, invalid_json, unauthorized, not_found, session_not_found, method_not_allowed, ' +
+            'reference_conflict, provider_refused, invalid_state, outcome_unknown, provider_bad_response, ' +
+            'provider_unavailable, temporal_unavailable, timeout, internal_error, ...',
+        ),
+      message: z.string(),
+      fields: z
+        .array(fieldIssueView)
+        .optional()
+        .describe('For invalid_request: each field (dot path) and the rule it breaks'),
+      retryable: z
+        .boolean()
+        .describe('Whether sending the same request again (same Idempotency-Key) can succeed'),
+    }),
+  })
+  .describe('Every error answer of the API');
+export type ErrorEnvelope = z.infer<typeof errorEnvelopeView>;
+
+export const healthView = z.object({
+  status: z.enum(['ok', 'unavailable']),
+  temporal: z.string().describe('`ok`, or the first line of why Temporal did not answer'),
+});
+export type Health = z.infer<typeof healthView>;

@@ -3,10 +3,15 @@
  * registry workflow (client/events-client.ts); a secret is shown once, when it is made.
  */
 import type { FastifyPluginAsync } from 'fastify';
-import { EVENT_TYPES } from '../../common/events';
 import { z } from 'zod';
 import { endpointId, eventEndpointInput, rotateSecretInput } from '../../client/event-inputs';
 import { EventsClient } from '../../client/events-client';
+import {
+  deletedEventEndpointView,
+  eventEndpointListView,
+  eventEndpointView,
+  eventEndpointWithSecretView,
+} from '../../common/event-views';
 import { endpoints } from '../../client/http/endpoints';
 import type { ApiDeps } from '../deps';
 import { objectBody, tableRoute } from '../http';
@@ -14,43 +19,8 @@ import { docSchema, errorResponses } from '../schemas';
 
 const idParams = docSchema(z.object({ id: endpointId.describe('Event endpoint id (`we_...`).') }));
 
-export const EVENT_ENDPOINT_SCHEMA = {
-  type: 'object',
-  description: 'An event endpoint (never with its secret, except when the secret is made).',
-  required: ['id', 'url', 'events', 'createdAt', 'source'],
-  properties: {
-    id: { type: 'string', description: '`we_...` (API) or `we_cfg_...` (PAYSAGA_EVENT_ENDPOINTS).' },
-    url: { type: 'string', format: 'uri' },
-    events: {
-      type: ['array', 'null'],
-      items: { type: 'string', enum: [...EVENT_TYPES] },
-      description: 'The event types it receives; null: every type.',
-    },
-    description: { type: 'string' },
-    createdAt: { type: 'string', format: 'date-time' },
-    source: { type: 'string', enum: ['api', 'config'] },
-    secretRotatedAt: { type: 'string', format: 'date-time' },
-    previousSecretExpiresAt: {
-      type: 'string',
-      format: 'date-time',
-      description: 'During a rotation: until when the replaced secret still signs.',
-    },
-  },
-};
-
-const withSecret = (description: string) => ({
-  ...EVENT_ENDPOINT_SCHEMA,
-  description,
-  required: [...EVENT_ENDPOINT_SCHEMA.required, 'secret'],
-  properties: {
-    ...EVENT_ENDPOINT_SCHEMA.properties,
-    secret: {
-      type: 'string',
-      description:
-        '`whsec_...`: the HMAC key of `Paysaga-Signature` (api/README.md, "Verifying events"). Shown only now.',
-    },
-  },
-});
+const withSecret = (description: string) =>
+  docSchema(eventEndpointWithSecretView, { io: 'output', description });
 
 const notFound = { description: 'No such event endpoint.', $ref: 'ApiError#' };
 const configured = {
@@ -95,7 +65,7 @@ export const eventEndpointRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps
         summary: 'List event endpoints',
         security,
         response: {
-          200: { type: 'object', properties: { endpoints: { type: 'array', items: EVENT_ENDPOINT_SCHEMA } } },
+          200: docSchema(eventEndpointListView, { io: 'output' }),
           ...errorResponses,
         },
       },
@@ -112,7 +82,7 @@ export const eventEndpointRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps
         summary: 'Read an event endpoint',
         security,
         params: idParams,
-        response: { 200: EVENT_ENDPOINT_SCHEMA, 404: notFound, ...errorResponses },
+        response: { 200: docSchema(eventEndpointView, { io: 'output' }), 404: notFound, ...errorResponses },
       },
     },
     async (request) => events.getEndpoint(idOf(request.params)),
@@ -129,11 +99,7 @@ export const eventEndpointRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps
         security,
         params: idParams,
         response: {
-          200: {
-            ...EVENT_ENDPOINT_SCHEMA,
-            description: 'The endpoint as it was, with `deleted: true`.',
-            properties: { ...EVENT_ENDPOINT_SCHEMA.properties, deleted: { type: 'boolean' } },
-          },
+          200: docSchema(deletedEventEndpointView, { io: 'output' }),
           404: notFound,
           409: configured,
           ...errorResponses,

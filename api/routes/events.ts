@@ -3,87 +3,21 @@
  * and redelivery. Events are kept by their subject's outbox (client/events-client.ts).
  */
 import type { FastifyPluginAsync } from 'fastify';
-import { EVENT_TYPES } from '../../common/events';
 import { z } from 'zod';
 import { eventIdInput, listEventsInput, redeliverInput } from '../../client/event-inputs';
 import { EventsClient } from '../../client/events-client';
+import {
+  eventDeliveriesView,
+  eventListView,
+  eventView,
+  redeliveryAcceptedView,
+} from '../../common/event-views';
 import { endpoints } from '../../client/http/endpoints';
 import type { ApiDeps } from '../deps';
 import { objectBody, tableRoute } from '../http';
 import { docSchema, errorResponses } from '../schemas';
 
 const idParams = docSchema(z.object({ id: eventIdInput.describe('Event id: `evt_<subject>_<sequence>`.') }));
-
-export const EVENT_SCHEMA = {
-  type: 'object',
-  description: 'An event, exactly as it is POSTed to endpoints.',
-  required: ['id', 'type', 'created', 'sequence', 'data'],
-  properties: {
-    id: {
-      type: 'string',
-      description: '`evt_<subject>_<sequence>`: the same change always has the same id.',
-    },
-    type: { type: 'string', enum: [...EVENT_TYPES] },
-    created: { type: 'string', format: 'date-time' },
-    session_id: { type: 'string' },
-    subscription_id: { type: 'string' },
-    sequence: {
-      type: 'integer',
-      description: '1, 2, 3, ... per session or subscription: the delivery order.',
-    },
-    data: {
-      type: 'object',
-      additionalProperties: true,
-      description: 'The session (or subscription) at that moment.',
-    },
-  },
-};
-
-const ATTEMPT = {
-  type: 'object',
-  properties: {
-    at: { type: 'string', format: 'date-time' },
-    latencyMs: { type: 'integer' },
-    status: { type: 'integer', description: 'The HTTP status, when an answer came.' },
-    error: { type: 'string', description: 'Why no answer came (timeout, connection refused, ...).' },
-    redelivery: { type: 'boolean' },
-  },
-};
-
-const DELIVERIES = {
-  type: 'object',
-  properties: {
-    eventId: { type: 'string' },
-    state: {
-      type: 'string',
-      enum: ['held', 'released'],
-      description: 'held: waiting for an earlier sequence number of its subject.',
-    },
-    releasedAt: { type: 'string', format: 'date-time' },
-    late: {
-      type: 'boolean',
-      description: 'Sent after later sequence numbers (its own had been given up on).',
-    },
-    deliveries: {
-      type: 'array',
-      items: {
-        type: 'object',
-        properties: {
-          endpointId: { type: 'string' },
-          url: { type: 'string' },
-          status: { type: 'string', enum: ['pending', 'delivered', 'failed', 'canceled'] },
-          queuedAt: { type: 'string', format: 'date-time' },
-          attempts: { type: 'array', items: ATTEMPT, description: 'The latest 100 attempts, oldest first.' },
-          attemptCount: { type: 'integer' },
-          nextAttemptAt: { type: 'string', format: 'date-time' },
-          deliveredAt: { type: 'string', format: 'date-time' },
-          failedAt: { type: 'string', format: 'date-time' },
-          redeliveries: { type: 'integer' },
-        },
-      },
-    },
-  },
-};
 
 const notFound = { description: 'No such event (or no longer kept).', $ref: 'ApiError#' };
 
@@ -107,14 +41,7 @@ export const eventRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
         security,
         querystring: docSchema(listEventsInput),
         response: {
-          200: {
-            type: 'object',
-            properties: {
-              events: { type: 'array', items: EVENT_SCHEMA },
-              hasMore: { type: 'boolean' },
-              next: { type: 'string', description: 'The last event id listed: `after` of the next page.' },
-            },
-          },
+          200: docSchema(eventListView, { io: 'output' }),
           ...errorResponses,
         },
       },
@@ -131,7 +58,7 @@ export const eventRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
         summary: 'Read an event',
         security,
         params: idParams,
-        response: { 200: EVENT_SCHEMA, 404: notFound, ...errorResponses },
+        response: { 200: docSchema(eventView, { io: 'output' }), 404: notFound, ...errorResponses },
       },
     },
     async (request) => events.getEvent(idOf(request.params)),
@@ -146,7 +73,7 @@ export const eventRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
         summary: "An event's deliveries: every attempt per endpoint",
         security,
         params: idParams,
-        response: { 200: DELIVERIES, 404: notFound, ...errorResponses },
+        response: { 200: docSchema(eventDeliveriesView, { io: 'output' }), 404: notFound, ...errorResponses },
       },
     },
     async (request) => events.getDeliveries(idOf(request.params)),
@@ -166,13 +93,7 @@ export const eventRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
         params: idParams,
         body: docSchema(redeliverInput),
         response: {
-          202: {
-            type: 'object',
-            properties: {
-              eventId: { type: 'string' },
-              endpoints: { type: 'array', items: { type: 'string' } },
-            },
-          },
+          202: docSchema(redeliveryAcceptedView, { io: 'output' }),
           404: notFound,
           409: { description: 'Not released yet, or no endpoint wants it.', $ref: 'ApiError#' },
           ...errorResponses,

@@ -9,6 +9,7 @@ import { createServer } from 'node:net';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { request } from 'undici';
+import { redactPans } from '../../provider/card';
 
 const PROBE = path.resolve(__dirname, 'probe.js');
 
@@ -36,7 +37,7 @@ export interface ProbedProcess {
   stop(): Promise<void>;
 }
 
-const blankDigits = (text: string) => text.replace(/\d{13,19}/g, '[digits]');
+const blankDigits = redactPans;
 
 /** `node --expose-gc -r probe.js <root>/cli/main.ts <args>` with `env` over this process's environment. */
 export function startProbed(root: string, args: string[], env: Record<string, string>): ProbedProcess {

@@ -8,7 +8,13 @@
 import type { z } from 'zod';
 import type { RequestOf, ResponseOf } from '../../provider/endpoints';
 import type { EventType, PaysagaEvent } from '../../common/events';
-import type { EventEndpoint } from '../../common/event-delivery';
+import type {
+  EventDeliveries,
+  EventEndpoint,
+  EventEndpointWithSecret,
+  EventList,
+  RedeliveryAccepted,
+} from '../../common/event-views';
 import type {
   ProviderEventRecord,
   ReconciliationReport,
@@ -23,6 +29,14 @@ import type { ReplayReport } from '../webhook-replay';
 
 export type { ReplayedEvent, ReplayReport } from '../webhook-replay';
 export type { ReconciliationReport } from '../../common/views';
+export type {
+  DeliveryAttempt as EventDeliveryAttempt,
+  EventDeliveries,
+  EventEndpoint,
+  EventEndpointWithSecret,
+  EventList,
+  RedeliveryAccepted,
+} from '../../common/event-views';
 
 export type { SessionSearch, SubscriptionSearch } from '../search';
 
@@ -89,8 +103,6 @@ export interface EventEndpointInput {
   events?: EventType[];
   description?: string;
 }
-/** An endpoint as created or rotated: with its secret, shown this once. */
-export type EventEndpointWithSecret = EventEndpoint & { secret: string };
 export interface RotateSecretInput {
   /** How long the replaced secret still signs (default 24 h). */
   graceMs?: number;
@@ -102,37 +114,6 @@ export interface EventListQuery {
   /** An event id (what follows it) or an ISO time (events created after it). */
   after?: string;
   limit?: number;
-}
-export interface EventList {
-  events: PaysagaEvent[];
-  hasMore: boolean;
-  /** Pass as `after` for the next page. */
-  next?: string;
-}
-export interface EventDeliveryAttempt {
-  at: string;
-  latencyMs: number;
-  status?: number;
-  error?: string;
-  redelivery?: boolean;
-}
-export interface EventDeliveries {
-  eventId: string;
-  state: 'held' | 'released';
-  releasedAt?: string;
-  late?: boolean;
-  deliveries: {
-    endpointId: string;
-    url?: string;
-    status: 'pending' | 'delivered' | 'failed' | 'canceled';
-    queuedAt: string;
-    attempts: EventDeliveryAttempt[];
-    attemptCount: number;
-    nextAttemptAt?: string;
-    deliveredAt?: string;
-    failedAt?: string;
-    redeliveries: number;
-  }[];
 }
 export interface RedeliverInput {
   endpointId?: string;
@@ -212,9 +193,7 @@ export const endpoints = {
   listEvents: get<NoParams, EventList>('/v1/events'),
   getEvent: get<IdParams, PaysagaEvent>('/v1/events/{id}'),
   getEventDeliveries: get<IdParams, EventDeliveries>('/v1/events/{id}/deliveries'),
-  redeliverEvent: post<IdParams, RedeliverInput, { eventId: string; endpoints: string[] }>(
-    '/v1/events/{id}/redeliver',
-  ),
+  redeliverEvent: post<IdParams, RedeliverInput, RedeliveryAccepted>('/v1/events/{id}/redeliver'),
 } as const;
 
 export type EndpointName = keyof typeof endpoints;

@@ -3,11 +3,10 @@
  * said; they never carry a request body (card numbers travel in some).
  */
 
+import type { FieldIssue } from '../../common/views';
+
 /** A field the API refused and the rule it breaks (`fields` of the API's error envelope). */
-export interface FieldIssue {
-  field: string;
-  rule: string;
-}
+export type { FieldIssue };
 
 /** What every error knows about the call that failed. */
 export interface CallInfo {

@@ -6,11 +6,13 @@
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import * as path from 'node:path';
 import type { Readable } from 'node:stream';
+import { redactPans } from '../../provider/card';
 
 const ROOT = path.resolve(__dirname, '../..');
 export const PAYSAGA_BIN = path.join(ROOT, 'bin', 'paysaga.js');
 
-export const withoutCardNumbers = (text: string) => text.replace(/\d{13,19}/g, '[digits]');
+/** Anything card-like masked as BIN + last 4 (session ids such as ps_1795... stay readable). */
+export const withoutCardNumbers = redactPans;
 
 export interface PaysagaProcess {
   name: string;

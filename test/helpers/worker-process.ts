@@ -7,11 +7,12 @@ import * as path from 'node:path';
 import type { Readable } from 'node:stream';
 import type { TestSandbox } from './sandbox';
 import { sharedWorkflowBundlePath, testAddress, testNamespace } from './temporal';
+import { redactPans } from '../../provider/card';
 
 const BIN = path.resolve(__dirname, '../../bin/paysaga.js');
 
-/** Test output never shows a card number, even one a defect logged. */
-const withoutCardNumbers = (text: string) => text.replace(/\d{13,19}/g, '[digits]');
+/** Test output never shows a card number, even one a defect logged (session ids stay readable). */
+const withoutCardNumbers = redactPans;
 
 export interface WorkerProcess {
   child: ChildProcessByStdio<null, Readable, Readable>;

@@ -2,8 +2,9 @@
  * Regressions the code review of issue 9 looks for, caught by reading the sources:
  * - partner routes are registered from the HTTP client's route table (api/http.ts tableRoute), never by
  *   a path of their own, and every entry of the table is served;
- * - the session and subscription views are the zod schemas of common/views.ts, not hand-written JSON
- *   Schemas in api/;
+ * - the session and subscription views are the zod schemas of common/views.ts, and no other answer,
+ *   header or query is a hand-written JSON Schema in api/ either (events, endpoints, deliveries, health,
+ *   the error envelope: common/views.ts and common/event-views.ts);
  * - no error is understood by matching its message.
  */
 import * as fs from 'node:fs';
@@ -62,6 +63,13 @@ describe('API sources', () => {
       // a hand-written view would spell the view's own fields as JSON Schema properties
       expect(read(file)).not.toMatch(/properties:\s*\{\s*sessionId:\s*\{\s*type:/);
     }
+  });
+
+  it('no JSON Schema in api/ is written by hand: each is generated from a zod schema (docSchema)', () => {
+    const handWritten = tsFiles('api').filter((file) => /\btype:\s*'object'/.test(read(file)));
+    expect(handWritten).toEqual([]);
+    for (const file of ['api/routes/events.ts', 'api/routes/event-endpoints.ts', 'api/routes/health.ts'])
+      expect(read(file)).toMatch(/docSchema\(\w+View\b/);
   });
 
   it('no error is understood by a regular expression over its message', () => {
