@@ -20,6 +20,7 @@
 const fs = require('node:fs');
 const path = require('node:path');
 const { spawnSync } = require('node:child_process');
+const { executableFile } = require('./tools');
 
 /** The server version Temporal CLI 1.9.1 (scripts/setup.js) embeds in `temporal server start-dev`. */
 const TEMPORAL_SERVER_VERSION = '1.32.0';
@@ -36,16 +37,6 @@ const MARKER_FILE = '.paysaga-installed.json';
 function temporalServerBinaries(root = ROOT) {
   const bin = path.join(root, '.tools', 'temporal-server', 'bin');
   return { server: path.join(bin, 'temporal-server'), sqlTool: path.join(bin, 'temporal-sql-tool') };
-}
-
-function executableFile(candidate) {
-  try {
-    if (!fs.statSync(candidate).isFile()) return false;
-    fs.accessSync(candidate, fs.constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 function readMarker(dir) {

