@@ -79,7 +79,7 @@ export function createEventActivities(
   return {
     async publishEvent(event) {
       try {
-        await publishPaysagaEvent(getClient(), o.taskQueue, event);
+        await publishPaysagaEvent(getClient(), o.taskQueue, event, o.policy);
       } catch (err) {
         if (err instanceof InvalidEventError) throw ApplicationFailure.nonRetryable(err.message, err.name);
         throw err;

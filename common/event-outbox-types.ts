@@ -1,10 +1,12 @@
 /** What an event outbox (workflows/event-outbox.ts) takes, carries across runs and shows. */
 import type { PaysagaEvent } from './events';
-import type { EventRecord } from './event-delivery';
+import type { EventDeliveryPolicy, EventRecord } from './event-delivery';
 
 export interface OutboxInput {
   /** The session (`ps_...`) or subscription (`sub-...`) id. */
   subject: string;
+  /** The delivery policy of the worker that started it (absent: the outbox asks its own worker). */
+  policy?: EventDeliveryPolicy;
 }
 
 /** Everything a run hands to the next (continue-as-new), and what a closed run returns. */

@@ -6,7 +6,7 @@
 import type { Client } from '@temporalio/client';
 import { scrubCardData } from '../provider/card';
 import { eventId, eventSubject, isEventType, type PaysagaEvent } from './events';
-import { EVENT_SUBJECT_PATTERN, eventOutboxWorkflowId } from './event-delivery';
+import { EVENT_SUBJECT_PATTERN, eventOutboxWorkflowId, type EventDeliveryPolicy } from './event-delivery';
 import { outboxEventSignal } from './event-messages';
 import type { EventOutboxWorkflow } from './event-outbox-types';
 
@@ -41,6 +41,7 @@ export async function publishPaysagaEvent(
   temporal: Client,
   taskQueue: string,
   event: PaysagaEvent,
+  policy?: EventDeliveryPolicy,
 ): Promise<void> {
   const problem = eventProblem(event);
   if (problem) throw new InvalidEventError(`invalid event ${String(event?.id)}: ${problem}`);
@@ -48,7 +49,7 @@ export async function publishPaysagaEvent(
   await temporal.workflow.signalWithStart<EventOutboxWorkflow, [PaysagaEvent]>('eventOutboxWorkflow', {
     workflowId: eventOutboxWorkflowId(subject),
     taskQueue,
-    args: [{ subject }],
+    args: [{ subject, ...(policy ? { policy } : {}) }],
     signal: outboxEventSignal,
     signalArgs: [{ ...event, data: scrubCardData(event.data) }],
   });

@@ -34,10 +34,18 @@ import { outboxEventSignal, outboxQuery, redeliverEventSignal } from '../common/
 import type { EventOutboxWorkflow, OutboxInput, OutboxState } from '../common/event-outbox-types';
 
 /** Bookkeeping must eventually succeed (registry lookups, the policy): retried without limit. */
-const bookkeeping = wf.proxyActivities<EventOutboxActivities>({
+const BOOKKEEPING: wf.ActivityOptions & wf.LocalActivityOptions = {
   startToCloseTimeout: '30s',
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1 minute' },
-});
+};
+const remoteBookkeeping = wf.proxyActivities<EventOutboxActivities>(BOOKKEEPING);
+const localBookkeeping = wf.proxyLocalActivities<EventOutboxActivities>(BOOKKEEPING);
+/**
+ * The lookups are local activities (in the worker that runs the outbox: no task-queue round trip, one
+ * marker in history) since this patch; runs that began before it go on with the scheduled activities.
+ */
+const LOCAL_BOOKKEEPING = 'outbox-local-bookkeeping';
+const bookkeeping = () => (wf.patched(LOCAL_BOOKKEEPING) ? localBookkeeping : remoteBookkeeping);
 
 /** Released events an outbox keeps (and shows); older finished ones are dropped first. */
 export const MAX_RECORDS_KEPT = 50;
@@ -68,7 +76,8 @@ export async function eventOutboxWorkflow(input: OutboxInput, carried?: OutboxSt
   wf.setHandler(redeliverEventSignal, (ask) => box.askRedelivery(ask));
   wf.setHandler(outboxQuery, () => box.state);
 
-  box.usePolicy(await bookkeeping.eventPolicy());
+  // The publisher passes its worker's policy along (one lookup fewer per outbox); older starts did not.
+  box.usePolicy(input.policy ?? (await bookkeeping().eventPolicy()));
   if (!carried) await box.learnWhereItStands();
 
   for (;;) {
@@ -146,7 +155,7 @@ class Outbox {
       s.nextSequence = 1;
       return;
     }
-    const prior = await bookkeeping.priorOutbox(s.subject);
+    const prior = await bookkeeping().priorOutbox(s.subject);
     if (!prior) return; // position unknown: held back for gapWaitMs, then released from the lowest
     const arrived = s.held.filter((e) => !prior.records.some((r) => r.event.id === e.id));
     Object.assign(s, {
@@ -208,7 +217,7 @@ class Outbox {
   async release(batch: { event: PaysagaEvent; late: boolean }[]): Promise<void> {
     const s = this.state;
     const types = [...new Set(batch.map((b) => b.event.type))];
-    const targets = await bookkeeping.eventTargets(types);
+    const targets = await bookkeeping().eventTargets(types);
     const now = Date.now();
     for (const { event, late } of batch) {
       const rec: EventRecord = {
@@ -239,7 +248,7 @@ class Outbox {
         continue;
       }
       let ids = ask.endpointId ? [ask.endpointId] : rec.deliveries.map((d) => d.endpointId);
-      if (ids.length === 0) ids = (await bookkeeping.eventTargets([rec.event.type]))[rec.event.type] ?? [];
+      if (ids.length === 0) ids = (await bookkeeping().eventTargets([rec.event.type]))[rec.event.type] ?? [];
       const now = Date.now();
       for (const id of ids) {
         let d = rec.deliveries.find((x) => x.endpointId === id);

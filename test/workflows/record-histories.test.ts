@@ -67,6 +67,32 @@ jest.setTimeout(90_000);
     expect((await record(stack, 'card_checkout', id)).phase).toBe('succeeded');
   });
 
+  // The outbox of a card checkout's events, recorded while it waits for more (it closes after idleMs).
+  // Recorded before its bookkeeping became local activities (patch `outbox-local-bookkeeping`): the
+  // replay shows that runs started before the patch go on under the new code.
+  it('event outbox', async () => {
+    const id = await cardPayment(stack, 1_200);
+    await stack.temporal.workflow.getHandle(id).result();
+    const outbox = stack.temporal.workflow.getHandle(`events-${id}`);
+    for (let tries = 0; ; tries++) {
+      const history = await outbox.fetchHistory();
+      const events = history.events ?? [];
+      const last = events[events.length - 1];
+      // Idle: its last task completed with a timer (the idle wait) started.
+      if (last?.timerStartedEventAttributes) {
+        const file = writeHistory(
+          'event_outbox',
+          `events-${id}`,
+          history as temporal.api.history.v1.IHistory,
+        );
+        process.stderr.write(`recorded event_outbox -> ${file}\n`);
+        break;
+      }
+      if (tries > 50) throw new Error('the outbox never went idle');
+      await sleep(200);
+    }
+  });
+
   it('card checkout, polling only (webhooks off), manual approval by Update', async () => {
     const off = await startStack({ webhooks: false, settings: { followMs: 500 } });
     try {

@@ -27,6 +27,7 @@ const KINDS = [
   'reference',
   'refund',
   'late_event',
+  'event_outbox',
 ];
 
 jest.setTimeout(60_000);
