@@ -15,12 +15,14 @@ import { ApplicationFailure, WorkflowNotFoundError } from '@temporalio/client';
 import { request } from 'undici';
 import { EVENT_ID_HEADER, EVENT_SIGNATURE_HEADER, type EventType, type PaysagaEvent } from '../common/events';
 import {
+  ENDPOINT_LIST_MAX_AGE_MS,
   endpointWants,
   eventEndpointsWorkflowId,
   eventOutboxWorkflowId,
   type DeliveryOutcome,
   type DeliveryTarget,
   type EventDeliveryPolicy,
+  type EventEndpoint,
 } from '../common/event-delivery';
 import { eventSignatureHeader } from '../common/event-signature';
 import { InvalidEventError, publishPaysagaEvent } from '../common/event-publishing';
@@ -76,6 +78,24 @@ export function createEventActivities(
   o: EventActivityOptions,
 ): EventPublishingActivities & EventOutboxActivities & EventDeliveryActivities {
   const registry = () => getClient().workflow.getHandle(eventEndpointsWorkflowId(o.taskQueue));
+  // The endpoint list, read at most every ENDPOINT_LIST_MAX_AGE_MS (a registration waits that out).
+  let list: { readAt: number; endpoints: Promise<EventEndpoint[]> } | undefined;
+  const currentEndpoints = (): Promise<EventEndpoint[]> => {
+    const now = Date.now();
+    if (list && now - list.readAt < ENDPOINT_LIST_MAX_AGE_MS) return list.endpoints;
+    const endpoints = registry()
+      .query(eventEndpointsQuery)
+      .catch((err: unknown) => {
+        if (err instanceof WorkflowNotFoundError) return []; // no endpoint was ever registered
+        throw err;
+      });
+    list = { readAt: now, endpoints };
+    // A failed read is not kept: the next lookup reads again.
+    endpoints.catch(() => {
+      if (list?.endpoints === endpoints) list = undefined;
+    });
+    return endpoints;
+  };
   return {
     async publishEvent(event) {
       try {
@@ -91,13 +111,7 @@ export function createEventActivities(
     },
 
     async eventTargets(types) {
-      let endpoints;
-      try {
-        endpoints = await registry().query(eventEndpointsQuery);
-      } catch (err) {
-        if (err instanceof WorkflowNotFoundError) return {}; // no endpoint was ever registered
-        throw err;
-      }
+      const endpoints = await currentEndpoints();
       const out: Partial<Record<EventType, string[]>> = {};
       for (const type of types) {
         const ids = endpoints.filter((e) => endpointWants(e, type)).map((e) => e.id);

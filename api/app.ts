@@ -84,7 +84,7 @@ function newInstance(deps: ApiDeps): FastifyInstance {
     bodyLimit: 1024 * 1024,
     // Long path parameters reach the routes, which refuse them by their own rules (the return page's
     // 404 page, /v1's error envelope); past this the router refuses them (below).
-    maxParamLength: 2048,
+    routerOptions: { maxParamLength: 2048 },
     // The router's own refusals leave as the error envelope too. An id longer than any route allows
     // names nothing: 404, as an unknown id does, not fastify's bare 414.
     frameworkErrors: (err, _request, reply: FastifyReply) => {

@@ -15,6 +15,7 @@ import type { z } from 'zod';
 import { parseEventId, type PaysagaEvent } from '../common/events';
 import {
   DEFAULT_SECRET_GRACE_MS,
+  ENDPOINT_LIST_MAX_AGE_MS,
   endpointWants,
   eventEndpointsWorkflowId,
   eventOutboxWorkflowId,
@@ -97,6 +98,8 @@ export class EventsClient {
       ...(i.description !== undefined ? { description: i.description } : {}),
       secret,
     });
+    // Workers may answer from an endpoint list this old: past it, every event released goes here too.
+    await new Promise((resolve) => setTimeout(resolve, ENDPOINT_LIST_MAX_AGE_MS));
     return { ...view, secret };
   }
 

@@ -84,6 +84,14 @@ export interface EventRecord {
 export const MAX_ATTEMPTS_KEPT = 100;
 
 /**
+ * How long a worker may answer "which endpoints want this event" from the list it last read from the
+ * registry (one registry query per worker and interval, not one per released batch). Registering an
+ * endpoint answers only after this much more, so an endpoint gets every event released after its
+ * registration answered.
+ */
+export const ENDPOINT_LIST_MAX_AGE_MS = 1_000;
+
+/**
  * How an outbox delivers. Every field is configurable through the worker (PAYSAGA_EVENT_*, see the
  * README); tests shorten the pauses to seconds.
  */
