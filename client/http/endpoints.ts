@@ -8,13 +8,7 @@
 import type { z } from 'zod';
 import type { RequestOf, ResponseOf } from '../../provider/endpoints';
 import type { EventType, PaysagaEvent } from '../../common/events';
-import type {
-  EventDeliveries,
-  EventEndpoint,
-  EventEndpointWithSecret,
-  EventList,
-  RedeliveryAccepted,
-} from '../../common/event-views';
+import type * as ev from '../../common/event-views';
 import type {
   linksView,
   ProviderEventRecord,
@@ -180,17 +174,17 @@ export const endpoints = {
     '/v1/recurring-tokens/disable',
   ),
 
-  createEventEndpoint: post<NoParams, EventEndpointInput, EventEndpointWithSecret>('/v1/event-endpoints'),
-  listEventEndpoints: get<NoParams, { endpoints: EventEndpoint[] }>('/v1/event-endpoints'),
-  getEventEndpoint: get<IdParams, EventEndpoint>('/v1/event-endpoints/{id}'),
-  deleteEventEndpoint: del<IdParams, EventEndpoint & { deleted: true }>('/v1/event-endpoints/{id}'),
-  rotateEventEndpointSecret: post<IdParams, RotateSecretInput, EventEndpointWithSecret>(
+  createEventEndpoint: post<NoParams, EventEndpointInput, ev.EventEndpointWithSecret>('/v1/event-endpoints'),
+  listEventEndpoints: get<NoParams, { endpoints: ev.EventEndpoint[] }>('/v1/event-endpoints'),
+  getEventEndpoint: get<IdParams, ev.EventEndpoint>('/v1/event-endpoints/{id}'),
+  deleteEventEndpoint: del<IdParams, ev.EventEndpoint & { deleted: true }>('/v1/event-endpoints/{id}'),
+  rotateEventEndpointSecret: post<IdParams, RotateSecretInput, ev.EventEndpointWithSecret>(
     '/v1/event-endpoints/{id}/rotate-secret',
   ),
-  listEvents: get<NoParams, EventList>('/v1/events'),
+  listEvents: get<NoParams, ev.EventList>('/v1/events'),
   getEvent: get<IdParams, PaysagaEvent>('/v1/events/{id}'),
-  getEventDeliveries: get<IdParams, EventDeliveries>('/v1/events/{id}/deliveries'),
-  redeliverEvent: post<IdParams, RedeliverInput, RedeliveryAccepted>('/v1/events/{id}/redeliver'),
+  getEventDeliveries: get<IdParams, ev.EventDeliveries>('/v1/events/{id}/deliveries'),
+  redeliverEvent: post<IdParams, RedeliverInput, ev.RedeliveryAccepted>('/v1/events/{id}/redeliver'),
 } as const;
 
 export type EndpointName = keyof typeof endpoints;
