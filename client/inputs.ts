@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { CardDetails, HashedCardDetails } from '../provider/card';
+import { SUBMERCHANT_ID_PATTERN } from '../provider/config';
 import { cardDetails, hashedCardDetails, participantInfo, userInfo } from '../provider/schemas';
 import { SETTINGS_BOUNDS } from '../common/settings';
 import { SUBSCRIPTION_LIMITS } from '../common/subscription-input';
@@ -65,10 +66,13 @@ const partialRule = {
   message: 'at most the payment amount',
 };
 
+// Anything but a valid header value cannot be sent at all: the session's provider calls would fail until
+// its deadline (schemathesis found a create that hung on one).
 const submerchantId = z
   .string()
   .min(1)
   .max(128)
+  .regex(SUBMERCHANT_ID_PATTERN, 'visible ASCII characters (it is sent as the X-Submerchant-Id header)')
   .describe('sent as X-Submerchant-Id on every call of this session');
 
 const common = {

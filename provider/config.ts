@@ -1,5 +1,8 @@
 import { z } from 'zod';
 
+/** X-Submerchant-Id is an HTTP header value: visible ASCII, inner spaces allowed. */
+export const SUBMERCHANT_ID_PATTERN = /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/;
+
 /**
  * The spec's two environments each have a base address and a service public key; `baseUrl`
  * overrides the address (e.g. the sandbox). Keys are paths or inline PEM.
@@ -18,7 +21,10 @@ export const providerConfigSchema = z.object({
   baseUrl: z.url({ protocol: /^https?$/ }).optional(),
   projectId: z.string().min(1),
   partnerPrivateKey: z.string().min(1),
-  submerchantId: z.string().min(1).optional(),
+  submerchantId: z
+    .string()
+    .regex(SUBMERCHANT_ID_PATTERN, 'visible ASCII characters (it is sent as the X-Submerchant-Id header)')
+    .optional(),
   legacyHeaders: z.boolean().default(false),
   timeoutMs: z.number().int().positive().default(30_000),
 });

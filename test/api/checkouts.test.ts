@@ -129,6 +129,12 @@ describe('POST /v1/checkouts', () => {
         { ...checkout(undefined), settings: { finalization: { mode: 'auto_partial', amount: 2_000_000 } } },
         [{ field: 'settings.finalization.amount', rule: /at most the payment amount/ }],
       ],
+      // Schemathesis found one: not a header value, so no provider call of the session could be sent.
+      [
+        'a sub-merchant id that is no header value',
+        { ...checkout(undefined), submerchantId: 'm\u00e4rchant\n1' },
+        [{ field: 'submerchantId', rule: /visible ASCII/ }],
+      ],
       [
         'polling faster than the bounds',
         { ...checkout(undefined), settings: { polling: { initialMs: 1 } } },
