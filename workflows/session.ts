@@ -629,8 +629,8 @@ export class Session {
     return true;
   }
 
-  /** Work only the process itself does that a partner's Update may be waiting for. */
-  private owesWork(): boolean {
+  /** Work only the process itself does that a partner's Update may be waiting for (a refund to send). */
+  owesWork(): boolean {
     return this.st.refunds.some((r) => r.status === 'requested');
   }
 }

@@ -170,7 +170,7 @@ export async function aftercare(s: Session): Promise<void> {
     }
     const seen = s.snapshot;
     const woken = await s.rest(
-      () => s.snapshot !== seen || s.refunds.some((r) => r.status === 'requested'),
+      () => s.snapshot !== seen || s.owesWork(),
       Math.min(left, s.settings.recheckMs),
     );
     if (!woken && s.followUntil() > Date.now()) await s.poll();
