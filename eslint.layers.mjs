@@ -15,6 +15,7 @@ export const LAYERS = [
   'provider',
   'common',
   'sandbox',
+  'store',
   'activities',
   'workflows',
   'client',
@@ -69,7 +70,12 @@ const policies = [
   { from: el('common', 'workflow-safe'), allow: types(el('common'), el('provider', 'contract')) },
   // The emulated provider shares only the provider's wire contract, nothing of paysaga.
   { from: el('sandbox'), allow: values(el('sandbox'), el('provider', 'contract')) },
-  { from: el('activities'), allow: values(el('activities'), el('common'), el('provider')) },
+  // The store: PostgreSQL tables and typed queries over common's shapes; never loaded by workflow code.
+  { from: el('store'), allow: values(el('store'), el('common'), el('provider', 'contract')) },
+  {
+    from: el('activities'),
+    allow: values(el('activities'), el('store'), el('common'), el('provider')),
+  },
   // Workflow code loads only workflow-safe files; activities, Node-only common files and the provider's
   // schemas it knows as types.
   { from: el('workflows'), allow: values(el('workflows'), el('common', 'workflow-safe')) },
@@ -77,13 +83,14 @@ const policies = [
   // The client reads workflow results with the pure workflow files, and starts workflows by their types.
   {
     from: el('client'),
-    allow: values(el('client'), el('common'), el('provider'), el('workflows', 'pure')),
+    allow: values(el('client'), el('store'), el('common'), el('provider'), el('workflows', 'pure')),
   },
   { from: el('client'), allow: types(el('workflows')) },
   {
     from: el('workers'),
     allow: values(
       el('workers'),
+      el('store'),
       el('activities'),
       el('client'),
       el('workflows'),
@@ -91,7 +98,7 @@ const policies = [
       el('provider'),
     ),
   },
-  { from: el('api'), allow: values(el('api'), el('client'), el('common'), el('provider')) },
+  { from: el('api'), allow: values(el('api'), el('client'), el('store'), el('common'), el('provider')) },
   { from: el('cli'), allow: values(...LAYERS.map((layer) => el(layer))) },
 ];
 

@@ -11,6 +11,9 @@
  *       PAYSAGA_TEST_WORKFLOW_BUNDLE_ERROR  and thrown by test/helpers/temporal.ts when a test needs the bundle.
  *
  *  3. Builds dist/ for the tests that spawn `bin/paysaga.js` (only when it is missing or stale).
+ *  4. Starts ONE embedded store (PGlite served on a loopback port, store/embedded.ts) for the whole run:
+ *       PAYSAGA_TEST_DATABASE_URL  postgres://postgres@127.0.0.1:PORT/postgres
+ *     Each test stack takes a schema of its own in it (test/helpers/store.ts).
  *
  * test/global-teardown.ts stops the server and removes the temp dir (state kept on globalThis).
  */
@@ -21,10 +24,12 @@ import * as path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { startLocalTemporal } from './helpers/local-temporal';
+import { startEmbeddedStore, type EmbeddedStore } from '../store/embedded';
 
 export interface PaysagaTestGlobals {
   env: TestWorkflowEnvironment;
   tempDir: string;
+  store?: EmbeddedStore;
 }
 
 declare global {
@@ -42,6 +47,11 @@ export default async function globalSetup(): Promise<void> {
   const { env, namespace, cli } = await startLocalTemporal();
   const tempDir = fs.mkdtempSync(path.join(os.tmpdir(), 'paysaga-jest-'));
   globalThis.__PAYSAGA_TEST__ = { env, tempDir };
+  const storeStarted = Date.now();
+  const store = await startEmbeddedStore();
+  globalThis.__PAYSAGA_TEST__.store = store;
+  process.env.PAYSAGA_TEST_DATABASE_URL = store.url;
+  log(`embedded store ${store.url} up in ${Date.now() - storeStarted} ms`);
   process.env.TEMPORAL_TEST_ADDRESS = env.address;
   process.env.TEMPORAL_TEST_NAMESPACE = namespace;
   log(`Temporal dev server ${env.address} up in ${Date.now() - started} ms (cli: ${cli})`);

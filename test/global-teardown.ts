@@ -21,6 +21,7 @@ export default async function globalTeardown(): Promise<void> {
     scanError = err;
   }
   try {
+    await state.store?.stop();
     await state.env.teardown();
   } finally {
     fs.rmSync(state.tempDir, { recursive: true, force: true });

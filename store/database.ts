@@ -1,0 +1,80 @@
+/**
+ * The connection to the store: Kysely over node-postgres, every table in the deployment's schema.
+ *
+ *   const store = openStore(config);          // store/config.ts
+ *   await migrateStore(store);                // idempotent
+ *   await store.db.selectFrom('sessions')...  // typed by store/schema.ts
+ *   await store.close();
+ *
+ * Kysely (not an ORM): each query reads as the SQL it sends, typed by the table interfaces, and the
+ * same code runs against a PostgreSQL server and the embedded store (store/embedded.ts).
+ */
+import { Kysely, Migrator, PostgresDialect, sql, type MigrationResultSet } from 'kysely';
+import pg from 'pg';
+import type { StoreConfig } from './config';
+import { MIGRATIONS } from './migrations';
+import type { Database } from './schema';
+
+const INT8_OID = 20;
+
+export interface Store {
+  /** Queries name the schema's tables (Kysely's withSchema): nothing relies on the search_path. */
+  db: Kysely<Database>;
+  schema: string;
+  close(): Promise<void>;
+}
+
+export function openStore(config: StoreConfig, o: { applicationName?: string } = {}): Store {
+  const pool = new pg.Pool({
+    connectionString: config.url,
+    max: config.poolSize,
+    // A store that does not answer must not hold a request forever: the caller retries (activities) or
+    // answers 503 (the API).
+    connectionTimeoutMillis: 10_000,
+    idleTimeoutMillis: 30_000,
+    application_name: o.applicationName ?? 'paysaga',
+    types: {
+      getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+        oid === INT8_OID
+          ? (v: string) => Number(v)
+          : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+    },
+  });
+  // An idle connection the server dropped (a restart) is an error event on the pool, not a crash.
+  pool.on('error', () => undefined);
+  const root = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return {
+    db: root.withSchema(config.schema),
+    schema: config.schema,
+    close: () => root.destroy(),
+  };
+}
+
+/** Applies every migration not applied yet (in a transaction, under the Migrator's lock). */
+export async function migrateStore(store: Store): Promise<MigrationResultSet> {
+  const migrator = new Migrator({
+    db: store.db,
+    provider: { getMigrations: async () => MIGRATIONS },
+    migrationTableSchema: store.schema,
+  });
+  const result = await migrator.migrateToLatest();
+  if (result.error) throw result.error;
+  return result;
+}
+
+/** Applies migrations up to and including `name` (tests of an upgrade). */
+export async function migrateStoreTo(store: Store, name: string): Promise<MigrationResultSet> {
+  const migrator = new Migrator({
+    db: store.db,
+    provider: { getMigrations: async () => MIGRATIONS },
+    migrationTableSchema: store.schema,
+  });
+  const result = await migrator.migrateTo(name);
+  if (result.error) throw result.error;
+  return result;
+}
+
+/** Answers when the store does (health checks). */
+export async function pingStore(store: Store): Promise<void> {
+  await sql`select 1`.execute(store.db);
+}
