@@ -25,6 +25,7 @@ COPY scripts/build-workflow-bundle.js ./scripts/
 COPY common ./common
 COPY provider ./provider
 COPY sandbox ./sandbox
+COPY store ./store
 COPY workflows ./workflows
 COPY activities ./activities
 COPY client ./client

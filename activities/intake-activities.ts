@@ -1,15 +1,8 @@
 /** Opening a provider session for a reference (workflows/reference.ts): the calls before any session exists. */
-import { deriveIdempotencyKey, scrubCardData, type ProviderClient } from '../provider';
+import { initiateKey, scrubCardData, type ProviderClient } from '../provider';
 import { toFailure } from './failures';
 import type { SessionInfo } from '../provider/schemas';
 import type { IntakeActivities, Opened } from './types';
-
-/**
- * The key of a reference's initiate. The fingerprint is part of it, so that a corrected request under a
- * reference whose first request the provider refused is not mistaken for that one.
- */
-export const initiateKey = (reference: string, fingerprint: string): string =>
-  deriveIdempotencyKey(`ref:${reference}:${fingerprint.slice(0, 12)}`, 'initiate');
 
 export interface IntakeDeps {
   provider: ProviderClient;

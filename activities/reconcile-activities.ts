@@ -1,10 +1,12 @@
 /**
  * The reconciler's activities (workflows/reconciler.ts): list the sessions to re-read a page at a time
- * (Temporal visibility, with a cursor), and compare one session with the provider's truth, delivering
+ * (from the store, with a cursor), and compare one session with the provider's truth, delivering
  * what it missed the way a webhook would (DESIGN decision 3).
  */
 import { getClient } from '@temporalio/activity';
-import { FINAL_PHASES, isFinalPhase, MONEY_KINDS, type SessionPhase } from '../common/kinds';
+import { isFinalPhase, MONEY_KINDS, type SessionPhase } from '../common/kinds';
+import type { Store } from '../store/database';
+import { searchSessions, storedStates, type SessionCursor } from '../store/sessions';
 import type { ReconcileOutcome } from '../common/reconciler';
 import { deliverProviderEvent, latestRun } from '../common/session-runs';
 import { scrubCardData, type ProviderClient } from '../provider';
@@ -26,32 +28,37 @@ export interface ReconcileActivities {
   reconcileSession(sessionId: string): Promise<{ outcome: ReconcileOutcome; detail?: string }>;
 }
 
-const quoted = (xs: readonly string[]) => xs.map((x) => `'${x}'`).join(', ');
+/** A page's cursor: the (created_at, id) of its last session. */
+function decodeCursor(cursor: string): SessionCursor | undefined {
+  try {
+    const [createdAt, id] = JSON.parse(Buffer.from(cursor, 'base64').toString('utf8')) as [string, string];
+    return { createdAt: new Date(createdAt), id };
+  } catch {
+    return undefined;
+  }
+}
 
 export function createReconcileActivities(deps: {
   provider: ProviderClient;
   taskQueue: string;
+  store: Store;
   /** Whether `next` is news to a session that knows `current` (common/snapshot.ts isNewer). */
   isNewer: (next: SessionInfo, current: SessionInfo | undefined) => boolean;
 }): ReconcileActivities {
   return {
     async listSessions({ createdAfter, pageSize, cursor }) {
-      const client = getClient();
-      const query =
-        `TaskQueue = '${deps.taskQueue}' AND PaymentKind IN (${quoted(MONEY_KINDS)}) AND ` +
-        `PaymentStatus IN (${quoted(FINAL_PHASES)}) AND CreatedAt > '${new Date(createdAfter).toISOString()}'`;
-      const page = await client.workflowService.listWorkflowExecutions({
-        namespace: client.options.namespace,
-        query,
-        pageSize,
-        ...(cursor ? { nextPageToken: Buffer.from(cursor, 'base64') } : {}),
-      });
-      const ids = [
-        ...new Set((page.executions ?? []).map((e) => e.execution?.workflowId ?? '').filter(Boolean)),
-      ];
-      const token =
-        page.nextPageToken && page.nextPageToken.length > 0 ? Buffer.from(page.nextPageToken) : undefined;
-      return { sessionIds: ids, ...(token ? { next: token.toString('base64') } : {}) };
+      const after = cursor ? decodeCursor(cursor) : undefined;
+      const states = await searchSessions(
+        deps.store,
+        { kinds: MONEY_KINDS, final: true, createdFrom: new Date(createdAfter) },
+        { limit: pageSize, ...(after ? { after } : {}) },
+      );
+      const last = states.at(-1);
+      const next =
+        states.length === pageSize && last
+          ? Buffer.from(JSON.stringify([last.createdAt, last.sessionId])).toString('base64')
+          : undefined;
+      return { sessionIds: states.map((st) => st.sessionId), ...(next ? { next } : {}) };
     },
 
     async reconcileSession(sessionId) {
@@ -62,7 +69,7 @@ export function createReconcileActivities(deps: {
       } catch (err) {
         throw toFailure(err);
       }
-      const run = await latestRun(client, sessionId);
+      const run = await latestRun(client, sessionId, storedStates(deps.store));
       if (run.status === 'unknown') return { outcome: 'failed', detail: 'no workflow for this session' };
       let known: SessionInfo | undefined;
       let ended: SessionPhase | undefined;
@@ -84,6 +91,7 @@ export function createReconcileActivities(deps: {
           via: 'sync',
         },
         (state) => deps.isNewer(truth, state.snapshot),
+        storedStates(deps.store),
       );
       const detail = `${outcome}: provider ${truth.transaction_status}, ${truth.updated_at ?? ''}`.trim();
       // A provider that now contradicts the session's final result (whatever paysaga based it on: the

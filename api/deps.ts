@@ -4,6 +4,7 @@ import type { FastifyServerOptions } from 'fastify';
 import type { PaymentsClient } from '../client/payments-client';
 import type { createWebhookVerifier, ProviderClient } from '../provider';
 import type { SessionSettings } from '../common/settings';
+import type { Store } from '../store/database';
 
 /** Everything the API talks to, built once by the caller (startApiFromEnv, `paysaga dev`, tests). */
 export interface ApiDeps {
@@ -12,6 +13,8 @@ export interface ApiDeps {
   provider: ProviderClient;
   temporal: Client;
   taskQueue: string;
+  /** paysaga's store of record: what the API reads (sessions, events, deliveries, reconciliation). */
+  store: Store;
   /** Used when a webhook starts a late-event workflow. */
   settings: SessionSettings;
   /** Built once at startup with the service public key(s). */

@@ -6,11 +6,13 @@ import { ServiceError, WorkflowUpdateRPCTimeoutOrCancelledError } from '@tempora
 import {
   InputValidationError,
   ProviderRefusedError,
+  ReferenceBusyError,
   ReferenceConflictError,
   SessionNotFoundError,
   SessionStateError,
 } from '../client/errors';
 import type { ProviderRefusal } from '../common/failures';
+import { isStoreUnavailable } from '../store/errors';
 import type { ErrorEnvelope, FieldIssue } from '../common/views';
 import { EventEndpointNotFoundError, EventNotFoundError, EventStateError } from '../client/event-errors';
 import {
@@ -134,6 +136,10 @@ export function toApiError(err: unknown): ApiError {
     return new ApiError(409, 'reference_conflict', err.message, false, [
       { field: 'reference', rule: err.rule },
     ]);
+  if (err instanceof ReferenceBusyError)
+    return new ApiError(409, 'reference_in_use', err.message, true, [
+      { field: 'reference', rule: 'in use by a request still being carried out' },
+    ]);
   if (err instanceof ProviderRefusedError) return fromRefusal(err.refusal);
   if (err instanceof EventNotFoundError) return new ApiError(404, 'event_not_found', err.message);
   if (err instanceof EventEndpointNotFoundError) return new ApiError(404, 'endpoint_not_found', err.message);
@@ -151,6 +157,8 @@ export function toApiError(err: unknown): ApiError {
     return new ApiError(502, 'provider_bad_response', 'the payment provider answered unexpectedly');
   if (err instanceof WorkflowUpdateRPCTimeoutOrCancelledError)
     return new ApiError(504, 'timeout', 'the session did not answer in time; retry', true);
+  if (isStoreUnavailable(err))
+    return new ApiError(503, 'store_unavailable', "paysaga's store cannot be reached", true);
   if (err instanceof ServiceError)
     return new ApiError(503, 'temporal_unavailable', 'Temporal cannot be reached', true);
   const e = err as { statusCode?: number; code?: string; message?: string };

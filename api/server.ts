@@ -7,6 +7,8 @@
  */
 import { Client, type Connection } from '@temporalio/client';
 import { PaymentsClient } from '../client/payments-client';
+import { storeFromEnv } from '../store/from-env';
+import type { Store } from '../store/database';
 import { DeferredReturnUrls, ReturnUrls } from '../client/return-url';
 import { DEFAULT_SETTINGS, type SessionSettings } from '../common/settings';
 import {
@@ -87,7 +89,10 @@ export async function startApiFromEnv(
 
   const provider = providerClientFromConfig(providerConfig);
   let connection: Connection | undefined;
+  let store: Store | undefined;
   try {
+    // PAYSAGA_DATABASE_URL: the store the API reads (migrated here if it is behind).
+    store = await storeFromEnv(env, 'paysaga-api', (m) => process.stderr.write(`paysaga api: ${m}\n`));
     connection = await connectTemporalClient(temporalSettings);
     await assertSearchAttributesRegistered(connection, temporalSettings.namespace);
     const temporal = new Client({
@@ -98,6 +103,7 @@ export async function startApiFromEnv(
     const payments = new PaymentsClient({
       temporal,
       provider,
+      store,
       taskQueue: temporalSettings.taskQueue,
       settings,
       ...(returnUrls ? { returnUrls } : {}),
@@ -107,6 +113,7 @@ export async function startApiFromEnv(
       provider,
       temporal,
       taskQueue: temporalSettings.taskQueue,
+      store,
       settings,
       verifyWebhook,
       apiTokens,
@@ -128,6 +135,7 @@ export async function startApiFromEnv(
           "checkout's backUrl as given, and /return answers 404",
       );
     const conn = connection;
+    const db = store;
     return {
       url: urls.v1Url,
       publicUrl: urls.publicUrl,
@@ -138,11 +146,13 @@ export async function startApiFromEnv(
         await api.close();
         await provider.close();
         await conn.close();
+        await db.close();
       },
     };
   } catch (err) {
     await provider.close();
     await connection?.close();
+    await store?.close();
     throw err;
   }
 }

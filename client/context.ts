@@ -3,6 +3,7 @@ import type { Client } from '@temporalio/client';
 import type { z } from 'zod';
 import type { SessionSettings } from '../common/settings';
 import type { ProviderClient } from '../provider';
+import type { Store } from '../store/database';
 import { InputValidationError } from './errors';
 import type { SessionReturnUrls } from './return-url';
 
@@ -10,24 +11,20 @@ export interface PaymentsClientOptions {
   temporal: Client;
   provider: ProviderClient;
   taskQueue: string;
+  /** paysaga's store of record (store/database.ts): references, sessions, events. */
+  store: Store;
   /** Defaults of every session (per-session overrides merge over them). */
   settings?: SessionSettings;
   /** paysaga's signed back_url of a session (client/return-url.ts), when a public URL is configured. */
   returnUrls?: SessionReturnUrls;
-  /** How long paysaga keeps each reference (the same request answers the same session meanwhile). */
-  keepReferencesMs?: number;
 }
 
 export interface ClientContext extends Required<
-  Pick<PaymentsClientOptions, 'temporal' | 'provider' | 'taskQueue'>
+  Pick<PaymentsClientOptions, 'temporal' | 'provider' | 'taskQueue' | 'store'>
 > {
   settings: SessionSettings;
   returnUrl: (sessionId: string) => string | undefined;
-  keepReferencesMs: number;
 }
-
-/** 400 days: longer than any refund, chargeback or dispute window. */
-export const DEFAULT_KEEP_REFERENCES_MS = 400 * 24 * 3_600_000;
 
 export function parse<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
   const r = schema.safeParse(input);

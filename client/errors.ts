@@ -68,6 +68,18 @@ export class ReferenceConflictError extends Error {
   }
 }
 
+/**
+ * Another request with the same reference is creating it right now (409, retryable): the repeat will
+ * answer what that one created once it is done.
+ */
+export class ReferenceBusyError extends Error {
+  readonly field = 'reference';
+  constructor() {
+    super('reference: another request with this reference is being carried out; retry in a few seconds');
+    this.name = 'ReferenceBusyError';
+  }
+}
+
 /** The provider refused a decision or a refund for good (409, with the provider's code). */
 export class ProviderRefusedError extends Error {
   constructor(readonly refusal: ProviderRefusal) {

@@ -5,7 +5,7 @@
  */
 import type { ReconcilerInput } from '../common/reconciler';
 import { DEFAULT_SETTINGS, type SessionSettings } from '../common/settings';
-import { DEFAULT_KEEP_REFERENCES_MS, type ClientContext, type PaymentsClientOptions } from './context';
+import type { ClientContext, PaymentsClientOptions } from './context';
 import { IdentityChecks } from './identity-checks';
 import { ensureReconciler } from './reconciler';
 import { Refunds } from './refunds';
@@ -27,9 +27,9 @@ export class PaymentsClient {
       temporal: o.temporal,
       provider: o.provider,
       taskQueue: o.taskQueue,
+      store: o.store,
       settings: o.settings ?? DEFAULT_SETTINGS,
       returnUrl: (sessionId) => o.returnUrls?.forSession(sessionId),
-      keepReferencesMs: o.keepReferencesMs ?? DEFAULT_KEEP_REFERENCES_MS,
     };
     this.settings = this.ctx.settings;
     this.sessions = new Sessions(this.ctx);

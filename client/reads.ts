@@ -1,14 +1,28 @@
-/** Reading a session, also while it changes (long poll), whatever its workflow's runs are doing. */
-import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+/**
+ * Reading a session: from the store, which keeps it for as long as it keeps anything (DESIGN decision
+ * 15); live waiting (long poll, the early return of creating requests) asks the session's running
+ * workflow, and reads the store once no run is there to ask.
+ */
+import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { awaitChangeUpdate, sessionQuery, type AwaitChange } from '../common/messages';
 import type { SessionView } from '../common/views';
+import { sessionState } from '../store/sessions';
+import { sessionViewOf } from '../workflows/session-view';
+import type { ClientContext } from './context';
 import { SessionNotFoundError } from './errors';
 import { queryWithRetry } from './query';
 
-/** The session as its latest run knows it (running, or closed). */
-export function readSession(temporal: Client, sessionId: string): Promise<SessionView> {
+type Readers = Pick<ClientContext, 'store' | 'temporal'>;
+
+/**
+ * The session as recorded. A session whose workflow has just started and not yet written its first
+ * record is read from the workflow.
+ */
+export async function readSession(ctx: Readers, sessionId: string): Promise<SessionView> {
+  const state = await sessionState(ctx.store, sessionId);
+  if (state) return sessionViewOf(state);
   return queryWithRetry(
-    temporal.workflow.getHandle(sessionId),
+    ctx.temporal.workflow.getHandle(sessionId),
     sessionQuery,
     () => new SessionNotFoundError(sessionId),
   );
@@ -16,19 +30,17 @@ export function readSession(temporal: Client, sessionId: string): Promise<Sessio
 
 /**
  * Waits for a change (after `afterVersion`) or for progress someone can act on, at most `timeoutMs`; a
- * closed run has nothing more to wait for and is read as it is.
+ * session with no running workflow has nothing more to wait for and is read as recorded.
  */
-export async function awaitSession(
-  temporal: Client,
-  sessionId: string,
-  wait: AwaitChange,
-): Promise<SessionView> {
-  if (wait.timeoutMs <= 0) return readSession(temporal, sessionId);
+export async function awaitSession(ctx: Readers, sessionId: string, wait: AwaitChange): Promise<SessionView> {
+  if (wait.timeoutMs <= 0) return readSession(ctx, sessionId);
   try {
-    return await temporal.workflow.getHandle(sessionId).executeUpdate(awaitChangeUpdate, { args: [wait] });
+    return await ctx.temporal.workflow
+      .getHandle(sessionId)
+      .executeUpdate(awaitChangeUpdate, { args: [wait] });
   } catch (err) {
     if (!(err instanceof WorkflowNotFoundError) && !(err instanceof WorkflowUpdateFailedError)) throw err;
-    return readSession(temporal, sessionId);
+    return readSession(ctx, sessionId);
   }
 }
 

@@ -13,6 +13,7 @@ import { isPaymentKind, PAYMENT_KINDS, SESSION_WORKFLOW_TYPES } from '../common/
 import { refundUpdate, type RefundResult } from '../common/messages';
 import { latestRun, reopenOptions, updateOutlivedRun } from '../common/session-runs';
 import type { SessionView } from '../common/views';
+import { storedStates } from '../store/sessions';
 import type { ClientContext } from './context';
 import { parse } from './context';
 import { fromWorkflowFailure, SessionNotFoundError, SessionStateError } from './errors';
@@ -35,7 +36,7 @@ export class Refunds {
     let result: RefundResult | undefined;
     // A run may close (or continue as new) between the look and the Update: look again (bounded).
     for (let tries = 0; !result; tries++) {
-      const run = await latestRun(this.ctx.temporal, sessionId);
+      const run = await latestRun(this.ctx.temporal, sessionId, storedStates(this.ctx.store));
       if (run.status === 'unknown') throw new SessionNotFoundError(sessionId);
       try {
         result =
@@ -54,7 +55,7 @@ export class Refunds {
         if (mapped) throw mapped;
         // An Update the workflow has no handler for fails untyped: only payment kinds take refunds.
         if (err instanceof WorkflowUpdateFailedError) {
-          const { kind } = await readSession(this.ctx.temporal, sessionId);
+          const { kind } = await readSession(this.ctx, sessionId);
           if (!isPaymentKind(kind))
             throw new SessionStateError(
               `a ${kind} session takes no refund (only ${PAYMENT_KINDS.join(', ')} do)`,
@@ -81,13 +82,13 @@ export class Refunds {
     const deadline = Date.now() + waitMs;
     let view: SessionView | undefined;
     for (let after = version; Date.now() < deadline; after = view.version) {
-      view = await awaitSession(this.ctx.temporal, sessionId, {
+      view = await awaitSession(this.ctx, sessionId, {
         afterVersion: after,
         timeoutMs: deadline - Date.now(),
       });
       const status = view.refunds.find((r) => r.reference === reference)?.status;
       if (status !== 'processing' || view.version === after) break;
     }
-    return view ?? awaitSession(this.ctx.temporal, sessionId, { timeoutMs: 0 });
+    return view ?? awaitSession(this.ctx, sessionId, { timeoutMs: 0 });
   }
 }

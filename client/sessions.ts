@@ -26,6 +26,7 @@ import { fromWorkflowFailure, SessionNotFoundError, SessionStateError } from './
 import * as inputs from './inputs';
 import * as bodies from './provider-bodies';
 import { updateOutlivedRun } from '../common/session-runs';
+import { storedStates } from '../store/sessions';
 import { queryWithRetry } from './query';
 import { awaitSession, readSession, type Started } from './reads';
 import { searchSessions, type SessionPage, type SessionSearch } from './search';
@@ -222,12 +223,12 @@ export class Sessions {
 
   /** The session as its latest workflow run knows it (running or closed). */
   get(sessionId: string): Promise<SessionView> {
-    return readSession(this.ctx.temporal, sessionId);
+    return readSession(this.ctx, sessionId);
   }
 
   /** Long poll: the next change after `afterVersion` (or progress someone can act on), at most `timeoutMs`. */
   waitForChange(sessionId: string, wait: AwaitChange): Promise<SessionView> {
-    return awaitSession(this.ctx.temporal, sessionId, wait);
+    return awaitSession(this.ctx, sessionId, wait);
   }
 
   /** The webhook audit trail: every provider event the session received (the latest runs' records). */
@@ -241,7 +242,12 @@ export class Sessions {
 
   /** Re-applies the session's recorded provider events through the webhook routing (client/webhook-replay.ts). */
   replayProviderEvents(sessionId: string): Promise<ReplayReport> {
-    return replayProviderEvents(this.ctx.temporal, this.ctx.taskQueue, sessionId);
+    return replayProviderEvents(
+      this.ctx.temporal,
+      this.ctx.taskQueue,
+      sessionId,
+      storedStates(this.ctx.store),
+    );
   }
 
   approve(sessionId: string, o: { waitMs?: number } = {}): Promise<DecisionResult> {

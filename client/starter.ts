@@ -1,42 +1,34 @@
 /**
- * Starting a session by its reference (DESIGN decisions 1, 2, 11): one Update-with-Start on the
- * reference's workflow (`ref-<reference>`) opens the provider session once and starts the session's
- * workflow, or answers the session an earlier request opened; a request with another fingerprint under the
- * same reference is refused. Card data then goes to the provider from here, never through Temporal: the
- * session holds the start open for this request (claimStart), and hears the provider's answer
- * (reportStart), which also waits for the payer's action when asked to (early return).
+ * Starting a session by its reference (DESIGN decisions 1, 2, 11, 15): the reference is claimed in the
+ * store (client/references.ts), the provider session opened once (transaction/initiate with a key from
+ * the reference and the request's fingerprint, or sbp/identity_check, which takes no key: the claim is
+ * the lock), and the session's workflow started under the provider's session id; a repeat answers the
+ * session the first request opened; another request under the same reference is refused. Card data then
+ * goes to the provider from here, never through Temporal: the session holds the start open for this
+ * request (claimStart), and hears the provider's answer (reportStart), which also waits for the payer's
+ * action when asked to (early return).
  */
-import { randomUUID } from 'node:crypto';
-import { WithStartWorkflowOperation, WorkflowNotFoundError } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
 import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
-import {
-  claimStartUpdate,
-  registrationUpdate,
-  reportStartUpdate,
-  type StartReport,
-} from '../common/messages';
+import { SESSION_WORKFLOW_TYPES, type SessionKind } from '../common/kinds';
+import { claimStartUpdate, reportStartUpdate, type StartReport } from '../common/messages';
+import { sessionSearchAttributes } from '../common/search-attributes';
 import { mergeSettings, type SettingsOverrides } from '../common/settings';
-import {
-  referenceWorkflowId,
-  type ReferenceInput,
-  type SessionRequest,
-  type StartSpec,
-} from '../common/session-input';
-import type { SessionKind } from '../common/kinds';
+import type { SessionInput, SessionRequest, StartSpec } from '../common/session-input';
 import type { Money, SessionView } from '../common/views';
-import { deriveIdempotencyKey, ProviderError, scrubCardData } from '../provider';
-import type { SessionInfo } from '../provider/schemas';
-import type { referenceWorkflow } from '../workflows/reference';
+import { deriveIdempotencyKey, initiateKey, ProviderError, scrubCardData } from '../provider';
+import type { ProviderRefusal } from '../common/failures';
+import type { IdentityCheckRequest, InitiateRequest, SessionInfo } from '../provider/schemas';
+import { sessionState } from '../store/sessions';
 import type { ClientContext } from './context';
-import { fromWorkflowFailure, ReferenceConflictError, SessionStateError } from './errors';
+import { fromWorkflowFailure, SessionStateError } from './errors';
 import { requestFingerprint } from './fingerprint';
 import { awaitSession, started, type Started } from './reads';
+import { openByReference } from './references';
 
 export interface StartOptions {
   /** Wait up to this long for the payer's action (3-DS, QR), a decision point or a result before answering. */
   waitMs?: number;
-  /** Names this request among repeats of it (the one that creates the session hears `created`). */
-  requestId?: string;
 }
 
 /** A card the starter sends itself: the start/checkout (or start/transfer) call with its key. */
@@ -52,13 +44,17 @@ export interface SessionSpec {
   money?: Money;
   backUrl?: string;
   submerchantId?: string;
+  customerId?: string;
   settings?: SettingsOverrides;
-  open: ReferenceInput['open'];
+  /** How the provider session is opened: transaction/initiate, or sbp/identity_check (no key). */
+  open: { by: 'initiate'; body: InitiateRequest } | { by: 'identity_check'; body: IdentityCheckRequest };
   start: StartSpec;
   qrRenewals?: number;
   /** What makes the request itself (cards masked): a repeat must match it. */
   fingerprintOf: unknown;
   card?: SendCard;
+  /** A workflow to signal once the session's result is known (the subscription of a charge). */
+  notify?: string;
 }
 
 export async function startSession(
@@ -66,51 +62,109 @@ export async function startSession(
   spec: SessionSpec,
   o: StartOptions = {},
 ): Promise<Started<SessionView>> {
-  const requestId = o.requestId ?? randomUUID();
+  const { sessionId, created } = await openSession(ctx, spec);
+  const wait = { timeoutMs: o.waitMs ?? 0, until: 'progress' as const };
+  const view = spec.card
+    ? await sendCard(ctx, sessionId, created, spec.card, wait)
+    : await awaitSession(ctx, sessionId, wait);
+  return started(view, created);
+}
+
+/** The session of the spec's reference: opened now (created) or by an earlier request. */
+export async function openSession(
+  ctx: ClientContext,
+  spec: SessionSpec,
+): Promise<{ sessionId: string; created: boolean }> {
   const fingerprint = requestFingerprint({ kind: spec.kind, request: spec.fingerprintOf });
+  const { subjectId, created } = await openByReference(ctx.store, {
+    reference: spec.reference,
+    kind: spec.kind,
+    fingerprint,
+    open: async () => {
+      const session = await openProviderSession(ctx, spec, fingerprint);
+      await startSessionWorkflow(ctx, spec, session.id, scrubCardData(session));
+      return session.id;
+    },
+    ensure: async (sessionId) => {
+      if (!(await sessionState(ctx.store, sessionId))) await startSessionWorkflow(ctx, spec, sessionId);
+    },
+    refusalOf: (err) => (err instanceof ProviderError && !err.retryable ? refusalOf(err) : undefined),
+  });
+  return { sessionId: subjectId, created };
+}
+
+function refusalOf(err: ProviderError): ProviderRefusal {
+  return {
+    endpoint: err.endpoint,
+    errorCode: err.errorCode,
+    description: err.description,
+    ...(err.httpStatus ? { httpStatus: err.httpStatus } : {}),
+  };
+}
+
+async function openProviderSession(
+  ctx: ClientContext,
+  spec: SessionSpec,
+  fingerprint: string,
+): Promise<SessionInfo> {
+  const extra = spec.submerchantId ? { submerchantId: spec.submerchantId } : {};
+  const answer =
+    spec.open.by === 'initiate'
+      ? await ctx.provider.initiate(spec.open.body, {
+          idempotencyKey: initiateKey(spec.reference, fingerprint),
+          ...extra,
+        })
+      : await ctx.provider.identityCheck(spec.open.body, extra);
+  return answer.session_info;
+}
+
+/**
+ * Starts the session's workflow (id = session id) unless one exists or existed: a closed run is never
+ * started again from the beginning (its session carries on from the store's record instead).
+ */
+async function startSessionWorkflow(
+  ctx: ClientContext,
+  spec: SessionSpec,
+  sessionId: string,
+  initialSnapshot?: SessionInfo,
+): Promise<void> {
+  const returnUrl = ctx.returnUrl(sessionId);
   const request: SessionRequest = {
     ...(spec.money ? { money: spec.money } : {}),
     ...(spec.backUrl ? { backUrl: spec.backUrl } : {}),
     ...(spec.submerchantId ? { submerchantId: spec.submerchantId } : {}),
+    ...(spec.customerId ? { customerId: spec.customerId } : {}),
+    ...(returnUrl ? { returnUrl } : {}),
   };
-  const input: ReferenceInput = {
+  const input: SessionInput = {
+    sessionId,
+    kind: spec.kind,
     reference: spec.reference,
-    fingerprint,
-    requestId,
-    open: spec.open,
-    session: {
-      kind: spec.kind,
-      reference: spec.reference,
-      request,
-      start: spec.start,
-      settings: mergeSettings(ctx.settings, spec.settings),
-      ...(spec.qrRenewals ? { qrRenewals: spec.qrRenewals } : {}),
-    },
-    keepMs: ctx.keepReferencesMs,
+    request,
+    start: spec.start,
+    settings: mergeSettings(ctx.settings, spec.settings),
+    ...(spec.qrRenewals ? { qrRenewals: spec.qrRenewals } : {}),
+    ...(initialSnapshot ? { initialSnapshot } : {}),
+    ...(spec.notify ? { notify: spec.notify } : {}),
   };
-  let registration;
   try {
-    registration = await ctx.temporal.workflow.executeUpdateWithStart(registrationUpdate, {
-      args: [{ requestId }],
-      startWorkflowOperation: new WithStartWorkflowOperation<typeof referenceWorkflow>('referenceWorkflow', {
-        workflowId: referenceWorkflowId(spec.reference),
-        taskQueue: ctx.taskQueue,
-        args: [input],
-        workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
-        // A reference whose provider session was refused may be used again (a corrected request).
-        workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
+    await ctx.temporal.workflow.start(SESSION_WORKFLOW_TYPES[spec.kind], {
+      workflowId: sessionId,
+      taskQueue: ctx.taskQueue,
+      args: [input],
+      workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+      workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
+      typedSearchAttributes: sessionSearchAttributes({
+        kind: spec.kind,
+        status: 'starting',
+        reference: spec.reference,
+        createdAt: new Date(),
+        ...(spec.money ? { amount: spec.money.amount, currency: spec.money.currency } : {}),
       }),
     });
   } catch (err) {
-    throw fromWorkflowFailure(err, spec.reference) ?? err;
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
   }
-  if (registration.fingerprint !== fingerprint)
-    throw new ReferenceConflictError('already used for another request (a repeat must be the same request)');
-  const wait = { timeoutMs: o.waitMs ?? 0, until: 'progress' as const };
-  const view = spec.card
-    ? await sendCard(ctx, registration.sessionId, registration.created, spec.card, wait)
-    : await awaitSession(ctx.temporal, registration.sessionId, wait);
-  return started(view, registration.created);
 }
 
 async function sendCard(
@@ -129,7 +183,7 @@ async function sendCard(
     } catch (err) {
       const e = fromWorkflowFailure(err, sessionId);
       if (e instanceof SessionStateError || err instanceof WorkflowNotFoundError)
-        return awaitSession(ctx.temporal, sessionId, wait);
+        return awaitSession(ctx, sessionId, wait);
       throw e ?? err;
     }
   }
@@ -139,15 +193,7 @@ async function sendCard(
     report = { snapshot: scrubCardData(answer.session_info), wait };
   } catch (err) {
     if (!(err instanceof ProviderError) || err.retryable) throw err;
-    report = {
-      refused: {
-        endpoint: err.endpoint,
-        errorCode: err.errorCode,
-        description: err.description,
-        ...(err.httpStatus ? { httpStatus: err.httpStatus } : {}),
-      },
-      wait,
-    };
+    report = { refused: refusalOf(err), wait };
   }
   try {
     return await handle.executeUpdate(reportStartUpdate, { args: [report] });

@@ -60,7 +60,6 @@ export class Subscriptions {
       customer: i.customer as Record<string, unknown>,
       ...(i.submerchantId ? { submerchantId: i.submerchantId } : {}),
       ...(i.periodsPerRun ? { periodsPerRun: i.periodsPerRun } : {}),
-      keepReferencesMs: this.ctx.keepReferencesMs,
     };
     let created = true;
     try {

@@ -1,5 +1,6 @@
 import type { Client } from '@temporalio/client';
 import type { WebhookVerification } from '../provider';
+import type { StoredState } from '../common/session-runs';
 import { routeProviderEvent, type RouteOutcome } from './webhook-router';
 
 export interface WebhookHandling {
@@ -21,6 +22,8 @@ export async function handleProviderWebhook(
     verify: (raw: Buffer, sig: string | undefined) => WebhookVerification;
     temporal: Client;
     taskQueue: string;
+    /** The store's record of sessions whose workflow is gone (a chargeback months later). */
+    stored: StoredState;
   },
 ): Promise<WebhookHandling> {
   const v = deps.verify(raw, signature);
@@ -29,7 +32,10 @@ export async function handleProviderWebhook(
     return { status, outcome: 'rejected', detail: `${v.reason}: ${v.detail}` };
   }
   const sessionId = v.event.session_info.id;
-  const outcome = await routeProviderEvent(deps.temporal, v.event, { taskQueue: deps.taskQueue });
+  const outcome = await routeProviderEvent(deps.temporal, v.event, {
+    taskQueue: deps.taskQueue,
+    stored: deps.stored,
+  });
   if (outcome === 'unknown_session') {
     return {
       status: 503,

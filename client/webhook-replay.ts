@@ -15,7 +15,7 @@ import {
   recordedProviderEventsQuery,
   type ProviderEventDelivery,
 } from '../common/messages';
-import { deliverProviderEvent, type DeliveryOutcome } from '../common/session-runs';
+import { deliverProviderEvent, type DeliveryOutcome, type StoredState } from '../common/session-runs';
 import type { ProviderEventRecord } from '../common/views';
 import { isNewer } from '../common/snapshot';
 import { SessionNotFoundError } from './errors';
@@ -50,6 +50,7 @@ export async function replayProviderEvents(
   temporal: Client,
   taskQueue: string,
   sessionId: string,
+  stored: StoredState,
 ): Promise<ReplayReport> {
   const handle = temporal.workflow.getHandle(sessionId);
   const notFound = () => new SessionNotFoundError(sessionId);
@@ -60,8 +61,12 @@ export async function replayProviderEvents(
   for (const [i, d] of recorded.entries()) {
     const replayedAt = new Date(base + i).toISOString();
     const delivery: ProviderEventDelivery = { event: d.event, receivedAt: replayedAt, via: 'replay' };
-    const outcome = await deliverProviderEvent(temporal, taskQueue, delivery, (state) =>
-      isNewer(d.event.session_info, state.snapshot),
+    const outcome = await deliverProviderEvent(
+      temporal,
+      taskQueue,
+      delivery,
+      (state) => isNewer(d.event.session_info, state.snapshot),
+      stored,
     );
     const updatedAt = d.event.session_info.updated_at;
     events.push({

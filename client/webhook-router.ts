@@ -6,7 +6,7 @@
  */
 import type { Client } from '@temporalio/client';
 import type { ProviderEventDelivery } from '../common/messages';
-import { deliverProviderEvent, type DeliveryOutcome } from '../common/session-runs';
+import { deliverProviderEvent, type DeliveryOutcome, type StoredState } from '../common/session-runs';
 import { scrubCardData } from '../provider';
 import type { SessionInfo, WebhookEvent } from '../provider/schemas';
 import { isNewer } from '../common/snapshot';
@@ -16,15 +16,19 @@ export type RouteOutcome = DeliveryOutcome;
 export function routeProviderEvent(
   client: Client,
   event: WebhookEvent,
-  opts: { taskQueue: string; via?: ProviderEventDelivery['via'] },
+  opts: { taskQueue: string; stored: StoredState; via?: ProviderEventDelivery['via'] },
 ): Promise<RouteOutcome> {
   const delivery: ProviderEventDelivery = {
     event: scrubCardData(event),
     receivedAt: new Date().toISOString(),
     via: opts.via ?? 'webhook',
   };
-  return deliverProviderEvent(client, opts.taskQueue, delivery, (state) =>
-    isNewer(delivery.event.session_info, state.snapshot),
+  return deliverProviderEvent(
+    client,
+    opts.taskQueue,
+    delivery,
+    (state) => isNewer(delivery.event.session_info, state.snapshot),
+    opts.stored,
   );
 }
 
@@ -36,7 +40,7 @@ export async function syncSessionFromProvider(
   client: Client,
   provider: { state(body: { session_id: string }): Promise<{ session_info: SessionInfo }> },
   sessionId: string,
-  opts: { taskQueue: string },
+  opts: { taskQueue: string; stored: StoredState },
 ): Promise<RouteOutcome> {
   const { session_info } = await provider.state({ session_id: sessionId });
   return routeProviderEvent(client, { type: 'state_sync', session_info }, { ...opts, via: 'sync' });

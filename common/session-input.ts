@@ -40,6 +40,8 @@ export interface SessionRequest {
   backUrl?: string;
   /** Sent as X-Submerchant-Id on this session's calls. */
   submerchantId?: string;
+  /** The payer's id in the partner's system (user_info.user_id): sessions are searched by it. */
+  customerId?: string;
   /** paysaga's back_url for this session (signed return), given to the provider at start. */
   returnUrl?: string;
 }
@@ -101,6 +103,10 @@ export interface SessionState {
   refunds: RefundRecord[];
   events: SessionEvent[];
   providerEvents: ProviderEventRecord[];
+  /** Provider events received so far (the store's audit numbers them from 1). */
+  auditCount?: number;
+  /** Of those, how many are in the store. */
+  auditRecorded?: number;
   /** The latest provider events with their payloads (bounded), for replay. */
   recorded: ProviderEventDelivery[];
   /** Outbound events (common/events.ts) emitted so far: the next one's sequence is this + 1. */

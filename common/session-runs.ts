@@ -18,33 +18,38 @@ import type { SessionInput, SessionState } from './session-input';
 
 export type SessionRun =
   | { status: 'running'; handle: WorkflowHandle; runId: string }
-  | { status: 'closed'; handle: WorkflowHandle; runId: string; state: SessionState }
+  /** No run is running: the session as recorded, to be carried on by a new run. */
+  | { status: 'closed'; state: SessionState }
   | { status: 'unknown' };
 
+/** The session's state as paysaga's store last recorded it (DESIGN decision 15). */
+export type StoredState = (sessionId: string) => Promise<SessionState | undefined>;
+
 /**
- * The latest run of the session's workflow. A closed run that did not leave the session's state (it
- * failed or was terminated as a workflow) is `closed` without state: it cannot be carried on.
+ * The latest run of the session's workflow, or the session as the store recorded it when no run is
+ * running (closed, or deleted by the namespace's retention long ago: nothing depends on Temporal keeping
+ * it). A closed run the store does not know (a run from before the store) is read from its result.
  */
-export async function latestRun(client: Client, sessionId: string): Promise<SessionRun> {
+export async function latestRun(client: Client, sessionId: string, stored: StoredState): Promise<SessionRun> {
   const handle = client.workflow.getHandle(sessionId);
   let described;
   try {
     described = await handle.describe();
   } catch (err) {
-    if (err instanceof WorkflowNotFoundError) return { status: 'unknown' };
-    throw err;
+    if (!(err instanceof WorkflowNotFoundError)) throw err;
+    const state = await stored(sessionId);
+    return state ? { status: 'closed', state } : { status: 'unknown' };
   }
   if (described.status.name === 'RUNNING') return { status: 'running', handle, runId: described.runId };
-  const run = client.workflow.getHandle(sessionId, described.runId);
+  const state = await stored(sessionId);
+  if (state) return { status: 'closed', state };
   if (described.status.name !== 'COMPLETED' && described.status.name !== 'CONTINUED_AS_NEW')
     throw new Error(
-      `the workflow of session ${sessionId} ended ${described.status.name}; it cannot be carried on`,
+      `the workflow of session ${sessionId} ended ${described.status.name} and the store has no record of it`,
     );
   return {
     status: 'closed',
-    handle: run,
-    runId: described.runId,
-    state: (await run.result()) as SessionState,
+    state: (await client.workflow.getHandle(sessionId, described.runId).result()) as SessionState,
   };
 }
 
@@ -124,6 +129,7 @@ export async function deliverProviderEvent(
   taskQueue: string,
   delivery: ProviderEventDelivery,
   isNewer: (state: SessionState) => boolean,
+  stored: StoredState,
 ): Promise<DeliveryOutcome> {
   const id = delivery.event.session_info.id;
   for (let tries = 0; ; tries++) {
@@ -136,7 +142,7 @@ export async function deliverProviderEvent(
     } catch (err) {
       if (!(err instanceof WorkflowNotFoundError)) throw err;
     }
-    const run = await latestRun(client, id);
+    const run = await latestRun(client, id, stored);
     if (run.status === 'unknown') return 'unknown_session';
     if (run.status === 'running') {
       // A new run started between the signal and the look: signal again (bounded: runs do not close

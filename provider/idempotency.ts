@@ -18,3 +18,10 @@ export function deriveIdempotencyKey(workflowId: string, step: string): string {
   if (readable.length <= IDEMPOTENCY_KEY_MAX && readable.length >= IDEMPOTENCY_KEY_MIN) return readable;
   return `h-${createHash('sha256').update(workflowId).update('\0').update(step).digest('base64url')}`;
 }
+
+/**
+ * The key of a reference's transaction/initiate. The request's fingerprint is part of it, so that a
+ * corrected request under a reference whose first request the provider refused is not taken for it.
+ */
+export const initiateKey = (reference: string, fingerprint: string): string =>
+  deriveIdempotencyKey(`ref:${reference}:${fingerprint.slice(0, 12)}`, 'initiate');

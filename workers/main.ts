@@ -29,6 +29,9 @@ import { assertSearchAttributesRegistered } from '../common/search-attribute-che
 import { EventsClient } from '../client/events-client';
 import type { ConfiguredEndpoint } from '../activities/event-activities';
 import { eventSettingsFromEnv } from './event-config';
+import { storeFromEnv } from '../store/from-env';
+import { describeStoreUrl } from '../store/config';
+import type { Store } from '../store/database';
 import { createLogger, installRuntime, parseLogLevel } from './logging';
 import { DEFAULT_MAX_CACHED_WORKFLOWS, workerTuningFromEnv } from './tuning';
 import { resolveWorkflowCode, type WorkflowCode } from './workflow-code';
@@ -124,7 +127,12 @@ export async function startWorkerFromEnv(o: StartWorkerOptions = {}): Promise<Ru
   installRuntime(logger, o.shutdownSignals, env.PAYSAGA_WORKER_METRICS || undefined);
 
   await checkNamespace(temporal);
-  const workflowCode = await resolveWorkflowCode(env, logger);
+  // PAYSAGA_DATABASE_URL: the store of record (migrated here if it is behind).
+  const store: Store = await storeFromEnv(env, 'paysaga-worker', (m) => logger.warn(m));
+  const workflowCode = await resolveWorkflowCode(env, logger).catch(async (err: unknown) => {
+    await store.close();
+    throw err;
+  });
   // Temporal's retry policy owns retries of provider calls (visible in history): none inside an activity.
   const provider = providerClientFromConfig(providerConfig, { maxRetries: 0 });
   // PAYSAGA_PUBLIC_URL and PAYSAGA_RETURN_SECRETS: the signed back_url of the sessions this worker opens
@@ -153,6 +161,7 @@ export async function startWorkerFromEnv(o: StartWorkerOptions = {}): Promise<Ru
       namespace: temporal.namespace,
       taskQueue: temporal.taskQueue,
       provider,
+      store,
       ...(returnUrl ? { returnUrl } : {}),
       events,
       tuning,
@@ -169,6 +178,7 @@ export async function startWorkerFromEnv(o: StartWorkerOptions = {}): Promise<Ru
   } catch (err) {
     await connection?.close().catch(() => undefined);
     await provider.close();
+    await store.close().catch(() => undefined);
     throw err;
   }
   const conn = connection;
@@ -178,6 +188,7 @@ export async function startWorkerFromEnv(o: StartWorkerOptions = {}): Promise<Ru
     } catch (err) {
       await conn.close().catch(() => undefined);
       await provider.close();
+      await store.close().catch(() => undefined);
       throw err;
     }
   }
@@ -196,6 +207,7 @@ export async function startWorkerFromEnv(o: StartWorkerOptions = {}): Promise<Ru
     } finally {
       await conn.close().catch(() => undefined);
       await provider.close().catch(() => undefined);
+      await store.close().catch(() => undefined);
       logger.info('worker stopped');
     }
   })();
@@ -219,6 +231,7 @@ export async function startWorkerFromEnv(o: StartWorkerOptions = {}): Promise<Ru
       temporal: describeTemporalSettings(temporal),
       taskQueue: temporal.taskQueue,
       provider: environment.baseUrl,
+      store: `${describeStoreUrl(env.PAYSAGA_DATABASE_URL ?? '')} (schema ${store.schema})`,
       projectId: providerConfig.projectId,
       workflowCode: workflowCode.source,
       maxCachedWorkflows: tuning.maxCachedWorkflows ?? DEFAULT_MAX_CACHED_WORKFLOWS,

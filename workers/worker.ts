@@ -3,6 +3,8 @@ import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker
 import { createIntakeActivities } from '../activities/intake-activities';
 import { createProviderActivities } from '../activities/provider-activities';
 import { createReconcileActivities } from '../activities/reconcile-activities';
+import { createStoreActivities } from '../activities/store-activities';
+import type { Store } from '../store/database';
 import type { ProviderClient } from '../provider';
 import { isNewer } from '../common/snapshot';
 import { createEventActivities, createEventDeliveryActivities } from '../activities/event-activities';
@@ -19,6 +21,8 @@ export interface PaysagaWorkerOptions {
    * give it `maxRetries: 0` (startWorkerFromEnv does).
    */
   provider: ProviderClient;
+  /** paysaga's store of record: workflows write their records to it through activities. */
+  store: Store;
   /** paysaga's signed back_url of a session (DESIGN decision 14), when a public URL is configured. */
   returnUrl?: (sessionId: string) => string | undefined;
   /** A prebuilt bundle (production) — else workflows are bundled from source at start. */
@@ -44,8 +48,12 @@ export async function createPaysagaWorker(o: PaysagaWorkerOptions): Promise<Work
     taskQueue: o.taskQueue,
     activities: {
       ...createProviderActivities(o.provider),
+      ...createStoreActivities({
+        store: o.store,
+        fanOut: { retryForMs: (o.events?.policy ?? DEFAULT_EVENT_DELIVERY).retryForMs },
+      }),
       ...createIntakeActivities({ provider: o.provider, ...(o.returnUrl ? { returnUrl: o.returnUrl } : {}) }),
-      ...createReconcileActivities({ provider: o.provider, taskQueue: o.taskQueue, isNewer }),
+      ...createReconcileActivities({ provider: o.provider, taskQueue: o.taskQueue, store: o.store, isNewer }),
       ...createEventActivities({
         taskQueue: o.taskQueue,
         policy: o.events?.policy ?? DEFAULT_EVENT_DELIVERY,

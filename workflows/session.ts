@@ -25,7 +25,7 @@ import type { RefundRecord, SessionInput, SessionState } from '../common/session
 import type { ProviderEventRecord, SessionEvent, SessionView } from '../common/views';
 import type { SessionInfo } from '../provider/schemas';
 import { persist, provider } from './calls';
-import { EventPublisher } from './event-publisher';
+import { SessionRecorder } from './session-recorder';
 import { PayerReturnThrottle } from './payer-return';
 import { phaseOfState, sessionViewOf } from './session-view';
 import {
@@ -63,7 +63,8 @@ export class Session {
   /** A partner decision (Update) being carried out: the process waits for it, a second one is refused. */
   private deciding: string | undefined;
   private readonly historyLimit: number;
-  private readonly events = new EventPublisher();
+  /** Writes the session's record and its events to the store (DESIGN decision 15). */
+  private readonly recorder: SessionRecorder;
   /** Update handlers at work (see inUpdate). */
   private updates = 0;
 
@@ -97,6 +98,7 @@ export class Session {
       version: 0,
       runs: 0,
     };
+    this.recorder = new SessionRecorder(() => ({ state: this.st, view: this.view() }));
     // Created and the starting call's snapshot come first: setting the signal handler at once delivers
     // the signals buffered for the first activation (a provider webhook sent before the workflow ran),
     // which could otherwise announce the result before session.created.
@@ -180,6 +182,7 @@ export class Session {
       ...(d.event.session_info.updated_at ? { updatedAt: d.event.session_info.updated_at } : {}),
     };
     this.st.providerEvents.push(record);
+    this.st.auditCount = (this.st.auditCount ?? 0) + 1;
     if (this.st.providerEvents.length > MAX_PROVIDER_EVENTS)
       this.st.providerEvents.splice(0, this.st.providerEvents.length - MAX_PROVIDER_EVENTS);
     if (d.via !== 'replay') {
@@ -362,7 +365,7 @@ export class Session {
   private announce(type: SessionEventType): void {
     const sequence = ++this.st.eventSequence;
     const { lastSnapshot: _snapshot, events: _log, ...data } = this.view();
-    this.events.publish({
+    this.recorder.announce({
       id: eventId(this.id, sequence),
       type,
       created: iso(Date.now()),
@@ -563,7 +566,7 @@ export class Session {
       // and reach the next run), and the next run sends the refund, carried as requested, under its key.
       if (info.historyLength < 2 * this.historyLimit) return;
       await wf.condition(() => this.updates === 0);
-      await this.events.flushed();
+      await this.recorder.flushed();
     }
     this.log('timer', 'continue_as_new', `history ${info.historyLength} events`);
     // The same workflow type with the same input, carrying everything (search attributes are inherited).
@@ -624,7 +627,7 @@ export class Session {
     do {
       await wf.condition(() => wf.allHandlersFinished() || this.owesWork());
       if (this.owesWork()) return false;
-      await this.events.flushed();
+      await this.recorder.flushed();
     } while (!wf.allHandlersFinished());
     return true;
   }

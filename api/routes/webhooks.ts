@@ -8,6 +8,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import { handleProviderWebhook } from '../../client/webhook-handler';
+import { storedStates } from '../../store/sessions';
 import type { ApiDeps } from '../deps';
 import type { ApiMetrics } from '../plugins/metrics';
 import { docSchema, ERROR_REF } from '../schemas';
@@ -63,6 +64,7 @@ export const webhookRoutes: FastifyPluginAsync<ApiDeps & { metrics: ApiMetrics }
           verify: deps.verifyWebhook,
           temporal: deps.temporal,
           taskQueue: deps.taskQueue,
+          stored: storedStates(deps.store),
         });
       } catch (err) {
         // Temporal unreachable: not stored, so not acknowledged (the error handler answers 5xx).

@@ -7,6 +7,8 @@
  *   3. the paysaga worker, in-process
  *   4. the HTTP API, in-process, with a bearer token generated once into `<data>/api-token`, on two
  *      listeners: public (webhooks, payer returns) and internal (/v1, docs, metrics, codec)
+ *   0. before the worker and the API: the store, PostgreSQL embedded (PGlite in `<data>/pg`, served on a
+ *      loopback port, store/embedded.ts) unless PAYSAGA_DATABASE_URL names a PostgreSQL server
  *
  * Ctrl-C (SIGINT) or SIGTERM stops them in the opposite order: API, worker, sandbox, Temporal. A second
  * signal while stopping kills what is left at once. See cli/README.md for flags and variables.
@@ -33,6 +35,7 @@ import { parsePort, settlePorts, type PortSpec } from '../dev/ports';
 import { startTemporalDevServer, type TemporalDevServer } from '../dev/temporal-server';
 import { describeTemporalCli, resolveTemporalCli } from '../temporal-cli';
 import { envForLocalTemporal } from '../../common/temporal-config';
+import type { EmbeddedStore, startEmbeddedStore as StartEmbeddedStore } from '../../store/embedded';
 
 export const DEV_DEFAULTS = {
   host: '127.0.0.1',
@@ -151,6 +154,9 @@ export async function runDev(opts: DevOptions, deps: DevCommandDeps = processDep
   const { assertNoRemovedVariables } = require('../../api/listen-config') as typeof ListenConfig;
   const { assertCodecProtected } = require('../../api/listeners') as typeof Listeners;
   const { startSandbox } = require('../../sandbox') as { startSandbox: typeof StartSandbox };
+  const { startEmbeddedStore } = require('../../store/embedded') as {
+    startEmbeddedStore: typeof StartEmbeddedStore;
+  };
   /* eslint-enable @typescript-eslint/no-require-imports */
 
   // --- configuration: every mistake is reported before anything starts ---
@@ -280,6 +286,7 @@ export async function runDev(opts: DevOptions, deps: DevCommandDeps = processDep
     let sandbox: RunningSandbox;
     let api: RunningApi;
     let logger: PinoLogger;
+    let store: EmbeddedStore | undefined;
     try {
       data = await prepareDataDir(dataDir);
       logger = createLogger({ service: 'paysaga-dev', level: logLevel, fd: 2 });
@@ -329,6 +336,18 @@ export async function runDev(opts: DevOptions, deps: DevCommandDeps = processDep
       started.push({ name: 'sandbox', stop: () => sb.close() });
       checkAborted();
 
+      // The store of record: a PostgreSQL server when PAYSAGA_DATABASE_URL names one, else PGlite in the
+      // data folder, served on a loopback port (the worker and API connect to it like to any server).
+      let databaseUrl = env.PAYSAGA_DATABASE_URL?.trim();
+      if (!databaseUrl) {
+        deps.out(`starting the embedded store in ${data.pgDir} ...`);
+        store = await startEmbeddedStore({ dataDir: data.pgDir });
+        const st = store;
+        started.push({ name: 'store', stop: () => st.stop() });
+        databaseUrl = store.url;
+        checkAborted();
+      }
+
       const stackEnv: NodeJS.ProcessEnv = {
         ...envForLocalTemporal(env, temporal.address, namespace),
         PAYSAGA_PROVIDER_ENV: 'test',
@@ -337,6 +356,7 @@ export async function runDev(opts: DevOptions, deps: DevCommandDeps = processDep
         PAYSAGA_PARTNER_PRIVATE_KEY: data.keys.partnerPrivate,
         PAYSAGA_PROVIDER_TEST_SERVICE_KEYS: data.keys.servicePublic,
         PAYSAGA_API_TOKENS: data.token,
+        PAYSAGA_DATABASE_URL: databaseUrl,
         PAYSAGA_TEMPORAL_UI_URL: temporal.uiUrl,
         PAYSAGA_LOG_LEVEL: logLevel,
         // Each session's back_url is the API's signed return page; PAYSAGA_PUBLIC_URL, when unset, is
@@ -380,9 +400,18 @@ export async function runDev(opts: DevOptions, deps: DevCommandDeps = processDep
       temporalUiUrl: temporal.uiUrl,
       namespace,
       temporalPid: temporal.pid,
+      ...(store ? { databaseUrl: store.url } : {}),
       startedAt: new Date().toISOString(),
     });
-    printBanner(deps, { data, api, sandboxUrl: sandbox.url, temporal, namespace, dataFlag: opts.data });
+    printBanner(deps, {
+      data,
+      api,
+      sandboxUrl: sandbox.url,
+      temporal,
+      namespace,
+      database: store ? `${store.url}  (embedded, ${data.pgDir})` : 'PAYSAGA_DATABASE_URL',
+      dataFlag: opts.data,
+    });
 
     // Should the Temporal server die by itself, the stack is useless: stop the rest and say so.
     const serverDied = temporal.exited.then((code) => `the Temporal dev server exited (${code})`);
@@ -413,6 +442,7 @@ function printBanner(
     sandboxUrl: string;
     temporal: TemporalDevServer;
     namespace: string;
+    database: string;
     dataFlag?: string;
   },
 ): void {
@@ -430,6 +460,7 @@ function printBanner(
     `  Temporal UI  ${o.temporal.uiUrl}`,
     `  Temporal     ${o.temporal.address}  namespace ${o.namespace}  pid ${o.temporal.pid}`,
     `  Sandbox      ${o.sandboxUrl}  (project ${DEV_DEFAULTS.projectId})`,
+    `  Store        ${o.database}`,
     `  Data         ${o.data.dir}`,
     '',
     `Try every session kind end to end: paysaga demo${dataArg}   (or: npm run paysaga -- demo${dataArg})`,

@@ -27,6 +27,8 @@ export { processAlive };
 export interface DevData {
   dir: string;
   dbFile: string;
+  /** The embedded store's PostgreSQL files (PGlite). */
+  pgDir: string;
   keysDir: string;
   keys: Record<KeyFileName, string>;
   tokenFile: string;
@@ -53,6 +55,8 @@ export interface DevState {
   temporalUiUrl: string;
   namespace: string;
   temporalPid: number;
+  /** The embedded store (absent when PAYSAGA_DATABASE_URL named a server). */
+  databaseUrl?: string;
   startedAt: string;
 }
 
@@ -121,6 +125,7 @@ export async function prepareDataDir(dir: string): Promise<DevData> {
   return {
     dir,
     dbFile: path.join(dir, 'temporal.sqlite'),
+    pgDir: path.join(dir, 'pg'),
     keysDir,
     keys,
     tokenFile,

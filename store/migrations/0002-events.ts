@@ -24,6 +24,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('data', 'jsonb', (c) => c.notNull())
     .addUniqueConstraint('events_subject_sequence', ['subject', 'sequence'])
     .execute();
+  await db.schema.createIndex('events_subject').on('events').columns(['subject', 'seq']).execute();
   await db.schema.createIndex('events_type').on('events').columns(['type', 'seq']).execute();
   await db.schema.createIndex('events_created').on('events').columns(['created_at']).execute();
 

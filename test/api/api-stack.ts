@@ -66,12 +66,13 @@ const onPublic = (path: string) => path.startsWith('/webhooks/') || path.startsW
 /** What the API needs from a test stack: its clients, task queue, settings and webhook verifier. */
 export function apiDepsFor(
   stack: TestStack,
-): Pick<ApiDeps, 'payments' | 'provider' | 'temporal' | 'taskQueue' | 'settings' | 'verifyWebhook'> {
+): Pick<ApiDeps, 'payments' | 'provider' | 'temporal' | 'taskQueue' | 'store' | 'settings' | 'verifyWebhook'> {
   return {
     payments: stack.payments,
     provider: stack.provider,
     temporal: stack.temporal,
     taskQueue: stack.taskQueue,
+    store: stack.store,
     settings: stack.settings,
     verifyWebhook: createWebhookVerifier(stack.serviceKeys),
   };
@@ -89,6 +90,7 @@ export async function startApiStack(
     temporal: stack.temporal,
     provider: stack.provider,
     taskQueue: stack.taskQueue,
+    store: stack.store,
     settings: stack.settings,
     ...(returnUrls ? { returnUrls } : {}),
   });

@@ -17,6 +17,7 @@ import { finalView } from '../helpers/final';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox';
 import { TEST_SETTINGS } from '../helpers/stack';
 import { connectTestClient, uniqueTaskQueue, type TestClient } from '../helpers/temporal';
+import { testStore, type TestStore } from '../helpers/store';
 import { spawnWorkerProcess, type WorkerProcess } from '../helpers/worker-process';
 import { card, FRICTIONLESS, references, rub } from '../helpers/workflow-test';
 
@@ -55,6 +56,7 @@ describe('reconciler with worker processes', () => {
   const taskQueue = uniqueTaskQueue('recon-proc');
   const workflowId = reconcilerWorkflowId(taskQueue);
   let sandbox: TestSandbox;
+  let store: TestStore;
   let temporal: TestClient;
   let provider: ProviderClient;
   let payments: PaymentsClient;
@@ -65,6 +67,7 @@ describe('reconciler with worker processes', () => {
   const spawn = async () => {
     const metricsPort = await freePort('127.0.0.1');
     const w = spawnWorkerProcess(sandbox, taskQueue, {
+      ...store.env,
       PAYSAGA_RECONCILE_EVERY_MS: '1500',
       PAYSAGA_RECONCILE_WINDOW_MS: '3600000',
       PAYSAGA_RECONCILE_PAGE_SIZE: '20',
@@ -84,6 +87,7 @@ describe('reconciler with worker processes', () => {
 
   beforeAll(async () => {
     sandbox = await startTestSandbox({ projects: [{ webhooks: false }] });
+    store = await testStore();
     temporal = await connectTestClient();
     provider = new ProviderClient({
       baseUrl: sandbox.url,
@@ -91,8 +95,9 @@ describe('reconciler with worker processes', () => {
       privateKey: sandbox.keys.partner.privateKey,
     });
     const settings = mergeSettings(TEST_SETTINGS, { followMs: 1_000, polling: { webhooks: false } });
-    payments = new PaymentsClient({ temporal: temporal.client, provider, taskQueue, settings });
+    payments = new PaymentsClient({ temporal: temporal.client, provider, store, taskQueue, settings });
     api = buildApi({
+      store,
       payments,
       provider,
       temporal: temporal.client,
@@ -116,6 +121,7 @@ describe('reconciler with worker processes', () => {
     await provider?.close();
     await temporal?.close();
     await sandbox?.close();
+    await store?.close();
   });
 
   const report = async () => {

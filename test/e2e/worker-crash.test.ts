@@ -14,6 +14,7 @@ import { PaymentsClient } from '../../client/payments-client';
 import { CardDetails, ProviderClient } from '../../provider';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox';
 import { TEST_SETTINGS } from '../helpers/stack';
+import { testStore, type TestStore } from '../helpers/store';
 import { spawnWorkerProcess, type WorkerProcess } from '../helpers/worker-process';
 import { connectTestClient, uniqueTaskQueue, type TestClient } from '../helpers/temporal';
 import { finalView } from '../helpers/final';
@@ -67,6 +68,7 @@ interface ApiCall {
 
 describe('paysaga worker (process) killed during a money-moving call', () => {
   let sandbox: TestSandbox;
+  let store: TestStore;
   let temporal: TestClient;
   let provider: ProviderClient;
   /** transaction/approve and transaction/state requests that reached the sandbox (never their bodies). */
@@ -76,6 +78,7 @@ describe('paysaga worker (process) killed during a money-moving call', () => {
 
   beforeAll(async () => {
     sandbox = await startTestSandbox({ projects: [{ webhooks: false }] });
+    store = await testStore();
     // A tap on the sandbox's own HTTP server, ahead of fastify: it sees the idempotency header and the
     // fate of every approve, which the sandbox does not report otherwise.
     sandbox.sandbox.app.server.prependListener('request', (req: IncomingMessage, res: ServerResponse) => {
@@ -99,6 +102,7 @@ describe('paysaga worker (process) killed during a money-moving call', () => {
     await provider?.close();
     await temporal?.close();
     await sandbox?.close();
+    await store?.close();
   });
 
   async function stop(worker: WorkerProcess | undefined): Promise<void> {
@@ -114,10 +118,11 @@ describe('paysaga worker (process) killed during a money-moving call', () => {
     let approving: Promise<{ view: { phase: string } } | { error: unknown }> | undefined;
     let sessionId: string | undefined;
     try {
-      workerA = spawnWorkerProcess(sandbox, taskQueue);
+      workerA = spawnWorkerProcess(sandbox, taskQueue, store.env);
       await workerA.polling();
 
       const payments = new PaymentsClient({
+        store,
         temporal: temporal.client,
         provider,
         taskQueue,
@@ -199,7 +204,7 @@ describe('paysaga worker (process) killed during a money-moving call', () => {
 
       // Worker B on the same task queue. The attempt A held times out (startToCloseTimeout 45 s) and
       // is retried here.
-      workerB = spawnWorkerProcess(sandbox, taskQueue);
+      workerB = spawnWorkerProcess(sandbox, taskQueue, store.env);
       await workerB.polling();
       const result = await within(
         finalView(temporal.client, sessionId),

@@ -12,6 +12,7 @@ import { reconcilerQuery } from '../../common/reconciler';
 import { CardDetails, ProviderClient } from '../../provider';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox';
 import { TEST_SETTINGS } from '../helpers/stack';
+import { testStore, type TestStore } from '../helpers/store';
 import { spawnWorkerProcess } from '../helpers/worker-process';
 import { connectTestClient, uniqueTaskQueue, type TestClient } from '../helpers/temporal';
 import { finalView } from '../helpers/final';
@@ -31,11 +32,13 @@ const PAN = TEST_CARD.mastercard;
 
 describe('paysaga worker (process)', () => {
   let sandbox: TestSandbox;
+  let store: TestStore;
   let temporal: TestClient;
   let provider: ProviderClient;
 
   beforeAll(async () => {
     sandbox = await startTestSandbox({ projects: [{ webhooks: false }] });
+    store = await testStore();
     temporal = await connectTestClient();
     provider = new ProviderClient({
       baseUrl: sandbox.url,
@@ -47,12 +50,14 @@ describe('paysaga worker (process)', () => {
     await provider?.close();
     await temporal?.close();
     await sandbox?.close();
+    await store?.close();
   });
 
   it('runs a session with the prebuilt bundle, starts the reconciler, exports metrics, and exits 0 on SIGTERM', async () => {
     const taskQueue = uniqueTaskQueue('worker-proc');
     const metricsPort = await freePort();
     const worker = spawnWorkerProcess(sandbox, taskQueue, {
+      ...store.env,
       PAYSAGA_WORKER_METRICS: `127.0.0.1:${metricsPort}`,
       PAYSAGA_RECONCILE_EVERY_MS: '500',
       PAYSAGA_RECONCILE_WINDOW_MS: '600000',
@@ -63,6 +68,7 @@ describe('paysaga worker (process)', () => {
       expect(worker.output()).toMatch(/"workflowCode":"[^"]*(env|PAYSAGA_WORKFLOW_BUNDLE)[^"]*"/i);
 
       const payments = new PaymentsClient({
+        store,
         temporal: temporal.client,
         provider,
         taskQueue,

@@ -33,6 +33,7 @@ import { startEventReceiver, type EventReceiver } from '../helpers/events';
 import { startRecordingServer } from '../helpers/recording-server';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox';
 import { connectTestClient, uniqueTaskQueue, type TestClient } from '../helpers/temporal';
+import { testStore, type TestStore } from '../helpers/store';
 import { spawnWorkerProcess, type WorkerProcess } from '../helpers/worker-process';
 
 const TOKEN = 'acceptance-token';
@@ -169,6 +170,7 @@ describe('issue 10 acceptance: every session kind and a subscription reach a bac
   const dataConverter = { payloadCodecs: [new EncryptionCodec(parseCodecKeys(codecKeys))] };
   const taskQueue = uniqueTaskQueue('events-acceptance');
   let sandbox: TestSandbox;
+  let store: TestStore;
   let relay: Awaited<ReturnType<typeof startRecordingServer>>;
   let temporal: TestClient;
   let provider: ProviderClient;
@@ -182,6 +184,7 @@ describe('issue 10 acceptance: every session kind and a subscription reach a bac
 
   const spawn = async () => {
     const w = spawnWorkerProcess(sandbox, taskQueue, {
+      ...store.env,
       PAYSAGA_CODEC_KEYS: codecKeys,
       PAYSAGA_EVENT_TIMEOUT_MS: '10000',
       PAYSAGA_EVENT_RETRY_INITIAL_MS: '200',
@@ -227,6 +230,7 @@ describe('issue 10 acceptance: every session kind and a subscription reach a bac
       qrTtlSeconds: 30_000,
       config: { threeDsTtlSeconds: 30_000 },
     });
+    store = await testStore();
     temporal = await connectTestClient({ dataConverter });
     provider = new ProviderClient({
       baseUrl: sandbox.url,
@@ -237,7 +241,9 @@ describe('issue 10 acceptance: every session kind and a subscription reach a bac
     const returnSecrets = [newReturnSecret()];
     const returnUrls = new DeferredReturnUrls();
     api = buildApi({
+      store,
       payments: new PaymentsClient({
+        store,
         temporal: temporal.client,
         provider,
         taskQueue,
@@ -269,6 +275,7 @@ describe('issue 10 acceptance: every session kind and a subscription reach a bac
     await provider?.close();
     await temporal?.close();
     await sandbox?.close();
+    await store?.close();
     await relay?.close();
   });
 

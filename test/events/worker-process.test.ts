@@ -23,6 +23,7 @@ import {
 } from '../helpers/events';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox';
 import { connectTestClient, uniqueTaskQueue, type TestClient } from '../helpers/temporal';
+import { testStore, type TestStore } from '../helpers/store';
 import { spawnWorkerProcess, type WorkerProcess } from '../helpers/worker-process';
 import { request } from 'undici';
 import { deliveryTargetQuery } from '../../common/event-messages';
@@ -47,6 +48,7 @@ describe('paysaga worker (process): configured endpoints, and a kill in mid-deli
   const dataConverter = { payloadCodecs: [new EncryptionCodec(parseCodecKeys(codecKeys))] };
   const taskQueue = uniqueTaskQueue('events-process');
   let sandbox: TestSandbox;
+  let store: TestStore;
   let temporal: TestClient;
   let provider: ProviderClient;
   let publisher: EventPublisher;
@@ -57,6 +59,7 @@ describe('paysaga worker (process): configured endpoints, and a kill in mid-deli
 
   const spawn = async (endpoints: string) => {
     const w = spawnWorkerProcess(sandbox, taskQueue, {
+      ...store.env,
       PAYSAGA_CODEC_KEYS: codecKeys,
       PAYSAGA_EVENT_ENDPOINTS: endpoints,
       PAYSAGA_EVENT_TIMEOUT_MS: String(TIMEOUT_MS),
@@ -82,6 +85,7 @@ describe('paysaga worker (process): configured endpoints, and a kill in mid-deli
 
   beforeAll(async () => {
     sandbox = await startTestSandbox({ projects: [{ webhooks: false }] });
+    store = await testStore();
     temporal = await connectTestClient({ dataConverter });
     provider = new ProviderClient({
       baseUrl: sandbox.url,
@@ -91,7 +95,8 @@ describe('paysaga worker (process): configured endpoints, and a kill in mid-deli
     publisher = await startEventPublisher({ dataConverter });
     receiver = await startEventReceiver();
     api = buildApi({
-      payments: new PaymentsClient({ temporal: temporal.client, provider, taskQueue }),
+      store,
+      payments: new PaymentsClient({ temporal: temporal.client, provider, store, taskQueue }),
       provider,
       temporal: temporal.client,
       taskQueue,
@@ -110,6 +115,7 @@ describe('paysaga worker (process): configured endpoints, and a kill in mid-deli
     await provider?.close();
     await temporal?.close();
     await sandbox?.close();
+    await store?.close();
   });
 
   test('a configured endpoint is listed without its secret and cannot be changed through the API', async () => {

@@ -18,6 +18,8 @@ import type { EventWorkerSettings } from '../../workers/event-config';
 import { createPaysagaWorker } from '../../workers/worker';
 import type { SessionSettings } from '../../common/settings';
 import { startTestSandbox, type TestSandbox, type TestSandboxOptions } from './sandbox';
+import { testStore, type TestStore } from './store';
+import { storedStates } from '../../store/sessions';
 import {
   connectTestClient,
   sharedWorkflowBundlePath,
@@ -59,6 +61,8 @@ export interface TestStack {
   provider: ProviderClient;
   temporal: Client;
   taskQueue: string;
+  /** The stack's own store (a schema of the run's embedded store). */
+  store: TestStore;
   payments: PaymentsClient;
   settings: SessionSettings;
   serviceKeys: string[];
@@ -85,6 +89,7 @@ export async function startStack(opts: StackOptions = {}): Promise<TestStack> {
   const { client: temporal, close: closeClient } = await connectTestClient(
     dataConverter ? { dataConverter } : {},
   );
+  const store = await testStore();
   const handled: WebhookHandling[] = [];
   // Set once the sandbox (and so its service key) exists, and by forwardWebhooksTo.
   const routing: { forwardTo?: string; verify?: ReturnType<typeof createWebhookVerifier> } = {};
@@ -112,6 +117,7 @@ export async function startStack(opts: StackOptions = {}): Promise<TestStack> {
           verify: routing.verify!,
           temporal,
           taskQueue,
+          stored: storedStates(store),
         });
         handled.push(h);
         return h.status;
@@ -157,6 +163,7 @@ export async function startStack(opts: StackOptions = {}): Promise<TestStack> {
       namespace: testNamespace(),
       taskQueue,
       provider,
+      store,
       workflowBundlePath: sharedWorkflowBundlePath(),
       ...(dataConverter ? { dataConverter } : {}),
       ...(opts.events ? { events: opts.events } : {}),
@@ -171,13 +178,14 @@ export async function startStack(opts: StackOptions = {}): Promise<TestStack> {
     await stopping.running.catch(() => undefined);
   };
   await startWorker();
-  const payments = new PaymentsClient({ temporal, provider, taskQueue, settings });
+  const payments = new PaymentsClient({ temporal, provider, taskQueue, store, settings });
 
   return {
     sandbox,
     provider,
     temporal,
     taskQueue,
+    store,
     payments,
     settings,
     serviceKeys,
@@ -199,6 +207,7 @@ export async function startStack(opts: StackOptions = {}): Promise<TestStack> {
         receiver.close(() => r());
       });
       await closeClient();
+      await store.close();
     },
   };
 }

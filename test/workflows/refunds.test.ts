@@ -7,6 +7,7 @@
  */
 import { ProviderRefusedError, ReferenceConflictError, SessionStateError } from '../../client/errors';
 import { syncSessionFromProvider } from '../../client/webhook-router';
+import { storedStates } from '../../store/sessions';
 import type { SessionView } from '../../common/views';
 import { finalView } from '../helpers/final';
 import { startStack, type TestStack } from '../helpers/stack';
@@ -239,7 +240,7 @@ describe.each([true, false])('refunds and chargebacks (webhooks %s)', (webhooks)
     // (what the reconciler does for every finished session).
     if (!webhooks)
       expect(
-        await syncSessionFromProvider(stack.temporal, stack.provider, id, { taskQueue: stack.taskQueue }),
+        await syncSessionFromProvider(stack.temporal, stack.provider, id, { taskQueue: stack.taskQueue, stored: storedStates(stack.store) }),
       ).toMatch(/signaled|reopened/);
     const view = await until(id, (v) => v.totals.chargedBack === 2_500);
     expect(view).toMatchObject({

@@ -6,6 +6,7 @@
 import { sign } from 'node:crypto';
 import { mergeSettings } from '../../common/settings';
 import { handleProviderWebhook } from '../../client/webhook-handler';
+import { storedStates } from '../../store/sessions';
 import { createWebhookVerifier, deriveIdempotencyKey } from '../../provider';
 import type { SessionInput } from '../../common/session-input';
 import type { payoutWorkflow as PayoutWorkflow } from '../../workflows/payout';
@@ -246,6 +247,7 @@ describe('a webhook that arrives before its workflow exists is not lost', () => 
         verify: createWebhookVerifier(stack.serviceKeys),
         temporal: stack.temporal,
         taskQueue: stack.taskQueue,
+        stored: storedStates(stack.store),
       },
     );
     expect(handled).toMatchObject({ status: 503, outcome: 'unknown_session', sessionId: id });

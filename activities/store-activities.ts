@@ -1,0 +1,22 @@
+/**
+ * Activities that write paysaga's store of record (DESIGN decision 15). Workflows are the only writers of
+ * their records and call these as local activities: each write is idempotent and forward only (a row's
+ * version only grows; events are added once by id), so a retry, a replay or a late attempt changes
+ * nothing it should not, and a store that is down for minutes only delays the write.
+ */
+import type { Store } from '../store/database';
+import type { FanOut } from '../store/events';
+import { recordSession, type RecordResult, type SessionRecord } from '../store/sessions';
+
+export type { AuditEntry, RecordResult, SessionRecord, SessionSummary } from '../store/sessions';
+
+export interface StoreActivities {
+  /** The session's state, its operations, new audit entries and new events, in one transaction. */
+  recordSession(record: SessionRecord): Promise<RecordResult>;
+}
+
+export function createStoreActivities(o: { store: Store; fanOut?: FanOut }): StoreActivities {
+  return {
+    recordSession: (record) => recordSession(o.store, record, o.fanOut),
+  };
+}
