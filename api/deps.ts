@@ -5,6 +5,7 @@ import type { PaymentsClient } from '../client/payments-client';
 import type { createWebhookVerifier, ProviderClient } from '../provider';
 import type { SessionSettings } from '../common/settings';
 import type { Store } from '../store/database';
+import type { SigningKeys } from '../common/event-secrets';
 
 /** Everything the API talks to, built once by the caller (startApiFromEnv, `paysaga dev`, tests). */
 export interface ApiDeps {
@@ -15,6 +16,8 @@ export interface ApiDeps {
   taskQueue: string;
   /** paysaga's store of record: what the API reads (sessions, events, deliveries, reconciliation). */
   store: Store;
+  /** Event endpoints: the keys their secrets derive from, how many there may be, how long redeliveries try. */
+  events?: { signingKeys?: SigningKeys; maxEndpoints?: number; retryForMs?: number };
   /** Used when a webhook starts a late-event workflow. */
   settings: SessionSettings;
   /** Built once at startup with the service public key(s). */

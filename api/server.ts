@@ -8,6 +8,7 @@
 import { Client, type Connection } from '@temporalio/client';
 import { PaymentsClient } from '../client/payments-client';
 import { storeFromEnv } from '../store/from-env';
+import { signingKeysFromEnv } from '../common/event-secrets';
 import type { Store } from '../store/database';
 import { DeferredReturnUrls, ReturnUrls } from '../client/return-url';
 import { DEFAULT_SETTINGS, type SessionSettings } from '../common/settings';
@@ -114,6 +115,15 @@ export async function startApiFromEnv(
       temporal,
       taskQueue: temporalSettings.taskQueue,
       store,
+      events: {
+        signingKeys: signingKeysFromEnv(env),
+        ...(env.PAYSAGA_EVENT_MAX_ENDPOINTS
+          ? { maxEndpoints: positive(env, 'PAYSAGA_EVENT_MAX_ENDPOINTS') }
+          : {}),
+        ...(env.PAYSAGA_EVENT_RETRY_FOR_MS
+          ? { retryForMs: positive(env, 'PAYSAGA_EVENT_RETRY_FOR_MS') }
+          : {}),
+      },
       settings,
       verifyWebhook,
       apiTokens,
@@ -155,4 +165,11 @@ export async function startApiFromEnv(
     await store?.close();
     throw err;
   }
+}
+
+/** A positive whole number from `env[name]`; throws naming the variable. */
+function positive(env: NodeJS.ProcessEnv, name: string): number {
+  const n = Number(env[name]);
+  if (!Number.isSafeInteger(n) || n <= 0) throw new Error(`${name} must be a positive whole number`);
+  return n;
 }

@@ -49,13 +49,27 @@ export const listEventsInput = z
         error: 'an event id (evt_...) or an ISO time',
       })
       .optional(),
+    /** Stripe's cursors: the page after this event, or the page before it (in the list's order). */
+    starting_after: eventIdInput.optional(),
+    ending_before: eventIdInput.optional(),
     limit: z.coerce.number().int().min(1).max(MAX_EVENTS_PER_PAGE).default(50),
   })
   .refine((f) => f.session_id === undefined || f.subscription_id === undefined, {
     path: ['subscription_id'],
     message: 'give session_id or subscription_id, not both',
   })
-  .meta({ not: { required: ['session_id', 'subscription_id'] } });
+  .refine((f) => [f.after, f.starting_after, f.ending_before].filter((c) => c !== undefined).length <= 1, {
+    path: ['ending_before'],
+    message: 'give at most one of after, starting_after, ending_before',
+  })
+  .meta({
+    allOf: [
+      { not: { required: ['session_id', 'subscription_id'] } },
+      { not: { required: ['after', 'starting_after'] } },
+      { not: { required: ['after', 'ending_before'] } },
+      { not: { required: ['starting_after', 'ending_before'] } },
+    ],
+  });
 export type ListEventsInput = z.input<typeof listEventsInput>;
 
 export const redeliverInput = z.object({

@@ -1,14 +1,6 @@
-/**
- * Handing an event to its subject's outbox: signal-with-start of `events-<subject>` (the outbox
- * deduplicates by id and orders by sequence). The `publishEvent` activity calls this; so can code
- * outside a workflow that holds a Temporal client (a backfill, a test).
- */
-import type { Client } from '@temporalio/client';
-import { scrubCardData } from '../provider/card';
-import { eventId, eventSubject, isEventType, type PaysagaEvent } from './events';
-import { EVENT_SUBJECT_PATTERN, eventOutboxWorkflowId, type EventDeliveryPolicy } from './event-delivery';
-import { outboxEventSignal } from './event-messages';
-import type { EventOutboxWorkflow } from './event-outbox-types';
+/** The contract of an event (common/events.ts), checked before it is stored. */
+import { eventId, isEventType, type PaysagaEvent } from './events';
+import { EVENT_SUBJECT_PATTERN } from './event-delivery';
 
 /** The event breaks the contract of common/events.ts: sending it again cannot help. */
 export class InvalidEventError extends Error {
@@ -34,23 +26,4 @@ export function eventProblem(event: PaysagaEvent): string | undefined {
   if (typeof event.created !== 'string' || Number.isNaN(Date.parse(event.created)))
     return 'created: an ISO time';
   return undefined;
-}
-
-/** Signals `event` to its outbox (starting the outbox when it is not running). Card fields are dropped. */
-export async function publishPaysagaEvent(
-  temporal: Client,
-  taskQueue: string,
-  event: PaysagaEvent,
-  policy?: EventDeliveryPolicy,
-): Promise<void> {
-  const problem = eventProblem(event);
-  if (problem) throw new InvalidEventError(`invalid event ${String(event?.id)}: ${problem}`);
-  const subject = eventSubject(event);
-  await temporal.workflow.signalWithStart<EventOutboxWorkflow, [PaysagaEvent]>('eventOutboxWorkflow', {
-    workflowId: eventOutboxWorkflowId(subject),
-    taskQueue,
-    args: [{ subject, ...(policy ? { policy } : {}) }],
-    signal: outboxEventSignal,
-    signalArgs: [{ ...event, data: scrubCardData(event.data) }],
-  });
 }

@@ -8,12 +8,21 @@
  * and that row stays locked until it commits; so rows become visible in `seq` order, and a reader paging
  * by `seq` never skips one that commits later with a smaller number.
  */
+import { EventEmitter } from 'node:events';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { PaysagaEvent } from '../common/events';
 import type { Database } from './schema';
 import type { Store } from './database';
 
 type Db = Kysely<Database> | Transaction<Database>;
+
+/**
+ * Emits `appended` after a transaction of this process that added events committed: the event
+ * dispatcher of this process (workers/event-dispatcher.ts) delivers them at once instead of at its next
+ * look.
+ */
+export const eventsAppended = new EventEmitter();
+eventsAppended.setMaxListeners(0);
 
 /** How long a delivery is tried before it is given up on, from the policy of the writer. */
 export interface FanOut {
@@ -91,6 +100,17 @@ export async function appendEvents(
     )
     .execute();
   return fresh;
+}
+
+/** Stores events (and queues their deliveries) in a transaction of their own. */
+export async function publishEvents(
+  store: Store,
+  events: readonly PaysagaEvent[],
+  fanOut?: FanOut,
+): Promise<PaysagaEvent[]> {
+  const added = await store.db.transaction().execute((tx) => appendEvents(tx, events, fanOut));
+  if (added.length > 0) eventsAppended.emit('appended');
+  return added;
 }
 
 export type StoredEvent = PaysagaEvent & { seq: number };

@@ -2,11 +2,13 @@
  * The tables of the store as Kysely sees them (store/migrations/ creates them). Column names are the
  * database's (snake_case); JSON columns hold the shapes named beside them. Timestamps come back as Date.
  */
-import type { ColumnType, Generated, JSONColumnType } from 'kysely';
+import type { ColumnType, Generated, GeneratedAlways, JSONColumnType } from 'kysely';
 import type { SessionState } from '../common/session-input';
 import type { ProviderRefusal } from '../common/failures';
 
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
+/** A timestamp the database fills in when the insert leaves it out (`default now()`). */
+type DefaultTimestamp = ColumnType<Date, Date | string | undefined, Date | string>;
 /** bigint columns read as numbers (pool type parser): every value paysaga stores fits in 2^53. */
 type BigInt = ColumnType<number, number, number>;
 
@@ -21,8 +23,8 @@ export interface ReferenceTable {
   refusal: JSONColumnType<ProviderRefusal> | null;
   /** While opening: the request that is opening it holds it until then (a crashed one lets go). */
   lease_until: Timestamp | null;
-  created_at: Generated<Timestamp>;
-  updated_at: Generated<Timestamp>;
+  created_at: DefaultTimestamp;
+  updated_at: DefaultTimestamp;
 }
 
 /** One payment session: the columns searches filter on, and its whole state (the workflows' record). */
@@ -102,32 +104,33 @@ export interface EventEndpointTable {
   secret_key_id: string;
   /** Earlier secrets still accepted by receivers until they expire: [{version, keyId, expiresAt}]. */
   previous_secrets: JSONColumnType<{ version: number; keyId: string; expiresAt: string }[]>;
-  created_at: Generated<Timestamp>;
-  updated_at: Generated<Timestamp>;
+  created_at: DefaultTimestamp;
+  updated_at: DefaultTimestamp;
   deleted_at: Timestamp | null;
 }
 
 /** One event to one endpoint: pending until delivered or given up on; each endpoint in order per subject. */
 export interface DeliveryTable {
-  id: Generated<BigInt>;
+  id: GeneratedAlways<number>;
   event_seq: BigInt;
   event_id: string;
   subject: string;
   endpoint_id: string;
   status: 'pending' | 'delivered' | 'failed' | 'canceled';
   attempts: Generated<number>;
+  taken: Generated<number>;
   next_attempt_at: Timestamp;
   give_up_at: Timestamp;
   /** A worker sending it now holds it until then (a crashed one lets go). */
   lease_until: Timestamp | null;
   lease_owner: string | null;
   redelivery: Generated<boolean>;
-  created_at: Generated<Timestamp>;
+  created_at: DefaultTimestamp;
   finished_at: Timestamp | null;
 }
 
 export interface DeliveryAttemptTable {
-  id: Generated<BigInt>;
+  id: GeneratedAlways<number>;
   delivery_id: BigInt;
   event_id: string;
   endpoint_id: string;
@@ -181,7 +184,7 @@ export interface ReconciliationPassTable {
 }
 
 export interface ReconciliationFindingTable {
-  id: Generated<BigInt>;
+  id: GeneratedAlways<number>;
   pass_id: string;
   session_id: string;
   at: Timestamp;

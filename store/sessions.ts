@@ -9,7 +9,7 @@ import type { SessionState } from '../common/session-input';
 import type { StoredState } from '../common/session-runs';
 import type { OperationView, ProviderEventRecord } from '../common/views';
 import type { Store } from './database';
-import { appendEvents, type FanOut } from './events';
+import { appendEvents, eventsAppended, type FanOut } from './events';
 import type { Database } from './schema';
 
 /** What a search filters on, computed by the writer from the session's view. */
@@ -59,7 +59,7 @@ export async function recordSession(
 ): Promise<RecordResult> {
   const { state, summary } = record;
   const now = new Date();
-  return store.db.transaction().execute(async (tx) => {
+  const result = await store.db.transaction().execute(async (tx) => {
     const row = {
       id: state.sessionId,
       kind: state.kind,
@@ -119,6 +119,8 @@ export async function recordSession(
     const added = await appendEvents(tx, record.events, fanOut);
     return { applied, eventsAdded: added.length };
   });
+  if (result.eventsAdded > 0) eventsAppended.emit('appended');
+  return result;
 }
 
 async function writeOperations(

@@ -10,29 +10,37 @@
  *   PAYSAGA_EVENT_RETRY_INITIAL_MS     first pause after a failed attempt (10 s), doubling...
  *   PAYSAGA_EVENT_RETRY_MAX_MS         ...up to this (1 h)
  *   PAYSAGA_EVENT_TIMEOUT_MS           per attempt (10 s)
- *   PAYSAGA_EVENT_GAP_WAIT_MS          how long a later sequence number waits for an earlier one (5 min)
- *   PAYSAGA_EVENT_IDLE_MS              how long an outbox with nothing to send stays open (1 day)
  *   PAYSAGA_EVENT_DELIVERY_CONCURRENCY deliveries in flight at once in this process (50)
+ *   PAYSAGA_EVENT_POLL_MS              how often the store is asked for due deliveries (500 ms; an event
+ *                                      stored by this process is sent at once)
  */
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import { z } from 'zod';
-import { EVENT_TYPES } from '../common/events';
+import { EVENT_TYPES, type EventType } from '../common/events';
 import { DEFAULT_EVENT_DELIVERY, type EventDeliveryPolicy } from '../common/event-delivery';
-import type { ConfiguredEndpoint } from '../activities/event-activities';
+
+/** An endpoint of PAYSAGA_EVENT_ENDPOINTS, with the secrets that sign for it (the first is current). */
+export interface ConfiguredEndpoint {
+  id: string;
+  url: string;
+  events: EventType[] | null;
+  description?: string;
+  secrets: string[];
+}
 
 export interface EventWorkerSettings {
   policy: EventDeliveryPolicy;
   /** Undefined: PAYSAGA_EVENT_ENDPOINTS is not set (the configured endpoints are left alone). */
   configured?: ConfiguredEndpoint[];
-  /** Activity slots of the delivery worker. */
+  /** Deliveries in flight at once in this process. */
   deliveryConcurrency: number;
+  /** How often the store is asked for due deliveries. */
+  pollMs: number;
 }
 
-/** The task queue of the delivery worker: deliveries never take the slots of payment activities. */
-export const eventDeliveryTaskQueue = (taskQueue: string): string => `${taskQueue}-events`;
-
 const DEFAULT_DELIVERY_CONCURRENCY = 50;
+const DEFAULT_POLL_MS = 500;
 
 const configuredEntry = z.object({
   url: z.url({ protocol: /^https?$/, error: 'an http:// or https:// URL' }),
@@ -110,8 +118,8 @@ function positiveInt(env: NodeJS.ProcessEnv, name: string): number | undefined {
   return n;
 }
 
-/** The worker's event settings; the delivery task queue is `<taskQueue>-events`. */
-export function eventSettingsFromEnv(env: NodeJS.ProcessEnv, taskQueue: string): EventWorkerSettings {
+/** The worker's event settings. */
+export function eventSettingsFromEnv(env: NodeJS.ProcessEnv): EventWorkerSettings {
   const d = DEFAULT_EVENT_DELIVERY;
   const policy: EventDeliveryPolicy = {
     ...d,
@@ -119,9 +127,6 @@ export function eventSettingsFromEnv(env: NodeJS.ProcessEnv, taskQueue: string):
     initialRetryMs: positiveInt(env, 'PAYSAGA_EVENT_RETRY_INITIAL_MS') ?? d.initialRetryMs,
     maxRetryMs: positiveInt(env, 'PAYSAGA_EVENT_RETRY_MAX_MS') ?? d.maxRetryMs,
     timeoutMs: positiveInt(env, 'PAYSAGA_EVENT_TIMEOUT_MS') ?? d.timeoutMs,
-    gapWaitMs: positiveInt(env, 'PAYSAGA_EVENT_GAP_WAIT_MS') ?? d.gapWaitMs,
-    idleMs: positiveInt(env, 'PAYSAGA_EVENT_IDLE_MS') ?? d.idleMs,
-    deliveryTaskQueue: eventDeliveryTaskQueue(taskQueue),
   };
   if (policy.maxRetryMs < policy.initialRetryMs)
     throw new Error('PAYSAGA_EVENT_RETRY_MAX_MS must not be below PAYSAGA_EVENT_RETRY_INITIAL_MS');
@@ -131,5 +136,6 @@ export function eventSettingsFromEnv(env: NodeJS.ProcessEnv, taskQueue: string):
     ...(raw !== undefined ? { configured: raw.trim() === '' ? [] : parseConfiguredEndpoints(raw) } : {}),
     deliveryConcurrency:
       positiveInt(env, 'PAYSAGA_EVENT_DELIVERY_CONCURRENCY') ?? DEFAULT_DELIVERY_CONCURRENCY,
+    pollMs: positiveInt(env, 'PAYSAGA_EVENT_POLL_MS') ?? DEFAULT_POLL_MS,
   };
 }

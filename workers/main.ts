@@ -4,9 +4,10 @@
  * PAYSAGA_TASK_QUEUE; provider: PAYSAGA_PROVIDER_URL,
  * PAYSAGA_PROJECT_ID, PAYSAGA_PARTNER_PRIVATE_KEY, ...; logs: PAYSAGA_LOG_LEVEL; Prometheus metrics of the
  * SDK: PAYSAGA_WORKER_METRICS=host:port; the task queue's reconciler for webhooks-off deployments:
- * PAYSAGA_RECONCILE_EVERY_MS, see client/reconciler.ts; outbound events: PAYSAGA_EVENT_*, see
- * workers/event-config.ts, delivered by a second worker on `<task queue>-events`). Run alone by
- * `paysaga worker`, in-process by `paysaga dev`.
+ * PAYSAGA_RECONCILE_EVERY_MS, see client/reconciler.ts; the store: PAYSAGA_DATABASE_URL, see
+ * store/config.ts; outbound events: PAYSAGA_EVENT_*, see workers/event-config.ts, delivered from the
+ * store by this process's workers/event-dispatcher.ts). Run alone by `paysaga worker`, in-process by
+ * `paysaga dev`.
  *
  * Workflow code: workers/workflow-code.ts. Logs: workers/logging.ts.
  */
@@ -27,15 +28,16 @@ import {
 import { connectTemporalClient, temporalConnectionOptions } from '../common/temporal-connection';
 import { assertSearchAttributesRegistered } from '../common/search-attribute-check';
 import { EventsClient } from '../client/events-client';
-import type { ConfiguredEndpoint } from '../activities/event-activities';
 import { eventSettingsFromEnv } from './event-config';
+import { EventDispatcher } from './event-dispatcher';
+import { signingKeysFromEnv } from '../common/event-secrets';
 import { storeFromEnv } from '../store/from-env';
 import { describeStoreUrl } from '../store/config';
 import type { Store } from '../store/database';
 import { createLogger, installRuntime, parseLogLevel } from './logging';
 import { DEFAULT_MAX_CACHED_WORKFLOWS, workerTuningFromEnv } from './tuning';
 import { resolveWorkflowCode, type WorkflowCode } from './workflow-code';
-import { createEventDeliveryWorker, createPaysagaWorker } from './worker';
+import { createPaysagaWorker } from './worker';
 
 export interface StartWorkerOptions {
   env?: NodeJS.ProcessEnv;
@@ -46,8 +48,8 @@ export interface StartWorkerOptions {
 
 export interface RunningWorker {
   worker: Worker;
-  /** The event deliveries' own worker (`<task queue>-events`). */
-  deliveryWorker: Worker;
+  /** Delivers events from the store's outbox. */
+  dispatcher: EventDispatcher;
   address: string;
   namespace: string;
   taskQueue: string;
@@ -77,27 +79,6 @@ async function startReconcilerFor(
   }
 }
 
-/** Replaces the registry's configured endpoints with PAYSAGA_EVENT_ENDPOINTS (a worker must be polling). */
-async function syncConfiguredEndpointsFor(
-  temporal: TemporalSettings,
-  configured: ConfiguredEndpoint[],
-  codec: PayloadCodec | undefined,
-): Promise<void> {
-  const connection = await connectTemporalClient(temporal);
-  try {
-    const client = new Client({
-      connection,
-      namespace: temporal.namespace,
-      ...(codec ? { dataConverter: { payloadCodecs: [codec] } } : {}),
-    });
-    await new EventsClient({ temporal: client, taskQueue: temporal.taskQueue }).syncConfiguredEndpoints(
-      configured.map(({ secrets: _secrets, ...endpoint }) => endpoint),
-    );
-  } finally {
-    await connection.close();
-  }
-}
-
 /** Refuses a namespace without paysaga's search attributes (`paysaga setup` adds them). */
 async function checkNamespace(temporal: TemporalSettings): Promise<void> {
   const connection = await connectTemporalClient(temporal);
@@ -121,7 +102,9 @@ export async function startWorkerFromEnv(o: StartWorkerOptions = {}): Promise<Ru
   // PAYSAGA_RECONCILE_EVERY_MS: this worker also makes sure the task queue's reconciler runs.
   const reconcile = reconcilerInputFromEnv(env);
   // PAYSAGA_EVENT_*: delivery policy and configured endpoints of outbound events.
-  const events = eventSettingsFromEnv(env, temporal.taskQueue);
+  const events = eventSettingsFromEnv(env);
+  // PAYSAGA_EVENT_SIGNING_KEY (else PAYSAGA_CODEC_KEYS): the endpoints' secrets derive from it.
+  const signingKeys = signingKeysFromEnv(env);
   // PAYSAGA_MAX_CACHED_WORKFLOWS: the workflow cache (workers/tuning.ts).
   const tuning = workerTuningFromEnv(env);
   installRuntime(logger, o.shutdownSignals, env.PAYSAGA_WORKER_METRICS || undefined);
@@ -145,7 +128,6 @@ export async function startWorkerFromEnv(o: StartWorkerOptions = {}): Promise<Ru
   const returnUrl = returnUrls ? (sessionId: string) => returnUrls.forSession(sessionId) : undefined;
   let connection: NativeConnection | undefined;
   let worker: Worker;
-  let deliveryWorker: Worker;
   try {
     try {
       connection = await NativeConnection.connect(temporalConnectionOptions(temporal));
@@ -168,13 +150,10 @@ export async function startWorkerFromEnv(o: StartWorkerOptions = {}): Promise<Ru
       ...(workflowCode.bundlePath ? { workflowBundlePath: workflowCode.bundlePath } : {}),
       ...dataConverter,
     });
-    deliveryWorker = await createEventDeliveryWorker({
-      connection,
-      namespace: temporal.namespace,
-      taskQueue: temporal.taskQueue,
-      events,
-      ...dataConverter,
-    });
+    if (events.configured)
+      await new EventsClient({ store }).syncConfiguredEndpoints(
+        events.configured.map(({ secrets: _secrets, ...endpoint }) => endpoint),
+      );
   } catch (err) {
     await connection?.close().catch(() => undefined);
     await provider.close();
@@ -192,38 +171,30 @@ export async function startWorkerFromEnv(o: StartWorkerOptions = {}): Promise<Ru
       throw err;
     }
   }
+  const dispatcher = new EventDispatcher({
+    store,
+    policy: events.policy,
+    configuredSecrets: new Map((events.configured ?? []).map((c) => [c.id, c.secrets])),
+    ...(signingKeys ? { signingKeys } : {}),
+    concurrency: events.deliveryConcurrency,
+    pollMs: events.pollMs,
+    logger,
+  });
+  dispatcher.start();
   const stop = (w: Worker) => {
     if (w.getState() === 'RUNNING') w.shutdown();
   };
   const done = (async () => {
     try {
-      // Either worker stopping (a signal, a fatal error) stops the other.
-      const ran = await Promise.allSettled([
-        worker.run().finally(() => stop(deliveryWorker)),
-        deliveryWorker.run().finally(() => stop(worker)),
-      ]);
-      const failed = ran.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-      if (failed) throw failed.reason;
+      await worker.run();
     } finally {
+      await dispatcher.stop();
       await conn.close().catch(() => undefined);
       await provider.close().catch(() => undefined);
       await store.close().catch(() => undefined);
       logger.info('worker stopped');
     }
   })();
-  if (events.configured) {
-    // After polling began: the registry's Update needs a worker to run it.
-    try {
-      await syncConfiguredEndpointsFor(temporal, events.configured, codec);
-    } catch (err) {
-      stop(worker);
-      stop(deliveryWorker);
-      await done.catch(() => undefined);
-      throw new Error(`PAYSAGA_EVENT_ENDPOINTS could not be registered: ${(err as Error).message}`, {
-        cause: err,
-      });
-    }
-  }
   logger.info(
     {
       address: temporal.address,
@@ -239,8 +210,11 @@ export async function startWorkerFromEnv(o: StartWorkerOptions = {}): Promise<Ru
       payloads: codec ? 'encrypted' : 'plain',
       reconciler: reconcile ? { workflowId: reconcilerWorkflowId(temporal.taskQueue), ...reconcile } : 'off',
       events: {
-        deliveryTaskQueue: events.policy.deliveryTaskQueue,
+        deliveryConcurrency: events.deliveryConcurrency,
         retryForMs: events.policy.retryForMs,
+        signingKey: signingKeys
+          ? signingKeys.current
+          : 'none (endpoints registered by the API get no delivery)',
         configuredEndpoints: events.configured ? events.configured.map((e) => e.id) : 'unchanged',
       },
     },
@@ -249,7 +223,7 @@ export async function startWorkerFromEnv(o: StartWorkerOptions = {}): Promise<Ru
   if (!codec) logger.warn('PAYSAGA_CODEC_KEYS is not set: payloads are stored in Temporal unencrypted');
   return {
     worker,
-    deliveryWorker,
+    dispatcher,
     address: temporal.address,
     namespace: temporal.namespace,
     taskQueue: temporal.taskQueue,
@@ -257,7 +231,6 @@ export async function startWorkerFromEnv(o: StartWorkerOptions = {}): Promise<Ru
     done,
     async shutdown() {
       stop(worker);
-      stop(deliveryWorker);
       await done;
     },
   };

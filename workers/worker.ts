@@ -7,9 +7,9 @@ import { createStoreActivities } from '../activities/store-activities';
 import type { Store } from '../store/database';
 import type { ProviderClient } from '../provider';
 import { isNewer } from '../common/snapshot';
-import { createEventActivities, createEventDeliveryActivities } from '../activities/event-activities';
+import { createEventActivities } from '../activities/event-activities';
 import { DEFAULT_EVENT_DELIVERY } from '../common/event-delivery';
-import { eventDeliveryTaskQueue, type EventWorkerSettings } from './event-config';
+import type { EventWorkerSettings } from './event-config';
 import { DEFAULT_MAX_CACHED_WORKFLOWS } from './tuning';
 
 export interface PaysagaWorkerOptions {
@@ -55,9 +55,8 @@ export async function createPaysagaWorker(o: PaysagaWorkerOptions): Promise<Work
       ...createIntakeActivities({ provider: o.provider, ...(o.returnUrl ? { returnUrl: o.returnUrl } : {}) }),
       ...createReconcileActivities({ provider: o.provider, taskQueue: o.taskQueue, store: o.store, isNewer }),
       ...createEventActivities({
-        taskQueue: o.taskQueue,
-        policy: o.events?.policy ?? DEFAULT_EVENT_DELIVERY,
-        ...(o.events?.configured ? { configured: o.events.configured } : {}),
+        store: o.store,
+        fanOut: { retryForMs: (o.events?.policy ?? DEFAULT_EVENT_DELIVERY).retryForMs },
       }),
     },
     ...(o.dataConverter ? { dataConverter: o.dataConverter } : {}),
@@ -68,31 +67,6 @@ export async function createPaysagaWorker(o: PaysagaWorkerOptions): Promise<Work
     shutdownGraceTime: '10s',
     maxCachedWorkflows: DEFAULT_MAX_CACHED_WORKFLOWS,
     ...o.tuning,
-  });
-}
-
-/**
- * The worker of `<task queue>-events`: event deliveries only (HTTP to partners' endpoints), with
- * slots of their own, so a slow or dead endpoint never holds the slots of payment activities.
- * Used when `events.policy.deliveryTaskQueue` is that queue (startWorkerFromEnv sets both).
- */
-export async function createEventDeliveryWorker(
-  o: Pick<PaysagaWorkerOptions, 'connection' | 'namespace' | 'taskQueue' | 'dataConverter'> & {
-    events: EventWorkerSettings;
-  },
-): Promise<Worker> {
-  return Worker.create({
-    connection: o.connection,
-    namespace: o.namespace ?? 'default',
-    taskQueue: o.events.policy.deliveryTaskQueue ?? eventDeliveryTaskQueue(o.taskQueue),
-    activities: createEventDeliveryActivities({
-      taskQueue: o.taskQueue,
-      policy: o.events.policy,
-      ...(o.events.configured ? { configured: o.events.configured } : {}),
-    }),
-    ...(o.dataConverter ? { dataConverter: o.dataConverter } : {}),
-    maxConcurrentActivityTaskExecutions: o.events.deliveryConcurrency,
-    shutdownGraceTime: '10s',
   });
 }
 

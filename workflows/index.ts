@@ -7,5 +7,3 @@ export { identityCheckWorkflow } from './identity-check';
 export { referenceWorkflow } from './reference';
 export { subscriptionWorkflow } from './subscription';
 export { reconcilerWorkflow } from './reconciler';
-export { eventOutboxWorkflow } from './event-outbox';
-export { eventEndpointsWorkflow } from './event-endpoints';

@@ -29,7 +29,7 @@ const configured = {
 };
 
 export const eventEndpointRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
-  const events = new EventsClient({ temporal: deps.temporal, taskQueue: deps.taskQueue });
+  const events = new EventsClient({ store: deps.store, ...deps.events });
   const tags = ['events'];
   const security = [{ bearerAuth: [] }];
   const idOf = (params: unknown) => (params as { id: string }).id;

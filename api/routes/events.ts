@@ -22,7 +22,7 @@ const idParams = docSchema(z.object({ id: eventIdInput.describe('Event id: `evt_
 const notFound = { description: 'No such event (or no longer kept).', $ref: 'ApiError#' };
 
 export const eventRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
-  const events = new EventsClient({ temporal: deps.temporal, taskQueue: deps.taskQueue });
+  const events = new EventsClient({ store: deps.store, ...deps.events });
   const tags = ['events'];
   const security = [{ bearerAuth: [] }];
   const idOf = (params: unknown) => (params as { id: string }).id;

@@ -54,6 +54,8 @@ export async function up(db: Kysely<any>): Promise<void> {
       c.notNull().check(sql`status in ('pending', 'delivered', 'failed', 'canceled')`),
     )
     .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
+    // Times a worker took it to send: more than the attempts recorded means a sender died mid-attempt.
+    .addColumn('taken', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('next_attempt_at', 'timestamptz', (c) => c.notNull())
     .addColumn('give_up_at', 'timestamptz', (c) => c.notNull())
     .addColumn('lease_until', 'timestamptz')

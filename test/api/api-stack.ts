@@ -66,13 +66,17 @@ const onPublic = (path: string) => path.startsWith('/webhooks/') || path.startsW
 /** What the API needs from a test stack: its clients, task queue, settings and webhook verifier. */
 export function apiDepsFor(
   stack: TestStack,
-): Pick<ApiDeps, 'payments' | 'provider' | 'temporal' | 'taskQueue' | 'store' | 'settings' | 'verifyWebhook'> {
+): Pick<
+  ApiDeps,
+  'payments' | 'provider' | 'temporal' | 'taskQueue' | 'store' | 'events' | 'settings' | 'verifyWebhook'
+> {
   return {
     payments: stack.payments,
     provider: stack.provider,
     temporal: stack.temporal,
     taskQueue: stack.taskQueue,
     store: stack.store,
+    events: { signingKeys: stack.signingKeys },
     settings: stack.settings,
     verifyWebhook: createWebhookVerifier(stack.serviceKeys),
   };

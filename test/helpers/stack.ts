@@ -16,6 +16,10 @@ import { createWebhookVerifier, ProviderClient } from '../../provider';
 import type { ProjectConfigInput } from '../../sandbox/config';
 import type { EventWorkerSettings } from '../../workers/event-config';
 import { createPaysagaWorker } from '../../workers/worker';
+import { EventDispatcher } from '../../workers/event-dispatcher';
+import { DEFAULT_EVENT_DELIVERY } from '../../common/event-delivery';
+import { parseSigningKeys, type SigningKeys } from '../../common/event-secrets';
+import { randomBytes } from 'node:crypto';
 import type { SessionSettings } from '../../common/settings';
 import { startTestSandbox, type TestSandbox, type TestSandboxOptions } from './sandbox';
 import { testStore, type TestStore } from './store';
@@ -42,7 +46,7 @@ export interface StackOptions {
   /** Encrypt payloads with this codec in the worker and the client (DESIGN decision 2). */
   codec?: PayloadCodec;
   /** Outbound events: delivery policy (tests shorten the pauses) and configured endpoints. */
-  events?: Pick<EventWorkerSettings, 'policy' | 'configured'>;
+  events?: Partial<Pick<EventWorkerSettings, 'policy' | 'configured' | 'pollMs'>>;
 }
 
 /**
@@ -63,6 +67,8 @@ export interface TestStack {
   taskQueue: string;
   /** The stack's own store (a schema of the run's embedded store). */
   store: TestStore;
+  /** The master key endpoint secrets derive from (PAYSAGA_EVENT_SIGNING_KEY of this stack). */
+  signingKeys: SigningKeys;
   payments: PaymentsClient;
   settings: SessionSettings;
   serviceKeys: string[];
@@ -90,6 +96,7 @@ export async function startStack(opts: StackOptions = {}): Promise<TestStack> {
     dataConverter ? { dataConverter } : {},
   );
   const store = await testStore();
+  const signingKeys = parseSigningKeys(`k1:${randomBytes(32).toString('base64')}`, 'test signing key');
   const handled: WebhookHandling[] = [];
   // Set once the sandbox (and so its service key) exists, and by forwardWebhooksTo.
   const routing: { forwardTo?: string; verify?: ReturnType<typeof createWebhookVerifier> } = {};
@@ -155,7 +162,7 @@ export async function startStack(opts: StackOptions = {}): Promise<TestStack> {
   });
 
   const connection = await NativeConnection.connect({ address: testAddress() });
-  let current: { worker: Worker; running: Promise<void> } | undefined;
+  let current: { worker: Worker; running: Promise<void>; dispatcher: EventDispatcher } | undefined;
   const startWorker = async () => {
     if (current) return;
     const worker = await createPaysagaWorker({
@@ -166,9 +173,19 @@ export async function startStack(opts: StackOptions = {}): Promise<TestStack> {
       store,
       workflowBundlePath: sharedWorkflowBundlePath(),
       ...(dataConverter ? { dataConverter } : {}),
-      ...(opts.events ? { events: opts.events } : {}),
+      ...(opts.events?.policy ? { events: { policy: opts.events.policy } } : {}),
     });
-    current = { worker, running: worker.run() };
+    // The worker process's event deliveries (workers/main.ts starts the same beside its worker).
+    const dispatcher = new EventDispatcher({
+      store,
+      policy: opts.events?.policy ?? DEFAULT_EVENT_DELIVERY,
+      configuredSecrets: new Map((opts.events?.configured ?? []).map((c) => [c.id, c.secrets])),
+      signingKeys,
+      concurrency: 50,
+      pollMs: opts.events?.pollMs ?? 200,
+    });
+    dispatcher.start();
+    current = { worker, running: worker.run(), dispatcher };
   };
   const stopWorker = async () => {
     const stopping = current;
@@ -176,6 +193,7 @@ export async function startStack(opts: StackOptions = {}): Promise<TestStack> {
     if (!stopping) return;
     stopping.worker.shutdown();
     await stopping.running.catch(() => undefined);
+    await stopping.dispatcher.stop();
   };
   await startWorker();
   const payments = new PaymentsClient({ temporal, provider, taskQueue, store, settings });
@@ -186,6 +204,7 @@ export async function startStack(opts: StackOptions = {}): Promise<TestStack> {
     temporal,
     taskQueue,
     store,
+    signingKeys,
     payments,
     settings,
     serviceKeys,

@@ -76,7 +76,7 @@ describe('reconciler: drift', () => {
       /^drift: the provider now shows succeeded, the session ended canceled/,
     );
     expect(after.totals.captured).toBe(3_000);
-    const events = new EventsClient({ temporal: stack.temporal, taskQueue: stack.taskQueue });
+    const events = new EventsClient({ store: stack.store });
     let types: string[] = [];
     for (const deadline = Date.now() + 30_000; !types.includes('session.drift_detected');) {
       if (Date.now() > deadline) throw new Error(`no session.drift_detected: ${types.join(', ')}`);

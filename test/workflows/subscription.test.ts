@@ -87,7 +87,7 @@ describe('subscriptions', () => {
    * published without the workflow waiting, so they show up a moment after the change.
    */
   async function eventTypes(subject: string, done: (types: string[]) => boolean): Promise<string[]> {
-    const events = new EventsClient({ temporal: stack.temporal, taskQueue: stack.taskQueue });
+    const events = new EventsClient({ store: stack.store });
     const key = subject.startsWith('sub-') ? 'subscription_id' : 'session_id';
     const deadline = Date.now() + 30_000;
     for (;;) {

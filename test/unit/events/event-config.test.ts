@@ -73,47 +73,42 @@ describe('PAYSAGA_EVENT_ENDPOINTS', () => {
 });
 
 describe('eventSettingsFromEnv', () => {
-  test('defaults: 3 days of retries, a delivery queue of its own, configured endpoints untouched', () => {
-    const s = eventSettingsFromEnv({}, 'paysaga');
-    expect(s.policy).toEqual({ ...DEFAULT_EVENT_DELIVERY, deliveryTaskQueue: 'paysaga-events' });
+  test('defaults: 3 days of retries, a look at the store every 500 ms, configured endpoints untouched', () => {
+    const s = eventSettingsFromEnv({});
+    expect(s.policy).toEqual(DEFAULT_EVENT_DELIVERY);
     expect(s.policy.retryForMs).toBeGreaterThanOrEqual(3 * 24 * 3_600_000);
     expect(s.configured).toBeUndefined();
     expect(s.deliveryConcurrency).toBe(50);
+    expect(s.pollMs).toBe(500);
   });
 
   test('every knob; an empty PAYSAGA_EVENT_ENDPOINTS removes the configured ones', () => {
-    const s = eventSettingsFromEnv(
-      {
-        PAYSAGA_EVENT_RETRY_FOR_MS: '5000',
-        PAYSAGA_EVENT_RETRY_INITIAL_MS: '100',
-        PAYSAGA_EVENT_RETRY_MAX_MS: '400',
-        PAYSAGA_EVENT_TIMEOUT_MS: '2000',
-        PAYSAGA_EVENT_GAP_WAIT_MS: '3000',
-        PAYSAGA_EVENT_IDLE_MS: '60000',
-        PAYSAGA_EVENT_DELIVERY_CONCURRENCY: '7',
-        PAYSAGA_EVENT_ENDPOINTS: '',
-      },
-      'q',
-    );
+    const s = eventSettingsFromEnv({
+      PAYSAGA_EVENT_RETRY_FOR_MS: '5000',
+      PAYSAGA_EVENT_RETRY_INITIAL_MS: '100',
+      PAYSAGA_EVENT_RETRY_MAX_MS: '400',
+      PAYSAGA_EVENT_TIMEOUT_MS: '2000',
+      PAYSAGA_EVENT_DELIVERY_CONCURRENCY: '7',
+      PAYSAGA_EVENT_POLL_MS: '250',
+      PAYSAGA_EVENT_ENDPOINTS: '',
+    });
     expect(s.policy).toMatchObject({
       retryForMs: 5000,
       initialRetryMs: 100,
       maxRetryMs: 400,
       timeoutMs: 2000,
-      gapWaitMs: 3000,
-      idleMs: 60000,
-      deliveryTaskQueue: 'q-events',
     });
     expect(s.configured).toEqual([]);
     expect(s.deliveryConcurrency).toBe(7);
+    expect(s.pollMs).toBe(250);
   });
 
   test('a bad value names its variable', () => {
-    expect(() => eventSettingsFromEnv({ PAYSAGA_EVENT_RETRY_FOR_MS: 'three days' }, 'q')).toThrow(
+    expect(() => eventSettingsFromEnv({ PAYSAGA_EVENT_RETRY_FOR_MS: 'three days' })).toThrow(
       /PAYSAGA_EVENT_RETRY_FOR_MS must be a positive whole number/,
     );
     expect(() =>
-      eventSettingsFromEnv({ PAYSAGA_EVENT_RETRY_INITIAL_MS: '1000', PAYSAGA_EVENT_RETRY_MAX_MS: '10' }, 'q'),
+      eventSettingsFromEnv({ PAYSAGA_EVENT_RETRY_INITIAL_MS: '1000', PAYSAGA_EVENT_RETRY_MAX_MS: '10' }),
     ).toThrow(/PAYSAGA_EVENT_RETRY_MAX_MS/);
   });
 });
