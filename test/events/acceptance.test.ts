@@ -34,6 +34,7 @@ import { startRecordingServer } from '../helpers/recording-server';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox';
 import { connectTestClient, uniqueTaskQueue, type TestClient } from '../helpers/temporal';
 import { testStore, type TestStore } from '../helpers/store';
+import { signingKeysFromEnv } from '../../common/event-secrets';
 import { spawnWorkerProcess, type WorkerProcess } from '../helpers/worker-process';
 
 const TOKEN = 'acceptance-token';
@@ -242,6 +243,8 @@ describe('issue 10 acceptance: every session kind and a subscription reach a bac
     const returnUrls = new DeferredReturnUrls();
     api = buildApi({
       store,
+      // As the workers do (no PAYSAGA_EVENT_SIGNING_KEY): endpoint secrets derive from the codec keys.
+      events: { signingKeys: signingKeysFromEnv({ PAYSAGA_CODEC_KEYS: codecKeys }) },
       payments: new PaymentsClient({
         store,
         temporal: temporal.client,
