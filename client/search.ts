@@ -1,22 +1,14 @@
 /**
- * Finding sessions and subscriptions (GET /v1/sessions, GET /v1/subscriptions) through Temporal
- * visibility: filters are search attributes (common/search-attributes.ts), each entry is read from the
- * search attributes of one workflow run (no query per session), pages follow visibility's own page token.
+ * Finding sessions (GET /v1/sessions) in the store, and subscriptions (GET /v1/subscriptions) through
+ * Temporal visibility until subscriptions are recorded in the store too.
  *
- * Order. SQL visibility stores (the dev server's SQLite, PostgreSQL, MySQL) refuse `ORDER BY` and
- * always answer by (close time, newest first, with runs still open before every closed one), then start
- * time, newest first. So the order guaranteed is: sessions whose workflow is open (in progress, or
- * followed after their result) first, the most recently started first; then sessions whose workflow
- * has closed, the most recently closed first. Not strictly by `createdAt`: filter by `created_from` /
- * `created_to` for a time range.
+ * Sessions: newest first by (created time, session id), a stable order whatever is added meanwhile;
+ * each filter has its index (store/migrations/0001-sessions.ts); a page's cursor is the position of its
+ * last entry, bound to the filters it was made with.
  *
- * One entry per session. A session's workflow may have several runs: continued-as-new runs are left
- * out by the query itself (`ExecutionStatus != 'ContinuedAsNew'`: only the last run of a chain is not
- * one); a session reopened by a refund or a late event has an older closed run beside the newer one,
- * and the visibility order always puts the newer run first. Each closed run on a page is checked by
- * one more visibility call per page (the runs of those workflow ids started after it): an older run is
- * left out wherever it falls, so paging needs no memory of earlier pages. A session listed only where
- * its latest run stands, and only when that run matches the filters.
+ * Subscriptions (visibility). SQL visibility stores refuse `ORDER BY` and answer by (close time, newest
+ * first, with runs still open before every closed one), then start time, newest first. One entry per
+ * subscription: continued-as-new runs are left out by the query itself.
  */
 import { createHash } from 'node:crypto';
 import type { Client } from '@temporalio/client';
@@ -45,6 +37,9 @@ import {
 import type { SessionSummary, SubscriptionSummary } from '../common/views';
 import { InputValidationError } from './errors';
 import { reference as referenceSchema } from './inputs';
+import type { Store } from '../store/database';
+import { searchSessions as searchStoredSessions, type SessionCursor } from '../store/sessions';
+import { sessionViewOf } from '../workflows/session-view';
 
 export const MAX_SEARCH_LIMIT = 100;
 export const DEFAULT_SEARCH_LIMIT = 20;
@@ -91,8 +86,30 @@ function searchInput<T extends string>(statuses: readonly T[], status: string) {
   });
 }
 
+const AMOUNT_RULE = 'a whole number of minor units, 0 or more';
+const amount = (what: string) =>
+  z.coerce
+    .number({ error: AMOUNT_RULE })
+    .int(AMOUNT_RULE)
+    .min(0, AMOUNT_RULE)
+    .max(Number.MAX_SAFE_INTEGER, AMOUNT_RULE)
+    .describe(`Minor units: ${what}`);
+
 export const sessionSearchInput = searchInput(SESSION_PHASES, 'Phase').extend({
   kind: oneOrMore(SESSION_KINDS, 'Kind').optional(),
+  amount_min: amount('the amount (or what a partial finalize charged) at least this').optional(),
+  amount_max: amount('the amount at most this').optional(),
+  needs_attention: z
+    .enum(['true', 'false'], { error: 'true or false' })
+    .transform((v) => v === 'true')
+    .optional()
+    .describe('Only sessions that need attention (true), or only those that do not (false)'),
+  customer_id: z
+    .string()
+    .min(1)
+    .max(200)
+    .optional()
+    .describe("The payer's id in the partner's system (customer.user_id), exact"),
 });
 export const subscriptionSearchInput = searchInput(SUBSCRIPTION_STATUSES, 'Status');
 
@@ -110,9 +127,17 @@ export interface SessionSearch {
   limit?: number | string;
   /** `next` of the previous page (the same filters). */
   cursor?: string;
+  /** Minor units, inclusive. */
+  amount_min?: number | string;
+  amount_max?: number | string;
+  needs_attention?: boolean | 'true' | 'false';
+  customer_id?: string;
 }
 
-export interface SubscriptionSearch extends Omit<SessionSearch, 'status' | 'kind'> {
+export interface SubscriptionSearch extends Omit<
+  SessionSearch,
+  'status' | 'kind' | 'amount_min' | 'amount_max' | 'needs_attention' | 'customer_id'
+> {
   status?: SubscriptionStatus | SubscriptionStatus[] | string;
 }
 
@@ -147,9 +172,11 @@ function parseSearch<S extends z.ZodObject>(schema: S, input: unknown): z.output
   checkParameters(defined, schema);
   const r = schema.safeParse(defined);
   if (!r.success) throw InputValidationError.fromZod(r.error);
-  const q = r.data as { created_from?: Date; created_to?: Date };
+  const q = r.data as { created_from?: Date; created_to?: Date; amount_min?: number; amount_max?: number };
   if (q.created_from && q.created_to && q.created_from >= q.created_to)
     throw new InputValidationError([{ field: 'created_to', rule: 'later than created_from' }]);
+  if (q.amount_min !== undefined && q.amount_max !== undefined && q.amount_min > q.amount_max)
+    throw new InputValidationError([{ field: 'amount_max', rule: 'at least amount_min' }]);
   return r.data;
 }
 
@@ -159,7 +186,7 @@ interface Cursor {
   v: 1;
   /** A digest of the filters (a cursor answers only the search that made it). */
   f: string;
-  /** Visibility's page token, base64. */
+  /** Where the next page starts: visibility's page token (base64), or a position in the store. */
   t: string;
 }
 
@@ -170,12 +197,16 @@ function filterDigest(what: string, filters: object): string {
     .slice(0, 16);
 }
 
-function encodeCursor(digest: string, token: Uint8Array): string {
-  const c: Cursor = { v: 1, f: digest, t: Buffer.from(token).toString('base64') };
+function encodeCursor(digest: string, token: Uint8Array | string): string {
+  const c: Cursor = { v: 1, f: digest, t: typeof token === 'string' ? token : Buffer.from(token).toString('base64') };
   return Buffer.from(JSON.stringify(c)).toString('base64url');
 }
 
 function decodeCursor(cursor: string, digest: string): Buffer {
+  return Buffer.from(decodeCursorText(cursor, digest), 'base64');
+}
+
+function decodeCursorText(cursor: string, digest: string): string {
   let c: Partial<Cursor> | undefined;
   try {
     c = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as Partial<Cursor>;
@@ -188,7 +219,7 @@ function decodeCursor(cursor: string, digest: string): Buffer {
     throw new InputValidationError([
       { field: 'cursor', rule: 'belongs to a search with other filters: send the same filters again' },
     ]);
-  return Buffer.from(c.t, 'base64');
+  return c.t;
 }
 
 // ---- visibility ----
@@ -336,36 +367,62 @@ function attributes(e: RawExecution) {
 const isOneOf = <T extends string>(values: readonly T[], v: string | undefined): v is T =>
   v !== undefined && (values as readonly string[]).includes(v);
 
-/** Payment sessions of `taskQueue` (never references, outboxes, subscriptions or the reconciler). */
-export async function searchSessions(
-  temporal: Client,
-  taskQueue: string,
-  input: unknown,
-): Promise<SessionPage> {
+/** Payment sessions in the store, newest first, a page at a time. */
+export async function searchSessions(store: Store, input: unknown): Promise<SessionPage> {
   const q = parseSearch(sessionSearchInput, input);
-  const kinds = q.kind ?? [...SESSION_KINDS];
-  const { limit: _limit, cursor: _cursor, ...filters } = q;
-  const found = await search(
-    temporal,
-    taskQueue,
-    'sessions',
-    `PaymentKind IN (${quoted(kinds)})`,
-    q,
-    filters,
+  const { limit, cursor, ...filters } = q;
+  const digest = filterDigest('sessions', filters);
+  let after: SessionCursor | undefined;
+  if (cursor !== undefined) {
+    const [createdAt, id] = (() => {
+      try {
+        return JSON.parse(decodeCursorText(cursor, digest)) as [string, string];
+      } catch (err) {
+        if (err instanceof InputValidationError) throw err;
+        return [undefined, undefined];
+      }
+    })();
+    if (typeof createdAt !== 'string' || typeof id !== 'string' || Number.isNaN(Date.parse(createdAt)))
+      throw new InputValidationError([{ field: 'cursor', rule: 'the next of an earlier page, as it was' }]);
+    after = { createdAt: new Date(createdAt), id };
+  }
+  const states = await searchStoredSessions(
+    store,
+    {
+      ...(q.reference !== undefined ? { reference: q.reference } : {}),
+      ...(q.status ? { phases: q.status } : {}),
+      ...(q.kind ? { kinds: q.kind } : {}),
+      ...(q.created_from ? { createdFrom: q.created_from } : {}),
+      ...(q.created_to ? { createdTo: q.created_to } : {}),
+      ...(q.amount_min !== undefined ? { amountMin: q.amount_min } : {}),
+      ...(q.amount_max !== undefined ? { amountMax: q.amount_max } : {}),
+      ...(q.needs_attention !== undefined ? { needsAttention: q.needs_attention } : {}),
+      ...(q.customer_id !== undefined ? { customerId: q.customer_id } : {}),
+    },
+    { limit: limit + 1, ...(after ? { after } : {}) },
   );
-  const sessions = found.executions.flatMap((e): SessionSummary[] => {
-    const { kind, status, ...a } = attributes(e);
-    if (!isOneOf(SESSION_KINDS, kind)) return [];
-    return [
-      {
-        sessionId: e.execution?.workflowId ?? '',
-        kind,
-        phase: isOneOf(SESSION_PHASES, status) ? status : 'starting',
-        ...a,
-      },
-    ];
+  const page = states.slice(0, limit);
+  const hasMore = states.length > limit;
+  const last = page.at(-1);
+  const sessions = page.map((st): SessionSummary => {
+    const view = sessionViewOf(st);
+    const amount = st.finalizeAmount ?? st.request.money?.amount;
+    return {
+      sessionId: st.sessionId,
+      kind: st.kind,
+      reference: st.reference,
+      phase: view.phase,
+      ...(amount !== undefined ? { amount } : {}),
+      ...(st.request.money ? { currency: st.request.money.currency } : {}),
+      createdAt: st.createdAt,
+      needsAttention: st.attention !== undefined,
+    };
   });
-  return { sessions, hasMore: found.hasMore, ...(found.next ? { next: found.next } : {}) };
+  return {
+    sessions,
+    hasMore,
+    ...(hasMore && last ? { next: encodeCursor(digest, JSON.stringify([last.createdAt, last.sessionId])) } : {}),
+  };
 }
 
 /** Subscriptions of `taskQueue`, the same way. */

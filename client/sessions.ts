@@ -218,7 +218,7 @@ export class Sessions {
 
   /** Sessions by reference, phase, kind and creation time, a page at a time (client/search.ts). */
   list(search: SessionSearch = {}): Promise<SessionPage> {
-    return searchSessions(this.ctx.temporal, this.ctx.taskQueue, search);
+    return searchSessions(this.ctx.store, search);
   }
 
   /** The session as its latest workflow run knows it (running or closed). */

@@ -21,7 +21,7 @@ import type { ProviderRefusal } from '../common/failures';
 import type { IdentityCheckRequest, InitiateRequest, SessionInfo } from '../provider/schemas';
 import { sessionState } from '../store/sessions';
 import type { ClientContext } from './context';
-import { fromWorkflowFailure, SessionStateError } from './errors';
+import { fromWorkflowFailure, ProviderRefusedError, SessionStateError } from './errors';
 import { requestFingerprint } from './fingerprint';
 import { awaitSession, started, type Started } from './reads';
 import { openByReference } from './references';
@@ -81,14 +81,21 @@ export async function openSession(
     kind: spec.kind,
     fingerprint,
     open: async () => {
-      const session = await openProviderSession(ctx, spec, fingerprint);
+      let session: SessionInfo;
+      try {
+        session = await openProviderSession(ctx, spec, fingerprint);
+      } catch (err) {
+        // A refusal for good is the caller's to see as such (400/404/409 by its code); the reference is free again.
+        if (err instanceof ProviderError && !err.retryable) throw new ProviderRefusedError(refusalOf(err));
+        throw err;
+      }
       await startSessionWorkflow(ctx, spec, session.id, scrubCardData(session));
       return session.id;
     },
     ensure: async (sessionId) => {
       if (!(await sessionState(ctx.store, sessionId))) await startSessionWorkflow(ctx, spec, sessionId);
     },
-    refusalOf: (err) => (err instanceof ProviderError && !err.retryable ? refusalOf(err) : undefined),
+    refusalOf: (err) => (err instanceof ProviderRefusedError ? err.refusal : undefined),
   });
   return { sessionId: subjectId, created };
 }

@@ -233,7 +233,19 @@ describe('GET /v1/sessions', () => {
     const doc = await s.call('GET', '/openapi.json');
     const op = doc.body.paths['/v1/sessions'].get;
     const names = op.parameters.map((p: { name: string }) => p.name).sort();
-    expect(names).toEqual(['created_from', 'created_to', 'cursor', 'kind', 'limit', 'reference', 'status']);
+    expect(names).toEqual([
+      'amount_max',
+      'amount_min',
+      'created_from',
+      'created_to',
+      'cursor',
+      'customer_id',
+      'kind',
+      'limit',
+      'needs_attention',
+      'reference',
+      'status',
+    ]);
     expect(op.responses['200'].content['application/json'].schema.properties.sessions).toBeDefined();
     expect(doc.body.paths['/v1/subscriptions'].get).toBeDefined();
   });

@@ -51,6 +51,8 @@ function envOf(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
     PAYSAGA_INTERNAL_PORT: '0',
     PAYSAGA_LOG_LEVEL: 'silent',
     PAYSAGA_TEMPORAL_UI_URL: 'http://ui.example:8233/',
+    PAYSAGA_DATABASE_URL: stack.store.config.url,
+    PAYSAGA_DATABASE_SCHEMA: stack.store.config.schema,
     ...extra,
   };
 }

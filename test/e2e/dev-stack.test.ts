@@ -228,9 +228,9 @@ describe('paysaga dev + paysaga demo', () => {
     expect({ code, signal }).toEqual({ code: 0, signal: null });
     const out = stack.proc.out();
     expect(out).toContain('paysaga dev stopped');
-    // Stopped in order: API, worker, sandbox, then the Temporal server.
+    // Stopped in order: API, worker, store, sandbox, then the Temporal server.
     const order = [...stack.proc.err().matchAll(/^dev: (.+) stopped$/gm)].map((m) => m[1]);
-    expect(order).toEqual(['API', 'worker', 'sandbox', 'Temporal dev server']);
+    expect(order).toEqual(['API', 'worker', 'store', 'sandbox', 'Temporal dev server']);
     expect(alive(stack.temporalPid)).toBe(false);
     expect(fs.existsSync(path.join(dataDir, 'dev.json'))).toBe(false);
     await expect(fetch(`${stack.internalUrl}/healthz`)).rejects.toThrow();

@@ -11,6 +11,7 @@ import * as path from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { runDev } from '../../cli/commands/dev';
 import { sharedWorkflowBundlePath } from './temporal';
+import { testStoreEnv } from './store';
 
 export const CHROMIUM = process.env.PAYSAGA_CHROMIUM_PATH || '/usr/bin/chromium';
 export const SCREENSHOTS = path.resolve(__dirname, '../../test-results/screenshots');
@@ -75,7 +76,8 @@ async function startDev(dataDir: string): Promise<Dev> {
       signals,
       out: (l) => out.push(l),
       err: (l) => err.push(l),
-      env: { ...process.env, PAYSAGA_WORKFLOW_BUNDLE: sharedWorkflowBundlePath() },
+      // The run's embedded store (a schema of its own): PGlite itself cannot start inside jest's VM.
+      env: { ...process.env, PAYSAGA_WORKFLOW_BUNDLE: sharedWorkflowBundlePath(), ...testStoreEnv() },
       exit: () => undefined,
     },
   ).catch((e: unknown) => {

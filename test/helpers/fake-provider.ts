@@ -16,6 +16,7 @@ import { activityInfo } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { ProviderActivities } from '../../activities/types';
 import type { EventPublishingActivities } from '../../activities/event-activities';
+import type { StoreActivities } from '../../activities/store-activities';
 import { providerRefused } from '../../common/failures';
 import type { PaysagaEvent } from '../../common/events';
 import type { Payment, SessionInfo } from '../../provider/schemas';
@@ -160,7 +161,7 @@ export class FakeProvider {
   }
 
   /** The activities of a paysaga worker, answering from the timelines at the server's time. */
-  activities(): ProviderActivities & EventPublishingActivities {
+  activities(): ProviderActivities & EventPublishingActivities & StoreActivities {
     const now = () => activityInfo().currentAttemptScheduledTimestampMs;
     const record = (name: ProviderCall, sessionId: string) => {
       const atMs = now();
@@ -185,6 +186,15 @@ export class FakeProvider {
       this.at(sessionId, atMs, then);
       return this.stateAt(sessionId, atMs);
     };
+    const publish = async (event: PaysagaEvent) => {
+      const held = this.heldEvents.get(event.type);
+      if (held) {
+        this.heldEvents.delete(event.type);
+        held.reached();
+        await held.released;
+      }
+      if (!this.events.some((e) => e.id === event.id)) this.events.push(event);
+    };
     const notHere = (name: string) => async (): Promise<never> => {
       throw ApplicationFailure.nonRetryable(`fake provider: ${name} is not part of this test`);
     };
@@ -207,14 +217,11 @@ export class FakeProvider {
         return this.stateAt(sessionId, atMs);
       },
       createPaymentFormToken: notHere('public_token'),
-      publishEvent: async (event: PaysagaEvent) => {
-        const held = this.heldEvents.get(event.type);
-        if (held) {
-          this.heldEvents.delete(event.type);
-          held.reached();
-          await held.released;
-        }
-        this.events.push(event);
+      publishEvent: async (event: PaysagaEvent) => publish(event),
+      // The session's record: its events are what the test watches (the store itself is not faked).
+      recordSession: async (record) => {
+        for (const event of record.events) await publish(event);
+        return { applied: true, eventsAdded: record.events.length };
       },
     };
   }

@@ -38,3 +38,11 @@ export async function testStore(o: { migrate?: boolean; schema?: string } = {}):
     env: { PAYSAGA_DATABASE_URL: config.url, PAYSAGA_DATABASE_SCHEMA: config.schema },
   };
 }
+
+/**
+ * The variables of a fresh store for a paysaga process started from its environment: the run's embedded
+ * store and a schema of its own, migrated by the process itself when it starts.
+ */
+export function testStoreEnv(): { PAYSAGA_DATABASE_URL: string; PAYSAGA_DATABASE_SCHEMA: string } {
+  return { PAYSAGA_DATABASE_URL: testDatabaseUrl(), PAYSAGA_DATABASE_SCHEMA: uniqueSchema('p') };
+}

@@ -25,6 +25,7 @@ import {
   uniqueWorkflowId,
   type TestClient,
 } from '../helpers/temporal';
+import { testStoreEnv } from '../helpers/store';
 
 jest.setTimeout(90_000);
 
@@ -198,6 +199,7 @@ test('worker and API refuse a namespace nobody set up, and start once paysaga se
     PAYSAGA_PROVIDER_TEST_SERVICE_KEYS: keys.paths.servicePublic,
     PAYSAGA_API_TOKENS: 'token',
     PAYSAGA_WORKFLOW_BUNDLE: sharedWorkflowBundlePath(),
+    ...testStoreEnv(),
     PAYSAGA_LOG_LEVEL: 'silent',
   };
   const notSetUp = new RegExp(

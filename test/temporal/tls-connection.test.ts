@@ -40,6 +40,7 @@ import {
   type TlsProxy,
 } from '../helpers/tls-proxy';
 import { FRICTIONLESS, rub } from '../helpers/workflow-test';
+import { testStoreEnv } from '../helpers/store';
 
 jest.setTimeout(90_000);
 
@@ -93,6 +94,7 @@ describe('TEMPORAL_* variables: own CA', () => {
       PAYSAGA_WORKFLOW_BUNDLE: sharedWorkflowBundlePath(),
       PAYSAGA_API_TOKENS: 'tls-test-token',
       PAYSAGA_LOG_LEVEL: 'silent',
+      ...testStoreEnv(),
     };
     worker = await startWorkerFromEnv({ env, shutdownSignals: [] });
     expect(worker.address).toBe(proxy.address);
