@@ -10,7 +10,7 @@
  */
 import type { temporal } from '@temporalio/proto';
 import { CardDetails } from '../../provider';
-import { referenceWorkflowId, type SessionState } from '../../common/session-input';
+import type { SessionState } from '../../common/session-input';
 import { sessionViewOf } from '../../workflows/session-view';
 import { writeHistory } from '../fixtures/histories/io';
 import { completeThreeDs, payFpsQr } from '../helpers/payer';
@@ -65,32 +65,6 @@ jest.setTimeout(90_000);
   it('card checkout (webhooks on)', async () => {
     const id = await cardPayment(stack, 1_000);
     expect((await record(stack, 'card_checkout', id)).phase).toBe('succeeded');
-  });
-
-  // The outbox of a card checkout's events, recorded while it waits for more (it closes after idleMs).
-  // Recorded before its bookkeeping became local activities (patch `outbox-local-bookkeeping`): the
-  // replay shows that runs started before the patch go on under the new code.
-  it('event outbox', async () => {
-    const id = await cardPayment(stack, 1_200);
-    await stack.temporal.workflow.getHandle(id).result();
-    const outbox = stack.temporal.workflow.getHandle(`events-${id}`);
-    for (let tries = 0; ; tries++) {
-      const history = await outbox.fetchHistory();
-      const events = history.events ?? [];
-      const last = events[events.length - 1];
-      // Idle: its last task completed with a timer (the idle wait) started.
-      if (last?.timerStartedEventAttributes) {
-        const file = writeHistory(
-          'event_outbox',
-          `events-${id}`,
-          history as temporal.api.history.v1.IHistory,
-        );
-        process.stderr.write(`recorded event_outbox -> ${file}\n`);
-        break;
-      }
-      if (tries > 50) throw new Error('the outbox never went idle');
-      await sleep(200);
-    }
   });
 
   it('card checkout, polling only (webhooks off), manual approval by Update', async () => {
@@ -244,7 +218,7 @@ jest.setTimeout(90_000);
     expect((await record(stack, 'payout_token', started.sessionId)).phase).toBe('succeeded');
   });
 
-  it('identity check (its reference, then its session)', async () => {
+  it('identity check', async () => {
     const banks = (await stack.sandbox.get('sbp/banks')).body.banks as { id: string }[];
     const reference = ref('idc');
     const started = await stack.payments.identityChecks.start({
@@ -254,14 +228,6 @@ jest.setTimeout(90_000);
       payee: { given_name: 'Ivan', family_name: 'Ivanov' },
     });
     expect((await record(stack, 'identity_check', started.sessionId)).phase).toBe('succeeded');
-    // The reference's workflow keeps the reference (for a year): its history so far, while it waits.
-    const handle = stack.temporal.workflow.getHandle(referenceWorkflowId(reference));
-    const file = writeHistory(
-      'reference',
-      referenceWorkflowId(reference),
-      (await handle.fetchHistory()) as temporal.api.history.v1.IHistory,
-    );
-    process.stderr.write(`recorded reference -> ${file}\n`);
   });
 
   it('refund after the workflow closed (a new run), then a chargeback (another run)', async () => {

@@ -24,10 +24,8 @@ const KINDS = [
   'payout',
   'payout_token',
   'identity_check',
-  'reference',
   'refund',
   'late_event',
-  'event_outbox',
 ];
 
 jest.setTimeout(60_000);
