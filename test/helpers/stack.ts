@@ -45,6 +45,8 @@ export interface StackOptions {
   providerRetries?: number;
   /** Encrypt payloads with this codec in the worker and the client (DESIGN decision 2). */
   codec?: PayloadCodec;
+  /** A namespace of its own (registered beforehand), instead of the run's shared one. */
+  namespace?: string;
   /** Outbound events: delivery policy (tests shorten the pauses) and configured endpoints. */
   events?: Partial<Pick<EventWorkerSettings, 'policy' | 'configured' | 'pollMs'>>;
 }
@@ -92,9 +94,10 @@ export async function startStack(opts: StackOptions = {}): Promise<TestStack> {
     polling: { webhooks: opts.webhooks !== false, ...opts.settings?.polling },
   });
   const dataConverter = opts.codec ? { payloadCodecs: [opts.codec] } : undefined;
-  const { client: temporal, close: closeClient } = await connectTestClient(
-    dataConverter ? { dataConverter } : {},
-  );
+  const { client: temporal, close: closeClient } = await connectTestClient({
+    ...(dataConverter ? { dataConverter } : {}),
+    ...(opts.namespace ? { namespace: opts.namespace } : {}),
+  });
   const store = await testStore();
   const signingKeys = parseSigningKeys(`k1:${randomBytes(32).toString('base64')}`, 'test signing key');
   const handled: WebhookHandling[] = [];
@@ -167,7 +170,7 @@ export async function startStack(opts: StackOptions = {}): Promise<TestStack> {
     if (current) return;
     const worker = await createPaysagaWorker({
       connection,
-      namespace: testNamespace(),
+      namespace: opts.namespace ?? testNamespace(),
       taskQueue,
       provider,
       store,
