@@ -78,7 +78,7 @@ async function closedRun(sessionId: string): Promise<void> {
 const ledger = async (sessionId: string) =>
   (await s.stack.sandbox.ledger(sessionId)).entries.map((e) => [e.kind, e.amount]);
 const providerSessions = async () =>
-  ((await s.stack.sandbox.get('sandbox/stats')).body.stats as { sessions: number }).sessions;
+  (await s.stack.sandbox.stats()).stats.sessions;
 
 /** The same checks for any money-moving session whose workflows are all gone. */
 async function afterRetention(o: {
