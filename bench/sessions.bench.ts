@@ -25,6 +25,9 @@ import { CardDetails, createWebhookVerifier, ProviderClient, redactPans } from '
 import { startSandbox } from '../sandbox';
 import type { LedgerEntry } from '../sandbox/ledger';
 import { startLocalTemporal } from '../test/helpers/local-temporal';
+import { migrateStore, openStore, type Store } from '../store/database';
+import { startEmbeddedStore } from '../store/embedded';
+import { storedStates } from '../store/sessions';
 import { createPaysagaWorker } from '../workers/worker';
 import { freshKeyPair, machineLine, mib, percentile, round1, runBounded } from './support';
 import { finalView } from '../test/helpers/final';
@@ -110,7 +113,7 @@ export function checkLedger(entries: LedgerEntry[], expected: Map<string, number
 
 async function runMode(
   webhooks: boolean,
-  deps: { address: string; namespace: string; bundlePath: string },
+  deps: { address: string; namespace: string; bundlePath: string; databaseUrl: string },
   n: number,
   concurrency: number,
 ): Promise<SessionsRow & { webhookAnswers: Record<string, number> }> {
@@ -128,6 +131,9 @@ async function runMode(
     const clientConnection = await Connection.connect({ address: deps.address });
     closers.push(() => clientConnection.close());
     const temporal = new Client({ connection: clientConnection, namespace: deps.namespace });
+    const store: Store = openStore({ url: deps.databaseUrl, schema: webhooks ? 'webhooks' : 'polling', poolSize: 10 });
+    closers.push(() => store.close());
+    await migrateStore(store);
 
     let webhookUrl: string | undefined;
     if (webhooks) {
@@ -140,6 +146,7 @@ async function runMode(
             verify,
             temporal,
             taskQueue,
+            stored: storedStates(store),
           }).then(
             (h) => {
               webhookAnswers[h.status] = (webhookAnswers[h.status] ?? 0) + 1;
@@ -194,6 +201,7 @@ async function runMode(
       namespace: deps.namespace,
       taskQueue,
       provider,
+      store,
       workflowBundlePath: deps.bundlePath,
     });
     const running = worker.run();
@@ -201,7 +209,7 @@ async function runMode(
       worker.shutdown();
       await running;
     });
-    const payments = new PaymentsClient({ temporal, provider, taskQueue, settings });
+    const payments = new PaymentsClient({ temporal, provider, store, taskQueue, settings });
 
     const expected = new Map<string, number>();
     const checkout = async (i: number, label: string) => {
@@ -276,6 +284,7 @@ export async function main(): Promise<void> {
   const { env, namespace, cli } = await startLocalTemporal();
   const tempDir = fs.mkdtempSync(path.join(os.tmpdir(), 'paysaga-bench-'));
   const rows: Awaited<ReturnType<typeof runMode>>[] = [];
+  const database = await startEmbeddedStore();
   try {
     console.error(`dev server ${env.address} up in ${Date.now() - started} ms (${cli})`);
     const bundleStarted = Date.now();
@@ -286,7 +295,7 @@ export async function main(): Promise<void> {
     const bundlePath = path.join(tempDir, 'workflow-bundle.js');
     fs.writeFileSync(bundlePath, code);
     console.error(`workflow bundle built once in ${Date.now() - bundleStarted} ms`);
-    const deps = { address: env.address, namespace, bundlePath };
+    const deps = { address: env.address, namespace, bundlePath, databaseUrl: database.url };
     for (const webhooks of [true, false]) {
       const t = Date.now();
       rows.push(await runMode(webhooks, deps, n, concurrency));
@@ -296,6 +305,7 @@ export async function main(): Promise<void> {
     // Card data never reaches this point unmasked, but a message is redacted all the same.
     throw new Error(redactPans((err as Error).stack ?? String(err)));
   } finally {
+    await database.stop();
     await env.teardown();
     fs.rmSync(tempDir, { recursive: true, force: true });
   }

@@ -24,6 +24,8 @@ import { DeferredReturnUrls, ReturnUrls } from '../../client/return-url';
 import { mergeSettings, DEFAULT_SETTINGS, type SessionSettings } from '../../common/settings';
 import { createWebhookVerifier, ProviderClient } from '../../provider';
 import { startLocalTemporal, type LocalTemporal } from '../../test/helpers/local-temporal';
+import { migrateStore, openStore, type Store } from '../../store/database';
+import { startEmbeddedStore, type EmbeddedStore } from '../../store/embedded';
 import { createPaysagaWorker } from '../../workers/worker';
 import { freshKeyPair, type BenchKeyPair } from '../support';
 import { freePort, startProbed, type ProbedProcess } from './processes';
@@ -45,6 +47,10 @@ export interface BenchServer {
    * the server, whatever the load of the machine.
    */
   operations(): Promise<Record<string, number>>;
+  /** The embedded store (PGlite in this process, as `paysaga dev` runs it), shared by the run's stacks. */
+  database: EmbeddedStore;
+  /** A migrated schema of its own in the embedded store (closed with the server). */
+  store(name: string): Promise<Store>;
   close(): Promise<void>;
 }
 
@@ -54,7 +60,16 @@ export async function startBenchServer(): Promise<BenchServer> {
     extraArgs: ['--metrics-port', String(metricsPort)],
   });
   const tempDir = fs.mkdtempSync(path.join(os.tmpdir(), 'paysaga-bench-'));
+  const database = await startEmbeddedStore();
+  const stores: Store[] = [];
   return {
+    database,
+    async store(name) {
+      const store = openStore({ url: database.url, schema: name.replace(/[^a-z0-9_]/g, '_'), poolSize: 10 });
+      await migrateStore(store);
+      stores.push(store);
+      return store;
+    },
     address: local.env.address,
     namespace: local.namespace,
     cli: local.cli,
@@ -78,6 +93,8 @@ export async function startBenchServer(): Promise<BenchServer> {
       return out;
     },
     async close() {
+      for (const store of stores) await store.close().catch(() => undefined);
+      await database.stop().catch(() => undefined);
       await local.env.teardown();
       fs.rmSync(tempDir, { recursive: true, force: true });
     },
@@ -224,6 +241,7 @@ export async function startPaysaga(
     const connection = await Connection.connect({ address: server.address });
     closers.push(() => connection.close());
     const temporal = new Client({ connection, namespace: server.namespace });
+    const store = await server.store(`b_${randomUUID().slice(0, 8)}`);
 
     let worker: Worker | undefined;
     if (o.worker !== false) {
@@ -234,6 +252,7 @@ export async function startPaysaga(
         namespace: server.namespace,
         taskQueue,
         provider,
+        store,
         workflowBundlePath: o.bundlePath,
         ...(o.tuning ? { tuning: o.tuning } : {}),
       });
@@ -250,6 +269,7 @@ export async function startPaysaga(
     const payments = new PaymentsClient({
       temporal,
       provider,
+      store,
       taskQueue,
       settings: o.settings,
       returnUrls,
@@ -261,6 +281,7 @@ export async function startPaysaga(
       temporal,
       taskQueue,
       settings: o.settings,
+      store,
       verifyWebhook: createWebhookVerifier([o.sandbox.service.publicPem]),
       apiTokens: [apiToken],
       returnSecrets,
