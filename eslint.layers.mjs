@@ -27,8 +27,6 @@ export const LAYERS = [
 /** common/ files the workflow bundle may import; any other common/ file is for Node code only. */
 export const WORKFLOW_SAFE_COMMON = [
   'event-delivery',
-  'event-messages',
-  'event-outbox-types',
   'events',
   'failures',
   'kinds',

@@ -10,6 +10,7 @@ import * as apiCommand from './commands/api';
 import * as demoCommand from './commands/demo';
 import * as devCommand from './commands/dev';
 import * as eventsCommand from './commands/events';
+import * as exportCommand from './commands/export';
 import * as keysCommand from './commands/keys';
 import * as sandboxCommand from './commands/sandbox';
 import * as setupCommand from './commands/setup';
@@ -30,6 +31,7 @@ const COMMANDS: CommandModule[] = [
   setupCommand,
   demoCommand,
   eventsCommand,
+  exportCommand,
   webhooksCommand,
 ];
 

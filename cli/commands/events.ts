@@ -1,21 +1,12 @@
 /**
  * `paysaga events tail`: follows events in a terminal through the HTTP API (like `stripe listen`
- * prints them): one line per event, `<created>  <type>  <subject>  <id>`, until Ctrl-C.
- *
- * Following one subject (`--session`, `--subscription`) pages forward by event id. Across subjects
- * there is no global order to page by (each subject's outbox releases on its own), so every poll
- * reads the events created since a little before the previous poll (OVERLAP_MS) and prints those not
- * printed yet: an event published a few seconds late is still shown.
+ * prints them): one line per event, `<created>  <type>  <subject>  <id>`, until Ctrl-C. It pages
+ * forward through the store's global order of events (`after` = the last event id printed).
  */
 import { InvalidArgumentError, type Command } from 'commander';
 import { PaysagaApiError, type EventListQuery } from '../../client/http';
-import { EVENT_TYPES, eventSubject, type EventType, type PaysagaEvent } from '../../common/events';
+import { EVENT_TYPES, type EventType, type PaysagaEvent } from '../../common/events';
 import { apiClientFor } from '../api-access';
-
-const OVERLAP_MS = 60_000;
-/** How long an event waits for an earlier one of its subject before it is printed anyway. */
-const HOLD_MS = 5_000;
-const MAX_REMEMBERED = 20_000;
 
 export interface TailOptions {
   data?: string;
@@ -112,7 +103,6 @@ const sleep = (ms: number, signal?: AbortSignal) =>
 /** Polls until `deps.signal` is aborted; resolves then. A wrong token or a bad filter ends it with an error. */
 export async function tailEvents(opts: TailOptions, deps: EventsCommandDeps = processDeps): Promise<void> {
   const { api, apiUrl } = apiClientFor(opts, deps.env, { maxRetries: 0, timeoutMs: 30_000 });
-  const since = opts.since ?? new Date().toISOString();
   const subject = opts.session ?? opts.subscription;
   const filter: EventListQuery = {
     ...(opts.session ? { session_id: opts.session } : {}),
@@ -120,50 +110,21 @@ export async function tailEvents(opts: TailOptions, deps: EventsCommandDeps = pr
     ...(opts.type ? { type: opts.type } : {}),
     limit: 200,
   };
-  const printed = new Set<string>();
-  let cursor: string = since; // one subject: the last event id printed; across subjects: a time
+  // The store gives every event a place in one global order, committed in that order (an event's
+  // place is taken in the transaction that inserts it): paging on from the last event printed misses
+  // none and repeats none, across subjects too.
+  let cursor: string = opts.since ?? new Date().toISOString();
   let failing = false;
-  // Listings are eventually consistent: an event may show up a poll after a later one of its subject.
-  // Each subject is printed in sequence order; an event waits (at most HOLD_MS) for the ones before it.
-  const lastSequence = new Map<string, number>();
-  const held = new Map<string, { event: PaysagaEvent; heldAt: number }>();
-  const print = (e: PaysagaEvent) => {
-    printed.add(e.id);
-    if (printed.size > MAX_REMEMBERED) printed.delete(printed.values().next().value!);
-    lastSequence.set(eventSubject(e), e.sequence);
-    deps.out(opts.json ? JSON.stringify(e) : formatEventLine(e));
-  };
-  const show = (e: PaysagaEvent) => {
-    if (printed.has(e.id) || held.has(e.id) || e.created <= since) return;
-    held.set(e.id, { event: e, heldAt: Date.now() });
-  };
-  const release = () => {
-    const waiting = [...held.values()].sort((a, b) => a.event.sequence - b.event.sequence);
-    for (const { event, heldAt } of waiting) {
-      const last = lastSequence.get(eventSubject(event));
-      const next = last === undefined ? event.sequence === 1 : event.sequence === last + 1;
-      if (!next && Date.now() - heldAt < HOLD_MS) continue;
-      held.delete(event.id);
-      if (last === undefined || event.sequence > last) print(event);
-    }
-  };
-
   deps.err(`following events at ${apiUrl}${subject ? ` for ${subject}` : ''} (Ctrl-C stops)`);
   try {
     while (!deps.signal?.aborted) {
-      const pollStarted = Date.now();
       try {
-        let after = cursor;
         for (;;) {
-          const page = await api.events.list({ ...filter, after });
-          for (const e of page.events) show(e);
-          release();
-          if (page.next) after = page.next;
+          const page = await api.events.list({ ...filter, after: cursor });
+          for (const e of page.events) deps.out(opts.json ? JSON.stringify(e) : formatEventLine(e));
+          if (page.next) cursor = page.next;
           if (!page.hasMore || deps.signal?.aborted) break;
         }
-        cursor = subject
-          ? after
-          : new Date(Math.max(Date.parse(since), pollStarted - OVERLAP_MS)).toISOString();
         if (failing) deps.err('the API answers again');
         failing = false;
       } catch (err) {

@@ -1,8 +1,9 @@
 /**
  * `paysaga setup`: prepares the Temporal cluster of the standard configuration (TEMPORAL_* variables or
  * a profile, common/temporal-config.ts) for paysaga: the namespace (registered when missing and
- * allowed) and paysaga's search attributes, idempotently (cli/temporal-setup.ts). Run it once per
- * namespace before the workers and the API, and again after an upgrade that adds search attributes.
+ * allowed) and paysaga's search attributes, idempotently (cli/temporal-setup.ts); and the store
+ * (PAYSAGA_DATABASE_URL, store/config.ts): its schema brought to the latest migration. Run it before
+ * the workers and the API, and again after every upgrade (new migrations, new search attributes).
  */
 import { InvalidArgumentError, type Command } from 'commander';
 import type { Connection } from '@temporalio/client';
@@ -13,6 +14,9 @@ import {
 } from '../../common/temporal-config';
 import type * as TemporalConnection from '../../common/temporal-connection';
 import type * as TemporalSetup from '../temporal-setup';
+import { describeStoreUrl, storeConfigFromEnv, type StoreConfig } from '../../store/config';
+import type * as StoreDatabase from '../../store/database';
+import type * as StoreErrors from '../../store/errors';
 
 export const DEFAULT_RETENTION_DAYS = 30;
 
@@ -48,7 +52,8 @@ export function register(program: Command, deps: SetupCommandDeps = processDeps)
     .command('setup')
     .description(
       'prepare the Temporal namespace for paysaga: register it when missing (if the server allows), add ' +
-        "paysaga's search attributes; idempotent. Temporal is configured by TEMPORAL_* / TEMPORAL_PROFILE",
+        "paysaga's search attributes; apply the store's migrations (PAYSAGA_DATABASE_URL); idempotent. " +
+        'Temporal is configured by TEMPORAL_* / TEMPORAL_PROFILE',
     )
     .option(
       '--retention <days>',
@@ -58,7 +63,7 @@ export function register(program: Command, deps: SetupCommandDeps = processDeps)
     )
     .option(
       '--wait <seconds>',
-      'keep trying to reach Temporal this long (a cluster still starting, e.g. in docker compose)',
+      'keep trying to reach Temporal and the store this long (a cluster still starting, e.g. in docker compose)',
       positive('--wait', 0),
       0,
     )
@@ -91,11 +96,54 @@ async function connectWithin(settings: TemporalSettings, waitSeconds: number, lo
   }
 }
 
-/** Runs setup and prints what it did; throws (exit code 1) when the cluster cannot be set up. */
+/** What setup did to the store: the migrations this run applied (none: it was up to date). */
+export interface StoreSetupReport {
+  schema: string;
+  applied: string[];
+}
+
+export type SetupCommandReport = TemporalSetup.SetupReport & {
+  /** null: PAYSAGA_DATABASE_URL is not set, so no store was migrated. */
+  store: StoreSetupReport | null;
+};
+
+/** Applies the store's pending migrations, waiting up to `waitSeconds` for a store still starting. */
+async function migrateWithin(
+  config: StoreConfig,
+  waitSeconds: number,
+  log: (l: string) => void,
+): Promise<StoreSetupReport> {
+  // Loaded lazily so `paysaga --help` starts without the database driver.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { migrateStore, openStore } = require('../../store/database') as typeof StoreDatabase;
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { isStoreUnavailable } = require('../../store/errors') as typeof StoreErrors;
+  const store = openStore({ ...config, poolSize: 1 }, { applicationName: 'paysaga-setup' });
+  const deadline = Date.now() + waitSeconds * 1000;
+  try {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const result = await migrateStore(store);
+        const applied = (result.results ?? [])
+          .filter((r) => r.status === 'Success')
+          .map((r) => r.migrationName);
+        return { schema: config.schema, applied };
+      } catch (err) {
+        if (!isStoreUnavailable(err) || Date.now() > deadline) throw err;
+        if (attempt === 1) log(`waiting up to ${waitSeconds} s for the store (${(err as Error).message})`);
+        await sleep(2_000);
+      }
+    }
+  } finally {
+    await store.close();
+  }
+}
+
+/** Runs setup and prints what it did; throws (exit code 1) when the cluster or store cannot be set up. */
 export async function runSetup(
   opts: SetupCommandOptions,
   deps: SetupCommandDeps = processDeps,
-): Promise<TemporalSetup.SetupReport> {
+): Promise<SetupCommandReport> {
   const settings = temporalSettingsFromEnv(deps.env);
   const progress = opts.json ? deps.err : deps.out;
   const log = (line: string) => progress(`paysaga setup: ${line}`);
@@ -113,7 +161,22 @@ export async function runSetup(
   } finally {
     await connection.close();
   }
-  log(report.changed ? 'done' : 'nothing to change, done');
-  if (opts.json) deps.out(JSON.stringify(report));
-  return report;
+  const storeConfig = storeConfigFromEnv(deps.env);
+  let store: StoreSetupReport | null = null;
+  if (!storeConfig) {
+    log('PAYSAGA_DATABASE_URL is not set: no store to migrate (`paysaga dev` migrates its embedded one)');
+  } else {
+    log(`store ${describeStoreUrl(storeConfig.url)}, schema ${storeConfig.schema}`);
+    store = await migrateWithin(storeConfig, opts.wait, log);
+    log(
+      store.applied.length
+        ? `store: applied ${store.applied.join(', ')}`
+        : 'store: every migration applied already',
+    );
+  }
+  const changed = report.changed || Boolean(store?.applied.length);
+  log(changed ? 'done' : 'nothing to change, done');
+  const full: SetupCommandReport = { ...report, changed, store };
+  if (opts.json) deps.out(JSON.stringify(full));
+  return full;
 }

@@ -1,7 +1,8 @@
 /**
- * `paysaga setup` as a real process against the run's Temporal dev server, configured only by TEMPORAL_*
- * variables: on a fresh namespace the first run registers it and adds every paysaga search attribute,
- * the second run changes nothing and succeeds, and a workflow in the namespace can then set them. A
+ * `paysaga setup` as a real process against the run's Temporal dev server and store, configured only by
+ * TEMPORAL_* and PAYSAGA_DATABASE_* variables: on a fresh namespace and schema the first run registers the
+ * namespace, adds every paysaga search attribute and applies every migration of the store; the second
+ * run changes nothing and succeeds, and a workflow in the namespace can then set them. A
  * namespace where one of the names has another type is refused, and nothing is added to it.
  */
 import { spawn } from 'node:child_process';
@@ -12,7 +13,8 @@ import { msToTs } from '@temporalio/common/lib/time';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { temporal } from '@temporalio/proto';
 import { PAYSAGA_SEARCH_ATTRIBUTES, searchAttributeSpecs } from '../../common/search-attributes';
-import type { SetupReport } from '../../cli/temporal-setup';
+import type { SetupCommandReport } from '../../cli/commands/setup';
+import { MIGRATIONS } from '../../store/migrations';
 import { startApiFromEnv } from '../../api/server';
 import { startWorkerFromEnv } from '../../workers/main';
 import { greetAndTagWorkflow } from '../fixtures/trivial-workflow';
@@ -38,9 +40,14 @@ interface Run {
   stderr: string;
 }
 
-function setup(namespace: string, args: string[] = ['--json']): Promise<Run> {
+function setup(
+  namespace: string,
+  args: string[] = ['--json'],
+  store: Partial<ReturnType<typeof testStoreEnv>> = {},
+): Promise<Run> {
   const child = spawn(process.execPath, [BIN, 'setup', ...args], {
     env: {
+      ...store,
       PATH: process.env.PATH,
       TEMPORAL_ADDRESS: testAddress(),
       TEMPORAL_NAMESPACE: namespace,
@@ -62,9 +69,9 @@ function setup(namespace: string, args: string[] = ['--json']): Promise<Run> {
   );
 }
 
-function report(run: Run): SetupReport {
+function report(run: Run): SetupCommandReport {
   if (run.code !== 0) throw new Error(`paysaga setup exited ${run.code}\n${run.stdout}\n${run.stderr}`);
-  return JSON.parse(run.stdout.trim().split('\n').pop()!) as SetupReport;
+  return JSON.parse(run.stdout.trim().split('\n').pop()!) as SetupCommandReport;
 }
 
 let test_: TestClient;
@@ -77,17 +84,19 @@ afterAll(async () => {
 
 const ALL = searchAttributeSpecs(PAYSAGA_SEARCH_ATTRIBUTES);
 
-test('twice on a fresh namespace: registers and adds everything, then changes nothing', async () => {
+test('twice on a fresh namespace and store: registers, adds and migrates everything, then changes nothing', async () => {
   const namespace = `paysaga-setup-${randomUUID()}`;
   const operator = test_.connection.operatorService;
+  const store = testStoreEnv();
 
-  const first = report(await setup(namespace));
+  const first = report(await setup(namespace, ['--json'], store));
   expect(first).toEqual({
     namespace,
     namespaceOutcome: 'registered',
     added: ALL,
     present: [],
     changed: true,
+    store: { schema: store.PAYSAGA_DATABASE_SCHEMA, applied: Object.keys(MIGRATIONS) },
   });
   const described = await test_.connection.workflowService.describeNamespace({ namespace });
   expect(Number(described.config?.workflowExecutionRetentionTtl?.seconds)).toBe(30 * 86_400);
@@ -100,17 +109,22 @@ test('twice on a fresh namespace: registers and adds everything, then changes no
     CurrencyCode: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
   });
 
-  const secondRun = await setup(namespace, []);
+  const secondRun = await setup(namespace, [], store);
   expect(secondRun.code).toBe(0);
   expect(secondRun.stdout).toContain(`namespace ${namespace}: exists`);
+  expect(secondRun.stdout).toContain('store: every migration applied already');
   expect(secondRun.stdout).toContain('nothing to change');
-  expect(report(await setup(namespace))).toEqual({
+  expect(report(await setup(namespace, ['--json'], store))).toEqual({
     namespace,
     namespaceOutcome: 'exists',
     added: [],
     present: ALL,
     changed: false,
+    store: { schema: store.PAYSAGA_DATABASE_SCHEMA, applied: [] },
   });
+  // Without a store configured, setup says so and leaves the store alone.
+  const noStore = report(await setup(namespace));
+  expect(noStore.store).toBeNull();
   expect((await operator.listSearchAttributes({ namespace })).customAttributes).toEqual(listed);
 
   // The namespace is usable: a workflow there sets paysaga's typed search attributes.
