@@ -221,6 +221,16 @@ export async function searchSessions(
   filter: SessionFilter,
   page: { after?: SessionCursor; limit: number },
 ): Promise<SessionState[]> {
+  const rows = await sessionSearchQuery(store, filter, page).execute();
+  return rows.map((r) => r.state);
+}
+
+/** The query searchSessions sends (test/store/indexes.test.ts shows each filter's plan uses an index). */
+export function sessionSearchQuery(
+  store: Store,
+  filter: SessionFilter,
+  page: { after?: SessionCursor; limit: number },
+) {
   let q = store.db.selectFrom('sessions').select('state');
   if (filter.reference !== undefined) q = q.where('reference', '=', filter.reference);
   if (filter.phases?.length) q = q.where('phase', 'in', [...filter.phases]);
@@ -235,6 +245,5 @@ export async function searchSessions(
   const after = page.after;
   if (after)
     q = q.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(after.createdAt, after.id)));
-  const rows = await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit).execute();
-  return rows.map((r) => r.state);
+  return q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit);
 }
