@@ -5,34 +5,22 @@
  * answer Update that waits for the result), with the worker and the API (whose public listener
  * verifies and signals the sandbox's webhooks) in this process and the sandbox in its own; frictionless
  * card, approval and finalization automatic, so each checkout is initiate, start, approve, result.
- * The no-op (bench/noop/): the same starts (reference Update-with-Start, child session workflow, card
- * answer Update), the same activities (initiate, approve, one publishEvent per event) returning at
- * once, the same events signaled with start into an outbox, and as many signals as paysaga's sessions
- * received webhooks (sent by the driver as bare signal() calls); no provider.
- * Rounds alternate no-op and paysaga, so that a change of load on a shared machine falls on both.
+ * The floor (bench/floor/, DESIGN 17): a workflow started by the client, one activity, three signals,
+ * then it completes; on the same server with paysaga's worker settings and the same concurrency.
+ * Rounds alternate the floor and paysaga, so that a change of load on a shared machine falls on both.
  * Run: `npm run bench -- checkouts` (BENCH_N checkouts per row, BENCH_CONCURRENCY in flight,
  * BENCH_ROUNDS rounds; BENCH_CPU_PROF=<dir> writes a CPU profile of paysaga's rows there).
  */
-import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Session } from 'node:inspector/promises';
-import { WithStartWorkflowOperation, type Client } from '@temporalio/client';
-import { WorkflowIdConflictPolicy } from '@temporalio/common';
-import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { request } from 'undici';
 import { CardDetails, redactPans } from '../provider';
 import type { LedgerEntry } from '../sandbox/ledger';
 import { checkLedger } from './sessions.bench';
-import * as noopActivities from './noop/activities';
-import {
-  noopReferenceWorkflow,
-  providerEvent,
-  registration,
-  reportStart,
-  type NoopReferenceInput,
-} from './noop/workflows';
+import { startFloor } from './floor/run';
 import {
   benchSettings,
   operationsPer,
@@ -49,11 +37,10 @@ import { TEST_CARD } from '../sandbox/test-cards';
 
 const FRICTIONLESS_CARD = TEST_CARD.visa;
 const WAIT_MS = 5_000;
-const DAY = 24 * 3_600_000;
 
 interface Row {
   round: number;
-  workflow: 'no-op' | 'paysaga';
+  workflow: 'floor' | 'paysaga';
   checkouts: number;
   perSec: number;
   p50Ms: number;
@@ -145,36 +132,6 @@ function paysagaCheckout(stack: PaysagaStack, expected: Map<string, number>, lab
   };
 }
 
-/** One no-op checkout, the calls paysaga's starter and the webhook receiver make, bare. */
-function noopCheckout(temporal: Client, taskQueue: string, signals: () => number, label: string) {
-  return async (i: number) => {
-    const requestId = randomUUID();
-    const reference = `noop-${label}-${i}-${taskQueue.slice(-8)}`;
-    const input: NoopReferenceInput = {
-      reference,
-      requestId,
-      signals: signals(),
-      keepMs: 400 * DAY,
-      followMs: 3 * DAY,
-    };
-    const { sessionId } = await temporal.workflow.executeUpdateWithStart(registration, {
-      args: [{ requestId }],
-      startWorkflowOperation: new WithStartWorkflowOperation(noopReferenceWorkflow, {
-        workflowId: `ref-${reference}`,
-        taskQueue,
-        args: [input],
-        workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
-      }),
-    });
-    const session = temporal.workflow.getHandle(sessionId);
-    const [answer] = await Promise.all([
-      session.executeUpdate(reportStart, { args: [{ timeoutMs: WAIT_MS }] }),
-      ...Array.from({ length: input.signals }, () => session.signal(providerEvent, { type: 'webhook' })),
-    ]);
-    if (answer.phase !== 'succeeded') throw new Error(`no-op ${sessionId} answered ${answer.phase}`);
-  };
-}
-
 export async function main(): Promise<void> {
   const n = Number(process.env.BENCH_N ?? 200);
   const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 20);
@@ -186,15 +143,15 @@ export async function main(): Promise<void> {
   const server = await startBenchServer();
   const closers: (() => Promise<unknown>)[] = [() => server.close()];
   const rows: Row[] = [];
-  const ops: Record<Row['workflow'], Record<string, number>> = { 'no-op': {}, paysaga: {} };
+  const ops: Record<Row['workflow'], Record<string, number>> = { floor: {}, paysaga: {} };
   let ledger = '';
   let webhooksPerCheckout = 0;
   let webhookOutcomes: Record<string, number> = {};
   try {
     console.error(`dev server ${server.address} up in ${Date.now() - started} ms (${server.cli})`);
-    const [paysagaBundle, noopBundle] = await Promise.all([
+    const [paysagaBundle, floorBundle] = await Promise.all([
       server.bundle('paysaga', require.resolve('../workflows')),
-      server.bundle('noop', require.resolve('./noop/workflows')),
+      server.bundle('floor', require.resolve('./floor/workflows')),
     ]);
     const { sandbox, publicPort } = await sandboxForApi(server);
     closers.push(() => sandbox.close());
@@ -206,41 +163,24 @@ export async function main(): Promise<void> {
     });
     closers.push(() => stack.close());
 
-    const noopQueue = `bench-noop-${randomUUID()}`;
-    const native = await NativeConnection.connect({ address: server.address });
-    closers.push(() => native.close());
-    const noopWorker = await Worker.create({
-      connection: native,
+    const floor = await startFloor({
+      address: server.address,
       namespace: server.namespace,
-      taskQueue: noopQueue,
-      workflowBundle: { codePath: noopBundle },
-      activities: noopActivities,
-      shutdownGraceTime: '10s',
+      client: stack.temporal,
+      bundlePath: floorBundle,
     });
-    const noopRunning = noopWorker.run();
-    closers.push(async () => {
-      noopWorker.shutdown();
-      await noopRunning;
-    });
+    closers.push(() => floor.close());
 
     const expected = new Map<string, number>();
-    let signals = 2;
-    // Warm-up: paysaga first, to learn how many webhooks a checkout gets (the no-op sends as many).
+    // Warm-up: paysaga, counting the webhooks a checkout gets; then the floor.
     const hooksBefore = await webhooksReceived(stack);
     await runBounded(warmup, concurrency, paysagaCheckout(stack, expected, 'warmup'));
     await new Promise((r) => setTimeout(r, 1_000)); // the last webhooks of the warm-up
     const hooksAfter = await webhooksReceived(stack);
     const total = (h: Record<string, number>) => Object.values(h).reduce((a, b) => a + b, 0);
     webhooksPerCheckout = (total(hooksAfter) - total(hooksBefore)) / warmup;
-    signals = Math.max(1, Math.round(webhooksPerCheckout));
-    await runBounded(
-      warmup,
-      concurrency,
-      noopCheckout(stack.temporal, noopQueue, () => signals, 'warmup'),
-    );
-    console.error(
-      `warm-up done: ${webhooksPerCheckout} webhooks per checkout; the no-op sends ${signals} signals`,
-    );
+    await runBounded(warmup, concurrency, (i) => floor.run(-1 - i));
+    console.error(`warm-up done: ${webhooksPerCheckout} webhooks per checkout`);
 
     const [serverPid] = childPidsNamed('temporal');
     if (!serverPid) throw new Error('no dev server process among the children of this process');
@@ -251,19 +191,8 @@ export async function main(): Promise<void> {
       await profiler.post('Profiler.enable');
     }
     for (let round = 1; round <= rounds; round++) {
-      rows.push(
-        await measure(
-          server,
-          pids,
-          ops,
-          round,
-          'no-op',
-          n,
-          concurrency,
-          noopCheckout(stack.temporal, noopQueue, () => signals, `r${round}`),
-        ),
-      );
-      console.error(`round ${round} no-op: ${rows.at(-1)!.perSec}/s`);
+      rows.push(await measure(server, pids, ops, round, 'floor', n, concurrency, (i) => floor.run(i)));
+      console.error(`round ${round} floor: ${rows.at(-1)!.perSec}/s`);
       if (profiler) await profiler.post('Profiler.start');
       rows.push(
         await measure(
@@ -302,10 +231,10 @@ export async function main(): Promise<void> {
   console.log(machineLine());
   console.log(`checkouts per row ${n}, concurrency ${concurrency}, rounds ${rounds}`);
   console.table(rows);
-  const noop = sum('no-op');
+  const floorRate = sum('floor');
   const paysaga = sum('paysaga');
   console.log(
-    `paysaga ${round1(paysaga)}/s, no-op ${round1(noop)}/s: ratio ${(paysaga / noop).toFixed(2)} (target >= 0.70)`,
+    `paysaga ${round1(paysaga)}/s, floor ${round1(floorRate)}/s: ratio ${(paysaga / floorRate).toFixed(2)} (target >= 0.50)`,
   );
   console.log(
     `webhooks per paysaga checkout ${webhooksPerCheckout}; receiver outcomes ${JSON.stringify(webhookOutcomes)}`,
@@ -314,18 +243,15 @@ export async function main(): Promise<void> {
   // What each checkout cost the server, by operation (a count, so the load of the machine does not matter).
   const perCheckout = {
     paysaga: operationsPer({}, ops.paysaga, n * rounds),
-    'no-op': operationsPer({}, ops['no-op'], n * rounds),
+    floor: operationsPer({}, ops.floor, n * rounds),
   };
-  const names = [...new Set([...Object.keys(perCheckout.paysaga), ...Object.keys(perCheckout['no-op'])])];
+  const names = [...new Set([...Object.keys(perCheckout.paysaga), ...Object.keys(perCheckout.floor)])];
   console.log('Temporal server requests per checkout (frontend, long polls left out):');
   console.table(
     Object.fromEntries(
-      names.map((op) => [
-        op,
-        { paysaga: perCheckout.paysaga[op] ?? 0, 'no-op': perCheckout['no-op'][op] ?? 0 },
-      ]),
+      names.map((op) => [op, { paysaga: perCheckout.paysaga[op] ?? 0, floor: perCheckout.floor[op] ?? 0 }]),
     ),
   );
   const total = (o: Record<string, number>) => round1(Object.values(o).reduce((a, b) => a + b, 0));
-  console.log(`total: paysaga ${total(perCheckout.paysaga)}, no-op ${total(perCheckout['no-op'])}`);
+  console.log(`total: paysaga ${total(perCheckout.paysaga)}, floor ${total(perCheckout.floor)}`);
 }

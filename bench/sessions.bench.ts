@@ -1,11 +1,16 @@
 /**
- * End to end: card checkouts through the PaymentsClient, a paysaga worker (in this process), a local
- * Temporal dev server and the sandbox over HTTP. Two rows: webhooks on (the sandbox posts to a local
- * receiver that verifies and routes through handleProviderWebhook, as the API does) and webhooks off
- * (the workflows poll transaction/state). Measures sessions/s completed, start-to-result latency,
- * and this process's RSS and heap before/after; every session must end `succeeded` and the sandbox
- * ledger must show exactly one hold and one capture of its amount (anything else fails the run).
- * Run: `npm run bench -- sessions` (BENCH_N sets the sessions per row, BENCH_CONCURRENCY the bound).
+ * End to end: card checkouts through the PaymentsClient, a paysaga worker (in this process) with its
+ * store (the embedded one, PGlite in this process, as `paysaga dev` runs it), a local Temporal dev
+ * server and the sandbox over HTTP, against the fixed floor (bench/floor: start, one activity, three
+ * signals; DESIGN 17) on the same server, worker settings and concurrency. Rounds alternate the floor
+ * and paysaga with webhooks on (the sandbox posts to a local receiver that verifies and routes through
+ * handleProviderWebhook, as the API does), so a change of load on a shared machine falls on both; with
+ * BENCH_POLLING=1 a last row runs webhooks off (the workflows poll transaction/state). Measures
+ * sessions/s completed, start-to-result latency, this process's RSS and heap before/after, and per
+ * checkout the store's bytes and the Temporal history events; every session must end `succeeded` and
+ * the sandbox ledger must show exactly one hold and one capture of its amount (anything else fails).
+ * Run: `npm run bench -- sessions` (BENCH_N sessions per row, BENCH_CONCURRENCY the bound,
+ * BENCH_ROUNDS rounds).
  */
 import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -16,6 +21,7 @@ import * as path from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { Client, Connection } from '@temporalio/client';
+import { sql } from 'kysely';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { request } from 'undici';
 import { PaymentsClient } from '../client/payments-client';
@@ -29,6 +35,7 @@ import { migrateStore, openStore, type Store } from '../store/database';
 import { startEmbeddedStore } from '../store/embedded';
 import { storedStates } from '../store/sessions';
 import { createPaysagaWorker } from '../workers/worker';
+import { startFloor } from './floor/run';
 import { freshKeyPair, machineLine, mib, percentile, round1, runBounded } from './support';
 import { finalView } from '../test/helpers/final';
 import { TEST_CARD } from '../sandbox/test-cards';
@@ -56,6 +63,10 @@ export interface SessionsRow {
   /** CPU of the whole machine (this process and the dev server included), % of all cores. */
   machineCpuPct: number;
   ledger: string;
+  /** The store's tables (with indexes and TOAST) per session, KiB. */
+  storeKiBPerSession?: number;
+  /** Temporal history events per session (all its runs), from a sample. */
+  historyEventsPerSession?: number;
 }
 
 /** A full GC before reading memory, so that before/after compare live data, not garbage. */
@@ -131,7 +142,8 @@ async function runMode(
     const clientConnection = await Connection.connect({ address: deps.address });
     closers.push(() => clientConnection.close());
     const temporal = new Client({ connection: clientConnection, namespace: deps.namespace });
-    const store: Store = openStore({ url: deps.databaseUrl, schema: webhooks ? 'webhooks' : 'polling', poolSize: 10 });
+    const schema = `${webhooks ? 'webhooks' : 'polling'}_${randomUUID().slice(0, 8)}`;
+    const store: Store = openStore({ url: deps.databaseUrl, schema, poolSize: 10 });
     closers.push(() => store.close());
     await migrateStore(store);
 
@@ -250,6 +262,16 @@ async function runMode(
     const res = await request(`${sandbox.url}/sandbox/ledger?project_id=${PROJECT}`);
     const { entries } = (await res.body.json()) as { entries: LedgerEntry[] };
     const ledger = checkLedger(entries, expected);
+    const bytes = await sql<{ bytes: string }>`
+      select coalesce(sum(pg_total_relation_size(c.oid)), 0) as bytes
+      from pg_class c join pg_namespace n on n.oid = c.relnamespace
+      where n.nspname = ${schema} and c.relkind = 'r'`.execute(store.db);
+    const sample = [...expected.keys()].slice(0, 20);
+    let historyEvents = 0;
+    for (const id of sample) {
+      for await (const run of temporal.workflow.list({ query: `WorkflowId = '${id}'` }))
+        historyEvents += (await temporal.workflow.getHandle(id, run.runId).describe()).historyLength;
+    }
 
     const { latenciesMs, wallMs } = measured;
     return {
@@ -269,6 +291,8 @@ async function runMode(
         (1 - (machineAfter.idle - machineBefore.idle) / (machineAfter.total - machineBefore.total)) * 100,
       ),
       ledger,
+      storeKiBPerSession: round1(Number(bytes.rows[0]!.bytes) / expected.size / 1024),
+      historyEventsPerSession: round1(historyEvents / sample.length),
       webhookAnswers,
     };
   } finally {
@@ -279,39 +303,94 @@ async function runMode(
 export async function main(): Promise<void> {
   const n = Number(process.env.BENCH_N ?? 200);
   const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 20);
+  const rounds = Number(process.env.BENCH_ROUNDS ?? 2);
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const started = Date.now();
   const { env, namespace, cli } = await startLocalTemporal();
   const tempDir = fs.mkdtempSync(path.join(os.tmpdir(), 'paysaga-bench-'));
   const rows: Awaited<ReturnType<typeof runMode>>[] = [];
+  const floorRows: SessionsRow[] = [];
   const database = await startEmbeddedStore();
+  const connection = await Connection.connect({ address: env.address });
+  const client = new Client({ connection, namespace });
   try {
     console.error(`dev server ${env.address} up in ${Date.now() - started} ms (${cli})`);
+    const bundle = async (name: string, workflowsPath: string) => {
+      const { code } = await bundleWorkflowCode({ workflowsPath, logger: new DefaultLogger('WARN') });
+      const file = path.join(tempDir, `${name}-bundle.js`);
+      fs.writeFileSync(file, code);
+      return file;
+    };
     const bundleStarted = Date.now();
-    const { code } = await bundleWorkflowCode({
-      workflowsPath: require.resolve('../workflows'),
-      logger: new DefaultLogger('WARN'),
-    });
-    const bundlePath = path.join(tempDir, 'workflow-bundle.js');
-    fs.writeFileSync(bundlePath, code);
-    console.error(`workflow bundle built once in ${Date.now() - bundleStarted} ms`);
-    const deps = { address: env.address, namespace, bundlePath, databaseUrl: database.url };
-    for (const webhooks of [true, false]) {
-      const t = Date.now();
-      rows.push(await runMode(webhooks, deps, n, concurrency));
-      console.error(`${webhooks ? 'webhooks' : 'polling'} row done in ${Date.now() - t} ms`);
+    const bundlePath = await bundle('paysaga', require.resolve('../workflows'));
+    const floorBundle = await bundle('floor', require.resolve('./floor/workflows'));
+    console.error(`workflow bundles built once in ${Date.now() - bundleStarted} ms`);
+    const floor = await startFloor({ address: env.address, namespace, client, bundlePath: floorBundle });
+    try {
+      await runBounded(WARMUP, WARMUP, (i) => floor.run(-1 - i));
+      const deps = { address: env.address, namespace, bundlePath, databaseUrl: database.url };
+      for (let round = 1; round <= rounds; round++) {
+        floorRows.push(await floorRow(floor, n, concurrency));
+        console.error(`round ${round} floor: ${floorRows.at(-1)!.sessionsPerSec}/s`);
+        rows.push(await runMode(true, deps, n, concurrency));
+        console.error(`round ${round} paysaga: ${rows.at(-1)!.sessionsPerSec}/s`);
+      }
+      if (process.env.BENCH_POLLING === '1') rows.push(await runMode(false, deps, n, concurrency));
+    } finally {
+      await floor.close();
     }
   } catch (err) {
     // Card data never reaches this point unmasked, but a message is redacted all the same.
     throw new Error(redactPans((err as Error).stack ?? String(err)));
   } finally {
+    await connection.close();
     await database.stop();
     await env.teardown();
     fs.rmSync(tempDir, { recursive: true, force: true });
   }
-  console.log(`${machineLine()}; sessions per row ${n}, concurrency ${concurrency}`);
-  console.table(rows.map(({ webhookAnswers: _w, ...row }) => row));
+  console.log(`${machineLine()}; sessions per row ${n}, concurrency ${concurrency}, rounds ${rounds}`);
+  console.table([...floorRows, ...rows.map(({ webhookAnswers: _w, ...row }) => row)]);
+  const rate = (rs: SessionsRow[]) =>
+    rs.reduce((a, r) => a + r.sessions, 0) / rs.reduce((a, r) => a + r.sessions / r.sessionsPerSec, 0);
+  const paysaga = rate(rows.filter((r) => r.mode.startsWith('webhooks on')));
+  const base = rate(floorRows);
+  console.log(
+    `card checkouts with webhooks ${round1(paysaga)}/s, floor ${round1(base)}/s: ratio ${(paysaga / base).toFixed(2)} (target >= 0.50)`,
+  );
   for (const r of rows)
     if (Object.keys(r.webhookAnswers).length)
       console.log(`webhook receiver answers (${r.mode}): ${JSON.stringify(r.webhookAnswers)}`);
+}
+
+/** The floor at the same count and concurrency: start, one activity, three signals, result. */
+async function floorRow(
+  floor: Awaited<ReturnType<typeof startFloor>>,
+  n: number,
+  concurrency: number,
+): Promise<SessionsRow> {
+  const before = memory();
+  const cpuBefore = process.cpuUsage();
+  const machineBefore = machineCpu();
+  const { latenciesMs, wallMs } = await runBounded(n, concurrency, (i) => floor.run(i));
+  const cpu = process.cpuUsage(cpuBefore);
+  const machineAfter = machineCpu();
+  const after = memory();
+  return {
+    mode: 'floor (start, 1 activity, 3 signals)',
+    sessions: n,
+    sessionsPerSec: round1((n / wallMs) * 1000),
+    p50Ms: Math.round(percentile(latenciesMs, 50)),
+    p95Ms: Math.round(percentile(latenciesMs, 95)),
+    rssBeforeMiB: mib(before.rss),
+    rssAfterMiB: mib(after.rss),
+    rssPeakMiB: mib(after.rss),
+    heapBeforeMiB: mib(before.heapUsed),
+    heapAfterMiB: mib(after.heapUsed),
+    heapPerSessionKiB: round1((after.heapUsed - before.heapUsed) / n / 1024),
+    processCpuPct: Math.round(((cpu.user + cpu.system) / 1e3 / wallMs) * 100),
+    machineCpuPct: Math.round(
+      (1 - (machineAfter.idle - machineBefore.idle) / (machineAfter.total - machineBefore.total)) * 100,
+    ),
+    ledger: '-',
+  };
 }
