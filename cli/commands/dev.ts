@@ -216,6 +216,9 @@ export async function runDev(opts: DevOptions, deps: DevCommandDeps = processDep
       ),
       how: '--temporal-ui-port or PAYSAGA_TEMPORAL_UI_PORT',
     },
+    // The embedded store's port is chosen with the others: one picked later by the OS could be one of
+    // these, chosen free but not listened on yet.
+    { name: 'embedded store', port: 0, how: 'PAYSAGA_DATABASE_URL (a PostgreSQL server instead)' },
   ];
   const other = runningDev(dataDir);
   if (other)
@@ -229,9 +232,9 @@ export async function runDev(opts: DevOptions, deps: DevCommandDeps = processDep
       'no Temporal CLI found (TEMPORAL_CLI_PATH, `temporal` on PATH, or .tools/ from `npm run setup`); ' +
         'run `npm run setup` first',
     );
-  const [publicPort, internalPort, sandboxPort, temporalPort, uiPort] = (await settlePorts(host, wanted)).map(
-    (p) => p.port,
-  ) as [number, number, number, number, number];
+  const [publicPort, internalPort, sandboxPort, temporalPort, uiPort, storePort] = (
+    await settlePorts(host, wanted)
+  ).map((p) => p.port) as [number, number, number, number, number, number];
 
   // --- signals: the first one stops everything (also during start), a second one kills ---
   const abort = new AbortController();
@@ -341,7 +344,7 @@ export async function runDev(opts: DevOptions, deps: DevCommandDeps = processDep
       let databaseUrl = env.PAYSAGA_DATABASE_URL?.trim();
       if (!databaseUrl) {
         deps.out(`starting the embedded store in ${data.pgDir} ...`);
-        store = await startEmbeddedStore({ dataDir: data.pgDir });
+        store = await startEmbeddedStore({ dataDir: data.pgDir, port: storePort });
         const st = store;
         started.push({ name: 'store', stop: () => st.stop() });
         databaseUrl = store.url;
