@@ -8,6 +8,7 @@ import { isFinalPhase, MONEY_KINDS, type SessionPhase } from '../common/kinds';
 import type { Store } from '../store/database';
 import { searchSessions, storedStates, type SessionCursor } from '../store/sessions';
 import type { ReconcileOutcome } from '../common/reconciler';
+import { recordPass, type PassRecord } from '../store/reconciliation';
 import { deliverProviderEvent, latestRun } from '../common/session-runs';
 import { scrubCardData, type ProviderClient } from '../provider';
 import type { SessionView } from '../common/views';
@@ -26,6 +27,8 @@ export interface ReconcileActivities {
   listSessions(a: { createdAfter: string; pageSize: number; cursor?: string }): Promise<SessionPage>;
   /** The provider's state of the session against the session's own; news is delivered to it. */
   reconcileSession(sessionId: string): Promise<{ outcome: ReconcileOutcome; detail?: string }>;
+  /** The pass so far and the page's findings, into the store (GET /v1/reconciliation reads them). */
+  recordReconciliation(record: Omit<PassRecord, 'taskQueue'>): Promise<void>;
 }
 
 /** A page's cursor: the (created_at, id) of its last session. */
@@ -59,6 +62,10 @@ export function createReconcileActivities(deps: {
           ? Buffer.from(JSON.stringify([last.createdAt, last.sessionId])).toString('base64')
           : undefined;
       return { sessionIds: states.map((st) => st.sessionId), ...(next ? { next } : {}) };
+    },
+
+    async recordReconciliation(record) {
+      await recordPass(deps.store, { ...record, taskQueue: deps.taskQueue });
     },
 
     async reconcileSession(sessionId) {

@@ -2,11 +2,12 @@
  * Starting the reconciler (workflows/reconciler.ts), the safety net for lost or switched-off webhooks:
  * one per task queue, started idempotently, so any number of workers and starters can ask for it.
  */
-import type { Client } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { WorkflowIdConflictPolicy } from '@temporalio/common';
-import { reconcilerQuery, reconcilerWorkflowId, type ReconcilerInput } from '../common/reconciler';
+import { reconcilerWorkflowId, type ReconcilerInput } from '../common/reconciler';
 import type { ReconciliationReport } from '../common/views';
-import { queryWithRetry } from './query';
+import type { Store } from '../store/database';
+import { reconciliationOf } from '../store/reconciliation';
 import type { reconcilerWorkflow } from '../workflows/reconciler';
 
 export { reconcilerWorkflowId };
@@ -27,39 +28,37 @@ export async function ensureReconciler(
   return workflowId;
 }
 
-class NoReconciler extends Error {}
-
 /**
  * The reconciler's report (GET /v1/reconciliation): its last pass, the pass in progress, totals and the
- * latest findings, from its query; `not_started` when no reconciler ever ran for the task queue.
+ * latest findings, from the store (the reconciler writes them a page at a time); whether it runs, from
+ * Temporal. `not_started` when no reconciler ever ran or recorded a pass for the task queue.
  */
 export async function reconciliationReport(
   temporal: Client,
+  store: Store,
   taskQueue: string,
 ): Promise<ReconciliationReport> {
   const workflowId = reconcilerWorkflowId(taskQueue);
-  const handle = temporal.workflow.getHandle(workflowId);
-  let state;
-  try {
-    state = await queryWithRetry(handle, reconcilerQuery, () => new NoReconciler());
-  } catch (err) {
-    if (err instanceof NoReconciler) return { workflowId, status: 'not_started' };
-    throw err;
-  }
-  const { status } = await handle.describe();
-  const { cursor: _cursor, ...current } = state.current ?? { cursor: undefined };
-  return {
-    workflowId,
-    status: status.name === 'RUNNING' ? 'running' : 'stopped',
-    passes: state.passes,
-    ...(state.lastPass ? { lastPass: state.lastPass } : {}),
-    ...(state.current ? { current: current as NonNullable<ReconciliationReport['current']> } : {}),
-    totals: state.totals,
-    findings: [...state.recent].reverse(),
-    listFailures: state.listFailures,
-    runs: state.runs,
-  };
+  const [recorded, status] = await Promise.all([
+    reconciliationOf(store, taskQueue),
+    temporal.workflow
+      .getHandle(workflowId)
+      .describe()
+      .then(
+        (d) => (d.status.name === 'RUNNING' ? 'running' : 'stopped'),
+        (err: unknown) => {
+          if (err instanceof WorkflowNotFoundError) return undefined;
+          throw err;
+        },
+      ),
+  ]);
+  if (!recorded && !status) return { workflowId, status: 'not_started' };
+  if (!recorded)
+    return { workflowId, status: status!, passes: 0, totals: NO_COUNTS, findings: [], listFailures: 0 };
+  return { workflowId, status: status ?? 'stopped', ...recorded };
 }
+
+const NO_COUNTS = { checked: 0, inSync: 0, repaired: 0, drift: 0, failed: 0 };
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 

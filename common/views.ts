@@ -246,7 +246,6 @@ export const reconciliationView = z.object({
     .optional()
     .describe('the latest 50 sessions found repaired, drifting or failing, newest first'),
   listFailures: z.number().int().optional().describe('list calls that failed and were waited out'),
-  runs: z.number().int().optional().describe('continue-as-new count'),
 });
 export type ReconciliationReport = z.infer<typeof reconciliationView>;
 

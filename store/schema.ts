@@ -181,6 +181,7 @@ export interface ReconciliationPassTable {
   repaired: number;
   drift: number;
   failed: number;
+  list_failures: Generated<number>;
 }
 
 export interface ReconciliationFindingTable {

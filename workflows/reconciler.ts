@@ -8,12 +8,19 @@
  *
  *   list a page -> re-read each session -> next page ... -> pause -> next pass
  *
- * One per task queue, `reconciler-<task queue>`, started idempotently (client/reconciler.ts).
+ * One per task queue, `reconciler-<task queue>`, started idempotently (client/reconciler.ts). Each page's
+ * counts and findings go to the store (GET /v1/reconciliation reads them there), retried through an
+ * outage of the store like the provider's.
  * Queries: reconciler (counts of the current and last pass, the latest findings).
  */
 import * as wf from '@temporalio/workflow';
 import type { ReconcileActivities } from '../activities/reconcile-activities';
-import { reconcilerQuery, type ReconcilerInput, type ReconcilerState } from '../common/reconciler';
+import {
+  reconcilerQuery,
+  type DriftRecord,
+  type ReconcilerInput,
+  type ReconcilerState,
+} from '../common/reconciler';
 import { persist } from './calls';
 
 const acts = wf.proxyActivities<ReconcileActivities>({
@@ -54,6 +61,7 @@ export async function reconcilerWorkflow(input: ReconcilerInput, carried?: Recon
         }),
       { pauseMs: 5_000, maxMs: 5 * 60_000, onTrouble: () => state.listFailures++ },
     );
+    const findings: DriftRecord[] = [];
     for (const sessionId of page.sessionIds) {
       let found;
       try {
@@ -70,18 +78,34 @@ export async function reconcilerWorkflow(input: ReconcilerInput, carried?: Recon
       state.totals[key]++;
       if (found.outcome !== 'in_sync') {
         drift.add(1, { outcome: found.outcome });
-        state.recent.push({
+        const record: DriftRecord = {
           sessionId,
           at: new Date(Date.now()).toISOString(),
           outcome: found.outcome,
           detail: found.detail ?? '',
-        });
+        };
+        state.recent.push(record);
+        findings.push(record);
         if (state.recent.length > RECENT_KEPT) state.recent.splice(0, state.recent.length - RECENT_KEPT);
       }
     }
+    if (!page.next) pass.finishedAt = new Date(Date.now()).toISOString();
+    // Histories from before the store (a reconciler already running at the upgrade) replay without it.
+    if (wf.patched('reconciliation-in-store')) {
+      const { cursor: _cursor, ...counts } = pass;
+      await persist(
+        () =>
+          acts.recordReconciliation({
+            id: `${wf.workflowInfo().taskQueue}/${pass.startedAt}`,
+            pass: counts,
+            listFailures: state.listFailures,
+            findings,
+          }),
+        { pauseMs: 5_000, maxMs: 5 * 60_000, onTrouble: () => undefined },
+      );
+    }
     if (page.next) pass.cursor = page.next;
     else {
-      pass.finishedAt = new Date(Date.now()).toISOString();
       delete pass.cursor;
       state.lastPass = pass;
       delete state.current;

@@ -28,6 +28,6 @@ export const reconciliationRoutes: FastifyPluginAsync<ApiDeps> = async (app, dep
         response: { 200: docSchema(reconciliationView, { io: 'output' }), ...errorResponses },
       },
     },
-    async () => reconciliationReport(deps.temporal, deps.taskQueue),
+    async () => reconciliationReport(deps.temporal, deps.store, deps.taskQueue),
   );
 };

@@ -162,7 +162,7 @@ describe('reconciler with worker processes', () => {
     const found = await until('the report names the repair', report, (r) =>
       (r.body.findings ?? []).some((f: { sessionId: string }) => f.sessionId === id),
     );
-    expect(found.body).toMatchObject({ workflowId, status: 'running', runs: 0, listFailures: 0 });
+    expect(found.body).toMatchObject({ workflowId, status: 'running', listFailures: 0 });
     expect(found.body.findings.find((f: { sessionId: string }) => f.sessionId === id)).toMatchObject({
       outcome: 'repaired',
       detail: expect.stringMatching(/^reopened: provider completed/),

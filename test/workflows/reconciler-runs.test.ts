@@ -2,13 +2,17 @@
  * The reconciler's bookkeeping at any size (workflows/reconciler.ts) on the real Temporal dev server,
  * with its two activities played by the test: a list call that fails once is waited out and resumed
  * from its cursor, and with a low history limit the workflow continues as new between pages, carrying
- * the cursor, the pass in progress and the totals, so every listed session is re-read exactly once.
+ * the cursor, the pass in progress and the totals, so every listed session is re-read exactly once. The
+ * pass goes to a real store page by page (a write that fails once is retried); the store shows the pass
+ * and its finding once.
  * (The real activities, against the sandbox and visibility, are in reconciler.test.ts and
  * test/e2e/reconciler-process.test.ts.)
  */
 import { ApplicationFailure } from '@temporalio/common';
 import type { ReconcileActivities } from '../../activities/reconcile-activities';
 import { reconcilerQuery, reconcilerWorkflowId, type ReconcilerState } from '../../common/reconciler';
+import { recordPass, reconciliationOf } from '../../store/reconciliation';
+import { testStore } from '../helpers/store';
 import { runTestWorker, uniqueTaskQueue } from '../helpers/temporal';
 
 jest.setTimeout(120_000);
@@ -20,7 +24,18 @@ test('a failed list call is waited out and the cursor crosses continue-as-new: e
   const listed: (string | undefined)[] = [];
   const reread: string[] = [];
   let failedOnce = false;
+  let storeFailedOnce = false;
+  const store = await testStore();
+  const taskQueue = uniqueTaskQueue('reconciler-runs');
   const activities: ReconcileActivities = {
+    async recordReconciliation(record) {
+      // The store is down for the second page's write once.
+      if (record.pass.checked === 4 && !storeFailedOnce) {
+        storeFailedOnce = true;
+        throw ApplicationFailure.nonRetryable('store unavailable', 'StoreUnavailable');
+      }
+      await recordPass(store, { ...record, taskQueue });
+    },
     async listSessions({ pageSize, cursor }) {
       listed.push(cursor);
       // The third page's list call fails once (visibility unreachable), after two pages were read.
@@ -37,7 +52,6 @@ test('a failed list call is waited out and the cursor crosses continue-as-new: e
       return sessionId === 'ps_r3' ? { outcome: 'repaired', detail: 'refund found' } : { outcome: 'in_sync' };
     },
   };
-  const taskQueue = uniqueTaskQueue('reconciler-runs');
   await runTestWorker({ taskQueue, workflowBundle: 'shared', activities }, async ({ client }) => {
     const workflowId = reconcilerWorkflowId(taskQueue);
     const first = await client.workflow.start('reconcilerWorkflow', {
@@ -69,4 +83,16 @@ test('a failed list call is waited out and the cursor crosses continue-as-new: e
     expect(state.current).toBeUndefined();
     expect((await handle.describe()).runId).not.toBe(first.firstExecutionRunId);
   });
+  // What GET /v1/reconciliation reads: the same pass and finding, each once.
+  const recorded = await reconciliationOf(store, taskQueue);
+  await store.close();
+  expect(storeFailedOnce).toBe(true);
+  expect(recorded).toMatchObject({
+    passes: 1,
+    lastPass: { checked: 7, inSync: 6, repaired: 1, drift: 0, failed: 0, finishedAt: expect.any(String) },
+    totals: { checked: 7, inSync: 6, repaired: 1, drift: 0, failed: 0 },
+    findings: [{ sessionId: 'ps_r3', outcome: 'repaired', detail: 'refund found' }],
+    listFailures: 1,
+  });
+  expect(recorded?.current).toBeUndefined();
 });
