@@ -2,7 +2,7 @@
  * The reconciler writes its passes as it goes (a page at a time, retried): a finding is kept once per
  * pass and session, and a pass counts the list calls it had to wait out.
  */
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a migration sees the schema as it was then
 export async function up(db: Kysely<any>): Promise<void> {
@@ -16,9 +16,6 @@ export async function up(db: Kysely<any>): Promise<void> {
     .columns(['pass_id', 'session_id'])
     .unique()
     .execute();
-  await sql`comment on table reconciliation_passes is 'written by reconcilerWorkflow through recordReconciliation'`.execute(
-    db,
-  );
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
