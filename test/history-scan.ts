@@ -9,7 +9,7 @@ import { temporal } from '@temporalio/proto';
 import { TEST_CARDS } from '../sandbox/test-cards';
 
 /** Test card numbers, and card fields as JSON keys (`"card_details"` is also a legitimate type value). */
-const NEEDLES = [
+export const CARD_NEEDLES = [
   ...Object.keys(TEST_CARDS),
   '"card_number":',
   '"card_code":',
@@ -41,7 +41,7 @@ export async function scanAllHistories(client: Client): Promise<HistoryScan> {
         .fetchHistory();
       const bytes = Buffer.from(temporal.api.history.v1.History.encode(history).finish()).toString('latin1');
       scanned++;
-      for (const needle of NEEDLES) {
+      for (const needle of CARD_NEEDLES) {
         if (bytes.includes(needle))
           findings.push(
             `${workflowId} (${wf.type?.name ?? '?'}) holds ${needle.startsWith('"') ? needle : `${needle.slice(0, 6)}…${needle.slice(-4)}`}`,
