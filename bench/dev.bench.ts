@@ -11,7 +11,11 @@
  *      real session's record written by SQL): `GET /v1/sessions/{id}` of random sessions and 100-event
  *      pages of `GET /v1/events` walked with `starting_after`, one request at a time, p50/p99.
  *
- * Run: `npm run bench -- dev` (BENCH_WAITING, BENCH_CONCURRENCY, BENCH_STORE_SESSIONS, BENCH_READS).
+ * The sandbox paces its flows (a 3-D Secure checkout reaches the payer's redirect two steps after its
+ * start, 1000 ms each by default): BENCH_SANDBOX_STEP_MS sets `paysaga dev`'s PAYSAGA_DEV_SANDBOX_STEP_MS,
+ * so a run can show what paysaga itself takes beside what the provider's pace takes.
+ * Run: `npm run bench -- dev` (BENCH_WAITING, BENCH_CONCURRENCY, BENCH_STORE_SESSIONS, BENCH_READS,
+ * BENCH_SANDBOX_STEP_MS).
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -44,6 +48,9 @@ export async function main(): Promise<void> {
   ];
   const dev = startProbed(ROOT, ['dev', '--data', dataDir, ...ports.flatMap((p) => [p, '0'])], {
     PAYSAGA_LOG_LEVEL: 'error',
+    ...(process.env.BENCH_SANDBOX_STEP_MS
+      ? { PAYSAGA_DEV_SANDBOX_STEP_MS: process.env.BENCH_SANDBOX_STEP_MS }
+      : {}),
   });
   let pool: Pool | undefined;
   try {
@@ -152,7 +159,9 @@ export async function main(): Promise<void> {
     });
 
     console.log(machineLine());
-    console.log(`paysaga dev (one process) with its Temporal dev server; data folder ${dataDir}`);
+    console.log(
+      `paysaga dev (one process) with its Temporal dev server; sandbox steps ${process.env.BENCH_SANDBOX_STEP_MS ?? 1000} ms`,
+    );
     console.table({
       [`create 3-D Secure checkouts, ${concurrency} in flight`]: {
         value: round1((waiting / made.wallMs) * 1000),

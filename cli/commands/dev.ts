@@ -129,6 +129,15 @@ export function register(program: Command, deps: DevCommandDeps = processDeps): 
     });
 }
 
+function parseStepMs(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 60_000)
+    throw new Error(
+      `PAYSAGA_DEV_SANDBOX_STEP_MS must be a whole number of milliseconds 0..60000, got ${value}`,
+    );
+  return n;
+}
+
 function portOption(flag: string | undefined, envValue: string | undefined, fallback: number, what: string) {
   if (flag !== undefined) return parsePort(flag, what);
   if (envValue !== undefined && envValue !== '') return parsePort(envValue, what);
@@ -162,6 +171,10 @@ export async function runDev(opts: DevOptions, deps: DevCommandDeps = processDep
   // --- configuration: every mistake is reported before anything starts ---
   const dataDir = resolveDataDir(opts.data, env);
   const host = opts.host || env.PAYSAGA_DEV_HOST || DEV_DEFAULTS.host;
+  // The sandbox's pace: the pause between its flow steps (its own default, 1000 ms, when unset).
+  const sandboxStepMs = env.PAYSAGA_DEV_SANDBOX_STEP_MS?.trim()
+    ? parseStepMs(env.PAYSAGA_DEV_SANDBOX_STEP_MS)
+    : undefined;
   // The embedded server creates this namespace; TEMPORAL_ADDRESS, TLS, API keys and profiles are for
   // clusters and are not used here (the server is plaintext on this machine).
   const namespace = env.TEMPORAL_NAMESPACE || DEV_DEFAULTS.namespace;
@@ -326,6 +339,7 @@ export async function runDev(opts: DevOptions, deps: DevCommandDeps = processDep
             hold: true,
           },
         ],
+        ...(sandboxStepMs !== undefined ? { stepMs: sandboxStepMs } : {}),
       };
       deps.out(`Temporal dev server up at ${temporal.address}; starting the sandbox, worker and API ...`);
       // Its state lives in the data folder next to Temporal's: sessions in flight go on after a restart.
