@@ -175,7 +175,7 @@ export async function main(): Promise<void> {
         unit: 'KiB',
         target: '<= 300',
         p50: `${mib(devRssBefore)} -> ${mib(devRssAfter)} MiB`,
-        p99: `heap ${mib(devBefore.heapUsed)} -> ${mib(devAfter.heapUsed)} MiB`,
+        p99: `heap ${mib(devBefore.heapUsed)} -> ${mib(devAfter.heapUsed)}, buffers ${mib(devBefore.arrayBuffers)} -> ${mib(devAfter.arrayBuffers)} MiB`,
       },
       [`Temporal server RSS (${waiting} waiting)`]: {
         value: mib(temporalAfter),
