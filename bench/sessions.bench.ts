@@ -244,20 +244,7 @@ async function runMode(
     };
 
     await runBounded(WARMUP, WARMUP, (i) => checkout(n + i, 'warmup'));
-    const before = memory();
-    let peakRss = before.rss;
-    const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 100);
-    const cpuBefore = process.cpuUsage();
-    const machineBefore = machineCpu();
-    let measured: Awaited<ReturnType<typeof runBounded>>;
-    try {
-      measured = await runBounded(n, concurrency, (i) => checkout(i, 'run'));
-    } finally {
-      clearInterval(sampler);
-    }
-    const cpu = process.cpuUsage(cpuBefore);
-    const machineAfter = machineCpu();
-    const after = memory();
+    const measured = await measure(n, concurrency, (i) => checkout(i, 'run'));
 
     const res = await request(`${sandbox.url}/sandbox/ledger?project_id=${PROJECT}`);
     const { entries } = (await res.body.json()) as { entries: LedgerEntry[] };
@@ -273,23 +260,9 @@ async function runMode(
         historyEvents += (await temporal.workflow.getHandle(id, run.runId).describe()).historyLength;
     }
 
-    const { latenciesMs, wallMs } = measured;
     return {
       mode: webhooks ? 'webhooks on (receiver -> handleProviderWebhook)' : 'webhooks off (polling)',
-      sessions: n,
-      sessionsPerSec: round1((n / wallMs) * 1000),
-      p50Ms: Math.round(percentile(latenciesMs, 50)),
-      p95Ms: Math.round(percentile(latenciesMs, 95)),
-      rssBeforeMiB: mib(before.rss),
-      rssAfterMiB: mib(after.rss),
-      rssPeakMiB: mib(Math.max(peakRss, after.rss)),
-      heapBeforeMiB: mib(before.heapUsed),
-      heapAfterMiB: mib(after.heapUsed),
-      heapPerSessionKiB: round1((after.heapUsed - before.heapUsed) / n / 1024),
-      processCpuPct: Math.round(((cpu.user + cpu.system) / 1e3 / wallMs) * 100),
-      machineCpuPct: Math.round(
-        (1 - (machineAfter.idle - machineBefore.idle) / (machineAfter.total - machineBefore.total)) * 100,
-      ),
+      ...measured,
       ledger,
       storeKiBPerSession: round1(Number(bytes.rows[0]!.bytes) / expected.size / 1024),
       historyEventsPerSession: round1(historyEvents / sample.length),
@@ -368,22 +341,42 @@ async function floorRow(
   n: number,
   concurrency: number,
 ): Promise<SessionsRow> {
+  return {
+    mode: 'floor (start, 1 activity, 3 signals)',
+    ...(await measure(n, concurrency, (i) => floor.run(i))),
+    ledger: '-',
+  };
+}
+
+/** Runs `n` tasks, `concurrency` at once, and what they cost this process and the machine. */
+async function measure(
+  n: number,
+  concurrency: number,
+  task: (i: number) => Promise<void>,
+): Promise<Omit<SessionsRow, 'mode' | 'ledger'>> {
   const before = memory();
+  let peakRss = before.rss;
+  const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 100);
   const cpuBefore = process.cpuUsage();
   const machineBefore = machineCpu();
-  const { latenciesMs, wallMs } = await runBounded(n, concurrency, (i) => floor.run(i));
+  let run: Awaited<ReturnType<typeof runBounded>>;
+  try {
+    run = await runBounded(n, concurrency, task);
+  } finally {
+    clearInterval(sampler);
+  }
   const cpu = process.cpuUsage(cpuBefore);
   const machineAfter = machineCpu();
   const after = memory();
+  const { latenciesMs, wallMs } = run;
   return {
-    mode: 'floor (start, 1 activity, 3 signals)',
     sessions: n,
     sessionsPerSec: round1((n / wallMs) * 1000),
     p50Ms: Math.round(percentile(latenciesMs, 50)),
     p95Ms: Math.round(percentile(latenciesMs, 95)),
     rssBeforeMiB: mib(before.rss),
     rssAfterMiB: mib(after.rss),
-    rssPeakMiB: mib(after.rss),
+    rssPeakMiB: mib(Math.max(peakRss, after.rss)),
     heapBeforeMiB: mib(before.heapUsed),
     heapAfterMiB: mib(after.heapUsed),
     heapPerSessionKiB: round1((after.heapUsed - before.heapUsed) / n / 1024),
@@ -391,6 +384,5 @@ async function floorRow(
     machineCpuPct: Math.round(
       (1 - (machineAfter.idle - machineBefore.idle) / (machineAfter.total - machineBefore.total)) * 100,
     ),
-    ledger: '-',
   };
 }

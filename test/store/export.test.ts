@@ -4,7 +4,6 @@
  * in CSV (RFC 4180 quoting) and JSON lines; rows outside the window left out; bad arguments refused by
  * name before anything is read.
  */
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -13,11 +12,11 @@ import { DEFAULT_SETTINGS } from '../../common/settings';
 import type { SessionState } from '../../common/session-input';
 import type { SessionInfo } from '../../provider/schemas';
 import { recordSession } from '../../store/sessions';
+import { runPaysaga } from '../helpers/cli-run';
 import { testStore, type TestStore } from '../helpers/store';
 
 jest.setTimeout(120_000);
 
-const BIN = path.resolve(__dirname, '../../bin/paysaga.js');
 const DAY = 86_400_000;
 const START = Date.parse('2026-10-01T00:00:00Z');
 const N = 1_203; // more than two pages of 500
@@ -41,7 +40,11 @@ function checkout(i: number): SessionState {
         ...(refunded
           ? {
               moneyback: [
-                { id: `rf_${i}`, transaction_status: 'completed', sum_info: { sum: 300, currency_code: 'rub' } },
+                {
+                  id: `rf_${i}`,
+                  transaction_status: 'completed',
+                  sum_info: { sum: 300, currency_code: 'rub' },
+                },
               ],
             }
           : {}),
@@ -109,23 +112,7 @@ afterAll(async () => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [BIN, 'export', ...args], {
-    env: { PATH: process.env.PATH, ...store.env, PAYSAGA_REBUILD: '0' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-  const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-  return new Promise((resolve) =>
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    }),
-  );
-}
+const run = (args: string[]) => runPaysaga(['export', ...args], store.env);
 
 test('sessions of a window as CSV: every row once, oldest first, quoted where needed', async () => {
   // days 0..9 hold 100 sessions each, day 10..12 the rest; the window is days 2 to 12 (exclusive)

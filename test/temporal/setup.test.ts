@@ -5,9 +5,7 @@
  * run changes nothing and succeeds, and a workflow in the namespace can then set them. A
  * namespace where one of the names has another type is refused, and nothing is added to it.
  */
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import * as path from 'node:path';
 import { Client } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
 import { NativeConnection, Worker } from '@temporalio/worker';
@@ -28,48 +26,26 @@ import {
   type TestClient,
 } from '../helpers/temporal';
 import { testStoreEnv } from '../helpers/store';
+import { runPaysaga, type CliRun } from '../helpers/cli-run';
 
 jest.setTimeout(90_000);
 
-const BIN = path.resolve(__dirname, '../../bin/paysaga.js');
 const { IndexedValueType } = temporal.api.enums.v1;
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
 
 function setup(
   namespace: string,
   args: string[] = ['--json'],
   store: Partial<ReturnType<typeof testStoreEnv>> = {},
-): Promise<Run> {
-  const child = spawn(process.execPath, [BIN, 'setup', ...args], {
-    env: {
-      ...store,
-      PATH: process.env.PATH,
-      TEMPORAL_ADDRESS: testAddress(),
-      TEMPORAL_NAMESPACE: namespace,
-      TEMPORAL_CONFIG_FILE: '',
-      PAYSAGA_REBUILD: '0',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+): Promise<CliRun> {
+  return runPaysaga(['setup', ...args], {
+    ...store,
+    TEMPORAL_ADDRESS: testAddress(),
+    TEMPORAL_NAMESPACE: namespace,
+    TEMPORAL_CONFIG_FILE: '',
   });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-  const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-  return new Promise((resolve) =>
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    }),
-  );
 }
 
-function report(run: Run): SetupCommandReport {
+function report(run: CliRun): SetupCommandReport {
   if (run.code !== 0) throw new Error(`paysaga setup exited ${run.code}\n${run.stdout}\n${run.stderr}`);
   return JSON.parse(run.stdout.trim().split('\n').pop()!) as SetupCommandReport;
 }
