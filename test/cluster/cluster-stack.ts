@@ -4,8 +4,10 @@
  *  - the cluster: PostgreSQL (test/cluster/postgres.ts) and `temporal-server` (temporal-server.ts) in a
  *    temp folder, or, when PAYSAGA_CLUSTER_ADDRESS is set, that cluster as it is (nothing started; the
  *    standard TEMPORAL_* connection variables of the environment, TLS or API key, pass through);
- *  - paysaga registered on it by `paysaga setup` (namespace, search attributes: registerPaysaga in
- *    temporal-admin.ts);
+ *  - paysaga's store: a database of its own (`paysaga`) on the same PostgreSQL server (or on
+ *    PAYSAGA_CLUSTER_DATABASE_URL with an external cluster, else a local PostgreSQL of its own);
+ *  - paysaga registered on it by `paysaga setup` (namespace, search attributes and the store's
+ *    migrations: registerPaysaga in temporal-admin.ts);
  *  - `paysaga sandbox` with fresh RSA keys, two `paysaga worker` and two `paysaga api` processes on one
  *    task queue, configured only by environment variables as a deployment would. Each API has its two
  *    listeners: the test's client calls `/v1` on the internal ones, the sandbox's webhooks go to the
@@ -16,6 +18,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
+import pg from 'pg';
 import { freePort } from '../../cli/dev/ports';
 import { generateTestKeys } from '../helpers/keys';
 import { spawnPaysaga, withoutCardNumbers, PAYSAGA_BIN, type PaysagaProcess } from './paysaga-process';
@@ -50,7 +53,30 @@ export interface Cluster {
   timings: Record<string, number>;
   /** What the first `paysaga setup` did. */
   registration: Registration;
+  /** paysaga's store (PAYSAGA_DATABASE_URL of every paysaga process; schema `paysaga`). */
+  storeUrl: string;
 }
+
+const STORE_DATABASE = 'paysaga';
+
+/** A database of its own for paysaga's store on the server (the way compose gives it one). */
+async function createStoreDatabase(postgres: Postgres): Promise<string> {
+  const admin = new pg.Client({
+    host: postgres.host,
+    port: postgres.port,
+    user: postgres.user,
+    database: 'postgres',
+  });
+  await admin.connect();
+  try {
+    await admin.query(`create database ${STORE_DATABASE}`);
+  } finally {
+    await admin.end();
+  }
+  return `postgres://${postgres.user}@${postgres.host}:${postgres.port}/${STORE_DATABASE}`;
+}
+
+const storeEnv = (url: string) => ({ PAYSAGA_DATABASE_URL: url, PAYSAGA_DATABASE_SCHEMA: 'paysaga' });
 
 const log = (message: string) => process.stderr.write(`[cluster] ${message}\n`);
 
@@ -83,17 +109,24 @@ export async function startCluster(teardown: Teardown): Promise<Cluster> {
   const external = process.env.PAYSAGA_CLUSTER_ADDRESS;
 
   if (external) {
+    let storeUrl = process.env.PAYSAGA_CLUSTER_DATABASE_URL;
+    if (!storeUrl) {
+      const postgres = await timed(timings, 'postgres', () => startPostgres(path.join(dir, 'pg')));
+      teardown.guard(postgres.pid, dir, 'SIGQUIT', () => postgres.killNow());
+      teardown.add('PostgreSQL', () => postgres.stop());
+      storeUrl = await createStoreDatabase(postgres);
+    }
     const target: ClusterTarget = {
       address: external,
       namespace: process.env.PAYSAGA_CLUSTER_NAMESPACE || CLUSTER_NAMESPACE,
-      env: { ...cleanEnv(true), TEMPORAL_ADDRESS: external },
+      env: { ...cleanEnv(true), TEMPORAL_ADDRESS: external, ...storeEnv(storeUrl) },
     };
     target.env.TEMPORAL_NAMESPACE = target.namespace;
     log(`against the cluster at ${target.address}, namespace ${target.namespace}`);
     await timed(timings, 'health', () => waitForHealthy(target, 30_000));
     const registration = await timed(timings, 'register', () => registerPaysaga(target));
     await timed(timings, 'search attributes usable', () => waitForSearchAttributes(target, 60_000));
-    return { target, dir, timings, registration };
+    return { target, dir, timings, registration, storeUrl };
   }
 
   const bins = temporalServerBinaries();
@@ -108,6 +141,7 @@ export async function startCluster(teardown: Teardown): Promise<Cluster> {
   log(`${postgres.version} on ${postgres.host}:${postgres.port}`);
 
   await timed(timings, 'schemas', () => setupSchemas(bins.sqlTool, postgres));
+  const storeUrl = await timed(timings, 'store database', () => createStoreDatabase(postgres));
   const server = await startTemporalServer(bins.server, postgres, dir, cleanEnv(false));
   teardown.guard(server.pid, 'temporal-server', 'SIGKILL', () => server.killNow());
   teardown.add('Temporal server', () => server.stop());
@@ -123,6 +157,7 @@ export async function startCluster(teardown: Teardown): Promise<Cluster> {
       TEMPORAL_ADDRESS: server.address,
       TEMPORAL_NAMESPACE: CLUSTER_NAMESPACE,
       TEMPORAL_CONFIG_FILE: clientConfig,
+      ...storeEnv(storeUrl),
     },
   };
   await timed(timings, 'server healthy', () =>
@@ -141,6 +176,7 @@ export async function startCluster(teardown: Teardown): Promise<Cluster> {
     dir,
     timings,
     registration,
+    storeUrl,
     local: { postgres, server, serverVersion, sqlToolVersion },
   };
 }

@@ -3,10 +3,13 @@
  * PostgreSQL, paysaga registered on it, a sandbox, two `paysaga worker` and two `paysaga api` processes
  * on one task queue (test/cluster/cluster-stack.ts). Every session kind of `paysaga demo` runs through
  * both APIs (each request to the next API in turn) while one worker is SIGKILLed midway; then every
- * session is final as expected, both APIs show the same, Temporal's visibility (PostgreSQL) finds each
- * session by its search attributes, and the sandbox ledger shows each money movement once.
+ * session is final as expected, both APIs show the same, paysaga's store (a database of its own on the
+ * same PostgreSQL server) holds each session as final as the provider shows it, Temporal's visibility
+ * (PostgreSQL) finds each session by its search attributes, and the sandbox ledger shows each money
+ * movement once.
  *
- * paysaga is registered by `paysaga setup`, run again to show it changes nothing. The 3-D Secure payer
+ * paysaga is registered by `paysaga setup` (which also migrates the store), run again to show it
+ * changes nothing. The 3-D Secure payer
  * returns through the signed back_url to the public listener of the API that did not start the session.
  *
  * PAYSAGA_CLUSTER_ADDRESS (and PAYSAGA_CLUSTER_NAMESPACE) run the same against another cluster.
@@ -26,6 +29,7 @@ import {
 import type { PaysagaProcess } from './paysaga-process';
 import { HISTORY_SHARDS } from './temporal-server';
 import { searchAttributeSpecs } from '../../common/search-attributes';
+import { openStore } from '../../store/database';
 
 /** The kill happens once this many sessions exist (of the demo's 12 kinds), while they are in flight. */
 const KILL_AFTER_CREATED = 6;
@@ -226,6 +230,40 @@ describe('paysaga on a Temporal cluster (temporal-server on PostgreSQL, 2 worker
     log(`carried over by ${survivor.name}: ${carried.join(', ')}`);
     expect(carried.length).toBeGreaterThan(0);
     for (const id of carried) expect([id, survivor.output().includes(id)]).toEqual([id, true]);
+  });
+
+  it("paysaga's store, on the cluster's PostgreSQL server, holds every session final as both APIs show it", async () => {
+    expect(finalViews.size).toBe(DEMO_KINDS.length - 1);
+    const store = openStore({ url: cluster.storeUrl, schema: 'paysaga', poolSize: 2 });
+    try {
+      const ids = [...finalViews.values()].map((v) => v.sessionId);
+      const rows = await store.db
+        .selectFrom('sessions')
+        .select(['id', 'kind', 'reference', 'phase', 'final', 'version'])
+        .where('id', 'in', ids)
+        .execute();
+      const byId = new Map(rows.map((r) => [r.id, r]));
+      for (const [kind, view] of finalViews) {
+        const row = byId.get(view.sessionId);
+        expect([kind, row?.phase, row?.final, row?.reference]).toEqual([
+          kind,
+          view.phase,
+          true,
+          view.reference,
+        ]);
+        expect(row!.version).toBeGreaterThanOrEqual(view.version);
+      }
+      // The events of every session are in the store too, each once.
+      const events = await store.db
+        .selectFrom('events')
+        .select(['id', 'subject'])
+        .where('subject', 'in', ids)
+        .execute();
+      expect(new Set(events.map((e) => e.id)).size).toBe(events.length);
+      expect(new Set(events.map((e) => e.subject)).size).toBe(ids.length);
+    } finally {
+      await store.close();
+    }
   });
 
   it("Temporal's visibility (PostgreSQL) finds each session by its search attributes", async () => {
