@@ -26,7 +26,12 @@ export interface Postgres {
   stop(): Promise<void>;
   /** Synchronous last resort (process exit): SIGQUIT (immediate shutdown) to the postmaster. */
   killNow(): void;
-  pid: number;
+  /** The postmaster's pid (a new one after `up`). */
+  readonly pid: number;
+  /** An outage: the server stops (`fast`: clients are cut off, or `immediate`: a crash) and stays down. */
+  down(mode?: 'fast' | 'immediate'): Promise<void>;
+  /** Starts it again on its data folder and port (after `down`). */
+  up(): Promise<void>;
 }
 
 const DEBIAN_PG = '/usr/lib/postgresql';
@@ -108,37 +113,57 @@ export async function startPostgres(dir: string): Promise<Postgres> {
     '60',
     'start',
   ]);
-  const started = await runCommand(start[0], start[1], { timeoutMs: 90_000 });
-  const pid = readPostmasterPid(data);
-  if (started.code !== 0 || pid === undefined) {
-    if (pid !== undefined) killQuietly(pid, 'SIGQUIT');
-    throw new Error(
-      `PostgreSQL did not start (pg_ctl exit ${started.code}):\n${started.stdout}${started.stderr}\n` +
-        `--- ${log}\n${tail(log)}`,
-    );
-  }
+  const startServer = async (): Promise<number> => {
+    const started = await runCommand(start[0], start[1], { timeoutMs: 90_000 });
+    const pid = readPostmasterPid(data);
+    if (started.code !== 0 || pid === undefined) {
+      if (pid !== undefined) killQuietly(pid, 'SIGQUIT');
+      throw new Error(
+        `PostgreSQL did not start (pg_ctl exit ${started.code}):\n${started.stdout}${started.stderr}\n` +
+          `--- ${log}\n${tail(log)}`,
+      );
+    }
+    return pid;
+  };
+  let pid = await startServer();
+  const ctlStop = async (mode: 'fast' | 'immediate') => {
+    const stop = asPostgres(path.join(bin, 'pg_ctl'), ['-D', data, '-m', mode, '-w', '-t', '20', 'stop']);
+    const res = await runCommand(stop[0], stop[1], { timeoutMs: 30_000 });
+    if (res.code !== 0 && alive(pid)) {
+      killQuietly(pid, 'SIGKILL');
+      throw new Error(`pg_ctl stop failed (exit ${res.code}); postmaster ${pid} SIGKILLed`);
+    }
+  };
   const version = (await runCommand(path.join(bin, 'postgres'), ['--version'])).stdout.trim();
 
   let stopped = false;
+  let running = true;
   return {
     host,
     port,
     user: 'postgres',
     version,
     log,
-    pid,
+    get pid() {
+      return pid;
+    },
     async stop() {
       if (stopped) return;
       stopped = true;
-      const stop = asPostgres(path.join(bin, 'pg_ctl'), ['-D', data, '-m', 'fast', '-w', '-t', '20', 'stop']);
-      const res = await runCommand(stop[0], stop[1], { timeoutMs: 30_000 });
-      if (res.code !== 0 && alive(pid)) {
-        killQuietly(pid, 'SIGKILL');
-        throw new Error(`pg_ctl stop failed (exit ${res.code}); postmaster ${pid} SIGKILLed`);
-      }
+      if (running) await ctlStop('fast');
     },
     killNow() {
-      if (!stopped) killQuietly(pid, 'SIGQUIT');
+      if (!stopped && running) killQuietly(pid, 'SIGQUIT');
+    },
+    async down(mode = 'fast') {
+      if (!running) return;
+      running = false;
+      await ctlStop(mode);
+    },
+    async up() {
+      if (running || stopped) return;
+      pid = await startServer();
+      running = true;
     },
   };
 }
