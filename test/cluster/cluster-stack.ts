@@ -18,11 +18,10 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
-import pg from 'pg';
 import { freePort } from '../../cli/dev/ports';
 import { generateTestKeys } from '../helpers/keys';
 import { spawnPaysaga, withoutCardNumbers, PAYSAGA_BIN, type PaysagaProcess } from './paysaga-process';
-import { startPostgres, type Postgres } from './postgres';
+import { createDatabase, startPostgres, type Postgres } from './postgres';
 import { mustRun } from './run';
 import type { Teardown } from './teardown';
 import {
@@ -60,22 +59,6 @@ export interface Cluster {
 const STORE_DATABASE = 'paysaga';
 
 /** A database of its own for paysaga's store on the server (the way compose gives it one). */
-async function createStoreDatabase(postgres: Postgres): Promise<string> {
-  const admin = new pg.Client({
-    host: postgres.host,
-    port: postgres.port,
-    user: postgres.user,
-    database: 'postgres',
-  });
-  await admin.connect();
-  try {
-    await admin.query(`create database ${STORE_DATABASE}`);
-  } finally {
-    await admin.end();
-  }
-  return `postgres://${postgres.user}@${postgres.host}:${postgres.port}/${STORE_DATABASE}`;
-}
-
 const storeEnv = (url: string) => ({ PAYSAGA_DATABASE_URL: url, PAYSAGA_DATABASE_SCHEMA: 'paysaga' });
 
 const log = (message: string) => process.stderr.write(`[cluster] ${message}\n`);
@@ -114,7 +97,7 @@ export async function startCluster(teardown: Teardown): Promise<Cluster> {
       const postgres = await timed(timings, 'postgres', () => startPostgres(path.join(dir, 'pg')));
       teardown.guard(postgres.pid, dir, 'SIGQUIT', () => postgres.killNow());
       teardown.add('PostgreSQL', () => postgres.stop());
-      storeUrl = await createStoreDatabase(postgres);
+      storeUrl = await createDatabase(postgres, STORE_DATABASE);
     }
     const target: ClusterTarget = {
       address: external,
@@ -141,7 +124,7 @@ export async function startCluster(teardown: Teardown): Promise<Cluster> {
   log(`${postgres.version} on ${postgres.host}:${postgres.port}`);
 
   await timed(timings, 'schemas', () => setupSchemas(bins.sqlTool, postgres));
-  const storeUrl = await timed(timings, 'store database', () => createStoreDatabase(postgres));
+  const storeUrl = await timed(timings, 'store database', () => createDatabase(postgres, STORE_DATABASE));
   const server = await startTemporalServer(bins.server, postgres, dir, cleanEnv(false));
   teardown.guard(server.pid, 'temporal-server', 'SIGKILL', () => server.killNow());
   teardown.add('Temporal server', () => server.stop());

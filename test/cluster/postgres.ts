@@ -11,6 +11,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import pg from 'pg';
 import { freePort } from '../../cli/dev/ports';
 import { mustRun, runCommand } from './run';
 
@@ -166,6 +167,23 @@ export async function startPostgres(dir: string): Promise<Postgres> {
       running = true;
     },
   };
+}
+
+/** A new database on the server (paysaga's store beside Temporal's); its URL. */
+export async function createDatabase(postgres: Postgres, name: string): Promise<string> {
+  const admin = new pg.Client({
+    host: postgres.host,
+    port: postgres.port,
+    user: postgres.user,
+    database: 'postgres',
+  });
+  await admin.connect();
+  try {
+    await admin.query(`create database ${name}`);
+  } finally {
+    await admin.end();
+  }
+  return `postgres://${postgres.user}@${postgres.host}:${postgres.port}/${name}`;
 }
 
 function readPostmasterPid(data: string): number | undefined {

@@ -21,9 +21,19 @@ export interface DisruptionLog {
   error?: string;
 }
 
+export interface OutageLog {
+  atMs: number;
+  forMs: number;
+  /** ms after the start when the store went down, and how long until it answered again. */
+  startedAtMs?: number;
+  downMs?: number;
+  error?: string;
+}
+
 export interface ChaosLog {
   windows: WindowLog[];
   disruptions: DisruptionLog[];
+  storeOutage?: OutageLog;
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0, ms)));
@@ -56,6 +66,27 @@ export async function runChaos(
     }
   };
 
+  // The store's outage runs beside the rest; a store crash waits for it to end (it would be no crash).
+  const storeOutage: OutageLog | undefined = plan.storeOutage && { ...plan.storeOutage };
+  let outageOver: Promise<void> = Promise.resolve();
+  const outage = async (o: OutageLog) => {
+    await sleep(startedAt + o.atMs - Date.now());
+    const began = Date.now();
+    o.startedAtMs = since();
+    try {
+      await stack.store.down('fast');
+      log(`store DOWN for ${Math.round(o.forMs / 1000)} s`);
+      await sleep(began + o.forMs - Date.now());
+      await stack.store.up();
+      o.downMs = Date.now() - began;
+      log(`store back after ${(o.downMs / 1000).toFixed(1)} s`);
+    } catch (err) {
+      o.error = (err as Error).message;
+      log(`store outage FAILED: ${o.error}`);
+    }
+  };
+  if (storeOutage) outageOver = outage(storeOutage);
+
   // Disruptions one after another (the plan spaces them), each on time or as soon as the last is over.
   const disrupt = async () => {
     for (const d of disruptions) {
@@ -66,10 +97,14 @@ export async function runChaos(
       try {
         if (what === 'worker_kill') await stack.workers[target]!.restart('SIGKILL');
         else if (what === 'api_restart') await stack.apis[target]!.restart(signal);
-        else await stack.restartTemporal();
+        else if (what === 'store_restart') {
+          await outageOver;
+          await stack.store.down('immediate');
+          await stack.store.up();
+        } else await stack.restartTemporal();
         d.downMs = Date.now() - began;
         log(
-          `${what} ${what === 'temporal_restart' ? '' : `#${target + 1} `}(${signal}): back in ${d.downMs} ms`,
+          `${what} ${what === 'temporal_restart' || what === 'store_restart' ? '' : `#${target + 1} `}(${signal}): back in ${d.downMs} ms`,
         );
       } catch (err) {
         d.error = (err as Error).message;
@@ -78,6 +113,6 @@ export async function runChaos(
     }
   };
 
-  await Promise.all([...windows.map(openWindow), disrupt()]);
-  return { windows, disruptions };
+  await Promise.all([...windows.map(openWindow), disrupt(), outageOver]);
+  return { windows, disruptions, storeOutage };
 }

@@ -144,7 +144,7 @@ export interface FaultWindow {
   rules: FaultRuleInput[];
 }
 
-export type DisruptionKind = 'worker_kill' | 'api_restart' | 'temporal_restart';
+export type DisruptionKind = 'worker_kill' | 'api_restart' | 'temporal_restart' | 'store_restart';
 
 export interface Disruption {
   atMs: number;
@@ -161,6 +161,8 @@ export interface Plan {
   subscriptions: SubscriptionPlan[];
   faults: FaultWindow[];
   disruptions: Disruption[];
+  /** paysaga's store down from `atMs` for `forMs` (beside the disruptions, which go one at a time). */
+  storeOutage?: { atMs: number; forMs: number };
   /** When the last fault window closes (ms after the start). */
   faultsEndMs: number;
 }
@@ -278,6 +280,20 @@ export function makePlan(profile: Profile, seed: string): Plan {
   }
   faults.sort((a, b) => a.atMs - b.atMs || a.id.localeCompare(b.id));
 
+  // The store's outage starts while sessions are being created and money moves (a third into the range)
+  // and lasts its whole length, inside the faults' range when it fits.
+  let storeOutage: Plan['storeOutage'];
+  if (profile.storeOutageMs > 0) {
+    const x = d.child('store-outage');
+    const room = Math.max(0, profile.faultsUntilMs - profile.storeOutageMs - profile.faultsFromMs);
+    storeOutage = {
+      atMs:
+        profile.faultsFromMs +
+        Math.round(x.float('at') * Math.min(room, (profile.createUntilMs - profile.faultsFromMs) / 3)),
+      forMs: profile.storeOutageMs,
+    };
+  }
+
   const disruptions: Disruption[] = [];
   const add = (what: DisruptionKind, n: number, targets: number) => {
     for (let k = 0; k < n; k++) {
@@ -286,21 +302,45 @@ export function makePlan(profile: Profile, seed: string): Plan {
         what,
         atMs: x.int('at', profile.faultsFromMs, profile.faultsUntilMs),
         target: k % targets,
-        // Workers die without a goodbye; APIs are stopped either way; the Temporal server is stopped.
+        // Workers die without a goodbye; APIs are stopped either way; the Temporal server is stopped;
+        // PostgreSQL crashes (SIGKILL stands for its immediate shutdown).
         signal:
-          what === 'worker_kill' ? 'SIGKILL' : what === 'api_restart' && k % 2 === 0 ? 'SIGKILL' : 'SIGTERM',
+          what === 'worker_kill' || what === 'store_restart'
+            ? 'SIGKILL'
+            : what === 'api_restart' && k % 2 === 0
+              ? 'SIGKILL'
+              : 'SIGTERM',
       });
     }
   };
   add('worker_kill', profile.workerKills, profile.workers);
   add('api_restart', profile.apiRestarts, profile.apis);
   add('temporal_restart', profile.temporalRestarts, 1);
+  add('store_restart', profile.storeRestarts, 1);
+  // A crash while the store is down would be no crash: it comes after the outage.
+  for (const x of disruptions)
+    if (storeOutage && x.what === 'store_restart' && x.atMs >= storeOutage.atMs - DISRUPTION_GAP_MS)
+      x.atMs = Math.max(x.atMs, storeOutage.atMs + storeOutage.forMs + DISRUPTION_GAP_MS);
   disruptions.sort((a, b) => a.atMs - b.atMs);
   for (let k = 1; k < disruptions.length; k++)
     disruptions[k]!.atMs = Math.max(disruptions[k]!.atMs, disruptions[k - 1]!.atMs + DISRUPTION_GAP_MS);
 
-  const faultsEndMs = Math.max(0, ...faults.map((f) => f.atMs + f.forMs), ...disruptions.map((x) => x.atMs));
-  return { seed, profile: profile.name, sessions, subscriptions, faults, disruptions, faultsEndMs };
+  const faultsEndMs = Math.max(
+    0,
+    ...faults.map((f) => f.atMs + f.forMs),
+    ...disruptions.map((x) => x.atMs),
+    storeOutage ? storeOutage.atMs + storeOutage.forMs : 0,
+  );
+  return {
+    seed,
+    profile: profile.name,
+    sessions,
+    subscriptions,
+    faults,
+    disruptions,
+    storeOutage,
+    faultsEndMs,
+  };
 }
 
 function base(s: Draws, index: number, kind: PlanKind, prefix: string, profile: Profile): SessionPlan {

@@ -32,6 +32,13 @@ export interface Profile {
   workerKills: number;
   apiRestarts: number;
   temporalRestarts: number;
+  /**
+   * paysaga's store (PostgreSQL) down this long, under load, once (0: never): records and events wait,
+   * money must not move twice and no webhook may be lost.
+   */
+  storeOutageMs: number;
+  /** PostgreSQL crashes (immediate shutdown) and is started again at once. */
+  storeRestarts: number;
   /** After the last fault and the last scripted action: the most time every session gets to be final. */
   settleMs: number;
   workers: number;
@@ -88,9 +95,11 @@ export const PROFILES: Record<ProfileName, Profile> = {
     workerKills: 5,
     apiRestarts: 3,
     temporalRestarts: 2,
+    storeOutageMs: 4 * MIN,
+    storeRestarts: 1,
     settleMs: 6 * MIN,
     sessionMs: 8 * MIN,
-    partnerPatienceMs: 5 * MIN,
+    partnerPatienceMs: 6 * MIN,
   },
   ci: {
     ...common,
@@ -108,9 +117,12 @@ export const PROFILES: Record<ProfileName, Profile> = {
     workerKills: 2,
     apiRestarts: 1,
     temporalRestarts: 1,
+    storeOutageMs: 3 * MIN,
+    storeRestarts: 1,
     settleMs: 3 * MIN,
     sessionMs: 5 * MIN,
-    partnerPatienceMs: 3 * MIN,
+    // Past the store's outage: a creating call answers 503 all through it.
+    partnerPatienceMs: 5 * MIN,
   },
   tiny: {
     ...common,
@@ -129,6 +141,8 @@ export const PROFILES: Record<ProfileName, Profile> = {
     workerKills: 1,
     apiRestarts: 1,
     temporalRestarts: 0,
+    storeOutageMs: 20_000,
+    storeRestarts: 1,
     settleMs: 2 * MIN,
     sessionMs: 4 * MIN,
     partnerPatienceMs: 2 * MIN,

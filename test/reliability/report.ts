@@ -80,11 +80,17 @@ export function faultsTable(ev: Evidence): string[] {
         rows.push([`  ${endpoint}`, '', '', fired, '']);
       }
   }
-  for (const what of ['worker_kill', 'api_restart', 'temporal_restart'] as const) {
+  const names = {
+    worker_kill: 'worker SIGKILL',
+    api_restart: 'API restart',
+    temporal_restart: 'Temporal restart',
+    store_restart: 'PostgreSQL crash',
+  } as const;
+  for (const what of ['worker_kill', 'api_restart', 'temporal_restart', 'store_restart'] as const) {
     const done = ev.chaos.disruptions.filter((d) => d.disruption.what === what);
     if (done.length === 0) continue;
     rows.push([
-      what === 'worker_kill' ? 'worker SIGKILL' : what === 'api_restart' ? 'API restart' : 'Temporal restart',
+      names[what],
       done.filter((d) => d.downMs !== undefined).length,
       '',
       done.length,
@@ -96,6 +102,15 @@ export function faultsTable(ev: Evidence): string[] {
         .join(', '),
     ]);
   }
+  const outage = ev.chaos.storeOutage;
+  if (outage)
+    rows.push([
+      'PostgreSQL outage',
+      outage.downMs !== undefined ? 1 : 0,
+      Math.round(outage.forMs / 1000),
+      '',
+      `${Math.round((outage.startedAtMs ?? outage.atMs) / 1000)}s (back in ${outage.downMs !== undefined ? `${(outage.downMs / 1000).toFixed(1)} s` : `never: ${outage.error ?? '?'}`})`,
+    ]);
   return table(['FAULTS', 'WINDOWS', 'SECONDS', 'FIRED', 'WHEN'], rows);
 }
 

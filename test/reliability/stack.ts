@@ -3,6 +3,8 @@
  *
  *  - a Temporal dev server of its own (the CLI of cli/temporal-cli.ts, `start-dev --db-filename` in the
  *    run's folder), so it can be stopped and started again on its database on the same port;
+ *  - paysaga's store: a PostgreSQL server of its own (test/cluster/postgres.ts) with a `paysaga` database,
+ *    which the suite stops for minutes (an outage) and crashes, on the same port;
  *  - `paysaga sandbox` (the provider), in memory, never restarted: it is the truth the verdict reads;
  *  - `paysaga worker` processes (SIGKILLed and started again) and `paysaga api` processes (restarted), on
  *    one task queue, configured by environment variables only, as a deployment runs them. Each API keeps
@@ -28,10 +30,13 @@ import {
   PAYSAGA_BIN,
   type PaysagaProcess,
 } from '../cluster/paysaga-process';
+import { createDatabase, startPostgres, type Postgres } from '../cluster/postgres';
 import { mustRun } from '../cluster/run';
 import type { Teardown } from '../cluster/teardown';
 
 const HOST = '127.0.0.1';
+/** The longest store outage of a profile, plus a start. */
+const READY_WITHIN_MS = 6 * 60_000;
 export const PROJECT_ID = 'reliability-shop';
 
 export interface StackOptions {
@@ -66,6 +71,9 @@ export interface Stack {
   temporalUiUrl: string;
   sandboxUrl: string;
   sandbox: PaysagaProcess;
+  /** paysaga's store: `down` and `up` make its outages (the same port and data). */
+  store: Pick<Postgres, 'down' | 'up'>;
+  storeUrl: string;
   workers: Restartable[];
   apis: Restartable[];
   /** Each API's internal listener (/v1). */
@@ -152,6 +160,22 @@ export async function startStack(o: StackOptions, teardown: Teardown): Promise<S
   const temporalAddress = `${HOST}:${temporalPort}`;
   log(`Temporal dev server ${temporalAddress} on ${dbFile} (pid ${temporal.pid})`);
 
+  // --- paysaga's store: PostgreSQL, a database of its own; each process migrates it as it starts ---
+  const pgDir = path.join(o.dir, 'pg');
+  const postgres = await startPostgres(pgDir);
+  const guardPostgres = () => teardown.guard(postgres.pid, pgDir, 'SIGQUIT', () => postgres.killNow());
+  guardPostgres();
+  teardown.add('PostgreSQL', () => postgres.stop());
+  const store: Stack['store'] = {
+    down: (mode) => postgres.down(mode),
+    async up() {
+      await postgres.up();
+      guardPostgres(); // a new postmaster
+    },
+  };
+  const storeUrl = await createDatabase(postgres, 'paysaga');
+  log(`PostgreSQL (${postgres.version}) on ${postgres.host}:${postgres.port}, log ${postgres.log}`);
+
   // --- one build of dist/ and the workflow bundle before several processes start ---
   await mustRun(process.execPath, [PAYSAGA_BIN, '--version'], { timeoutMs: 300_000 });
   const bundlePath = path.join(o.dir, 'workflow-bundle.js');
@@ -228,6 +252,7 @@ export async function startStack(o: StackOptions, teardown: Teardown): Promise<S
     PAYSAGA_PARTNER_PRIVATE_KEY: keys.paths.partnerPrivate,
     PAYSAGA_CODEC_KEYS: `k1:${randomBytes(32).toString('base64')}`,
     PAYSAGA_PROVIDER_TIMEOUT_MS: String(o.providerTimeoutMs),
+    PAYSAGA_DATABASE_URL: storeUrl,
   };
   const returnSecret = randomBytes(32).toString('base64url');
   const codecKeys = common.PAYSAGA_CODEC_KEYS;
@@ -243,7 +268,8 @@ export async function startStack(o: StackOptions, teardown: Teardown): Promise<S
       const p = spawnPaysaga(name, args, env);
       all.push(p);
       guard(p);
-      await p.waitFor(ready, 120_000);
+      // A process waits for the store as it starts: one started during the store's outage is ready after it.
+      await p.waitFor(ready, READY_WITHIN_MS);
     };
     teardown.add(name, () => all.at(-1)?.stop(10_000));
     return {
@@ -306,6 +332,8 @@ export async function startStack(o: StackOptions, teardown: Teardown): Promise<S
     temporalUiUrl: temporal.uiUrl,
     sandboxUrl,
     sandbox,
+    store,
+    storeUrl,
     workers,
     apis,
     apiUrls,
@@ -328,6 +356,11 @@ export async function startStack(o: StackOptions, teardown: Teardown): Promise<S
           fs.writeFileSync(path.join(out, `${r.name}.${i + 1}.log`), withoutCardNumbers(p.output())),
         );
       fs.writeFileSync(path.join(out, 'temporal.log'), temporalLines.join('\n'));
+      try {
+        fs.copyFileSync(postgres.log, path.join(out, 'postgres.log'));
+      } catch {
+        // nothing written yet
+      }
     },
   };
 }

@@ -87,6 +87,7 @@ describe(`reliability suite (${profile.name}, seed ${seed})`, () => {
       namespace: stack.namespace,
       taskQueue: stack.taskQueue,
       codecKeys: stack.codecKeys,
+      storeUrl: stack.storeUrl,
     };
     teardown.add('truth client', () => sources.api.close());
     log(`stack up in ${Date.now() - started} ms: ${profile.workers} workers, ${profile.apis} APIs`);

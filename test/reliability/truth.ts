@@ -8,6 +8,10 @@
 import { Client, Connection } from '@temporalio/client';
 import type { PaysagaApiClient, Session, Subscription } from '../../client/http';
 import { codecFromEnv } from '../../common/codec';
+import type { PaysagaEvent } from '../../common/events';
+import { openStore } from '../../store/database';
+import { sessionState } from '../../store/sessions';
+import { sessionViewOf } from '../../workflows/session-view';
 import { ProviderClient } from '../../provider';
 import type { SessionInfo } from '../../provider/schemas';
 import type { FaultRuleView } from '../../sandbox/faults';
@@ -36,6 +40,10 @@ export interface Evidence {
   /** paysaga's session as GET /v1/sessions/{id} shows it, or why it could not be read. */
   views: Map<string, Session | Unreadable>;
   subscriptions: Map<string, Subscription | Unreadable>;
+  /** The session as paysaga's store holds its row (read with SQL, not through the API). */
+  stored: Map<string, Session | Unreadable>;
+  /** Every event of the feed (`GET /v1/events` paged from the start), in its order; or why not. */
+  events: PaysagaEvent[] | Unreadable;
   /** transaction/state of every session the run knows of, and of every session the ledger names. */
   provider: Map<string, SessionInfo | Unreadable>;
   ledger: LedgerEntry[];
@@ -82,6 +90,8 @@ export interface TruthSources {
   taskQueue: string;
   /** PAYSAGA_CODEC_KEYS of the stack: memos and search attributes are read through the codec. */
   codecKeys: string;
+  /** paysaga's store (PAYSAGA_DATABASE_URL of the stack). */
+  storeUrl: string;
 }
 
 export async function collectEvidence(
@@ -109,6 +119,22 @@ export async function collectEvidence(
       views.set(id, { unreadable: (err as Error).message });
     }
   });
+
+  const stored = new Map<string, Session | Unreadable>();
+  const store = openStore({ url: src.storeUrl, schema: 'paysaga', poolSize: 4 });
+  try {
+    await inBatches(ids, 4, async (id) => {
+      try {
+        const state = await sessionState(store, id);
+        stored.set(id, state ? (sessionViewOf(state) as Session) : { unreadable: 'no row in the store' });
+      } catch (err) {
+        stored.set(id, { unreadable: (err as Error).message });
+      }
+    });
+  } finally {
+    await store.close();
+  }
+  const events = await everyEvent(src.api);
 
   const ledgerRes = await fetch(
     `${src.sandboxUrl}/sandbox/ledger?project_id=${encodeURIComponent(src.projectId)}`,
@@ -143,12 +169,29 @@ export async function collectEvidence(
     journal,
     chaos,
     views,
+    stored,
+    events,
     subscriptions,
     provider,
     ledger,
     faultRules,
     workflows: await workflowHealth(src),
   };
+}
+
+/** The whole event feed, page after page, as a backend reading it from the start would. */
+async function everyEvent(api: PaysagaApiClient): Promise<PaysagaEvent[] | Unreadable> {
+  const all: PaysagaEvent[] = [];
+  try {
+    for (let after: string | undefined; ;) {
+      const page = await api.events.list({ limit: 100, ...(after ? { after } : {}) });
+      all.push(...page.events);
+      if (!page.hasMore || !page.next) return all;
+      after = page.next;
+    }
+  } catch (err) {
+    return { unreadable: `the event feed after ${all.length} events: ${(err as Error).message}` };
+  }
 }
 
 /** Workflow task attempts from which an open workflow counts as stuck (its task fails again and again). */

@@ -12,11 +12,15 @@
  *  - decisions paysaga took (200, or 202 accepted) were carried out at the provider;
  *  - the same reference always named the same session;
  *  - no workflow failed, was terminated or timed out; none is stuck; no subscription is left running;
+ *  - the store's row of every session is what the API shows (so, the provider's truth too);
+ *  - every event once: unique ids, each subject's sequence 1..n without a gap and in order in the feed,
+ *    and a final session's final event exactly once;
  *  - the API never answered 500.
  */
 import type { Session, Subscription } from '../../client/http';
 import type { Payment, Payout, SessionInfo } from '../../provider/schemas';
 import type { LedgerEntry } from '../../sandbox/ledger';
+import { eventSubject } from '../../common/events';
 import { isUnreadable, type Evidence } from './truth';
 
 export const RULES = {
@@ -32,6 +36,8 @@ export const RULES = {
   workflow: 'no workflow failed, terminated, timed out or stuck',
   internal_error: 'no 500 from the API',
   unreadable: 'every session readable',
+  store: "the store's row is the session",
+  events: 'every event once, none lost',
 } as const;
 export type Rule = keyof typeof RULES;
 
@@ -252,10 +258,71 @@ export function judge(ev: Evidence): Violation[] {
       );
   }
 
+  judgeStore(ev, known, add);
+  judgeEvents(ev, known, add);
+
   for (const w of ev.workflows.ended) add('workflow', w.workflowId, `${w.type} ${w.problem}`);
   for (const w of ev.workflows.stuck) add('workflow', w.workflowId, `${w.type} ${w.problem}`);
   for (const e of ev.journal.internalErrors) add('internal_error', 'API', e);
   return v;
+}
+
+type Add = (rule: Rule, subject: string, detail: string) => void;
+
+/** What of a session its store row and the API must agree on. */
+const recorded = (s: Session) =>
+  JSON.stringify({
+    phase: s.phase,
+    final: s.final,
+    totals: s.totals,
+    refunds: s.refunds.map((r) => `${r.reference} ${r.status} ${r.amount}`),
+    version: s.version,
+  });
+
+function judgeStore(ev: Evidence, known: Set<string>, add: Add): void {
+  for (const id of known) {
+    const view = ev.views.get(id);
+    const row = ev.stored.get(id);
+    if (!view || isUnreadable(view)) continue; // judged as unreadable already
+    if (!row || isUnreadable(row)) {
+      add('store', id, `no store row: ${row ? (row as { unreadable: string }).unreadable : 'never read'}`);
+      continue;
+    }
+    if (recorded(row as Session) !== recorded(view as Session))
+      add(
+        'store',
+        id,
+        `the store holds ${recorded(row as Session)}, the API shows ${recorded(view as Session)}`,
+      );
+  }
+}
+
+function judgeEvents(ev: Evidence, known: Set<string>, add: Add): void {
+  if (isUnreadable(ev.events)) return add('events', 'GET /v1/events', ev.events.unreadable);
+  const ids = new Map<string, number>();
+  const bySubject = new Map<string, number[]>();
+  for (const e of ev.events) {
+    ids.set(e.id, (ids.get(e.id) ?? 0) + 1);
+    const subject = eventSubject(e);
+    bySubject.set(subject, [...(bySubject.get(subject) ?? []), e.sequence]);
+  }
+  for (const [id, n] of ids) if (n > 1) add('events', id, `listed ${n} times in the feed`);
+  for (const [subject, seqs] of bySubject) {
+    const sorted = [...new Set(seqs)].sort((a, b) => a - b);
+    const missing = Array.from({ length: sorted.at(-1)! }, (_, i) => i + 1).filter(
+      (n) => !sorted.includes(n),
+    );
+    if (missing.length > 0) add('events', subject, `sequence ${missing.join(', ')} missing from the feed`);
+    if (seqs.some((n, i) => i > 0 && n < seqs[i - 1]!))
+      add('events', subject, `out of order in the feed: ${seqs.join(', ')}`);
+  }
+  for (const id of known) {
+    const view = ev.views.get(id);
+    if (!view || isUnreadable(view) || !(view as Session).final) continue;
+    const type = `session.${(view as Session).phase}`;
+    const n = ev.events.filter((e) => e.session_id === id && e.type === type).length;
+    if (n !== 1) add('events', id, `${type} is in the feed ${n} times`);
+  }
 }
 
 function judgeSession(

@@ -85,6 +85,17 @@ describe('the plan of a reliability run', () => {
         expect(kinds.filter((k) => k === 'worker_kill')).toHaveLength(profile.workerKills);
         expect(kinds.filter((k) => k === 'api_restart')).toHaveLength(profile.apiRestarts);
         expect(kinds.filter((k) => k === 'temporal_restart')).toHaveLength(profile.temporalRestarts);
+        expect(kinds.filter((k) => k === 'store_restart')).toHaveLength(profile.storeRestarts);
+        // The store's outage: under load (while sessions are created), and no crash inside it.
+        if (profile.storeOutageMs > 0) {
+          const o = plan.storeOutage!;
+          expect(o.forMs).toBe(profile.storeOutageMs);
+          expect(o.atMs).toBeGreaterThanOrEqual(profile.faultsFromMs);
+          expect(o.atMs).toBeLessThan(profile.createUntilMs);
+          for (const x of plan.disruptions.filter((x) => x.what === 'store_restart'))
+            expect(x.atMs < o.atMs || x.atMs >= o.atMs + o.forMs).toBe(true);
+          expect(plan.faultsEndMs).toBeGreaterThanOrEqual(o.atMs + o.forMs);
+        }
         for (let i = 1; i < plan.disruptions.length; i++)
           expect(plan.disruptions[i]!.atMs - plan.disruptions[i - 1]!.atMs).toBeGreaterThanOrEqual(20_000);
       }

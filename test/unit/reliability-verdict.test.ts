@@ -4,6 +4,7 @@
  * session, order, subscription or workflow.
  */
 import type { Session, Subscription } from '../../client/http';
+import type { PaysagaEvent } from '../../common/events';
 import type { SessionInfo } from '../../provider/schemas';
 import type { LedgerEntry } from '../../sandbox/ledger';
 import { newJournal } from '../reliability/journal';
@@ -79,22 +80,48 @@ const entry = (
   currency: 'rub',
 });
 
+function event(sessionId: string, sequence: number, type: PaysagaEvent['type']): PaysagaEvent {
+  return { id: `evt_${sessionId}_${sequence}`, type, created: '', session_id: sessionId, sequence, data: {} };
+}
+
 /** One card checkout of 1000, held and captured, everything as it should be. */
 function clean(): Evidence {
   const journal = newJournal(plan.sessions.slice(0, 1), []);
   journal.sessions[0]!.sessionIds = ['ps_1'];
   journal.sessions[0]!.created = true;
-  return {
+  const views = new Map<string, Session | { unreadable: string }>([['ps_1', session('ps_1')]]);
+  const ev = {
     plan,
     journal,
     chaos: { windows: [], disruptions: [] },
-    views: new Map([['ps_1', session('ps_1')]]),
+    views,
+    // Unless a test says otherwise, the store holds what the API shows (the same map), and the feed has
+    // each final session's created and final events.
+    stored: views,
     subscriptions: new Map(),
     provider: new Map([['ps_1', providerState('ps_1')]]),
     ledger: [entry('ps_1', 'hold', 1000), entry('ps_1', 'capture', 1000)],
     faultRules: [],
     workflows: { ended: [], stuck: [], counts: {} },
-  };
+  } as Omit<Evidence, 'events'> as Evidence;
+  let events: Evidence['events'] | undefined;
+  Object.defineProperty(ev, 'events', {
+    enumerable: true,
+    get: () =>
+      events ??
+      [...views.values()].flatMap((v) =>
+        'sessionId' in v && v.final
+          ? [
+              event(v.sessionId, 1, 'session.created'),
+              event(v.sessionId, 2, `session.${v.phase}` as PaysagaEvent['type']),
+            ]
+          : [],
+      ),
+    set: (e: Evidence['events']) => {
+      events = e;
+    },
+  });
+  return ev;
 }
 
 const rules = (ev: Evidence) => judge(ev).map((v) => [v.rule, v.subject] as [Rule, string]);
@@ -290,5 +317,50 @@ describe('the verdict of a reliability run', () => {
       ['workflow', 'ps_3'],
       ['internal_error', 'API'],
     ]);
+  });
+
+  test('a store row that is not the session the API shows (a record lost in an outage)', () => {
+    const ev = clean();
+    ev.stored = new Map([['ps_1', session('ps_1', { phase: 'awaiting_payer', final: false, version: 3 })]]);
+    expect(rules(ev)).toEqual([['store', 'ps_1']]);
+    ev.stored.delete('ps_1');
+    expect(judge(ev)).toEqual([
+      expect.objectContaining({ rule: 'store', detail: expect.stringContaining('no store row') }),
+    ]);
+  });
+
+  test('events: one listed twice, one lost, one out of order, a final event missing or twice', () => {
+    const twice = clean();
+    twice.events = [...(twice.events as PaysagaEvent[]), event('ps_1', 2, 'session.succeeded')];
+    expect(judge(twice).map((v) => v.detail)).toEqual(
+      expect.arrayContaining(['listed 2 times in the feed', 'session.succeeded is in the feed 2 times']),
+    );
+    expect(rules(twice).every(([rule]) => rule === 'events')).toBe(true);
+
+    const lost = clean();
+    lost.events = [event('ps_1', 2, 'session.succeeded')];
+    expect(judge(lost)).toEqual([
+      expect.objectContaining({
+        rule: 'events',
+        subject: 'ps_1',
+        detail: 'sequence 1 missing from the feed',
+      }),
+    ]);
+
+    const reordered = clean();
+    reordered.events = [event('ps_1', 2, 'session.succeeded'), event('ps_1', 1, 'session.created')];
+    expect(judge(reordered)).toEqual([
+      expect.objectContaining({ rule: 'events', detail: expect.stringContaining('out of order') }),
+    ]);
+
+    const silent = clean();
+    silent.events = [event('ps_1', 1, 'session.created')];
+    expect(judge(silent)).toEqual([
+      expect.objectContaining({ rule: 'events', detail: 'session.succeeded is in the feed 0 times' }),
+    ]);
+
+    const unread = clean();
+    unread.events = { unreadable: 'the event feed after 0 events: 503' };
+    expect(rules(unread)).toEqual([['events', 'GET /v1/events']]);
   });
 });
