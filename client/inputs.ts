@@ -218,6 +218,13 @@ export const refundInput = z.object({
 
 const DAY_MS = 24 * 3_600_000;
 
+/**
+ * When a first charge may be: epoch ms from 10^12 (2001-09-09; anything smaller is seconds sent where
+ * milliseconds are meant, which would charge at once) to 2100. Without the upper bound, a number past
+ * what a Date holds (8.64e15) would reach the workflow and fail it on every task.
+ */
+export const FIRST_CHARGE_BOUNDS = { min: 1e12, max: Date.UTC(2100, 0, 1) } as const;
+
 const intervalMs = z
   .number()
   .int()
@@ -239,8 +246,20 @@ export const subscriptionInput = z.object({
   intervalMs,
   /** ISO 8601 time or epoch ms of the first charge; omitted or past: at once. */
   firstChargeAt: z
-    .union([z.iso.datetime({ offset: true }), z.number().int().positive()])
+    .union([
+      z.iso.datetime({ offset: true }),
+      z
+        .number()
+        .int()
+        .min(FIRST_CHARGE_BOUNDS.min, {
+          error: 'epoch milliseconds (this looks like seconds: multiply by 1000), or an ISO 8601 time',
+        })
+        .max(FIRST_CHARGE_BOUNDS.max, { error: 'epoch milliseconds before 2100-01-01T00:00:00Z' }),
+    ])
     .transform((t) => (typeof t === 'number' ? t : Date.parse(t)))
+    .refine((t) => t >= FIRST_CHARGE_BOUNDS.min && t <= FIRST_CHARGE_BOUNDS.max, {
+      error: 'a time from 2001-09-09 to 2100-01-01',
+    })
     .optional(),
   dunning: z
     .object({

@@ -84,7 +84,16 @@ export async function subscriptionWorkflow(
   return sub.close();
 }
 
+/** Epoch ms past which a Date cannot hold a time. */
+const LAST_TIME_MS = 8.64e15;
+
 function firstState(input: SubscriptionInput): SubscriptionState {
+  // The API refuses these; a workflow started some other way fails here, once, instead of on every task.
+  if (
+    input.firstChargeAt !== undefined &&
+    !(Number.isSafeInteger(input.firstChargeAt) && Math.abs(input.firstChargeAt) <= LAST_TIME_MS)
+  )
+    throw invalidArgument('firstChargeAt', 'epoch milliseconds that a date can hold');
   const now = Date.now();
   const first = Math.max(input.firstChargeAt ?? now, now);
   return {

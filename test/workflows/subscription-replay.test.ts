@@ -1,0 +1,155 @@
+/**
+ * A subscription's history must replay from its first event on any worker: a worker that evicted it, a
+ * restarted one, or one answering a query (issue 16, seed 30a94ff344: "Update machine does not handle
+ * this event: ActivityTaskScheduled"). The real subscription workflow runs here with a stand-in for the
+ * sessions it opens (test/fixtures/subscription-workflows.ts) and an event activity of random speed,
+ * while Updates arrive at random moments, alone and in bursts: during a charge, a dunning wait, a
+ * pause and across continue-as-new (two periods a run). The worker keeps no workflow in its cache, so
+ * every task replays the history from its first event, as after a restart or an eviction (this is what
+ * failed on the old publisher: a workflow task failed with the nondeterminism error); at the end every
+ * run of the chain is replayed once more from its history. The seed is printed;
+ * SUBSCRIPTION_REPLAY_SEED repeats the driver's choices (the timing is the machine's).
+ */
+import * as path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import { bundleWorkflowCode, Worker } from '@temporalio/worker';
+import type { temporal } from '@temporalio/proto';
+import {
+  cancelSubscriptionUpdate,
+  changeSubscriptionUpdate,
+  pauseSubscriptionUpdate,
+  resumeSubscriptionUpdate,
+} from '../../common/messages';
+import type { PaysagaEvent } from '../../common/events';
+import { DEFAULT_SETTINGS } from '../../common/settings';
+import type { SubscriptionInput } from '../../common/subscription-input';
+import type { SubscriptionView } from '../../common/views';
+import { runTestWorker, uniqueWorkflowId } from '../helpers/temporal';
+
+jest.setTimeout(120_000);
+
+const FIXTURE = path.resolve(__dirname, '..', 'fixtures', 'subscription-workflows.ts');
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** mulberry32: the driver's choices and pauses, repeatable from the printed seed. */
+function rng(seed: string): () => number {
+  let a = parseInt(seed, 16) >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Every run of the chain that starts with `runId`, following continue-as-new. */
+async function runsOf(client: Client, workflowId: string, runId: string) {
+  const runs: { runId: string; history: temporal.api.history.v1.IHistory }[] = [];
+  for (let next: string | undefined = runId; next;) {
+    const history = await client.workflow.getHandle(workflowId, next).fetchHistory();
+    runs.push({ runId: next, history });
+    next =
+      history.events?.at(-1)?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
+  }
+  return runs;
+}
+
+describe('subscription workflow replay', () => {
+  let code: string;
+  beforeAll(async () => {
+    ({ code } = await bundleWorkflowCode({ workflowsPath: FIXTURE, logger: undefined }));
+  });
+
+  it('replays every run after Updates at every point of its life', async () => {
+    const seed = process.env.SUBSCRIPTION_REPLAY_SEED ?? randomBytes(4).toString('hex');
+    console.log(`[subscription-replay] seed ${seed} (SUBSCRIPTION_REPLAY_SEED=${seed} repeats it)`);
+    const random = rng(seed);
+    // What a store would hold: each event once, in the order the first copy arrived.
+    const stored: PaysagaEvent[] = [];
+    const activities = {
+      async publishEvents(events: PaysagaEvent[]): Promise<void> {
+        // Fast or slow, so that an Update comes while the previous events are stored, on their way or queued.
+        await sleep(Math.floor(Math.random() * 60));
+        for (const e of events) if (!stored.some((s) => s.id === e.id)) stored.push(e);
+      },
+      async getState(): Promise<never> {
+        throw new Error('not used: the stand-in sessions report their results');
+      },
+    };
+
+    const { runs, view, refused } = await runTestWorker(
+      { activities, workflowBundle: { code }, workerOptions: { maxCachedWorkflows: 0 } },
+      async ({ client, taskQueue }) => {
+        const subscriptionId = uniqueWorkflowId('sub-replay');
+        const input: SubscriptionInput = {
+          subscriptionId,
+          reference: subscriptionId.slice(4),
+          token: 'rt_replay',
+          amount: { amount: 1_000, currency: 'RUB' },
+          intervalMs: 1_000,
+          dunning: { retryDelaysMs: [300], onExhausted: 'pause' },
+          settings: { ...DEFAULT_SETTINGS, polling: { ...DEFAULT_SETTINGS.polling, lateAfterMs: 60_000 } },
+          customer: { user_id: 'replay' },
+          periodsPerRun: 2,
+        };
+        const handle = await client.workflow.start('subscriptionWorkflow', {
+          taskQueue,
+          workflowId: subscriptionId,
+          args: [input],
+        });
+        const updates = [
+          () => handle.executeUpdate(pauseSubscriptionUpdate),
+          () => handle.executeUpdate(resumeSubscriptionUpdate),
+          () =>
+            handle.executeUpdate(changeSubscriptionUpdate, {
+              args: [{ amount: 1_000 + Math.floor(random() * 500) }],
+            }),
+        ];
+        let refused = 0;
+        const send = (i: number) =>
+          updates[i]!().catch((err: unknown) => {
+            if (!(err instanceof WorkflowUpdateFailedError)) throw err;
+            refused++; // a pause while paused: refused by the validator, as it should be
+          });
+        const until = Date.now() + 15_000;
+        while (Date.now() < until) {
+          const burst = 1 + Math.floor(random() * 3);
+          // Mostly changes and resumes, so that it spends most of its time charging.
+          const pick = () => [0, 1, 1, 2, 2, 2][Math.floor(random() * 6)]!;
+          await Promise.all(Array.from({ length: burst }, () => send(pick())));
+          await sleep(Math.floor(random() * 120));
+        }
+        await handle.executeUpdate(resumeSubscriptionUpdate).catch(() => undefined);
+        await handle.executeUpdate(cancelSubscriptionUpdate, { args: [{ reason: 'test over' }] });
+        const view = (await handle.result()) as SubscriptionView;
+        return { runs: await runsOf(client, subscriptionId, handle.firstExecutionRunId), view, refused };
+      },
+    );
+
+    // The test did reach the points it is about.
+    expect(runs.length).toBeGreaterThanOrEqual(3);
+    expect(view.status).toBe('canceled');
+    expect(view.totals.succeeded).toBeGreaterThanOrEqual(3);
+    expect(view.totals.failed).toBeGreaterThanOrEqual(1);
+    expect(refused).toBeGreaterThan(0);
+    const eventTypes = (h: temporal.api.history.v1.IHistory) =>
+      (h.events ?? []).map((e) => Object.keys(e).find((k) => k.endsWith('EventAttributes')));
+    const all = runs.flatMap((r) => eventTypes(r.history));
+    expect(all).toContain('workflowExecutionUpdateAcceptedEventAttributes');
+    // Live, no workflow task failed; then each run replays from its first event.
+    expect(all).not.toContain('workflowTaskFailedEventAttributes');
+    // Every event stored, in its subscription's sequence, although the calls overlapped.
+    expect(stored.map((e) => e.sequence)).toEqual(stored.map((_, i) => i + 1));
+    expect(stored.filter((e) => e.type === 'subscription.canceled')).toHaveLength(1);
+
+    const failures: string[] = [];
+    for await (const r of Worker.runReplayHistories(
+      { workflowBundle: { code } },
+      runs.map((run) => ({ workflowId: `${view.subscriptionId}/${run.runId}`, history: run.history })),
+    ))
+      if (r.error) failures.push(`${r.workflowId}: ${r.error.message}`);
+    expect(failures).toEqual([]);
+  });
+});
