@@ -1,6 +1,6 @@
 /**
  * Events over HTTP: list and read what paysaga told (or will tell) backends, every delivery attempt,
- * and redelivery. Events are kept by their subject's outbox (client/events-client.ts).
+ * and redelivery. Events are rows of the store (client/events-client.ts, store/events.ts).
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
@@ -35,9 +35,9 @@ export const eventRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
         tags,
         summary: 'List events, oldest first',
         description:
-          "With `session_id` or `subscription_id`: that subject's events by sequence. Without: the events " +
-          'of up to 200 subjects with recent events (narrow with `after`), by (created, subject, sequence). ' +
-          "`after` (an event id, or an ISO time) pages forward: pass the answer's `next`.",
+          "Events in the store's global order, oldest first (a subject's events by sequence within it), " +
+          'filtered by `session_id` or `subscription_id` and `type`. Page forward with `starting_after` (or ' +
+          "`after`, which also takes an ISO time) = the answer's `next`, backward with `ending_before`.",
         security,
         querystring: docSchema(listEventsInput),
         response: {

@@ -104,6 +104,10 @@ export interface EventListQuery {
   type?: EventType;
   /** An event id (what follows it) or an ISO time (events created after it). */
   after?: string;
+  /** The page after this event id (Stripe's cursor; one of after, starting_after, ending_before). */
+  starting_after?: string;
+  /** The page before this event id. */
+  ending_before?: string;
   limit?: number;
 }
 export interface RedeliverInput {

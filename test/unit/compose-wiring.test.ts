@@ -9,6 +9,7 @@ import * as path from 'node:path';
 import YAML from 'yaml';
 import { listenConfigFromEnv } from '../../api/listen-config';
 import { assertCodecProtected } from '../../api/listeners';
+import { storeConfigFromEnv } from '../../store/config';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -18,6 +19,7 @@ interface Service {
   networks?: string[];
   command?: string[];
   healthcheck?: { test: string[] };
+  depends_on?: Record<string, { condition: string }>;
 }
 
 /** .env.example with every placeholder replaced by a value long enough for any secret. */
@@ -111,5 +113,32 @@ describe('docker-compose.yml wiring', () => {
       .map(([name]) => name)
       .sort();
     expect(onCodecNetwork).toEqual(['api', 'codec-proxy']);
+  });
+
+  test('every paysaga process names one store: the database `paysaga` the compose job makes, on the PostgreSQL service, before setup migrates it', () => {
+    const users = ['worker-1', 'worker-2', 'api', 'paysaga-setup'];
+    const urls = new Set(users.map((name) => services[name]!.environment!.PAYSAGA_DATABASE_URL));
+    expect(urls.size).toBe(1);
+    const [url] = [...urls];
+    const config = storeConfigFromEnv({ PAYSAGA_DATABASE_URL: url });
+    expect(config?.schema).toBe('paysaga');
+    const parsed = new URL(config!.url);
+    expect(parsed.hostname).toBe('postgresql');
+    expect(parsed.pathname).toBe('/paysaga');
+    expect(parsed.username).toBe('paysaga');
+    expect(decodeURIComponent(parsed.password)).toBe(exampleEnv().PAYSAGA_DATABASE_PASSWORD);
+    const job = services['paysaga-database']!;
+    const script = job.command!.join('\n');
+    expect(script).toContain('CREATE ROLE paysaga LOGIN');
+    expect(script).toContain('CREATE DATABASE paysaga OWNER paysaga');
+    expect(job.environment!.PGHOST).toBe('postgresql');
+    expect(job.environment!.PAYSAGA_DATABASE_PASSWORD).toBe(exampleEnv().PAYSAGA_DATABASE_PASSWORD);
+    expect(services['paysaga-setup']!.depends_on!['paysaga-database']).toEqual({
+      condition: 'service_completed_successfully',
+    });
+    for (const name of ['worker-1', 'worker-2', 'api'])
+      expect(services[name]!.depends_on!['paysaga-setup']).toEqual({
+        condition: 'service_completed_successfully',
+      });
   });
 });
