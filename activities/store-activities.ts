@@ -7,16 +7,21 @@
 import type { Store } from '../store/database';
 import type { FanOut } from '../store/events';
 import { recordSession, type RecordResult, type SessionRecord } from '../store/sessions';
+import { recordSubscription, type SubscriptionRecord } from '../store/subscriptions';
 
 export type { AuditEntry, RecordResult, SessionRecord, SessionSummary } from '../store/sessions';
+export type { SubscriptionRecord } from '../store/subscriptions';
 
 export interface StoreActivities {
   /** The session's state, its operations, new audit entries and new events, in one transaction. */
   recordSession(record: SessionRecord): Promise<RecordResult>;
+  /** The subscription's view, its charges and the events not confirmed yet, in one transaction. */
+  recordSubscription(record: SubscriptionRecord): Promise<RecordResult>;
 }
 
 export function createStoreActivities(o: { store: Store; fanOut?: FanOut }): StoreActivities {
   return {
     recordSession: (record) => recordSession(o.store, record, o.fanOut),
+    recordSubscription: (record) => recordSubscription(o.store, record, o.fanOut),
   };
 }

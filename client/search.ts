@@ -1,51 +1,29 @@
 /**
- * Finding sessions (GET /v1/sessions) in the store, and subscriptions (GET /v1/subscriptions) through
- * Temporal visibility until subscriptions are recorded in the store too.
- *
- * Sessions: newest first by (created time, session id), a stable order whatever is added meanwhile;
- * each filter has its index (store/migrations/0001-sessions.ts); a page's cursor is the position of its
- * last entry, bound to the filters it was made with.
- *
- * Subscriptions (visibility). SQL visibility stores refuse `ORDER BY` and answer by (close time, newest
- * first, with runs still open before every closed one), then start time, newest first. One entry per
- * subscription: continued-as-new runs are left out by the query itself.
+ * Finding sessions (GET /v1/sessions) and subscriptions (GET /v1/subscriptions) in the store: newest
+ * first by (created time, id), a stable order whatever is added meanwhile; each filter has its index
+ * (store/migrations/); a page's cursor is the position of its last entry, bound to the filters it was
+ * made with.
  */
 import { createHash } from 'node:crypto';
-import type { Client } from '@temporalio/client';
-import { decodeTypedSearchAttributes } from '@temporalio/common/lib/converter/payload-search-attributes';
-import type { google } from '@temporalio/proto';
-import { temporal as proto } from '@temporalio/proto';
 import { z } from 'zod';
 import {
   SESSION_KINDS,
   SESSION_PHASES,
-  SUBSCRIPTION_KIND,
   SUBSCRIPTION_STATUSES,
   type SessionKind,
   type SessionPhase,
   type SubscriptionStatus,
 } from '../common/kinds';
-import {
-  AmountMinor,
-  ClientReference,
-  CreatedAt,
-  CurrencyCode,
-  NeedsAttention,
-  PaymentKind,
-  PaymentStatus,
-} from '../common/search-attributes';
 import type { SessionSummary, SubscriptionSummary } from '../common/views';
 import { InputValidationError } from './errors';
 import { reference as referenceSchema } from './inputs';
 import type { Store } from '../store/database';
 import { searchSessions as searchStoredSessions, type SessionCursor } from '../store/sessions';
+import { searchSubscriptions as searchStoredSubscriptions } from '../store/subscriptions';
 import { sessionViewOf } from '../workflows/session-view';
 
 export const MAX_SEARCH_LIMIT = 100;
 export const DEFAULT_SEARCH_LIMIT = 20;
-
-type RawExecution = proto.api.workflow.v1.IWorkflowExecutionInfo;
-const Status = proto.api.enums.v1.WorkflowExecutionStatus;
 
 /**
  * One value or several (comma-separated, or the parameter repeated), each one of `values`. The rule is a
@@ -180,15 +158,17 @@ function parseSearch<S extends z.ZodObject>(schema: S, input: unknown): z.output
   return r.data;
 }
 
-// ---- the cursor: visibility's page token, bound to the search it belongs to ----
+// ---- the cursor: the position of a page's last entry, bound to the search it belongs to ----
 
 interface Cursor {
   v: 1;
   /** A digest of the filters (a cursor answers only the search that made it). */
   f: string;
-  /** Where the next page starts: visibility's page token (base64), or a position in the store. */
+  /** Where the next page starts: [created time, id] of the last entry. */
   t: string;
 }
+
+const CURSOR_RULE = 'the next of an earlier page, as it was';
 
 function filterDigest(what: string, filters: object): string {
   return createHash('sha256')
@@ -197,16 +177,13 @@ function filterDigest(what: string, filters: object): string {
     .slice(0, 16);
 }
 
-function encodeCursor(digest: string, token: Uint8Array | string): string {
-  const c: Cursor = { v: 1, f: digest, t: typeof token === 'string' ? token : Buffer.from(token).toString('base64') };
+function encodeCursor(digest: string, last: { createdAt: string; id: string }): string {
+  const c: Cursor = { v: 1, f: digest, t: JSON.stringify([last.createdAt, last.id]) };
   return Buffer.from(JSON.stringify(c)).toString('base64url');
 }
 
-function decodeCursor(cursor: string, digest: string): Buffer {
-  return Buffer.from(decodeCursorText(cursor, digest), 'base64');
-}
-
-function decodeCursorText(cursor: string, digest: string): string {
+/** The position a cursor names; a 400 naming `cursor` for anything else, or for other filters. */
+function decodeCursor(cursor: string, digest: string): SessionCursor {
   let c: Partial<Cursor> | undefined;
   try {
     c = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as Partial<Cursor>;
@@ -214,178 +191,29 @@ function decodeCursorText(cursor: string, digest: string): string {
     c = undefined;
   }
   if (!c || c.v !== 1 || typeof c.t !== 'string' || typeof c.f !== 'string')
-    throw new InputValidationError([{ field: 'cursor', rule: 'the next of an earlier page, as it was' }]);
+    throw new InputValidationError([{ field: 'cursor', rule: CURSOR_RULE }]);
   if (c.f !== digest)
     throw new InputValidationError([
       { field: 'cursor', rule: 'belongs to a search with other filters: send the same filters again' },
     ]);
-  return c.t;
+  const [createdAt, id] = (() => {
+    try {
+      return JSON.parse(c.t) as [unknown, unknown];
+    } catch {
+      return [undefined, undefined];
+    }
+  })();
+  if (typeof createdAt !== 'string' || typeof id !== 'string' || Number.isNaN(Date.parse(createdAt)))
+    throw new InputValidationError([{ field: 'cursor', rule: CURSOR_RULE }]);
+  return { createdAt: new Date(createdAt), id };
 }
-
-// ---- visibility ----
-
-const quoted = (xs: readonly string[]) => xs.map((x) => `'${x}'`).join(', ');
-/** Workflow ids that can go into a visibility query as they are (session ids: ps_<digits>). */
-const SAFE_ID = /^[A-Za-z0-9_.:-]{1,200}$/;
-
-interface Filters {
-  reference?: string;
-  status?: string[];
-  created_from?: Date;
-  created_to?: Date;
-}
-
-function clauses(f: Filters): string[] {
-  return [
-    ...(f.reference !== undefined ? [`ClientReference = '${f.reference}'`] : []),
-    ...(f.status ? [`PaymentStatus IN (${quoted(f.status)})`] : []),
-    ...(f.created_from ? [`CreatedAt >= '${f.created_from.toISOString()}'`] : []),
-    ...(f.created_to ? [`CreatedAt < '${f.created_to.toISOString()}'`] : []),
-  ];
-}
-
-async function listPage(
-  temporal: Client,
-  query: string,
-  pageSize: number,
-  token?: Uint8Array,
-): Promise<{ executions: RawExecution[]; next?: Uint8Array }> {
-  const page = await temporal.workflowService.listWorkflowExecutions({
-    namespace: temporal.options.namespace,
-    query,
-    pageSize,
-    ...(token ? { nextPageToken: token } : {}),
-  });
-  const next = page.nextPageToken && page.nextPageToken.length > 0 ? page.nextPageToken : undefined;
-  return { executions: page.executions ?? [], ...(next ? { next } : {}) };
-}
-
-const millis = (t: google.protobuf.ITimestamp | null | undefined): number =>
-  t ? Number(t.seconds ?? 0) * 1000 + Math.floor((t.nanos ?? 0) / 1e6) : 0;
-
-/**
- * The closed runs of `executions` that a later run of the same workflow has replaced (a session reopened
- * by a refund or a late event): one visibility call for the whole page.
- */
-async function replacedRuns(
-  temporal: Client,
-  taskQueue: string,
-  executions: RawExecution[],
-): Promise<Set<string>> {
-  const closed = executions.filter(
-    (e) =>
-      e.status !== Status.WORKFLOW_EXECUTION_STATUS_RUNNING && SAFE_ID.test(e.execution?.workflowId ?? ''),
-  );
-  const replaced = new Set<string>();
-  if (closed.length === 0) return replaced;
-  const ids = [...new Set(closed.map((e) => e.execution!.workflowId!))];
-  const earliest = Math.min(...closed.map((e) => millis(e.startTime)));
-  const query =
-    `TaskQueue = '${taskQueue}' AND WorkflowId IN (${quoted(ids)}) AND ` +
-    `ExecutionStatus != 'ContinuedAsNew' AND StartTime > '${new Date(earliest).toISOString()}'`;
-  const later: RawExecution[] = [];
-  let token: Uint8Array | undefined;
-  // Runs started after these: normally none; bounded however many reopenings there were.
-  for (let pages = 0; pages < 10; pages++) {
-    const page = await listPage(temporal, query, 1_000, token);
-    later.push(...page.executions);
-    if (!page.next) break;
-    token = page.next;
-  }
-  for (const e of closed) {
-    const id = e.execution!.workflowId!;
-    const started = millis(e.startTime);
-    if (
-      later.some(
-        (l) =>
-          l.execution?.workflowId === id &&
-          l.execution.runId !== e.execution!.runId &&
-          millis(l.startTime) > started,
-      )
-    )
-      replaced.add(e.execution!.runId!);
-  }
-  return replaced;
-}
-
-interface Found {
-  executions: RawExecution[];
-  hasMore: boolean;
-  next?: string;
-}
-
-async function search(
-  temporal: Client,
-  taskQueue: string,
-  what: 'sessions' | 'subscriptions',
-  base: string,
-  f: Filters & { limit: number; cursor?: string },
-  digestOf: object,
-): Promise<Found> {
-  const digest = filterDigest(what, digestOf);
-  const token = f.cursor !== undefined ? decodeCursor(f.cursor, digest) : undefined;
-  const query = [
-    `TaskQueue = '${taskQueue}'`,
-    base,
-    `ExecutionStatus != 'ContinuedAsNew'`,
-    ...clauses(f),
-  ].join(' AND ');
-  const page = await listPage(temporal, query, f.limit, token);
-  const replaced = await replacedRuns(temporal, taskQueue, page.executions);
-  const latest = page.executions.filter((e) => !replaced.has(e.execution?.runId ?? ''));
-  // The same run twice on one page cannot happen; the same workflow twice would be a replaced run.
-  const seen = new Set<string>();
-  const executions = latest.filter((e) => {
-    const id = e.execution?.workflowId ?? '';
-    if (seen.has(id)) return false;
-    seen.add(id);
-    return true;
-  });
-  return {
-    executions,
-    hasMore: page.next !== undefined,
-    ...(page.next ? { next: encodeCursor(digest, page.next) } : {}),
-  };
-}
-
-function attributes(e: RawExecution) {
-  const sa = decodeTypedSearchAttributes(e.searchAttributes?.indexedFields);
-  const created = sa.get(CreatedAt) ?? new Date(millis(e.startTime));
-  const amount = sa.get(AmountMinor);
-  const currency = sa.get(CurrencyCode);
-  return {
-    kind: sa.get(PaymentKind),
-    status: sa.get(PaymentStatus),
-    reference: sa.get(ClientReference) ?? '',
-    createdAt: created.toISOString(),
-    ...(amount !== undefined ? { amount } : {}),
-    ...(currency ? { currency } : {}),
-    needsAttention: sa.get(NeedsAttention) ?? false,
-  };
-}
-
-const isOneOf = <T extends string>(values: readonly T[], v: string | undefined): v is T =>
-  v !== undefined && (values as readonly string[]).includes(v);
 
 /** Payment sessions in the store, newest first, a page at a time. */
 export async function searchSessions(store: Store, input: unknown): Promise<SessionPage> {
   const q = parseSearch(sessionSearchInput, input);
   const { limit, cursor, ...filters } = q;
   const digest = filterDigest('sessions', filters);
-  let after: SessionCursor | undefined;
-  if (cursor !== undefined) {
-    const [createdAt, id] = (() => {
-      try {
-        return JSON.parse(decodeCursorText(cursor, digest)) as [string, string];
-      } catch (err) {
-        if (err instanceof InputValidationError) throw err;
-        return [undefined, undefined];
-      }
-    })();
-    if (typeof createdAt !== 'string' || typeof id !== 'string' || Number.isNaN(Date.parse(createdAt)))
-      throw new InputValidationError([{ field: 'cursor', rule: 'the next of an earlier page, as it was' }]);
-    after = { createdAt: new Date(createdAt), id };
-  }
+  const after = cursor !== undefined ? decodeCursor(cursor, digest) : undefined;
   const states = await searchStoredSessions(
     store,
     {
@@ -421,33 +249,45 @@ export async function searchSessions(store: Store, input: unknown): Promise<Sess
   return {
     sessions,
     hasMore,
-    ...(hasMore && last ? { next: encodeCursor(digest, JSON.stringify([last.createdAt, last.sessionId])) } : {}),
+    ...(hasMore && last
+      ? { next: encodeCursor(digest, { createdAt: last.createdAt, id: last.sessionId }) }
+      : {}),
   };
 }
 
-/** Subscriptions of `taskQueue`, the same way. */
-export async function searchSubscriptions(
-  temporal: Client,
-  taskQueue: string,
-  input: unknown,
-): Promise<SubscriptionPage> {
+/** Subscriptions in the store, the same way. */
+export async function searchSubscriptions(store: Store, input: unknown): Promise<SubscriptionPage> {
   const q = parseSearch(subscriptionSearchInput, input);
-  const { limit: _limit, cursor: _cursor, ...filters } = q;
-  const found = await search(
-    temporal,
-    taskQueue,
-    'subscriptions',
-    `PaymentKind = '${SUBSCRIPTION_KIND}'`,
-    q,
-    filters,
+  const { limit, cursor, ...filters } = q;
+  const digest = filterDigest('subscriptions', filters);
+  const after = cursor !== undefined ? decodeCursor(cursor, digest) : undefined;
+  const views = await searchStoredSubscriptions(
+    store,
+    {
+      ...(q.reference !== undefined ? { reference: q.reference } : {}),
+      ...(q.status ? { statuses: q.status } : {}),
+      ...(q.created_from ? { createdFrom: q.created_from } : {}),
+      ...(q.created_to ? { createdTo: q.created_to } : {}),
+    },
+    { limit: limit + 1, ...(after ? { after } : {}) },
   );
-  const subscriptions = found.executions.map((e): SubscriptionSummary => {
-    const { kind: _kind, status, ...a } = attributes(e);
-    return {
-      subscriptionId: e.execution?.workflowId ?? '',
-      status: isOneOf(SUBSCRIPTION_STATUSES, status) ? status : 'active',
-      ...a,
-    };
-  });
-  return { subscriptions, hasMore: found.hasMore, ...(found.next ? { next: found.next } : {}) };
+  const page = views.slice(0, limit);
+  const hasMore = views.length > limit;
+  const last = page.at(-1);
+  const subscriptions = page.map((v): SubscriptionSummary => ({
+    subscriptionId: v.subscriptionId,
+    reference: v.reference,
+    status: v.status,
+    amount: v.amount.amount,
+    currency: v.amount.currency,
+    createdAt: v.createdAt,
+    needsAttention: v.attention !== undefined,
+  }));
+  return {
+    subscriptions,
+    hasMore,
+    ...(hasMore && last
+      ? { next: encodeCursor(digest, { createdAt: last.createdAt, id: last.subscriptionId }) }
+      : {}),
+  };
 }

@@ -32,6 +32,7 @@ import {
 import { requestFingerprint } from './fingerprint';
 import * as inputs from './inputs';
 import { queryWithRetry } from './query';
+import { storedSubscription } from '../store/subscriptions';
 import { started, type Started } from './reads';
 import { searchSubscriptions, type SubscriptionPage, type SubscriptionSearch } from './search';
 
@@ -93,13 +94,19 @@ export class Subscriptions {
 
   /** Subscriptions by reference, status and creation time, a page at a time (client/search.ts). */
   list(search: SubscriptionSearch = {}): Promise<SubscriptionPage> {
-    return searchSubscriptions(this.ctx.temporal, this.ctx.taskQueue, search);
+    return searchSubscriptions(this.ctx.store, search);
   }
 
-  /** The subscription as its latest run knows it (running, or finished when canceled). */
+  /**
+   * The subscription as the store holds it (an Update answers once its change is stored, so this shows
+   * it), whatever Temporal still keeps of a canceled one; a subscription whose run began before the store
+   * recorded subscriptions, and has not changed since, is read from its workflow.
+   */
   async get(subscriptionId: string): Promise<SubscriptionView> {
     if (!subscriptionId.startsWith(SUBSCRIPTION_ID_PREFIX))
       throw new SubscriptionNotFoundError(subscriptionId);
+    const stored = await storedSubscription(this.ctx.store, subscriptionId);
+    if (stored) return stored;
     return queryWithRetry(
       this.handle(subscriptionId),
       subscriptionQuery,

@@ -72,4 +72,7 @@ export interface SubscriptionState {
   /** How many runs came before this one (continue-as-new count). */
   runs: number;
   createdAt: string;
+  /** The version of the last record written to the store (grows with every change; runs before the
+   *  store recorded subscriptions have none). */
+  recordVersion?: number;
 }

@@ -43,6 +43,7 @@ import {
 import type { ChargeRecord, SubscriptionView } from '../common/views';
 import { persist, provider } from './calls';
 import { EventPublisher } from './event-publisher';
+import { SUBSCRIPTION_RECORDED_PATCH, SubscriptionRecorder } from './subscription-recorder';
 import { referenceWorkflow } from './reference';
 import { phaseOf } from '../common/snapshot';
 
@@ -117,7 +118,10 @@ function firstState(input: SubscriptionInput): SubscriptionState {
 class Subscription {
   /** Bumped by every accepted Update: a waiting loop wakes up and looks again. */
   private version = 0;
-  private readonly events = new EventPublisher();
+  /** Runs since the store records subscriptions: every change is written there (with its events). */
+  private readonly recorder?: SubscriptionRecorder;
+  /** Older runs, to replay as they ran: events only, one after the other. */
+  private readonly legacyEvents?: EventPublisher;
   /** Results sessions reported (a session may report before its reference said which session it is). */
   private readonly settled = new Map<string, SessionSettled>();
 
@@ -125,18 +129,33 @@ class Subscription {
     readonly input: SubscriptionInput,
     readonly state: SubscriptionState,
   ) {
+    if (wf.patched(SUBSCRIPTION_RECORDED_PATCH))
+      this.recorder = new SubscriptionRecorder(
+        () => ({
+          view: this.view(),
+          ...(typeof input.customer?.user_id === 'string' ? { customerId: input.customer.user_id } : {}),
+        }),
+        state,
+      );
+    else this.legacyEvents = new EventPublisher();
     if (state.eventSequence === 0) this.announce('subscription.created');
+    // A new run (continue-as-new) shows its count.
+    else if (state.runs > 0) this.recorder?.record();
     wf.setHandler(subscriptionQuery, () => this.view());
-    wf.setHandler(cancelSubscriptionUpdate, (arg) => this.cancel(arg?.reason ?? 'canceled by the partner'), {
-      validator: (_arg) => this.refuseWhen(['canceled'], 'cancel'),
-    });
-    wf.setHandler(pauseSubscriptionUpdate, () => this.pause(), {
+    wf.setHandler(
+      cancelSubscriptionUpdate,
+      (arg) => this.stored(this.cancel(arg?.reason ?? 'canceled by the partner')),
+      {
+        validator: (_arg) => this.refuseWhen(['canceled'], 'cancel'),
+      },
+    );
+    wf.setHandler(pauseSubscriptionUpdate, () => this.stored(this.pause()), {
       validator: () => this.refuseWhen(['paused', 'past_due', 'canceled'], 'pause'),
     });
-    wf.setHandler(resumeSubscriptionUpdate, () => this.resume(), {
+    wf.setHandler(resumeSubscriptionUpdate, () => this.stored(this.resume()), {
       validator: () => this.refuseWhen(['active', 'canceled'], 'resume'),
     });
-    wf.setHandler(changeSubscriptionUpdate, (change) => this.change(change), {
+    wf.setHandler(changeSubscriptionUpdate, (change) => this.stored(this.change(change)), {
       validator: (change) => {
         this.refuseWhen(['canceled'], 'change');
         checkChange(change);
@@ -144,7 +163,10 @@ class Subscription {
     });
     wf.setHandler(sessionOpenedSignal, ({ reference, sessionId }) => {
       const record = this.current();
-      if (record && !record.sessionId && reference === this.chargeReference()) record.sessionId = sessionId;
+      if (record && !record.sessionId && reference === this.chargeReference()) {
+        record.sessionId = sessionId;
+        this.recorder?.record();
+      }
     });
     wf.setHandler(sessionSettledSignal, (s) => {
       this.settled.set(s.sessionId, s);
@@ -172,7 +194,7 @@ class Subscription {
 
   async continueAsNew(): Promise<never> {
     await wf.condition(wf.allHandlersFinished);
-    await this.events.flushed();
+    await this.flushed();
     return wf.continueAsNew<typeof subscriptionWorkflow>(this.input, {
       ...this.state,
       runs: this.state.runs + 1,
@@ -218,6 +240,7 @@ class Subscription {
     });
     if (s.charges.length > MAX_CHARGES_KEPT) s.charges.splice(0, s.charges.length - MAX_CHARGES_KEPT);
     s.totals.attempts++;
+    this.recorder?.record();
   }
 
   /**
@@ -399,6 +422,7 @@ class Subscription {
     if (this.state.attention?.reason === reason) return;
     if (!this.state.attention) wf.upsertSearchAttributes([{ key: NeedsAttention, value: true }]);
     this.state.attention = { reason, since: iso(Date.now()) };
+    this.recorder?.record();
     wf.log.warn('subscription needs attention', { subscriptionId: this.input.subscriptionId, reason });
   }
 
@@ -406,6 +430,7 @@ class Subscription {
     if (!this.state.attention) return;
     delete this.state.attention;
     wf.upsertSearchAttributes([{ key: NeedsAttention, value: false }]);
+    this.recorder?.record();
   }
 
   // ---- Updates ----
@@ -464,26 +489,41 @@ class Subscription {
     if (change.token !== undefined) s.token = change.token;
     if (change.intervalMs !== undefined) s.intervalMs = change.intervalMs;
     this.version++;
+    this.recorder?.record();
     return this.view();
   }
 
   /** An event for the partner's backend, numbered per subscription across runs (DESIGN decision 13). */
   private announce(type: SubscriptionEventType): void {
     const sequence = ++this.state.eventSequence;
-    this.events.publish({
+    const event = {
       id: eventId(this.input.subscriptionId, sequence),
       type,
       created: iso(Date.now()),
       subscription_id: this.input.subscriptionId,
       sequence,
       data: this.view(),
-    });
+    };
+    if (this.recorder) this.recorder.record(event);
+    else this.legacyEvents?.publish(event);
+  }
+
+  /** Every change and event so far written (or, on older runs, published). */
+  private async flushed(): Promise<void> {
+    await this.recorder?.flushed();
+    await this.legacyEvents?.flushed();
+  }
+
+  /** An Update's answer once the store holds it too: a read right after it shows the same. */
+  private async stored(view: SubscriptionView): Promise<SubscriptionView> {
+    await this.recorder?.flushed();
+    return view;
   }
 
   /** Lets Updates finish and events leave, then answers the subscription as it ends. */
   async close(): Promise<SubscriptionView> {
     await wf.condition(wf.allHandlersFinished);
-    await this.events.flushed();
+    await this.flushed();
     return this.view();
   }
 

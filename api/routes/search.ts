@@ -1,7 +1,6 @@
 /**
  * Finding sessions and subscriptions: `GET /v1/sessions` and `GET /v1/subscriptions`, a page at a time,
- * each entry a summary read from the workflow's search attributes (client/search.ts: filters, order,
- * one entry per session, the cursor).
+ * each entry a summary read from paysaga's store (client/search.ts: filters, order, the cursor).
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { sessionSearchInput, subscriptionSearchInput } from '../../client/search';
@@ -11,12 +10,10 @@ import type { ApiDeps } from '../deps';
 import { tableRoute } from '../http';
 import { docSchema, errorResponses } from '../schemas';
 
-const order = (noun: string, open: string) =>
-  `Order: ${noun}s whose workflow is still open (${open}) first, the most recently started first; then ` +
-  'the others, the most recently closed first (Temporal visibility on SQL stores cannot sort by creation ' +
-  `time: use created_from / created_to for a time range). One entry per ${noun}, at its latest workflow ` +
-  'run. Page with `cursor` = `next` (with the same filters) while `hasMore`; a page may hold fewer than ' +
-  '`limit` entries, even none. Results follow Temporal visibility, a moment behind the workflows.';
+const order = (noun: string) =>
+  `Order: newest first by creation time (then id), from paysaga's store, a stable order whatever is ` +
+  `added meanwhile. One entry per ${noun}. Page with \`cursor\` = \`next\` (with the same filters) while ` +
+  '`hasMore`.';
 
 export const searchRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
   const { payments } = deps;
@@ -38,8 +35,8 @@ export const searchRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
         summary: 'Find sessions by reference, phase, kind and creation time',
         description:
           'Payment sessions only (never subscriptions, references or event outboxes). Each entry is read ' +
-          'from search attributes; GET /v1/sessions/{id} shows the whole session. A parameter that is not ' +
-          `one of these, or a bad value, is a 400 naming it. ${order('session', 'in progress, or followed after its result')}`,
+          'from the store; GET /v1/sessions/{id} shows the whole session. A parameter that is not ' +
+          `one of these, or a bad value, is a 400 naming it. ${order('session')}`,
         security: [{ bearerAuth: [] }],
         querystring: docSchema(sessionSearchInput),
         response: { 200: docSchema(sessionPageView, { io: 'output' }), ...errorResponses },
@@ -62,8 +59,8 @@ export const searchRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
         tags: ['subscriptions'],
         summary: 'Find subscriptions by reference, status and creation time',
         description:
-          'Each entry is read from search attributes; GET /v1/subscriptions/{id} shows the whole ' +
-          `subscription. A parameter that is not one of these, or a bad value, is a 400 naming it. ${order('subscription', 'not canceled')}`,
+          'Each entry is read from the store; GET /v1/subscriptions/{id} shows the whole ' +
+          `subscription. A parameter that is not one of these, or a bad value, is a 400 naming it. ${order('subscription')}`,
         security: [{ bearerAuth: [] }],
         querystring: docSchema(subscriptionSearchInput),
         response: { 200: docSchema(subscriptionPageView, { io: 'output' }), ...errorResponses },

@@ -218,11 +218,12 @@ export class FakeProvider {
       },
       createPaymentFormToken: notHere('public_token'),
       publishEvent: async (event: PaysagaEvent) => publish(event),
-      publishEvents: async (events: PaysagaEvent[]) => {
-        for (const event of events) await publish(event);
-      },
       // The session's record: its events are what the test watches (the store itself is not faked).
       recordSession: async (record) => {
+        for (const event of record.events) await publish(event);
+        return { applied: true, eventsAdded: record.events.length };
+      },
+      recordSubscription: async (record) => {
         for (const event of record.events) await publish(event);
         return { applied: true, eventsAdded: record.events.length };
       },

@@ -30,7 +30,12 @@ afterAll(async () => {
   await connection?.close();
 });
 
-async function until<T>(what: string, get: () => Promise<T>, done: (v: T) => boolean, ms = 60_000): Promise<T> {
+async function until<T>(
+  what: string,
+  get: () => Promise<T>,
+  done: (v: T) => boolean,
+  ms = 60_000,
+): Promise<T> {
   const deadline = Date.now() + ms;
   for (;;) {
     const v = await get();
@@ -77,8 +82,7 @@ async function closedRun(sessionId: string): Promise<void> {
 
 const ledger = async (sessionId: string) =>
   (await s.stack.sandbox.ledger(sessionId)).entries.map((e) => [e.kind, e.amount]);
-const providerSessions = async () =>
-  (await s.stack.sandbox.stats()).stats.sessions;
+const providerSessions = async () => (await s.stack.sandbox.stats()).stats.sessions;
 
 /** The same checks for any money-moving session whose workflows are all gone. */
 async function afterRetention(o: {
@@ -107,23 +111,37 @@ async function afterRetention(o: {
 
 test('a card checkout after retention: read, found, repeated, refunded once, charged back, its events listed', async () => {
   const reference = ref('ret-card');
-  const body = { method: 'card', reference, amount: rub(10_000), card: card(FRICTIONLESS), customer: { user_id: 'u1' } };
+  const body = {
+    method: 'card',
+    reference,
+    amount: rub(10_000),
+    card: card(FRICTIONLESS),
+    customer: { user_id: 'u1' },
+  };
   const created = await s.call('POST', '/v1/checkouts?wait=15000', { body });
   expect(created.status).toBe(201);
   const sessionId = created.body.sessionId as string;
-  await until('the checkout succeeds', async () => (await s.call('GET', `/v1/sessions/${sessionId}`)).body, (v) => v.phase === 'succeeded');
+  await until(
+    'the checkout succeeds',
+    async () => (await s.call('GET', `/v1/sessions/${sessionId}`)).body,
+    (v) => v.phase === 'succeeded',
+  );
   await closedRun(sessionId);
   expect(await deleteClosedExecutions()).toBeGreaterThanOrEqual(1);
-  await expect(s.stack.temporal.workflow.getHandle(sessionId).describe()).rejects.toBeInstanceOf(WorkflowNotFoundError);
+  await expect(s.stack.temporal.workflow.getHandle(sessionId).describe()).rejects.toBeInstanceOf(
+    WorkflowNotFoundError,
+  );
 
   await afterRetention({
     sessionId,
     reference,
     create: () => s.call('POST', '/v1/checkouts', { body }),
   });
-  expect((await s.call('GET', `/v1/events?session_id=${sessionId}`)).body.events.map((e: { type: string }) => e.type)).toContain(
-    'session.succeeded',
-  );
+  expect(
+    (await s.call('GET', `/v1/events?session_id=${sessionId}`)).body.events.map(
+      (e: { type: string }) => e.type,
+    ),
+  ).toContain('session.succeeded');
 
   // A partial refund: a new run carries the session on from the store, and refunds once.
   const refund = await s.call('POST', `/v1/sessions/${sessionId}/refunds?wait=15000`, {
@@ -144,7 +162,10 @@ test('a card checkout after retention: read, found, repeated, refunded once, cha
   // Months later the card network charges back: the provider's webhook reaches the store's session.
   await closedRun(sessionId);
   await deleteClosedExecutions();
-  await s.stack.sandbox.plain('POST', '/sandbox/chargebacks', { session_id: sessionId, sum_info: { sum: 2_000, currency_code: 'rub' } });
+  await s.stack.sandbox.plain('POST', '/sandbox/chargebacks', {
+    session_id: sessionId,
+    sum_info: { sum: 2_000, currency_code: 'rub' },
+  });
   const chargedBack = await until(
     'the chargeback is recorded',
     async () => (await s.call('GET', `/v1/sessions/${sessionId}`)).body,
@@ -157,20 +178,100 @@ test('a card checkout after retention: read, found, repeated, refunded once, cha
     ['refund', 3_000],
     ['chargeback', 2_000],
   ]);
-  const types = (await s.call('GET', `/v1/events?session_id=${sessionId}`)).body.events.map((e: { type: string }) => e.type);
-  expect(types).toEqual(expect.arrayContaining(['session.created', 'session.succeeded', 'session.refunded', 'session.chargeback']));
+  const types = (await s.call('GET', `/v1/events?session_id=${sessionId}`)).body.events.map(
+    (e: { type: string }) => e.type,
+  );
+  expect(types).toEqual(
+    expect.arrayContaining([
+      'session.created',
+      'session.succeeded',
+      'session.refunded',
+      'session.chargeback',
+    ]),
+  );
   expect(new Set(types.filter((t: string) => t === 'session.refunded')).size).toBe(1);
 });
 
 test('a payout after retention: read, found, repeated without a new provider session, its events listed', async () => {
   const reference = ref('ret-po');
-  const body = { reference, amount: rub(700), destination: { type: 'card', card: { card_number: FRICTIONLESS } } };
+  const body = {
+    reference,
+    amount: rub(700),
+    destination: { type: 'card', card: { card_number: FRICTIONLESS } },
+  };
   const created = await s.call('POST', '/v1/payouts?wait=15000', { body });
   expect(created.status).toBe(201);
   const sessionId = created.body.sessionId as string;
-  await until('the payout succeeds', async () => (await s.call('GET', `/v1/sessions/${sessionId}`)).body, (v) => v.phase === 'succeeded');
+  await until(
+    'the payout succeeds',
+    async () => (await s.call('GET', `/v1/sessions/${sessionId}`)).body,
+    (v) => v.phase === 'succeeded',
+  );
   await closedRun(sessionId);
   await deleteClosedExecutions();
   await afterRetention({ sessionId, reference, create: () => s.call('POST', '/v1/payouts', { body }) });
   expect(await ledger(sessionId)).toEqual([['payout', 700]]);
+});
+
+test('a subscription after retention: read with its charges, found by reference, its events listed', async () => {
+  const first = ref('ret-sub-first');
+  const paid = await s.call('POST', '/v1/checkouts?wait=15000', {
+    body: {
+      method: 'card',
+      reference: first,
+      amount: rub(100),
+      card: card(FRICTIONLESS),
+      allowRecurring: true,
+      customer: { user_id: 'u1' },
+    },
+  });
+  expect(paid.status).toBe(201);
+  const token = (
+    await until(
+      'the first payment succeeds',
+      async () => (await s.call('GET', `/v1/sessions/${paid.body.sessionId}`)).body,
+      (v) => v.phase === 'succeeded',
+    )
+  ).recurringToken as string;
+  expect(token).toMatch(/^rt_/);
+
+  const reference = ref('ret-sub');
+  const started = await s.call('POST', '/v1/subscriptions', {
+    body: { reference, token, amount: rub(1_000), intervalMs: 1_500, customer: { user_id: 'u1' } },
+  });
+  expect(started.status).toBe(201);
+  const id = started.body.subscriptionId as string;
+  await until(
+    'a period is paid',
+    async () => (await s.call('GET', `/v1/subscriptions/${id}`)).body,
+    (v) => v.totals.succeeded >= 1,
+  );
+  expect((await s.call('POST', `/v1/subscriptions/${id}/cancel`, { body: {} })).status).toBe(200);
+  await closedRun(id);
+  const ended = (await s.call('GET', `/v1/subscriptions/${id}`)).body;
+  await deleteClosedExecutions();
+  await expect(s.stack.temporal.workflow.getHandle(id).describe()).rejects.toBeInstanceOf(
+    WorkflowNotFoundError,
+  );
+
+  const read = await s.call('GET', `/v1/subscriptions/${id}`);
+  expect(read.status).toBe(200);
+  expect(read.body).toEqual(ended);
+  expect(read.body).toMatchObject({ status: 'canceled', reference });
+  expect(read.body.charges.filter((c: { outcome: string }) => c.outcome === 'succeeded').length).toBe(
+    read.body.totals.succeeded,
+  );
+  const found = await s.call('GET', `/v1/subscriptions?reference=${encodeURIComponent(reference)}`);
+  expect(
+    found.body.subscriptions.map((x: { subscriptionId: string; status: string }) => [
+      x.subscriptionId,
+      x.status,
+    ]),
+  ).toEqual([[id, 'canceled']]);
+  const types = (await s.call('GET', `/v1/events?subscription_id=${id}`)).body.events.map(
+    (e: { type: string }) => e.type,
+  );
+  expect(types).toEqual(
+    expect.arrayContaining(['subscription.created', 'subscription.charged', 'subscription.canceled']),
+  );
 });

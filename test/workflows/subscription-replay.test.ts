@@ -2,7 +2,7 @@
  * A subscription's history must replay from its first event on any worker: a worker that evicted it, a
  * restarted one, or one answering a query (issue 16, seed 30a94ff344: "Update machine does not handle
  * this event: ActivityTaskScheduled"). The real subscription workflow runs here with a stand-in for the
- * sessions it opens (test/fixtures/subscription-workflows.ts) and an event activity of random speed,
+ * sessions it opens (test/fixtures/subscription-workflows.ts) and a store activity of random speed,
  * while Updates arrive at random moments, alone and in bursts: during a charge, a dunning wait, a
  * pause and across continue-as-new (two periods a run). The worker keeps no workflow in its cache, so
  * every task replays the history from its first event, as after a restart or an eviction (this is what
@@ -25,6 +25,7 @@ import type { PaysagaEvent } from '../../common/events';
 import { DEFAULT_SETTINGS } from '../../common/settings';
 import type { SubscriptionInput } from '../../common/subscription-input';
 import type { SubscriptionView } from '../../common/views';
+import type { SubscriptionRecord } from '../../store/subscriptions';
 import { runTestWorker, uniqueWorkflowId } from '../helpers/temporal';
 
 jest.setTimeout(120_000);
@@ -66,13 +67,17 @@ describe('subscription workflow replay', () => {
     const seed = process.env.SUBSCRIPTION_REPLAY_SEED ?? randomBytes(4).toString('hex');
     console.log(`[subscription-replay] seed ${seed} (SUBSCRIPTION_REPLAY_SEED=${seed} repeats it)`);
     const random = rng(seed);
-    // What a store would hold: each event once, in the order the first copy arrived.
+    // What a store would hold: the newest version of the subscription, each event once, in the order
+    // the first copy arrived.
     const stored: PaysagaEvent[] = [];
+    let row: { version: number; view: SubscriptionView } | undefined;
     const activities = {
-      async publishEvents(events: PaysagaEvent[]): Promise<void> {
-        // Fast or slow, so that an Update comes while the previous events are stored, on their way or queued.
+      async recordSubscription(record: SubscriptionRecord) {
+        // Fast or slow, so that an Update comes while earlier records are stored, on their way or queued.
         await sleep(Math.floor(Math.random() * 60));
-        for (const e of events) if (!stored.some((s) => s.id === e.id)) stored.push(e);
+        if (!row || record.version > row.version) row = { version: record.version, view: record.view };
+        for (const e of record.events) if (!stored.some((s) => s.id === e.id)) stored.push(e);
+        return { applied: true, eventsAdded: record.events.length };
       },
       async getState(): Promise<never> {
         throw new Error('not used: the stand-in sessions report their results');
@@ -143,6 +148,8 @@ describe('subscription workflow replay', () => {
     // Every event stored, in its subscription's sequence, although the calls overlapped.
     expect(stored.map((e) => e.sequence)).toEqual(stored.map((_, i) => i + 1));
     expect(stored.filter((e) => e.type === 'subscription.canceled')).toHaveLength(1);
+    // The store's row is the subscription as it ended.
+    expect(row?.view).toEqual(view);
 
     const failures: string[] = [];
     for await (const r of Worker.runReplayHistories(
