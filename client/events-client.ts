@@ -161,16 +161,14 @@ export class EventsClient {
   async listEvents(input: unknown = {}): Promise<EventList> {
     const f = parse(listEventsInput, input);
     const subject = f.session_id ?? f.subscription_id;
-    const position = async (field: string, id: string) => {
-      const parsed = parseEventId(id);
-      const seq = await seqOfEvent(this.o.store, id);
-      if (seq === undefined || (subject !== undefined && parsed?.subject !== subject))
-        throw new InputValidationError([
-          {
-            field,
-            rule: subject ? `an event id of ${subject} this API knows` : 'an event id this API knows',
-          },
-        ]);
+    // A cursor names an event of the list: one this API does not know, or of another subject than the
+    // filter's, is a 404, as reading it would be.
+    const position = async (id: string) => {
+      const seq =
+        subject === undefined || parseEventId(id)?.subject === subject
+          ? await seqOfEvent(this.o.store, id)
+          : undefined;
+      if (seq === undefined) throw new EventNotFoundError(id);
       return seq;
     };
     const startAfter = f.starting_after ?? (f.after && parseEventId(f.after) ? f.after : undefined);
@@ -182,7 +180,7 @@ export class EventsClient {
     };
     let rows: StoredEvent[];
     if (f.ending_before !== undefined) {
-      const before = await position('ending_before', f.ending_before);
+      const before = await position(f.ending_before);
       rows = (
         await listEvents(this.o.store.db, { ...base, before, order: 'desc', limit: f.limit + 1 })
       ).reverse();
@@ -190,10 +188,7 @@ export class EventsClient {
       if (hasMore) rows = rows.slice(1);
       return page(rows, hasMore);
     }
-    const after =
-      startAfter !== undefined
-        ? await position(f.starting_after ? 'starting_after' : 'after', startAfter)
-        : undefined;
+    const after = startAfter !== undefined ? await position(startAfter) : undefined;
     rows = await listEvents(this.o.store.db, {
       ...base,
       ...(after !== undefined ? { after } : {}),

@@ -7,6 +7,7 @@ import { sql } from 'kysely';
 import type { EventEndpoint } from '../common/event-delivery';
 import type { Store } from './database';
 import type { EventEndpointTable } from './schema';
+import { storable } from './text';
 
 type Row = Pick<
   EventEndpointTable,
@@ -108,7 +109,7 @@ export async function createEndpoint(
       id: e.id,
       url: e.url,
       events: e.events,
-      description: e.description ?? null,
+      description: e.description !== undefined ? storable(e.description) : null,
       source: 'api',
       secret_version: 1,
       secret_key_id: e.keyId,

@@ -13,6 +13,7 @@ import { sql, type Kysely, type Transaction } from 'kysely';
 import type { PaysagaEvent } from '../common/events';
 import type { Database } from './schema';
 import type { Store } from './database';
+import { storable } from './text';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -61,7 +62,7 @@ export async function appendEvents(
         .execute()
     ).map((r) => r.id),
   );
-  const fresh = events.filter((e) => !known.has(e.id));
+  const fresh = storable(events.filter((e) => !known.has(e.id)));
   if (fresh.length === 0) return [];
   const first = counter.value - events.length + 1;
   const rows = fresh.map((e, i) => ({

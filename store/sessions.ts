@@ -10,6 +10,7 @@ import type { StoredState } from '../common/session-runs';
 import type { OperationView, ProviderEventRecord } from '../common/views';
 import type { Store } from './database';
 import { appendEvents, eventsAppended, type FanOut } from './events';
+import { storable } from './text';
 import type { Database } from './schema';
 
 /** What a search filters on, computed by the writer from the session's view. */
@@ -57,6 +58,7 @@ export async function recordSession(
   record: SessionRecord,
   fanOut?: FanOut,
 ): Promise<RecordResult> {
+  record = storable(record);
   const { state, summary } = record;
   const now = new Date();
   const result = await store.db.transaction().execute(async (tx) => {

@@ -8,6 +8,7 @@ import type { PaysagaEvent } from '../common/events';
 import type { SubscriptionView } from '../common/views';
 import type { Store } from './database';
 import { appendEvents, eventsAppended, type FanOut } from './events';
+import { storable } from './text';
 import type { RecordResult, SessionCursor } from './sessions';
 
 export interface SubscriptionRecord {
@@ -25,6 +26,7 @@ export async function recordSubscription(
   record: SubscriptionRecord,
   fanOut?: FanOut,
 ): Promise<RecordResult> {
+  record = storable(record);
   const { view } = record;
   const now = new Date();
   const result = await store.db.transaction().execute(async (tx) => {

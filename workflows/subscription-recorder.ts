@@ -7,7 +7,8 @@
  *
  *   const recorder = new SubscriptionRecorder(() => view, state);
  *   recorder.record(event);      // after a change (with the event it announces, if any)
- *   await recorder.flushed();    // before an Update answers, the run ends or continues as new
+ *   await recorder.flushed();    // before the run ends or continues as new
+ *   await recorder.flushed(ms);  // before an Update answers (a store that is down only delays it)
  *
  * The activity is scheduled right where the change is made, even inside an Update handler: the same
  * command in the same place live and on replay, whatever other activities have done meanwhile (see
@@ -57,8 +58,9 @@ export class SubscriptionRecorder {
       });
   }
 
-  /** Resolves once every change recorded so far is in the store. */
-  async flushed(): Promise<void> {
-    await wf.condition(() => this.writing === 0);
+  /** Resolves once every change recorded so far is in the store (or after `withinMs`, when given). */
+  async flushed(withinMs?: number): Promise<void> {
+    if (withinMs === undefined) await wf.condition(() => this.writing === 0);
+    else await wf.condition(() => this.writing === 0, withinMs);
   }
 }

@@ -52,6 +52,8 @@ export const DEFAULT_PERIODS_PER_RUN = 100;
 export const MAX_CHARGES_KEPT = 50;
 /** How long paysaga keeps a charge's reference (and so never opens a second session for it). */
 const DEFAULT_KEEP_REFERENCE_MS = 400 * 24 * 3_600_000;
+/** How long an Update's answer waits for its change to be stored. */
+const STORED_WITHIN_MS = 10_000;
 /** Continue-as-new past this many events even mid-charge. */
 const HISTORY_LIMIT = 8_000;
 
@@ -514,9 +516,12 @@ class Subscription {
     await this.legacyEvents?.flushed();
   }
 
-  /** An Update's answer once the store holds it too: a read right after it shows the same. */
+  /**
+   * An Update's answer once the store holds it too, so a read right after it shows the same; a store
+   * that is slow or down delays the answer by STORED_WITHIN_MS at most (the record follows).
+   */
   private async stored(view: SubscriptionView): Promise<SubscriptionView> {
-    await this.recorder?.flushed();
+    await this.recorder?.flushed(STORED_WITHIN_MS);
     return view;
   }
 

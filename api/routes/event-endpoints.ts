@@ -46,7 +46,14 @@ export const eventEndpointRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps
           'with the secret in this answer (shown once).',
         security,
         body: docSchema(eventEndpointInput),
-        response: { 201: withSecret('Registered (Location: /v1/event-endpoints/{id}).'), ...errorResponses },
+        response: {
+          201: withSecret('Registered (Location: /v1/event-endpoints/{id}).'),
+          409: {
+            description: 'As many endpoints as PAYSAGA_EVENT_MAX_ENDPOINTS allows exist: delete one first.',
+            $ref: 'ApiError#',
+          },
+          ...errorResponses,
+        },
       },
     },
     async (request, reply) => {

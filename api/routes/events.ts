@@ -42,6 +42,7 @@ export const eventRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
         querystring: docSchema(listEventsInput),
         response: {
           200: docSchema(eventListView, { io: 'output' }),
+          404: { description: 'A cursor names an event this API does not know.', $ref: 'ApiError#' },
           ...errorResponses,
         },
       },

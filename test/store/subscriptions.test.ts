@@ -93,4 +93,33 @@ describe('subscriptions in the store', () => {
     ]);
     expect(await storedSubscription(store, 'sub-unknown')).toBeUndefined();
   });
+
+  it('stores what PostgreSQL text cannot hold (U+0000) as U+FFFD instead of failing the write forever', async () => {
+    const nul = 'sub-store-nul';
+    const result = await recordSubscription(store, {
+      view: view({
+        subscriptionId: nul,
+        reference: 'store-nul',
+        token: 'rt_\u0000x',
+        canceledReason: 'a\u0000b',
+      }),
+      version: 1,
+      customerId: 'u\u0000',
+      events: [
+        {
+          ...event(1, 'subscription.created'),
+          id: `evt_${nul}_1`,
+          subscription_id: nul,
+          data: { 'k\u0000': 'v\u0000' },
+        },
+      ],
+    });
+    expect(result).toEqual({ applied: true, eventsAdded: 1 });
+    expect(await storedSubscription(store, nul)).toMatchObject({
+      token: 'rt_\uFFFDx',
+      canceledReason: 'a\uFFFDb',
+    });
+    const [stored] = await listEvents(store.db, { subject: nul, limit: 1 });
+    expect(stored?.data).toEqual({ 'k\uFFFD': 'v\uFFFD' });
+  });
 });

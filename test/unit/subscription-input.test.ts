@@ -31,6 +31,8 @@ describe('firstChargeAt', () => {
     expect(firstChargeAt(1_800_000_000_000)).toBe(1_800_000_000_000);
     expect(firstChargeAt('2027-01-31T09:00:00+03:00')).toBe(Date.parse('2027-01-31T06:00:00Z'));
     expect(firstChargeAt(undefined)).toBeUndefined();
+    // A past time charges at once.
+    expect(firstChargeAt('2020-01-01T00:00:00Z')).toBe(Date.parse('2020-01-01T00:00:00Z'));
   });
 
   it('refuses epoch seconds, naming the field and saying what it looks like', () => {

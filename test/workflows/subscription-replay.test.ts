@@ -20,6 +20,7 @@ import {
   changeSubscriptionUpdate,
   pauseSubscriptionUpdate,
   resumeSubscriptionUpdate,
+  subscriptionQuery,
 } from '../../common/messages';
 import type { PaysagaEvent } from '../../common/events';
 import { DEFAULT_SETTINGS } from '../../common/settings';
@@ -118,8 +119,13 @@ describe('subscription workflow replay', () => {
             if (!(err instanceof WorkflowUpdateFailedError)) throw err;
             refused++; // a pause while paused: refused by the validator, as it should be
           });
-        const until = Date.now() + 15_000;
-        while (Date.now() < until) {
+        // At least 15 s, and until it has continued as new twice and failed a charge (bounded: 60 s).
+        const since = Date.now();
+        const farEnough = async () => {
+          const v = await handle.query(subscriptionQuery);
+          return v.runs >= 2 && v.totals.failed >= 1;
+        };
+        while (Date.now() - since < 15_000 || (Date.now() - since < 60_000 && !(await farEnough()))) {
           const burst = 1 + Math.floor(random() * 3);
           // Mostly changes and resumes, so that it spends most of its time charging.
           const pick = () => [0, 1, 1, 2, 2, 2][Math.floor(random() * 6)]!;
