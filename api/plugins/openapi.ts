@@ -87,8 +87,9 @@ function markOptionalBodies(doc: Doc): void {
     const body = operation.requestBody;
     const schema = body?.content?.['application/json']?.schema;
     if (!body || !schema) continue;
-    // anything that can make `{}` invalid keeps the body required
-    if (!['required', 'oneOf', 'anyOf', 'allOf', 'if'].some((k) => k in schema)) body.required = false;
+    // anything that can make `{}` invalid keeps the body required (an empty `required` list does not)
+    const requires = Array.isArray(schema.required) ? schema.required.length > 0 : 'required' in schema;
+    if (!requires && !['oneOf', 'anyOf', 'allOf', 'if'].some((k) => k in schema)) body.required = false;
   }
 }
 

@@ -30,7 +30,7 @@ export const userInfo = z.looseObject({
   user_id: nonBlank.optional(),
   contact_info: z.array(contactInfo).optional(),
   /** Test environment: `thief` / `loser` select failure scenarios. */
-  customer: z.looseObject({ reference: z.string().trim().min(1) }).optional(),
+  customer: z.looseObject({ reference: nonBlank }).optional(),
 });
 export type UserInfo = z.infer<typeof userInfo>;
 

@@ -34,10 +34,19 @@ def filter_case(context, case):
     if query.get("session_id") is not None and query.get("subscription_id") is not None:
         return False
 
+    # One cursor at most: after, starting_after or ending_before (listEventsInput), three parameters.
+    if sum(query.get(k) is not None for k in ("after", "starting_after", "ending_before")) > 1:
+        return False
+
     # `after` as an event id must name an event that exists, of the subject when one is given
     # (client/events-client.ts): data, not schema; an ISO time is always fine.
     after = query.get("after")
     if isinstance(after, str) and after.startswith("evt_"):
+        return False
+
+    # A search's amount range must not be empty (client/search.ts): two parameters compared.
+    low, high = _number(query.get("amount_min")), _number(query.get("amount_max"))
+    if low is not None and high is not None and low > high:
         return False
 
     # A search's `cursor` is the `next` of an earlier page of the same search (client/search.ts binds it
@@ -107,3 +116,10 @@ def _header_params(case):
     definition = getattr(case.operation, "definition", None)
     raw = getattr(definition, "raw", None) or {}
     return [p for p in raw.get("parameters", []) if isinstance(p, dict) and p.get("in") == "header"]
+
+
+def _number(value):
+    try:
+        return float(value) if value is not None else None
+    except (TypeError, ValueError):
+        return None
