@@ -9,11 +9,11 @@ import { Command } from 'commander';
 import { replayWebhooks, register } from '../../cli/commands/webhooks';
 import type { SessionView } from '../../common/views';
 import { card, finished, FRICTIONLESS, ref, rub, useApiStack } from './api-stack';
+import { until } from '../helpers/until';
 
 jest.setTimeout(120_000);
 
 const s = useApiStack();
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** What a replay must leave as it was. */
 const state = (v: SessionView) => ({
@@ -26,16 +26,6 @@ const state = (v: SessionView) => ({
   providerStatus: v.providerStatus,
   lastSnapshot: v.lastSnapshot,
 });
-
-async function until<T>(what: string, get: () => Promise<T>, done: (v: T) => boolean, ms = 30_000) {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await get();
-    if (done(v)) return v;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms`);
-    await sleep(200);
-  }
-}
 
 /** A paid card session with a refund and a chargeback, each learned by webhook. */
 async function paidRefundedChargedBack(followMs: number): Promise<string> {

@@ -19,27 +19,12 @@ import { TEST_SETTINGS } from '../helpers/stack';
 import { connectTestClient, uniqueTaskQueue, type TestClient } from '../helpers/temporal';
 import { testStore, type TestStore } from '../helpers/store';
 import { spawnWorkerProcess, type WorkerProcess } from '../helpers/worker-process';
+import { until } from '../helpers/until';
 import { card, FRICTIONLESS, references, rub } from '../helpers/workflow-test';
 
 jest.setTimeout(180_000);
 
 const ref = references('recon-proc');
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until<T>(
-  what: string,
-  get: () => Promise<T>,
-  done: (v: T) => boolean,
-  ms = 60_000,
-): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await get();
-    if (done(v)) return v;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms; last: ${JSON.stringify(v)}`);
-    await sleep(250);
-  }
-}
 
 /** The counter's value per outcome on one worker's /metrics (0 when absent). */
 async function findings(port: number): Promise<{ text: string; repaired: number }> {

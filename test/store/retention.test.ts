@@ -11,11 +11,11 @@ import { Connection, WorkflowNotFoundError } from '@temporalio/client';
 import { setupTemporal } from '../../cli/temporal-setup';
 import { card, FRICTIONLESS, ref, rub, startApiStack, type ApiStack } from '../api/api-stack';
 import { testAddress } from '../helpers/temporal';
+import { until } from '../helpers/until';
 
 jest.setTimeout(180_000);
 
 const NAMESPACE = `retention-${randomBytes(4).toString('hex')}`;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 let s: ApiStack;
 let connection: Connection;
@@ -29,21 +29,6 @@ afterAll(async () => {
   await s?.close();
   await connection?.close();
 });
-
-async function until<T>(
-  what: string,
-  get: () => Promise<T>,
-  done: (v: T) => boolean,
-  ms = 60_000,
-): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await get();
-    if (done(v)) return v;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms; last ${JSON.stringify(v)}`);
-    await sleep(250);
-  }
-}
 
 /** What the namespace's retention does: every closed execution is deleted, its history with it. */
 async function deleteClosedExecutions(): Promise<number> {
