@@ -72,6 +72,11 @@ function loggedRequest(req: {
   };
 }
 
+/** How long a client may take to send a whole request (issue 15: slow bodies). */
+export const REQUEST_TIMEOUT_MS = 30_000;
+/** How long a socket may stay silent. */
+export const IDLE_SOCKET_TIMEOUT_MS = 120_000;
+
 function newInstance(deps: ApiDeps): FastifyInstance {
   const logger =
     deps.logger && typeof deps.logger === 'object'
@@ -82,6 +87,14 @@ function newInstance(deps: ApiDeps): FastifyInstance {
     // Request logs carry method, URL and status; fastify never logs bodies or headers by default.
     // A payer's browser may POST back a large 3-DS form; nothing else here needs more.
     bodyLimit: 1024 * 1024,
+    // A client has this long to send its whole request (headers and body): a slow-body client cannot
+    // hold a socket of the public listener for long (fastify's default, 0, waits for ever).
+    requestTimeout: deps.timeouts?.requestMs ?? REQUEST_TIMEOUT_MS,
+    // Node checks that timeout on an interval (30 s by default): each second, so it holds to the second.
+    http: { connectionsCheckingInterval: 1_000 },
+    // A socket with no traffic either way is closed after this; longer than the longest wait an answer
+    // may take (`?wait=` up to MAX_WAIT_MS, a decision's 20 s), so no answer is cut short.
+    connectionTimeout: deps.timeouts?.idleMs ?? IDLE_SOCKET_TIMEOUT_MS,
     // Long path parameters reach the routes, which refuse them by their own rules (the return page's
     // 404 page, /v1's error envelope); past this the router refuses them (below).
     routerOptions: { maxParamLength: 2048 },

@@ -9,6 +9,8 @@ import type { SigningKeys } from '../common/event-secrets';
 
 /** Everything the API talks to, built once by the caller (startApiFromEnv, `paysaga dev`, tests). */
 export interface ApiDeps {
+  /** Server timeouts (api/app.ts has the defaults); tests shorten them. */
+  timeouts?: { requestMs?: number; idleMs?: number };
   payments: PaymentsClient;
   /** For the pass-through routes (public tokens, banks, token info, recurring-token disable). */
   provider: ProviderClient;

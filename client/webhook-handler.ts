@@ -1,6 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type { WebhookVerification } from '../provider';
 import type { StoredState } from '../common/session-runs';
+import { SESSION_ID_PATTERN } from '../common/session-input';
 import { routeProviderEvent, type RouteOutcome } from './webhook-router';
 
 export interface WebhookHandling {
@@ -32,6 +33,10 @@ export async function handleProviderWebhook(
     return { status, outcome: 'rejected', detail: `${v.reason}: ${v.detail}` };
   }
   const sessionId = v.event.session_info.id;
+  // The id becomes a workflow id: only a payment session's id may (a signed event with another shape is
+  // a provider fault, answered 400 and signaled to nobody).
+  if (typeof sessionId !== 'string' || !SESSION_ID_PATTERN.test(sessionId))
+    return { status: 400, outcome: 'rejected', detail: 'session_info.id: not a session id (ps_<digits>)' };
   const outcome = await routeProviderEvent(deps.temporal, v.event, {
     taskQueue: deps.taskQueue,
     stored: deps.stored,

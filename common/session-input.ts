@@ -16,6 +16,9 @@ import type {
   StartTransferRequest,
 } from '../provider/schemas';
 
+/** The provider's session id (spec: `ps_<number>`): a payment session's workflow id; nothing else is one. */
+export const SESSION_ID_PATTERN = /^ps_[0-9]{1,40}$/;
+
 /** The start/checkout body the workflow sends (the session id is added by the activity). */
 export type CheckoutStart = Omit<StartCheckoutRequest, 'session_id'>;
 export type TransferStart = Omit<StartTransferRequest, 'session_id'>;

@@ -93,9 +93,13 @@ export function revealCard(card: CardDetails | HashedCardDetails): Record<string
   return { ...secrets.get(card)! };
 }
 
-/** Replaces anything that looks like a PAN (13-19 digits) in free text, e.g. an upstream error description. */
+/**
+ * Replaces anything that looks like a PAN in free text (an upstream error description, a log line): 13 to
+ * 19 digits, also written in groups with single spaces or dashes (`4111 1111 1111 1111`,
+ * `4111-1111-1111-1111`), masked as BIN + last 4 of its digits.
+ */
 export function redactPans(text: string): string {
-  return text.replace(/\b\d{13,19}\b/g, (m) => maskPan(m));
+  return text.replace(/\b\d(?:[ -]?\d){12,18}\b/g, (m) => maskPan(m.replace(/[ -]/g, '')));
 }
 
 /**

@@ -19,14 +19,13 @@ import { z } from 'zod';
 import { SessionNotFoundError } from '../../client/errors';
 import type { PaymentsClient } from '../../client/payments-client';
 import { verifyReturnToken } from '../../common/return-token';
+import { SESSION_ID_PATTERN } from '../../common/session-input';
 import type { SessionView } from '../../common/views';
 import type { ApiDeps } from '../deps';
 import { docSchema, ERROR_REF } from '../schemas';
 import { ReturnChecks } from '../return-checks';
 
-/** The provider's session id shape (spec: `ps_<number>`): nothing else is a payment session. */
-const SESSION_ID = /^ps_[0-9]{1,40}$/;
-const returnParams = z.object({ sessionId: z.string().regex(SESSION_ID) });
+const returnParams = z.object({ sessionId: z.string().regex(SESSION_ID_PATTERN) });
 const returnQuery = z.object({
   t: z.string().optional().describe('the return token paysaga minted for this session'),
 });
@@ -165,7 +164,8 @@ export const returnRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
     const id = (request.params as { sessionId?: string }).sessionId ?? '';
     const token = (request.query as { t?: unknown } | undefined)?.t;
     // Before anything reaches Temporal: a forged, unsigned or foreign id learns nothing and costs nothing.
-    if (!SESSION_ID.test(id) || !verifyReturnToken(secrets, id, token)) return page(reply, 404, 'not_found');
+    if (!SESSION_ID_PATTERN.test(id) || !verifyReturnToken(secrets, id, token))
+      return page(reply, 404, 'not_found');
     const shown: ShownSession = { sessionId: id, token: token as string };
     const latest = checks.latest(id, () => check(request, id, true));
     let done = await latest.result;

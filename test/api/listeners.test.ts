@@ -5,6 +5,7 @@
  */
 import { Writable } from 'node:stream';
 import { request } from 'undici';
+import { connect } from 'node:net';
 import { buildApi } from '../../api/app';
 import { CodecExposedError } from '../../api/listeners';
 import { EncryptionCodec, generateCodecKeySpec, parseCodecKeys } from '../../common/codec';
@@ -161,5 +162,44 @@ describe('request logs', () => {
     const logged = lines.join('');
     expect(logged).toContain('/return/ps_1?x=1&t=[redacted]');
     expect(logged).not.toContain('the-secret-token-value');
+  });
+});
+
+describe('server timeouts', () => {
+  /** Opens a socket to `url`, starts a POST whose body never ends, and resolves when the server closes it. */
+  function slowBody(url: string): Promise<{ closedAfterMs: number; answer: string }> {
+    const { hostname, port } = new URL(url);
+    return new Promise((resolve, reject) => {
+      const started = Date.now();
+      let answer = '';
+      const socket = connect(Number(port), hostname, () => {
+        socket.write(
+          'POST /webhooks/provider HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n' +
+            'Content-Length: 100000\r\n\r\n{"a":',
+        );
+      });
+      // A byte now and then: the socket never goes idle, the request never ends.
+      const drip = setInterval(() => socket.writable && socket.write(' '), 300);
+      socket.on('data', (d) => (answer += d.toString()));
+      socket.on('error', () => undefined);
+      socket.on('close', () => {
+        clearInterval(drip);
+        resolve({ closedAfterMs: Date.now() - started, answer });
+      });
+      setTimeout(() => reject(new Error('the server kept a slow request open for 20 s')), 20_000).unref();
+    });
+  }
+
+  it('a client that never finishes its request is answered 408 and cut off (a slow body holds no socket)', async () => {
+    const api = buildApi({ ...apiDepsFor(s.stack), apiTokens: [s.token], timeouts: { requestMs: 1_500 } });
+    const { publicUrl } = await listenLocally(api);
+    try {
+      const { closedAfterMs, answer } = await slowBody(publicUrl);
+      expect(closedAfterMs).toBeGreaterThanOrEqual(1_400);
+      expect(closedAfterMs).toBeLessThan(10_000);
+      expect(answer).toMatch(/^HTTP\/1\.1 408/);
+    } finally {
+      await api.close();
+    }
   });
 });

@@ -151,6 +151,18 @@ describe('POST /webhooks/provider', () => {
     const raw = JSON.stringify({ hello: 'world' });
     expect((await postWebhook(raw, serviceSign(raw))).status).toBe(400);
   });
+
+  it('a signed event whose session id is not ps_<digits> is 400 and reaches no workflow', async () => {
+    // Ids of paysaga's own workflows, and things that are not ids at all.
+    for (const id of ['ref-order-1', 'sub-order-1', 'reconciler-paysaga', 'ps_12/../x', 'ps_']) {
+      const raw = JSON.stringify({
+        type: 'checkout_results',
+        session_info: { id, transaction_status: 'completed' },
+      });
+      const res = await postWebhook(raw, serviceSign(raw));
+      expect([id, res.status, res.body.error?.retryable]).toEqual([id, 400, false]);
+    }
+  });
 });
 
 describe('payer return', () => {

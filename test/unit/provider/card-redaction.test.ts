@@ -29,4 +29,14 @@ describe('card redaction', () => {
   it('redactPans masks card-like digits in free text', () => {
     expect(redactPans(`no such card ${TEST_CARD.mastercard}`)).toBe('no such card 555555******4444');
   });
+
+  it('redactPans masks numbers written in groups with spaces or dashes, and leaves short numbers be', () => {
+    expect(redactPans('card 4111 1111 1111 1111 refused')).toBe('card 411111******1111 refused');
+    expect(redactPans('card 4111-1111-1111-1111.')).toBe('card 411111******1111.');
+    expect(redactPans('pan 5555 5555 5555 4444, cvv 123')).toBe('pan 555555******4444, cvv 123');
+    expect(redactPans('order 2026-11-25 12:00, amount 100 000')).toBe(
+      'order 2026-11-25 12:00, amount 100 000',
+    );
+    expect(redactPans('session ps_1795576063155979')).toBe('session ps_1795576063155979');
+  });
 });
