@@ -90,8 +90,12 @@ function newInstance(deps: ApiDeps): FastifyInstance {
     // A client has this long to send its whole request (headers and body): a slow-body client cannot
     // hold a socket of the public listener for long (fastify's default, 0, waits for ever).
     requestTimeout: deps.timeouts?.requestMs ?? REQUEST_TIMEOUT_MS,
-    // Node checks that timeout on an interval (30 s by default): each second, so it holds to the second.
-    http: { connectionsCheckingInterval: 1_000 },
+    // Node enforces it only when the server is made with it (fastify sets it after), and checks on an
+    // interval (30 s by default): each second, so it holds to the second.
+    http: {
+      requestTimeout: deps.timeouts?.requestMs ?? REQUEST_TIMEOUT_MS,
+      connectionsCheckingInterval: 1_000,
+    },
     // A socket with no traffic either way is closed after this; longer than the longest wait an answer
     // may take (`?wait=` up to MAX_WAIT_MS, a decision's 20 s), so no answer is cut short.
     connectionTimeout: deps.timeouts?.idleMs ?? IDLE_SOCKET_TIMEOUT_MS,

@@ -186,7 +186,10 @@ describe('server timeouts', () => {
         clearInterval(drip);
         resolve({ closedAfterMs: Date.now() - started, answer });
       });
-      setTimeout(() => reject(new Error('the server kept a slow request open for 20 s')), 20_000).unref();
+      setTimeout(() => {
+        socket.destroy();
+        reject(new Error('the server kept a slow request open for 20 s'));
+      }, 20_000).unref();
     });
   }
 
