@@ -198,7 +198,7 @@ test('a payout after retention: read, found, repeated without a new provider ses
   expect(await ledger(sessionId)).toEqual([['payout', 700]]);
 });
 
-test('a subscription after retention: read with its charges, found by reference, its events listed', async () => {
+test('a subscription with two charges after retention: read with its charges, found by reference, its events listed', async () => {
   const first = ref('ret-sub-first');
   const paid = await s.call('POST', '/v1/checkouts?wait=15000', {
     body: {
@@ -227,9 +227,9 @@ test('a subscription after retention: read with its charges, found by reference,
   expect(started.status).toBe(201);
   const id = started.body.subscriptionId as string;
   await until(
-    'a period is paid',
+    'two periods are paid',
     async () => (await s.call('GET', `/v1/subscriptions/${id}`)).body,
-    (v) => v.totals.succeeded >= 1,
+    (v) => v.totals.succeeded >= 2,
   );
   expect((await s.call('POST', `/v1/subscriptions/${id}/cancel`, { body: {} })).status).toBe(200);
   await closedRun(id);
