@@ -4,9 +4,10 @@
  * Counts only grow (a retried or replayed write of an earlier page changes nothing); a finding is kept
  * once per pass and session.
  */
-import { sql } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import type { DriftRecord, PassReport } from '../common/reconciler';
 import type { Store } from './database';
+import type { Database } from './schema';
 
 export interface PassRecord {
   /** Stable across retries and replays: `<task queue>/<pass start>`. */
@@ -109,7 +110,19 @@ export async function reconciliationOf(
   taskQueue: string,
   recent = 50,
 ): Promise<ReconciliationRecord | undefined> {
-  const totals = await store.db
+  // One snapshot for every read: a pass recorded between them would show its findings without its counts.
+  return store.db
+    .transaction()
+    .setIsolationLevel('repeatable read')
+    .execute((tx) => readReconciliation(tx, taskQueue, recent));
+}
+
+async function readReconciliation(
+  db: Transaction<Database>,
+  taskQueue: string,
+  recent: number,
+): Promise<ReconciliationRecord | undefined> {
+  const totals = await db
     .selectFrom('reconciliation_passes')
     .where('task_queue', '=', taskQueue)
     .select((eb) => [
@@ -126,7 +139,7 @@ export async function reconciliationOf(
     .executeTakeFirstOrThrow();
   if (Number(totals.passes) === 0) return undefined;
   const latest = (finished: boolean) =>
-    store.db
+    db
       .selectFrom('reconciliation_passes')
       .selectAll()
       .where('task_queue', '=', taskQueue)
@@ -135,7 +148,7 @@ export async function reconciliationOf(
       .limit(1)
       .executeTakeFirst();
   const [last, current] = await Promise.all([latest(true), latest(false)]);
-  const findings = await store.db
+  const findings = await db
     .selectFrom('reconciliation_findings as f')
     .innerJoin('reconciliation_passes as p', 'p.id', 'f.pass_id')
     .select(['f.session_id', 'f.at', 'f.outcome', 'f.detail'])

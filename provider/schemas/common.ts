@@ -30,7 +30,8 @@ export const userInfo = z.looseObject({
   user_id: nonBlank.optional(),
   contact_info: z.array(contactInfo).optional(),
   /** Test environment: `thief` / `loser` select failure scenarios. */
-  customer: z.looseObject({ reference: nonBlank }).optional(),
+  // Blank (whitespace only) is refused as the provider does; a pattern, so the OpenAPI document says so.
+  customer: z.looseObject({ reference: z.string().regex(/\S/, { error: 'not_blank' }) }).optional(),
 });
 export type UserInfo = z.infer<typeof userInfo>;
 

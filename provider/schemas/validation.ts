@@ -20,7 +20,8 @@ export function issueRule(issue: z.core.$ZodIssue): string {
     case 'too_big':
       return `max_${String((issue as { maximum?: unknown }).maximum)}`;
     case 'invalid_format':
-      return 'invalid_format';
+      // A pattern may name its rule (`not_blank`); zod's own messages are sentences.
+      return /^[a-z_]+$/.test(issue.message) ? issue.message : 'invalid_format';
     case 'invalid_value':
       return 'invalid_value';
     case 'invalid_union':

@@ -163,7 +163,12 @@ describe('reconciler with worker processes', () => {
       startedAt: expect.any(String),
       finishedAt: expect.any(String),
     });
-    expect((await payments.sessions.get(id)).totals.chargedBack).toBe(900);
+    // The repair reopened the session; its new run records the chargeback a moment later.
+    await until(
+      'the session shows the chargeback',
+      async () => (await payments.sessions.get(id)).totals.chargedBack,
+      (charged) => charged === 900,
+    );
 
     // The counter, on the worker that ran the reconciler's workflow task.
     const counted = await until(
