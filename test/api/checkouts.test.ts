@@ -206,6 +206,11 @@ describe('POST /v1/checkouts', () => {
       expect(res.text.includes(FRICTIONLESS)).toBe(false);
     });
 
+    it('a body of a lone byte-order mark or other non-JSON space is not JSON (only JSON whitespace is no body)', async () => {
+      for (const raw of ['\uFEFF', '\u00a0', '\u2028'])
+        expect((await s.call('POST', '/v1/checkouts', { raw })).body.error?.code).toBe('invalid_json');
+    });
+
     it('a JSON array body', async () => {
       const res = await s.call('POST', '/v1/checkouts', { body: [1, 2] });
       expect(res.status).toBe(400);
