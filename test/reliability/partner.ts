@@ -183,7 +183,9 @@ export class Partner {
             this.ctx.journal.internalErrors.push(
               `${new Date().toISOString()} ${route}: ${err.code}: ${err.apiMessage}`,
             );
-          if (err.status < 500) return { ok: false, error: err };
+          // A refusal is final, unless the API says to try again (409 reference_in_use: another
+          // request, perhaps one whose API died, still holds the reference for a while).
+          if (err.status < 500 && !err.retryable) return { ok: false, error: err };
         } else if (err instanceof PaysagaNetworkError) {
           answers.push({
             at: Date.now(),
