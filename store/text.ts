@@ -13,11 +13,23 @@ export function storable<T>(value: T): T {
   return clean(value) as T;
 }
 
+/** The value itself when it holds no U+0000 (no copy on the write path), else a cleaned copy. */
 function clean(value: unknown): unknown {
   if (typeof value === 'string') return value.includes('\u0000') ? value.replace(NUL, REPLACEMENT) : value;
-  if (Array.isArray(value)) return value.map(clean);
+  if (Array.isArray(value)) {
+    const items = value.map(clean);
+    return items.some((v, i) => v !== value[i]) ? items : value;
+  }
   if (value === null || typeof value !== 'object' || value instanceof Date) return value;
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) out[k.replace(NUL, REPLACEMENT)] = clean(v);
-  return out;
+  let out: Record<string, unknown> | undefined;
+  for (const [k, v] of Object.entries(value)) {
+    const key = k.includes('\u0000') ? k.replace(NUL, REPLACEMENT) : k;
+    const cleaned = clean(v);
+    if (!out && (key !== k || cleaned !== v)) out = Object.fromEntries(Object.entries(value));
+    if (out) {
+      if (key !== k) delete out[k];
+      out[key] = cleaned;
+    }
+  }
+  return out ?? value;
 }
