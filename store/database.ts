@@ -14,6 +14,7 @@ import pg from 'pg';
 import type { StoreConfig } from './config';
 import { MIGRATIONS } from './migrations';
 import type { Database } from './schema';
+import { storableParametersPlugin } from './text';
 
 const INT8_OID = 20;
 
@@ -42,7 +43,10 @@ export function openStore(config: StoreConfig, o: { applicationName?: string } =
   });
   // An idle connection the server dropped (a restart) is an error event on the pool, not a crash.
   pool.on('error', () => undefined);
-  const root = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const root = new Kysely<Database>({
+    dialect: new PostgresDialect({ pool }),
+    plugins: [storableParametersPlugin()],
+  });
   return {
     db: root.withSchema(config.schema),
     schema: config.schema,

@@ -5,6 +5,13 @@
  * `storable` first: each U+0000 in a string or a key becomes U+FFFD (the replacement character), the
  * rest is unchanged. The record in the store then differs from the request in that character only.
  */
+import {
+  OperationNodeTransformer,
+  type KyselyPlugin,
+  type PrimitiveValueListNode,
+  type ValueNode,
+} from 'kysely';
+
 // eslint-disable-next-line no-control-regex -- U+0000 is exactly what this replaces
 const NUL = /\u0000/g;
 const REPLACEMENT = '\uFFFD';
@@ -32,4 +39,28 @@ function clean(value: unknown): unknown {
     }
   }
   return out ?? value;
+}
+
+/**
+ * Every parameter of every query passes `storable`: a search for a customer id holding U+0000 (a caller's
+ * query string) would otherwise fail in PostgreSQL with a 500, and finds what the same value was stored as.
+ */
+class StorableParameters extends OperationNodeTransformer {
+  protected override transformValue(node: ValueNode): ValueNode {
+    const value = storable(node.value);
+    return value === node.value ? node : Object.freeze({ ...node, value });
+  }
+
+  protected override transformPrimitiveValueList(node: PrimitiveValueListNode): PrimitiveValueListNode {
+    const values = storable(node.values);
+    return values === node.values ? node : Object.freeze({ ...node, values });
+  }
+}
+
+export function storableParametersPlugin(): KyselyPlugin {
+  const transformer = new StorableParameters();
+  return {
+    transformQuery: ({ node }) => transformer.transformNode(node),
+    transformResult: async ({ result }) => result,
+  };
 }

@@ -5,7 +5,8 @@
 import type { PaysagaEvent } from '../../common/events';
 import type { SubscriptionView } from '../../common/views';
 import { listEvents } from '../../store/events';
-import { recordSubscription, storedSubscription } from '../../store/subscriptions';
+import { recordSubscription, searchSubscriptions, storedSubscription } from '../../store/subscriptions';
+import { searchSessions } from '../../store/sessions';
 import { testStore, type TestStore } from '../helpers/store';
 
 const id = 'sub-store-test';
@@ -121,5 +122,11 @@ describe('subscriptions in the store', () => {
     });
     const [stored] = await listEvents(store.db, { subject: nul, limit: 1 });
     expect(stored?.data).toEqual({ 'k\uFFFD': 'v\uFFFD' });
+    // A search parameter holding U+0000 (a caller's query string) is read as what it was stored as,
+    // never a PostgreSQL error.
+    const found = await searchSubscriptions(store, { reference: 'store-nul' }, { limit: 5 });
+    expect(found.map((s) => s.subscriptionId)).toEqual([nul]);
+    await expect(searchSessions(store, { customerId: 'u\u0000', reference: 'x\u0000' }, { limit: 5 })).resolves.toEqual([]);
+    await expect(listEvents(store.db, { subject: `${nul}\u0000`, limit: 1 })).resolves.toEqual([]);
   });
 });
