@@ -30,6 +30,7 @@ export const WORKFLOW_SAFE_COMMON = [
   'events',
   'failures',
   'kinds',
+  'message-schemas',
   'messages',
   'reconciler',
   'search-attributes',

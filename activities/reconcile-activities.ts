@@ -89,9 +89,11 @@ export function createReconcileActivities(deps: {
         ended = view.final ? view.phase : undefined;
       }
       if (!deps.isNewer(truth, known)) return { outcome: 'in_sync' };
+      // The session does not take the reconciler's word either: a sync makes it read the state itself.
       const outcome = await deliverProviderEvent(
         client,
         deps.taskQueue,
+        sessionId,
         {
           event: { type: 'state_sync', session_info: truth },
           receivedAt: new Date().toISOString(),

@@ -5,7 +5,7 @@
  * not taken effect (a resend after a restart, a continue-as-new, or a key older than the provider keeps).
  */
 import type { Money } from '../common/views';
-import type { IdentityCheckRequest, InitiateRequest, SessionInfo } from '../provider/schemas';
+import type { IdentityCheckRequest, InitiateRequest, SessionInfo, WebhookEvent } from '../provider/schemas';
 import type { CheckoutStart, TransferStart } from '../common/session-input';
 
 /** Every call is about one session, and carries that session's sub-merchant when it has one. */
@@ -64,4 +64,15 @@ export interface IntakeActivities {
    * workflow id is the lock, and a retry after an unknown outcome may make a second, unused check.
    */
   requestIdentityCheck(a: { body: IdentityCheckRequest; submerchantId?: string }): Promise<Opened>;
+}
+
+/** A webhook verified again in the worker: the event (card fields removed), or why it is refused. */
+export type ProviderEventProof = { ok: true; event: WebhookEvent } | { ok: false; reason: string };
+
+export interface ProofActivities {
+  /**
+   * Verifies a webhook body against its X-Signature with the provider's service keys and parses it
+   * (DESIGN decision 18). A local activity: no task queue round trip, one marker in history.
+   */
+  verifyProviderEvent(a: { body: string; signature: string }): Promise<ProviderEventProof>;
 }

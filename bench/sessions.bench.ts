@@ -213,6 +213,7 @@ async function runMode(
       namespace: deps.namespace,
       taskQueue,
       provider,
+      verifyWebhook: createWebhookVerifier([service.publicPem]),
       store,
       workflowBundlePath: deps.bundlePath,
     });

@@ -37,9 +37,13 @@ export async function handleProviderWebhook(
   // a provider fault, answered 400 and signaled to nobody).
   if (typeof sessionId !== 'string' || !SESSION_ID_PATTERN.test(sessionId))
     return { status: 400, outcome: 'rejected', detail: 'session_info.id: not a session id (ps_<digits>)' };
+  // The signature covers bytes: a body that is not UTF-8 could not be verified again from its text.
+  if (!Buffer.from(raw.toString('utf8'), 'utf8').equals(raw))
+    return { status: 400, outcome: 'rejected', sessionId, detail: 'body: not UTF-8' };
   const outcome = await routeProviderEvent(deps.temporal, v.event, {
     taskQueue: deps.taskQueue,
     stored: deps.stored,
+    signed: { body: raw, signature: signature! },
   });
   if (outcome === 'unknown_session') {
     return {

@@ -17,6 +17,7 @@ import {
 } from '../common/messages';
 import { deliverProviderEvent, type DeliveryOutcome, type StoredState } from '../common/session-runs';
 import type { ProviderEventRecord } from '../common/views';
+import type { WebhookEvent } from '../provider/schemas';
 import { isNewer } from '../common/snapshot';
 import { SessionNotFoundError } from './errors';
 import { queryWithRetry } from './query';
@@ -60,17 +61,26 @@ export async function replayProviderEvents(
   const events: ReplayedEvent[] = [];
   for (const [i, d] of recorded.entries()) {
     const replayedAt = new Date(base + i).toISOString();
-    const delivery: ProviderEventDelivery = { event: d.event, receivedAt: replayedAt, via: 'replay' };
+    // A recorded webhook is kept signed (its body was verified when it came, so it parses); runs from
+    // before DESIGN decision 18 kept the event itself, which now only makes the session look again.
+    const heard = d.signed ? (JSON.parse(d.signed.body) as WebhookEvent) : d.event;
+    if (!heard) continue;
+    const delivery: ProviderEventDelivery = {
+      receivedAt: replayedAt,
+      via: 'replay',
+      ...(d.signed ? { signed: d.signed } : { event: heard }),
+    };
     const outcome = await deliverProviderEvent(
       temporal,
       taskQueue,
+      sessionId,
       delivery,
-      (state) => isNewer(d.event.session_info, state.snapshot),
+      (state) => isNewer(heard.session_info, state.snapshot),
       stored,
     );
-    const updatedAt = d.event.session_info.updated_at;
+    const updatedAt = heard.session_info.updated_at;
     events.push({
-      type: d.event.type,
+      type: heard.type,
       receivedAt: d.receivedAt,
       via: d.via,
       ...(updatedAt ? { updatedAt } : {}),

@@ -13,21 +13,36 @@ import { isNewer } from '../common/snapshot';
 
 export type RouteOutcome = DeliveryOutcome;
 
+/**
+ * `signed`: the webhook's raw body and signature, which travel to the session so that its worker
+ * verifies them again (DESIGN decision 18). A body that names card fields never enters Temporal: the
+ * session is then told only what was heard, and reads transaction/state itself.
+ */
 export function routeProviderEvent(
   client: Client,
   event: WebhookEvent,
-  opts: { taskQueue: string; stored: StoredState; via?: ProviderEventDelivery['via'] },
+  opts: {
+    taskQueue: string;
+    stored: StoredState;
+    via?: ProviderEventDelivery['via'];
+    signed?: { body: Buffer; signature: string };
+  },
 ): Promise<RouteOutcome> {
+  const heard = scrubCardData(event);
+  const travels = opts.signed && JSON.stringify(heard) === JSON.stringify(event);
   const delivery: ProviderEventDelivery = {
-    event: scrubCardData(event),
     receivedAt: new Date().toISOString(),
     via: opts.via ?? 'webhook',
+    ...(travels
+      ? { signed: { body: opts.signed!.body.toString('utf8'), signature: opts.signed!.signature } }
+      : { event: heard }),
   };
   return deliverProviderEvent(
     client,
     opts.taskQueue,
+    event.session_info.id,
     delivery,
-    (state) => isNewer(delivery.event.session_info, state.snapshot),
+    (state) => isNewer(event.session_info, state.snapshot),
     opts.stored,
   );
 }

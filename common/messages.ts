@@ -10,11 +10,21 @@ import type { ProviderEventRecord, SessionView, SubscriptionView } from './views
 
 // ---- a payment session (workflow id = session id) ----
 
-/** A verified provider event for this session: a webhook, a state sync (reconciler) or a replay. */
+/**
+ * A provider event for this session (DESIGN decision 18: nobody can fake an outcome). A webhook, or its
+ * replay, carries the body exactly as the provider signed it and the signature: the session has its
+ * worker verify them again (verifyProviderEvent) before it believes a word. Without `signed` (a state
+ * sync of the reconciler, a webhook whose body could not travel) the delivery is only a reason to read
+ * transaction/state: what it claims is never applied. Runs from before the proof (not patched
+ * `provider-proof`) applied `event` as it came.
+ */
 export interface ProviderEventDelivery {
-  event: WebhookEvent;
   receivedAt: string;
-  via: ProviderEventRecord['via'];
+  via: 'webhook' | 'replay' | 'sync';
+  /** The webhook's raw body (UTF-8) and its X-Signature, as received. */
+  signed?: { body: string; signature: string };
+  /** What was heard, for the audit (type, updated_at) and for routing; never trusted by the session. */
+  event?: WebhookEvent;
 }
 export const providerEventSignal = defineSignal<[ProviderEventDelivery]>('providerEvent');
 

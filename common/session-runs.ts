@@ -127,11 +127,11 @@ export type DeliveryOutcome =
 export async function deliverProviderEvent(
   client: Client,
   taskQueue: string,
+  id: string,
   delivery: ProviderEventDelivery,
   isNewer: (state: SessionState) => boolean,
   stored: StoredState,
 ): Promise<DeliveryOutcome> {
-  const id = delivery.event.session_info.id;
   for (let tries = 0; ; tries++) {
     // Nearly every event is for a running session: signal its current run at once (one call, not a
     // describe and a signal). The server refuses a signal when no run of the id is running; only then

@@ -105,13 +105,18 @@ export const sessionView = z.object({
 });
 export type SessionView = z.infer<typeof sessionView>;
 
-/** One verified provider event as the session recorded it (the webhook audit trail). */
+/**
+ * One provider event as the session recorded it (the webhook audit trail): applied, a duplicate or older
+ * than what it knew, refused (not signed by the provider, malformed, for another session: `detail`
+ * says why) or taken as a reason to read the provider's state (`confirming`).
+ */
 export const providerEventRecordView = z.object({
   receivedAt: isoTime,
   type: z.string(),
   via: z.enum(['webhook', 'sync', 'replay', 'call']),
-  outcome: z.enum(['applied', 'duplicate', 'older']),
+  outcome: z.enum(['applied', 'duplicate', 'older', 'refused', 'confirming']),
   updatedAt: z.string().optional().describe("The snapshot's updated_at"),
+  detail: z.string().optional().describe('Why it was refused or not verified'),
 });
 export type ProviderEventRecord = z.infer<typeof providerEventRecordView>;
 

@@ -18,7 +18,12 @@ import type { Logger as PinoLogger } from 'pino';
 import { ensureReconciler, reconcilerInputFromEnv, reconcilerWorkflowId } from '../client/reconciler';
 import type { ReconcilerInput } from '../common/reconciler';
 import { ReturnUrls, returnSecretsFromEnv } from '../client/return-url';
-import { providerClientFromConfig, providerConfigFromEnv, resolveEnvironment } from '../provider';
+import {
+  createWebhookVerifier,
+  providerClientFromConfig,
+  providerConfigFromEnv,
+  resolveEnvironment,
+} from '../provider';
 import { codecFromEnv } from '../common/codec';
 import {
   describeTemporalSettings,
@@ -37,7 +42,7 @@ import type { Store } from '../store/database';
 import { createLogger, installRuntime, parseLogLevel } from './logging';
 import { DEFAULT_MAX_CACHED_WORKFLOWS, workerTuningFromEnv } from './tuning';
 import { resolveWorkflowCode, type WorkflowCode } from './workflow-code';
-import { createPaysagaWorker } from './worker';
+import { createPaysagaWorker, type PaysagaWorkerOptions } from './worker';
 
 export interface StartWorkerOptions {
   env?: NodeJS.ProcessEnv;
@@ -87,6 +92,20 @@ async function checkNamespace(temporal: TemporalSettings): Promise<void> {
   } finally {
     await connection.close();
   }
+}
+
+/**
+ * The worker's check of webhooks. Without a service key it can verify nothing: every webhook then only
+ * makes its session read transaction/state (slower, still the provider's truth), and the log says so.
+ */
+function webhookVerifier(keys: string[], logger: PinoLogger): PaysagaWorkerOptions['verifyWebhook'] {
+  if (keys.length > 0) return createWebhookVerifier(keys);
+  logger.warn(
+    'no provider service key configured: webhooks cannot be verified, sessions read the state instead',
+  );
+  return () => {
+    throw new Error('no provider service public key configured');
+  };
 }
 
 /** Builds and starts the worker from the environment; configuration errors are thrown before connecting. */
@@ -143,6 +162,7 @@ export async function startWorkerFromEnv(o: StartWorkerOptions = {}): Promise<Ru
       namespace: temporal.namespace,
       taskQueue: temporal.taskQueue,
       provider,
+      verifyWebhook: webhookVerifier(environment.serviceKeys, logger),
       store,
       ...(returnUrl ? { returnUrl } : {}),
       events,

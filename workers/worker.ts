@@ -1,11 +1,12 @@
 import type { DataConverter } from '@temporalio/common';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createIntakeActivities } from '../activities/intake-activities';
+import { createProofActivities } from '../activities/proof-activities';
 import { createProviderActivities } from '../activities/provider-activities';
 import { createReconcileActivities } from '../activities/reconcile-activities';
 import { createStoreActivities } from '../activities/store-activities';
 import type { Store } from '../store/database';
-import type { ProviderClient } from '../provider';
+import type { ProviderClient, WebhookVerification } from '../provider';
 import { isNewer } from '../common/snapshot';
 import { createEventActivities } from '../activities/event-activities';
 import { DEFAULT_EVENT_DELIVERY } from '../common/event-delivery';
@@ -21,6 +22,11 @@ export interface PaysagaWorkerOptions {
    * give it `maxRetries: 0` (startWorkerFromEnv does).
    */
   provider: ProviderClient;
+  /**
+   * Verifies a webhook with the provider's service keys (createWebhookVerifier): sessions apply only
+   * events this worker verified again (DESIGN decision 18).
+   */
+  verifyWebhook: (raw: Buffer, signature: string | undefined) => WebhookVerification;
   /** paysaga's store of record: workflows write their records to it through activities. */
   store: Store;
   /** paysaga's signed back_url of a session (DESIGN decision 14), when a public URL is configured. */
@@ -48,6 +54,7 @@ export async function createPaysagaWorker(o: PaysagaWorkerOptions): Promise<Work
     taskQueue: o.taskQueue,
     activities: {
       ...createProviderActivities(o.provider),
+      ...createProofActivities(o.verifyWebhook),
       ...createStoreActivities({
         store: o.store,
         fanOut: { retryForMs: (o.events?.policy ?? DEFAULT_EVENT_DELIVERY).retryForMs },

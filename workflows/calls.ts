@@ -5,7 +5,7 @@
  * hours never ends a session while money may move.
  */
 import * as wf from '@temporalio/workflow';
-import type { IntakeActivities, ProviderActivities } from '../activities/types';
+import type { IntakeActivities, ProofActivities, ProviderActivities } from '../activities/types';
 import { FAILURE_TYPES, failureOf } from '../common/failures';
 
 /** About half a minute of attempts (1 s, 2 s, 4 s, 8 s, 16 s apart), then the workflow's backoff. */
@@ -16,6 +16,11 @@ const PROVIDER_CALL: wf.ActivityOptions = {
 
 export const provider = wf.proxyActivities<ProviderActivities>(PROVIDER_CALL);
 export const intake = wf.proxyActivities<IntakeActivities>(PROVIDER_CALL);
+/** Checking a signature is local work of a few milliseconds; a worker that cannot is a fault to show. */
+export const proofs = wf.proxyLocalActivities<ProofActivities>({
+  startToCloseTimeout: '10s',
+  retry: { initialInterval: '200ms', maximumAttempts: 3 },
+});
 
 export interface PersistOptions {
   /** The first pause after Temporal's attempts ran out; it doubles up to `maxMs`. */

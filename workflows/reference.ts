@@ -15,6 +15,7 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import * as wf from '@temporalio/workflow';
 import { FAILURE_TYPES, failureOf, providerRefused, type ProviderRefusal } from '../common/failures';
 import { registrationUpdate, sessionOpenedSignal } from '../common/messages';
+import { checkArgument, registrationRequest } from '../common/message-schemas';
 import { NeedsAttention, sessionSearchAttributes } from '../common/search-attributes';
 import type { ReferenceInput } from '../common/session-input';
 import type { Opened } from '../activities/types';
@@ -32,11 +33,19 @@ export interface ReferenceCarried {
 export async function referenceWorkflow(input: ReferenceInput, carried?: ReferenceCarried): Promise<void> {
   let sessionId = carried?.sessionId;
   let refusal: ProviderRefusal | undefined;
-  wf.setHandler(registrationUpdate, async ({ requestId }) => {
-    await wf.condition(() => sessionId !== undefined || refusal !== undefined);
-    if (refusal) throw providerRefused(refusal);
-    return { sessionId: sessionId!, fingerprint: input.fingerprint, created: requestId === input.requestId };
-  });
+  wf.setHandler(
+    registrationUpdate,
+    async ({ requestId }) => {
+      await wf.condition(() => sessionId !== undefined || refusal !== undefined);
+      if (refusal) throw providerRefused(refusal);
+      return {
+        sessionId: sessionId!,
+        fingerprint: input.fingerprint,
+        created: requestId === input.requestId,
+      };
+    },
+    { validator: (arg) => void checkArgument(registrationRequest, arg) },
+  );
 
   if (!sessionId) {
     try {

@@ -23,8 +23,10 @@ import { AmountMinor, CreatedAt, NeedsAttention, PaymentStatus } from '../common
 import type { ProviderRefusal } from '../common/failures';
 import type { RefundRecord, SessionInput, SessionState } from '../common/session-input';
 import type { ProviderEventRecord, SessionEvent, SessionView } from '../common/views';
-import type { SessionInfo } from '../provider/schemas';
-import { persist, provider } from './calls';
+import type { SessionInfo, WebhookEvent } from '../provider/schemas';
+import { persist, proofs, provider } from './calls';
+import { awaitChange, checkArgument, parseMessage, providerEventDelivery } from '../common/message-schemas';
+import type { ProviderEventProof } from '../activities/types';
 import { SessionRecorder } from './session-recorder';
 import { PayerReturnThrottle } from './payer-return';
 import { phaseOfState, sessionViewOf } from './session-view';
@@ -60,6 +62,10 @@ export class Session {
   private pollRequested = false;
   /** A flood of payer returns is one state check per interval (DESIGN decision 14). */
   private readonly payerReturns = new PayerReturnThrottle();
+  /** Unproven deliveries (syncs, unsigned claims) ask for a state read at most this often, too. */
+  private readonly looks = new PayerReturnThrottle();
+  /** Runs from before DESIGN decision 18 applied signaled events as they came (replayed as they ran). */
+  private readonly proofRequired: boolean;
   /** A partner decision (Update) being carried out: the process waits for it, a second one is refused. */
   private deciding: string | undefined;
   private readonly historyLimit: number;
@@ -78,6 +84,7 @@ export class Session {
     this.readPhase = reading.phase ?? phaseOf;
     this.explain = reading.explain ?? ((code) => code);
     this.historyLimit = input.continueAsNewAfter ?? DEFAULT_HISTORY_LIMIT;
+    this.proofRequired = wf.patched('provider-proof');
     this.st = input.carried ?? {
       sessionId: input.sessionId,
       kind: input.kind,
@@ -112,7 +119,9 @@ export class Session {
     wf.setHandler(sessionQuery, () => this.view());
     wf.setHandler(providerEventsQuery, () => [...this.st.providerEvents]);
     wf.setHandler(recordedProviderEventsQuery, () => [...this.st.recorded]);
-    wf.setHandler(awaitChangeUpdate, (w) => this.awaitChange(w));
+    wf.setHandler(awaitChangeUpdate, (w) => this.awaitChange(w), {
+      validator: (w) => void checkArgument(awaitChange, w),
+    });
     if (input.reopened) this.followAgain();
   }
 
@@ -150,6 +159,20 @@ export class Session {
   get decisionInProgress(): string | undefined {
     return this.deciding;
   }
+  /**
+   * A look at transaction/state was asked for (a payer's return, an unproven provider event) after the
+   * result (waits before it look on their own: `until`). Runs from before the proof never looked here,
+   * and replay as they ran.
+   */
+  get lookRequested(): boolean {
+    return this.proofRequired && this.pollRequested;
+  }
+  /** Reads the state for a look asked for (see lookRequested). */
+  async look(): Promise<void> {
+    this.pollRequested = false;
+    await this.poll();
+  }
+
   /** When `step` was first sent (it is resent only after a look at the state), or undefined. */
   sentAt(step: string): number | undefined {
     return this.st.sent[step];
@@ -167,32 +190,106 @@ export class Session {
     this.st.version++;
   }
 
-  /** A verified provider event (webhook, sync or replay): recorded, then applied if it is news. */
-  private receive(d: ProviderEventDelivery): void {
+  /**
+   * A provider event (DESIGN decision 18): only what the provider signed is applied. The payload is
+   * parsed first; a signed one is verified again by this worker (a local activity) and applied if it is
+   * news; anything unsigned is at most a reason to read transaction/state. Every delivery is in the
+   * audit, a refused one with why. Nothing a signal carries can fail a workflow task.
+   */
+  private async receive(payload: unknown): Promise<void> {
+    if (!this.proofRequired) {
+      this.receiveVerified(payload as Required<Pick<ProviderEventDelivery, 'event'>> & ProviderEventDelivery);
+      return;
+    }
+    const parsed = parseMessage(providerEventDelivery, payload);
+    if (!parsed.ok) {
+      this.audit(
+        { receivedAt: iso(Date.now()), type: 'unknown', via: 'webhook' },
+        'refused',
+        `malformed: ${parsed.why}`,
+      );
+      return;
+    }
+    const d = parsed.value;
+    const heard = { receivedAt: d.receivedAt, type: d.event?.type ?? 'unknown', via: d.via };
+    if (!d.signed) {
+      // A state sync (the reconciler read it), or a webhook that could not travel signed: look for ourselves.
+      this.audit(
+        heard,
+        d.via === 'sync' ? 'confirming' : 'refused',
+        d.via === 'sync' ? undefined : 'unsigned',
+      );
+      if (this.looks.admit(Date.now())) this.pollRequested = true;
+      return;
+    }
+    let proof: ProviderEventProof;
+    try {
+      proof = await proofs.verifyProviderEvent(d.signed);
+    } catch (err) {
+      // The worker could not check it (no service key configured, a fault): the provider's state decides.
+      this.audit(heard, 'confirming', `not verified: ${err instanceof Error ? err.message : String(err)}`);
+      this.pollRequested = true;
+      return;
+    }
+    if (!proof.ok) {
+      this.audit(heard, 'refused', proof.reason);
+      return;
+    }
+    if (proof.event.session_info.id !== this.id) {
+      this.audit({ ...heard, type: proof.event.type }, 'refused', 'signed for another session');
+      return;
+    }
+    this.receiveVerified({ ...d, event: proof.event });
+  }
+
+  /** A provider event the provider signed: recorded, then applied if it is news. */
+  private receiveVerified(d: ProviderEventDelivery & { event: WebhookEvent }): void {
     const applied = d.event.session_info.id === this.id && isNewer(d.event.session_info, this.st.snapshot);
-    const record: ProviderEventRecord = {
-      receivedAt: d.receivedAt,
-      type: d.event.type,
-      via: d.via,
-      outcome: applied
-        ? 'applied'
-        : this.st.snapshot && isNewer(this.st.snapshot, d.event.session_info)
-          ? 'older'
-          : 'duplicate',
-      ...(d.event.session_info.updated_at ? { updatedAt: d.event.session_info.updated_at } : {}),
-    };
-    this.st.providerEvents.push(record);
-    this.st.auditCount = (this.st.auditCount ?? 0) + 1;
-    if (this.st.providerEvents.length > MAX_PROVIDER_EVENTS)
-      this.st.providerEvents.splice(0, this.st.providerEvents.length - MAX_PROVIDER_EVENTS);
+    const outcome = applied
+      ? 'applied'
+      : this.st.snapshot && isNewer(this.st.snapshot, d.event.session_info)
+        ? 'older'
+        : 'duplicate';
+    this.audit(
+      {
+        receivedAt: d.receivedAt,
+        type: d.event.type,
+        via: d.via,
+        ...(d.event.session_info.updated_at ? { updatedAt: d.event.session_info.updated_at } : {}),
+      },
+      outcome,
+    );
     if (d.via !== 'replay') {
-      this.st.recorded.push(d);
+      // Kept for `paysaga webhooks replay` as it came: signed, so a replay is verified again.
+      const { event: _verified, ...kept } = d;
+      this.st.recorded.push(this.proofRequired ? kept : d);
       if (this.st.recorded.length > MAX_RECORDED)
         this.st.recorded.splice(0, this.st.recorded.length - MAX_RECORDED);
     }
     const source = d.via === 'webhook' || d.via === 'replay' ? 'webhook' : 'poll';
     if (applied) this.apply(d.event.session_info, source, d.event.type);
-    else this.log(source, d.event.type, `ignored: ${record.outcome}`);
+    else this.log(source, d.event.type, `ignored: ${outcome}`);
+  }
+
+  /** One entry of the webhook audit trail (and of the event log when it changes nothing). */
+  private audit(
+    heard: Omit<ProviderEventRecord, 'outcome' | 'detail'>,
+    outcome: ProviderEventRecord['outcome'],
+    detail?: string,
+  ): void {
+    this.st.providerEvents.push({ ...heard, outcome, ...(detail ? { detail } : {}) });
+    this.st.auditCount = (this.st.auditCount ?? 0) + 1;
+    if (this.st.providerEvents.length > MAX_PROVIDER_EVENTS)
+      this.st.providerEvents.splice(0, this.st.providerEvents.length - MAX_PROVIDER_EVENTS);
+    if (outcome === 'refused' || outcome === 'confirming') {
+      this.log(
+        heard.via === 'sync' ? 'poll' : 'webhook',
+        heard.type,
+        `${outcome}${detail ? `: ${detail}` : ''}`,
+      );
+      if (outcome === 'refused')
+        wf.log.warn('provider event refused', { sessionId: this.id, via: heard.via, reason: detail });
+    }
   }
 
   private payerReturned(): void {
@@ -224,6 +321,20 @@ export class Session {
     this.announceMoneyback();
     if (this.phase !== before) this.phaseChanged();
     return true;
+  }
+
+  /**
+   * A snapshot reported by someone other than this worker's own provider calls (the starter's answer to
+   * its start call, which carried card data outside Temporal): a reason to read transaction/state, whose
+   * answer is applied (DESIGN decision 18). Runs from before the proof applied it as it came.
+   */
+  applyClaim(snapshot: SessionInfo, type: string): void {
+    if (!this.proofRequired) {
+      this.apply(snapshot, 'call', type);
+      return;
+    }
+    this.log('call', type, 'reported: confirming with transaction/state');
+    this.pollRequested = true;
   }
 
   /**

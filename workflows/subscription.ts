@@ -33,6 +33,14 @@ import {
   type SessionSettled,
   type SubscriptionChange,
 } from '../common/messages';
+import {
+  cancelRequest,
+  checkArgument,
+  parseMessage,
+  sessionOpened,
+  sessionSettled,
+  subscriptionChange,
+} from '../common/message-schemas';
 import { AmountMinor, CreatedAt, NeedsAttention, PaymentStatus } from '../common/search-attributes';
 import { referenceWorkflowId, type ReferenceInput } from '../common/session-input';
 import {
@@ -148,7 +156,10 @@ class Subscription {
       cancelSubscriptionUpdate,
       (arg) => this.stored(this.cancel(arg?.reason ?? 'canceled by the partner')),
       {
-        validator: (_arg) => this.refuseWhen(['canceled'], 'cancel'),
+        validator: (arg) => {
+          checkArgument(cancelRequest, arg);
+          this.refuseWhen(['canceled'], 'cancel');
+        },
       },
     );
     wf.setHandler(pauseSubscriptionUpdate, () => this.stored(this.pause()), {
@@ -159,19 +170,25 @@ class Subscription {
     });
     wf.setHandler(changeSubscriptionUpdate, (change) => this.stored(this.change(change)), {
       validator: (change) => {
+        checkArgument(subscriptionChange, change);
         this.refuseWhen(['canceled'], 'change');
         checkChange(change);
       },
     });
-    wf.setHandler(sessionOpenedSignal, ({ reference, sessionId }) => {
+    wf.setHandler(sessionOpenedSignal, (arg) => {
+      const opened = parseMessage(sessionOpened, arg);
+      if (!opened.ok) return this.refusedMessage('sessionOpened', opened.why);
+      const { reference, sessionId } = opened.value;
       const record = this.current();
       if (record && !record.sessionId && reference === this.chargeReference()) {
         record.sessionId = sessionId;
         this.recorder?.record();
       }
     });
-    wf.setHandler(sessionSettledSignal, (s) => {
-      this.settled.set(s.sessionId, s);
+    wf.setHandler(sessionSettledSignal, (arg) => {
+      const s = parseMessage(sessionSettled, arg);
+      if (!s.ok) return this.refusedMessage('sessionSettled', s.why);
+      this.settled.set(s.value.sessionId, s.value as SessionSettled);
     });
   }
 
@@ -436,6 +453,11 @@ class Subscription {
   }
 
   // ---- Updates ----
+
+  /** A signal whose payload does not parse changes nothing (DESIGN decision 18): said in the log. */
+  private refusedMessage(message: string, why: string): void {
+    wf.log.warn('signal refused: its payload does not parse', { message, why });
+  }
 
   private refuseWhen(statuses: SubscriptionStatus[], what: string): void {
     if (statuses.includes(this.state.status))

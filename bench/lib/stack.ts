@@ -252,6 +252,7 @@ export async function startPaysaga(
         namespace: server.namespace,
         taskQueue,
         provider,
+        verifyWebhook: createWebhookVerifier([o.sandbox.service.publicPem]),
         store,
         workflowBundlePath: o.bundlePath,
         ...(o.tuning ? { tuning: o.tuning } : {}),

@@ -173,6 +173,7 @@ export async function startStack(opts: StackOptions = {}): Promise<TestStack> {
       namespace: opts.namespace ?? testNamespace(),
       taskQueue,
       provider,
+      verifyWebhook: routing.verify!,
       store,
       workflowBundlePath: sharedWorkflowBundlePath(),
       ...(dataConverter ? { dataConverter } : {}),

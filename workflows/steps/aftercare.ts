@@ -17,6 +17,7 @@ import {
   type ProviderRefusal,
 } from '../../common/failures';
 import { refundUpdate } from '../../common/messages';
+import { checkArgument, refundRequest } from '../../common/message-schemas';
 import type { RefundRecord } from '../../common/session-input';
 import { refundRecordOf, stepName } from '../../common/steps';
 import { provider } from '../calls';
@@ -64,7 +65,10 @@ export function acceptRefunds(s: Session): void {
       return { session: s.view(), created };
     },
     {
-      validator: ({ reference, amount }) => mayRefund(s, reference, amount),
+      validator: (arg) => {
+        const { reference, amount } = checkArgument(refundRequest, arg);
+        mayRefund(s, reference, amount);
+      },
       // A run that must continue as new during a long outage leaves a waiting refund to the next run
       // (Session.continueAsNewIfDue): the caller's retry of the same reference waits there.
       unfinishedPolicy: HandlerUnfinishedPolicy.ABANDON,
@@ -170,9 +174,10 @@ export async function aftercare(s: Session): Promise<void> {
     }
     const seen = s.snapshot;
     const woken = await s.rest(
-      () => s.snapshot !== seen || s.owesWork(),
+      () => s.snapshot !== seen || s.owesWork() || s.lookRequested,
       Math.min(left, s.settings.recheckMs),
     );
-    if (!woken && s.followUntil() > Date.now()) await s.poll();
+    if (s.lookRequested) await s.look();
+    else if (!woken && s.followUntil() > Date.now()) await s.poll();
   }
 }

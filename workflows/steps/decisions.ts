@@ -8,6 +8,7 @@ import * as wf from '@temporalio/workflow';
 import type { Decision, SessionPhase } from '../../common/kinds';
 import { FAILURE_TYPES, failureOf, invalidArgument, stateConflict } from '../../common/failures';
 import { approveUpdate, cancelUpdate, finalizeUpdate } from '../../common/messages';
+import { cancelRequest, checkArgument, finalizeRequest } from '../../common/message-schemas';
 import { stepName } from '../../common/steps';
 import { provider } from '../calls';
 import type { Session } from '../session';
@@ -91,7 +92,7 @@ export function acceptDecisions(s: Session, accepted: readonly Decision[]): void
     });
   if (accepted.includes('finalize'))
     wf.setHandler(finalizeUpdate, ({ amount }) => decide('finalize', () => carryOut(s, 'finalize', amount)), {
-      validator: (arg) => mayDecide(s, 'finalize', arg?.amount),
+      validator: (arg) => mayDecide(s, 'finalize', checkArgument(finalizeRequest, arg).amount as number),
     });
   if (accepted.includes('cancel'))
     wf.setHandler(
@@ -107,7 +108,7 @@ export function acceptDecisions(s: Session, accepted: readonly Decision[]): void
             throw err;
           }
         }),
-      { validator: (arg) => mayDecide(s, 'cancel', undefined, arg) },
+      { validator: (arg) => mayDecide(s, 'cancel', undefined, checkArgument(cancelRequest, arg)) },
     );
 }
 

@@ -6,6 +6,7 @@
 import * as wf from '@temporalio/workflow';
 import { FAILURE_TYPES, failureOf, stateConflict, type ProviderRefusal } from '../../common/failures';
 import { claimStartUpdate, reportStartUpdate } from '../../common/messages';
+import { checkArgument, startReport } from '../../common/message-schemas';
 import type { StartSpec } from '../../common/session-input';
 import { stepName } from '../../common/steps';
 import { provider } from '../calls';
@@ -93,12 +94,16 @@ export function acceptStarter(s: Session): void {
       },
     },
   );
-  wf.setHandler(reportStartUpdate, async (report) => {
-    if ('refused' in report) s.refuseStart(report.refused);
-    else s.apply(report.snapshot, 'call', 'start (starter)');
-    if (report.wait) await wf.condition(() => s.isFinal() || s.waitsForSomeone(), report.wait.timeoutMs);
-    return s.view();
-  });
+  wf.setHandler(
+    reportStartUpdate,
+    async (report) => {
+      if ('refused' in report) s.refuseStart(report.refused);
+      else s.applyClaim(report.snapshot, 'start (starter)');
+      if (report.wait) await wf.condition(() => s.isFinal() || s.waitsForSomeone(), report.wait.timeoutMs);
+      return s.view();
+    },
+    { validator: (report) => void checkArgument(startReport, report) },
+  );
 }
 
 /**

@@ -1,0 +1,93 @@
+/**
+ * The shape of every message paysaga's workflows accept, checked inside the workflow before anything
+ * reads it (DESIGN decision 18). Anyone who can reach the namespace can send a signal or an Update: a
+ * payload that does not parse is refused (a signal: recorded as refused; an Update: rejected by its
+ * validator, nothing in history) and never fails a workflow task. Safe for workflow code (zod only).
+ */
+import { z } from 'zod';
+import { invalidArgument } from './failures';
+
+const text = (max: number) => z.string().max(max);
+const minor = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
+
+/** The largest webhook body the API takes (api/routes/webhooks.ts); a signed one travels whole. */
+export const MAX_WEBHOOK_BODY = 1024 * 1024;
+
+/** A time the store can hold as a timestamp (a forged one must not fail the session's record). */
+const isoTime = z.iso
+  .datetime({ offset: true })
+  .refine((v) => /^2\d{3}-/.test(v), 'a time in the years 2000 to 2999');
+
+export const providerEventDelivery = z.object({
+  receivedAt: isoTime,
+  via: z.enum(['webhook', 'replay', 'sync']),
+  signed: z.object({ body: text(MAX_WEBHOOK_BODY), signature: z.string().min(1).max(2048) }).optional(),
+  // Only read for the audit and to decide whether to look: never applied.
+  event: z
+    .looseObject({
+      type: text(200).optional(),
+      session_info: z.looseObject({ id: text(200).optional(), updated_at: text(64).optional() }).optional(),
+    })
+    .optional(),
+});
+
+export const awaitChange = z.object({
+  timeoutMs: z.number().nonnegative().max(3_600_000),
+  afterVersion: z.number().int().nonnegative().optional(),
+  until: z.enum(['change', 'progress']).optional(),
+});
+
+/** What the starter reports of its start call: a snapshot of this session, or the provider's refusal. */
+const startSnapshot = z.looseObject({ id: text(200), updated_at: text(64).optional() });
+const refusal = z.looseObject({ errorCode: text(200), description: text(2000) });
+export const startReport = z.union([
+  z.object({ snapshot: startSnapshot, wait: awaitChange.optional() }),
+  z.object({ refused: refusal, wait: awaitChange.optional() }),
+]);
+
+export const cancelRequest = z.object({ reason: text(500).optional() });
+/** Finalize and refund check their fields themselves (with the session's rules): an object is enough here. */
+export const finalizeRequest = z.looseObject({ amount: z.unknown().optional() });
+export const refundRequest = z.looseObject({ reference: z.unknown(), amount: z.unknown().optional() });
+
+export const sessionSettled = z.object({
+  sessionId: text(200),
+  phase: text(64),
+  reason: text(2000).optional(),
+});
+export const sessionOpened = z.object({ reference: text(200), sessionId: text(200) });
+export const registrationRequest = z.object({ requestId: z.string().min(1).max(200) });
+
+export const subscriptionChange = z.object({
+  amount: minor.optional(),
+  token: z.string().min(1).max(200).optional(),
+  intervalMs: z.number().int().positive().max(Number.MAX_SAFE_INTEGER).optional(),
+});
+
+/** The first problem of a payload that does not parse, as `path: message` (an audit or log line). */
+export function whyNot(error: z.ZodError): string {
+  const issue = error.issues[0];
+  if (!issue) return 'invalid';
+  const path = issue.path.length ? issue.path.join('.') : 'payload';
+  return `${path}: ${issue.message}`;
+}
+
+/** The parsed payload, or why it does not parse. */
+export function parseMessage<T>(
+  schema: z.ZodType<T>,
+  value: unknown,
+): { ok: true; value: T } | { ok: false; why: string } {
+  const parsed = schema.safeParse(value);
+  return parsed.success ? { ok: true, value: parsed.data } : { ok: false, why: whyNot(parsed.error) };
+}
+
+/**
+ * An Update's first check (its validator): an argument that does not parse is refused as a 400 naming
+ * the field, before the workflow records anything.
+ */
+export function checkArgument<T>(schema: z.ZodType<T>, value: unknown): T {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  throw invalidArgument(issue?.path.length ? issue.path.join('.') : 'argument', issue?.message ?? 'invalid');
+}
