@@ -14,6 +14,7 @@ import type { StoreActivities, SessionRecord } from '../activities/store-activit
 import type { PaysagaEvent } from '../common/events';
 import type { SessionState } from '../common/session-input';
 import type { SessionView } from '../common/views';
+import { LocalLane } from './local-lane';
 
 const store = wf.proxyLocalActivities<StoreActivities>({
   startToCloseTimeout: '15s',
@@ -30,7 +31,10 @@ export class SessionRecorder {
   private writtenVersion = -1;
   private writing = false;
 
-  constructor(private readonly source: () => Recorded) {
+  constructor(
+    private readonly source: () => Recorded,
+    private readonly lane = new LocalLane(),
+  ) {
     void this.run();
   }
 
@@ -81,7 +85,7 @@ export class SessionRecorder {
           audit: fresh.map((e, i) => ({ ...e, seq: total - fresh.length + i + 1 })),
           events,
         };
-        await store.recordSession(record);
+        await this.lane.run(() => store.recordSession(record));
         state.auditRecorded = Math.max(state.auditRecorded ?? 0, total);
         this.writtenVersion = version;
       } finally {

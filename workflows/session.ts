@@ -27,6 +27,7 @@ import type { SessionInfo, WebhookEvent } from '../provider/schemas';
 import { persist, proofs, provider } from './calls';
 import { awaitChange, checkArgument, parseMessage, providerEventDelivery } from '../common/message-schemas';
 import type { ProviderEventProof } from '../activities/types';
+import { LocalLane } from './local-lane';
 import { SessionRecorder } from './session-recorder';
 import { PayerReturnThrottle } from './payer-return';
 import { phaseOfState, sessionViewOf } from './session-view';
@@ -42,8 +43,17 @@ import {
 const MAX_EVENTS = 300;
 const MAX_PROVIDER_EVENTS = 200;
 const MAX_RECORDED = 40;
+
+/** A provider delivery as the signal handler queued it: what it claims, its proof if any, or why not. */
+interface HeardDelivery {
+  heard: { receivedAt: string; type: string; via: ProviderEventDelivery['via'] };
+  signed?: { body: string; signature: string };
+  refused?: string;
+}
 /** Older than this, a snapshot is read again before a money-moving call is sent on its word. */
 const STALE_MS = 10 * 60_000;
+/** How far ahead of the workflow's clock a reported snapshot's updated_at may be (clocks differ). */
+const CLOCK_SKEW_MS = 5 * 60_000;
 /** Continue-as-new past this many history events unless the server suggests it earlier. */
 const DEFAULT_HISTORY_LIMIT = 8_000;
 
@@ -66,11 +76,15 @@ export class Session {
   private readonly looks = new PayerReturnThrottle();
   /** Runs from before DESIGN decision 18 applied signaled events as they came (replayed as they ran). */
   private readonly proofRequired: boolean;
+  /** Provider deliveries heard and not yet judged (judgeInOrder), oldest first. */
+  private readonly heard: HeardDelivery[] = [];
   /** A partner decision (Update) being carried out: the process waits for it, a second one is refused. */
   private deciding: string | undefined;
   private readonly historyLimit: number;
   /** Writes the session's record and its events to the store (DESIGN decision 15). */
   private readonly recorder: SessionRecorder;
+  /** The recorder's writes and webhook verifications take turns (see LocalLane). */
+  private readonly lane = new LocalLane();
   /** Update handlers at work (see inUpdate). */
   private updates = 0;
 
@@ -105,7 +119,7 @@ export class Session {
       version: 0,
       runs: 0,
     };
-    this.recorder = new SessionRecorder(() => ({ state: this.st, view: this.view() }));
+    this.recorder = new SessionRecorder(() => ({ state: this.st, view: this.view() }), this.lane);
     // Created and the starting call's snapshot come first: setting the signal handler at once delivers
     // the signals buffered for the first activation (a provider webhook sent before the workflow ran),
     // which could otherwise announce the result before session.created.
@@ -114,6 +128,7 @@ export class Session {
       this.announce('session.created');
       if (input.initialSnapshot) this.apply(input.initialSnapshot, 'call', 'initiate');
     }
+    if (this.proofRequired) void this.judgeInOrder();
     wf.setHandler(providerEventSignal, (d) => this.receive(d));
     wf.setHandler(payerReturnedSignal, () => this.payerReturned());
     wf.setHandler(sessionQuery, () => this.view());
@@ -196,50 +211,64 @@ export class Session {
    * news; anything unsigned is at most a reason to read transaction/state. Every delivery is in the
    * audit, a refused one with why. Nothing a signal carries can fail a workflow task.
    */
-  private async receive(payload: unknown): Promise<void> {
+  private receive(payload: unknown): void {
     if (!this.proofRequired) {
       this.receiveVerified(payload as Required<Pick<ProviderEventDelivery, 'event'>> & ProviderEventDelivery);
       return;
     }
     const parsed = parseMessage(providerEventDelivery, payload);
     if (!parsed.ok) {
-      this.audit(
-        { receivedAt: iso(Date.now()), type: 'unknown', via: 'webhook' },
-        'refused',
-        `malformed: ${parsed.why}`,
-      );
+      const heard = { receivedAt: iso(Date.now()), type: 'unknown', via: 'webhook' as const };
+      this.heard.push({ heard, refused: `malformed: ${parsed.why}` });
       return;
     }
     const d = parsed.value;
     const heard = { receivedAt: d.receivedAt, type: d.event?.type ?? 'unknown', via: d.via };
-    if (!d.signed) {
+    this.heard.push(d.signed ? { heard, signed: d.signed } : { heard });
+  }
+
+  /**
+   * Judges deliveries one at a time, in the order they came, from the workflow's own loop (as the
+   * recorder writes): a signal handler only queues, so no handler waits on an activity, and the audit
+   * lists deliveries as they arrived. A signed one is verified again by this worker (a local activity).
+   */
+  private async judgeInOrder(): Promise<void> {
+    for (;;) {
+      await wf.condition(() => this.heard.length > 0);
+      try {
+        await this.judge(this.heard[0]!);
+      } finally {
+        this.heard.shift();
+      }
+    }
+  }
+
+  private async judge({ heard, signed, refused }: HeardDelivery): Promise<void> {
+    if (refused) {
+      this.audit(heard, 'refused', refused);
+      return;
+    }
+    if (!signed) {
       // A state sync (the reconciler read it), or a webhook that could not travel signed: look for ourselves.
-      this.audit(
-        heard,
-        d.via === 'sync' ? 'confirming' : 'refused',
-        d.via === 'sync' ? undefined : 'unsigned',
-      );
+      if (heard.via === 'sync') this.audit(heard, 'confirming');
+      else this.audit(heard, 'refused', 'unsigned');
       if (this.looks.admit(Date.now())) this.pollRequested = true;
       return;
     }
     let proof: ProviderEventProof;
     try {
-      proof = await proofs.verifyProviderEvent(d.signed);
+      proof = await this.lane.run(() => proofs.verifyProviderEvent(signed));
     } catch (err) {
       // The worker could not check it (no service key configured, a fault): the provider's state decides.
-      this.audit(heard, 'confirming', `not verified: ${err instanceof Error ? err.message : String(err)}`);
+      const why = err instanceof wf.ActivityFailure ? (err.cause?.message ?? err.message) : String(err);
+      this.audit(heard, 'confirming', `not verified: ${why}`);
       this.pollRequested = true;
       return;
     }
-    if (!proof.ok) {
-      this.audit(heard, 'refused', proof.reason);
-      return;
-    }
-    if (proof.event.session_info.id !== this.id) {
+    if (!proof.ok) this.audit(heard, 'refused', proof.reason);
+    else if (proof.event.session_info.id !== this.id)
       this.audit({ ...heard, type: proof.event.type }, 'refused', 'signed for another session');
-      return;
-    }
-    this.receiveVerified({ ...d, event: proof.event });
+    else this.receiveVerified({ receivedAt: heard.receivedAt, via: heard.via, signed, event: proof.event });
   }
 
   /** A provider event the provider signed: recorded, then applied if it is news. */
@@ -325,16 +354,37 @@ export class Session {
 
   /**
    * A snapshot reported by someone other than this worker's own provider calls (the starter's answer to
-   * its start call, which carried card data outside Temporal): a reason to read transaction/state, whose
-   * answer is applied (DESIGN decision 18). Runs from before the proof applied it as it came.
+   * its start call, which carried card data outside Temporal). It may move the session along (a 3-D
+   * Secure redirect, an operation to approve: what the session does next is a provider call of its own,
+   * which the provider answers truthfully); a result, money back, a time ahead of the clock (which would
+   * make the provider's real states look older) or a shape the session cannot read is confirmed by
+   * transaction/state first, whose answer is applied (DESIGN decision 18). Runs from before the proof
+   * applied every report as it came.
    */
   applyClaim(snapshot: SessionInfo, type: string): void {
-    if (!this.proofRequired) {
+    if (!this.proofRequired || this.readable(snapshot)) {
       this.apply(snapshot, 'call', type);
       return;
     }
     this.log('call', type, 'reported: confirming with transaction/state');
     this.pollRequested = true;
+  }
+
+  /** A claimed snapshot the session may apply on its word (see applyClaim). */
+  private readable(snapshot: SessionInfo): boolean {
+    try {
+      const updated = snapshot.updated_at ? Date.parse(snapshot.updated_at) : NaN;
+      return (
+        snapshot.id === this.id &&
+        Number.isFinite(updated) &&
+        updated <= Date.now() + CLOCK_SKEW_MS &&
+        !isFinalPhase(this.readPhase(snapshot)) &&
+        moneybackOf(snapshot).length === 0 &&
+        (amountMismatch(snapshot, this.st.request.money, this.st.finalizeAmount), true)
+      );
+    } catch {
+      return false;
+    }
   }
 
   /**
@@ -736,10 +786,10 @@ export class Session {
    */
   async settled(): Promise<boolean> {
     do {
-      await wf.condition(() => wf.allHandlersFinished() || this.owesWork());
+      await wf.condition(() => (wf.allHandlersFinished() && this.heard.length === 0) || this.owesWork());
       if (this.owesWork()) return false;
       await this.recorder.flushed();
-    } while (!wf.allHandlersFinished());
+    } while (!wf.allHandlersFinished() || this.heard.length > 0);
     return true;
   }
 
