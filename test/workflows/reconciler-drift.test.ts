@@ -8,6 +8,7 @@
 import { EventsClient } from '../../client/events-client';
 import { reconcilerQuery, type ReconcilerState } from '../../common/reconciler';
 import { finalView } from '../helpers/final';
+import { until } from '../helpers/until';
 import { startStack, type TestStack } from '../helpers/stack';
 import { FRICTIONLESS, references, rub } from '../helpers/workflow-test';
 
@@ -69,8 +70,14 @@ describe('reconciler: drift', () => {
     expect(report.lastPass.drift).toBeGreaterThanOrEqual(1);
     expect(report.totals.drift).toBeGreaterThanOrEqual(1);
 
-    // The session: still canceled (final is final), the payment recorded, attention, the event.
-    const after = await stack.payments.sessions.get(id);
+    // The session: still canceled (final is final), the payment recorded, attention, the event. The
+    // reconciler's sync only makes the session read transaction/state (DESIGN 18): wait for that read.
+    const after = await until(
+      'the drift in the session',
+      () => stack.payments.sessions.get(id),
+      (s) => s.attention !== undefined,
+      30_000,
+    );
     expect(after).toMatchObject({ phase: 'canceled', final: true });
     expect(after.attention?.reason).toMatch(
       /^drift: the provider now shows succeeded, the session ended canceled/,
