@@ -1,3 +1,4 @@
+import type { OutboundPolicy } from '../common/outbound-guard';
 import type { Client } from '@temporalio/client';
 import type { PayloadCodec } from '@temporalio/common';
 import type { FastifyServerOptions } from 'fastify';
@@ -18,8 +19,16 @@ export interface ApiDeps {
   taskQueue: string;
   /** paysaga's store of record: what the API reads (sessions, events, deliveries, reconciliation). */
   store: Store;
-  /** Event endpoints: the keys their secrets derive from, how many there may be, how long redeliveries try. */
-  events?: { signingKeys?: SigningKeys; maxEndpoints?: number; retryForMs?: number };
+  /**
+   * Event endpoints: the keys their secrets derive from, how many there may be, how long redeliveries
+   * try, and which URLs may be registered (default: https to public addresses only).
+   */
+  events?: {
+    signingKeys?: SigningKeys;
+    maxEndpoints?: number;
+    retryForMs?: number;
+    outbound?: OutboundPolicy;
+  };
   /** Used when a webhook starts a late-event workflow. */
   settings: SessionSettings;
   /** Built once at startup with the service public key(s). */

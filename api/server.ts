@@ -19,6 +19,7 @@ import {
   resolveEnvironment,
 } from '../provider';
 import { codecFromEnv } from '../common/codec';
+import { hostsOf, outboundPolicyFromEnv } from '../common/outbound-guard';
 import { temporalSettingsFromEnv } from '../common/temporal-config';
 import { connectTemporalClient } from '../common/temporal-connection';
 import { assertSearchAttributesRegistered } from '../common/search-attribute-check';
@@ -80,6 +81,8 @@ export async function startApiFromEnv(
   // The same codec as the worker (PAYSAGA_CODEC_KEYS): without it the API could not read what the
   // worker encrypted (queries, results) and would start workflows with plain payloads.
   const codec = codecFromEnv(env);
+  // PAYSAGA_EVENT_ALLOW_HTTP, PAYSAGA_EVENT_ALLOW_HOSTS: which endpoint URLs may be registered.
+  const outbound = outboundPolicyFromEnv(env, hostsOf([temporalSettings.address]));
   const codecTokens = list(env.PAYSAGA_CODEC_TOKENS);
   assertCodecProtected({ codec: !!codec, tokens: codecTokens, host: listen.internal.host });
   const settings = opts.settings ?? DEFAULT_SETTINGS;
@@ -117,6 +120,7 @@ export async function startApiFromEnv(
       store,
       events: {
         signingKeys: signingKeysFromEnv(env),
+        outbound,
         ...(env.PAYSAGA_EVENT_MAX_ENDPOINTS
           ? { maxEndpoints: positive(env, 'PAYSAGA_EVENT_MAX_ENDPOINTS') }
           : {}),

@@ -9,7 +9,13 @@ import { MAX_SECRET_GRACE_MS } from '../common/event-delivery';
 const eventType = z.enum(EVENT_TYPES, { error: `one of the event types: ${EVENT_TYPES.join(', ')}` });
 
 export const eventEndpointInput = z.object({
-  url: z.url({ protocol: /^https?$/, error: 'an http:// or https:// URL' }).max(2_048),
+  url: z
+    .url({ protocol: /^https?$/, error: 'an http:// or https:// URL' })
+    .max(2_048)
+    .describe(
+      'https:// (http:// only where PAYSAGA_EVENT_ALLOW_HTTP is set) to a host that resolves to public ' +
+        'addresses only (else PAYSAGA_EVENT_ALLOW_HOSTS must name it)',
+    ),
   /** Omitted: every type, also types added later. */
   events: z
     .array(eventType)

@@ -17,6 +17,7 @@ import {
 } from '../common/event-delivery';
 import { deriveEndpointSecret, type SigningKeys } from '../common/event-secrets';
 import { parseEventId, type PaysagaEvent } from '../common/events';
+import { OutboundGuard, OutboundRefusedError, type OutboundPolicy } from '../common/outbound-guard';
 import type {
   EndpointDeliveryView,
   EventDeliveries,
@@ -66,6 +67,8 @@ export interface EventsClientOptions {
   /** How long a redelivery is tried (the workers' PAYSAGA_EVENT_RETRY_FOR_MS). */
   retryForMs?: number;
   maxEndpoints?: number;
+  /** Which endpoint URLs may be registered (default: https to public addresses only). */
+  outbound?: OutboundPolicy;
 }
 
 function parse<S extends z.ZodType>(schema: S, value: unknown, prefix = ''): z.output<S> {
@@ -77,12 +80,14 @@ function parse<S extends z.ZodType>(schema: S, value: unknown, prefix = ''): z.o
 const withoutSeq = ({ seq: _seq, ...event }: StoredEvent): PaysagaEvent => event;
 
 export class EventsClient {
+  private guard: OutboundGuard | undefined;
   constructor(private readonly o: EventsClientOptions) {}
 
   // ---- endpoints ----
 
   async createEndpoint(input: unknown): Promise<EventEndpointWithSecret> {
     const i = parse(eventEndpointInput, input);
+    await this.checkDestination(i.url);
     const keys = this.signingKeys();
     const max = this.o.maxEndpoints ?? DEFAULT_MAX_ENDPOINTS;
     if ((await countEndpoints(this.o.store)) >= max)
@@ -100,6 +105,18 @@ export class EventsClient {
       ...endpointView(record),
       secret: deriveEndpointSecret(keys, keys.current, record.id, record.secretVersion),
     };
+  }
+
+  /** The outbound edge (common/outbound-guard.ts): a URL inside the deployment is a 400 naming `url`. */
+  private async checkDestination(url: string): Promise<void> {
+    this.guard ??= new OutboundGuard(this.o.outbound ?? { allowHttp: false, allow: [] });
+    try {
+      await this.guard.check(url);
+    } catch (err) {
+      if (err instanceof OutboundRefusedError)
+        throw new InputValidationError([{ field: 'url', rule: err.rule }]);
+      throw err;
+    }
   }
 
   async listEndpoints(): Promise<EventEndpoint[]> {

@@ -19,6 +19,7 @@ import type { Store } from '../store/database';
 import { finishAttempt, takeDueDeliveries, type DueDelivery } from '../store/deliveries';
 import { getEndpoint, type EndpointRecord } from '../store/endpoints';
 import { eventsAppended, getEvent } from '../store/events';
+import type { OutboundGuard } from '../common/outbound-guard';
 import { sendEvent } from './event-sender';
 
 export interface DispatcherOptions {
@@ -32,6 +33,8 @@ export interface DispatcherOptions {
   /** How often the store is asked for due deliveries when nothing woke this process. */
   pollMs?: number;
   logger?: Pick<Logger, 'warn' | 'info'>;
+  /** Where deliveries may go (PAYSAGA_EVENT_ALLOW_HTTP, PAYSAGA_EVENT_ALLOW_HOSTS). */
+  guard: OutboundGuard;
   /** Sends one delivery (tests replace it to watch attempts); default: sendEvent. */
   send?: typeof sendEvent;
 }
@@ -63,6 +66,7 @@ export class EventDispatcher {
     this.wake();
     await this.running;
     await Promise.allSettled([...this.inFlight]);
+    await this.o.guard.close();
   }
 
   wake(): void {
@@ -127,10 +131,13 @@ export class EventDispatcher {
           secrets: this.secretsOf(endpoint),
           timeoutMs: this.o.policy.timeoutMs,
           redelivery: d.redelivery,
+          guard: this.o.guard,
         });
       }
     } catch (err) {
-      attempt = { at: at.toISOString(), latencyMs: 0, error: (err as Error).message };
+      // The store's fault, not the endpoint's: the detail goes to the worker's log, not the delivery log.
+      this.o.logger?.warn({ eventId: d.eventId, err: (err as Error).message }, 'delivery not sent');
+      attempt = { at: at.toISOString(), latencyMs: 0, error: 'not sent: the store could not be read' };
     }
     const delivered = attempt.status !== undefined && attempt.status >= 200 && attempt.status < 300;
     const retryAt = new Date(Date.now() + retryPauseMs(this.o.policy, d.attempts + 1));

@@ -6,6 +6,7 @@ import { request } from 'undici';
 import type { DeliveryAttempt } from '../common/event-delivery';
 import { EVENT_ID_HEADER, EVENT_SIGNATURE_HEADER, type PaysagaEvent } from '../common/events';
 import { eventSignatureHeader } from '../common/event-signature';
+import { OutboundRefusedError, type OutboundGuard } from '../common/outbound-guard';
 
 const USER_AGENT = 'paysaga-events/1';
 
@@ -15,6 +16,8 @@ export async function sendEvent(o: {
   secrets: string[];
   timeoutMs: number;
   redelivery?: boolean;
+  /** Checks the URL and every address connected to (common/outbound-guard.ts). */
+  guard: OutboundGuard;
 }): Promise<DeliveryAttempt> {
   const at = new Date();
   const base = { at: at.toISOString(), ...(o.redelivery ? { redelivery: true } : {}) };
@@ -23,7 +26,9 @@ export async function sendEvent(o: {
   const elapsed = () => Math.round(performance.now() - started);
   const signal = AbortSignal.timeout(o.timeoutMs);
   try {
+    o.guard.checkBeforeSend(o.url);
     const res = await request(o.url, {
+      dispatcher: o.guard.dispatcher(),
       method: 'POST',
       headers: {
         'content-type': 'application/json',
@@ -40,16 +45,36 @@ export async function sendEvent(o: {
     await res.body.dump().catch(() => undefined);
     return { ...base, latencyMs, status: res.statusCode };
   } catch (err) {
-    const error = signal.aborted ? `no answer within ${o.timeoutMs} ms` : message(err);
+    const error = signal.aborted ? `no answer within ${o.timeoutMs} ms` : publicReason(err);
     return { ...base, latencyMs: elapsed(), error };
   }
 }
 
-/** A network failure as a short line: the code (ECONNREFUSED, ...) and message, never a body. */
-function message(err: unknown): string {
-  const e = err as { code?: unknown; message?: unknown; cause?: { code?: unknown; message?: unknown } };
-  const code =
-    typeof e?.code === 'string' ? e.code : typeof e?.cause?.code === 'string' ? e.cause.code : undefined;
-  const text = typeof e?.message === 'string' ? e.message : String(err);
-  return code && !text.includes(code) ? `${code}: ${text}` : text;
+/** What failed, said so that the delivery log names no address, port or internal detail (issue 15). */
+const REASONS: Record<string, string> = {
+  ECONNREFUSED: 'connection refused',
+  ECONNRESET: 'connection reset',
+  EPIPE: 'connection reset',
+  UND_ERR_SOCKET: 'connection reset',
+  ENOTFOUND: 'host name not found',
+  EAI_AGAIN: 'host name not found',
+  ETIMEDOUT: 'connection timed out',
+  UND_ERR_CONNECT_TIMEOUT: 'connection timed out',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'host unreachable',
+};
+
+function publicReason(err: unknown): string {
+  const chain: unknown[] = [];
+  for (let e: unknown = err; e && chain.length < 5; e = (e as { cause?: unknown }).cause) chain.push(e);
+  const refused = chain.find((e) => e instanceof OutboundRefusedError);
+  if (refused) return `refused by the outbound guard: ${(refused as OutboundRefusedError).rule}`;
+  for (const e of chain) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code !== 'string') continue;
+    if (REASONS[code]) return REASONS[code];
+    if (code.startsWith('ERR_TLS') || code.includes('CERT') || code.startsWith('ERR_SSL'))
+      return 'TLS failure';
+  }
+  return 'connection failed';
 }

@@ -34,6 +34,7 @@ import { connectTemporalClient, temporalConnectionOptions } from '../common/temp
 import { assertSearchAttributesRegistered } from '../common/search-attribute-check';
 import { EventsClient } from '../client/events-client';
 import { eventSettingsFromEnv } from './event-config';
+import { hostsOf, OutboundGuard, outboundPolicyFromEnv } from '../common/outbound-guard';
 import { EventDispatcher } from './event-dispatcher';
 import { signingKeysFromEnv } from '../common/event-secrets';
 import { storeFromEnv } from '../store/from-env';
@@ -122,6 +123,8 @@ export async function startWorkerFromEnv(o: StartWorkerOptions = {}): Promise<Ru
   const reconcile = reconcilerInputFromEnv(env);
   // PAYSAGA_EVENT_*: delivery policy and configured endpoints of outbound events.
   const events = eventSettingsFromEnv(env);
+  // PAYSAGA_EVENT_ALLOW_HTTP, PAYSAGA_EVENT_ALLOW_HOSTS: where deliveries may go (common/outbound-guard.ts).
+  const outbound = outboundPolicyFromEnv(env, hostsOf([temporal.address]));
   // PAYSAGA_EVENT_SIGNING_KEY (else PAYSAGA_CODEC_KEYS): the endpoints' secrets derive from it.
   const signingKeys = signingKeysFromEnv(env);
   // PAYSAGA_MAX_CACHED_WORKFLOWS: the workflow cache (workers/tuning.ts).
@@ -194,6 +197,7 @@ export async function startWorkerFromEnv(o: StartWorkerOptions = {}): Promise<Ru
   const dispatcher = new EventDispatcher({
     store,
     policy: events.policy,
+    guard: new OutboundGuard(outbound),
     configuredSecrets: new Map((events.configured ?? []).map((c) => [c.id, c.secrets])),
     ...(signingKeys ? { signingKeys } : {}),
     concurrency: events.deliveryConcurrency,

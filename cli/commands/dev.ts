@@ -146,6 +146,8 @@ function portOption(flag: string | undefined, envValue: string | undefined, fall
 
 /** Signals this close to the first one are the same Ctrl-C delivered twice. */
 const DUPLICATE_SIGNAL_MS = 1_500;
+/** Where `paysaga dev` lets events go besides public https hosts: this machine (common/outbound-guard.ts). */
+const DEV_EVENT_ALLOW_HOSTS = 'localhost,127.0.0.0/8,::1';
 
 interface Step {
   name: string;
@@ -382,6 +384,9 @@ export async function runDev(opts: DevOptions, deps: DevCommandDeps = processDep
         // Payloads encrypted at rest; the UI reads them through the API's /codec (internal listener,
         // open without PAYSAGA_CODEC_TOKENS only while it is on loopback).
         PAYSAGA_CODEC_KEYS: env.PAYSAGA_CODEC_KEYS || data.codecKeys,
+        // A backend under development receives its events on this machine, over plain http.
+        PAYSAGA_EVENT_ALLOW_HTTP: env.PAYSAGA_EVENT_ALLOW_HTTP || 'true',
+        PAYSAGA_EVENT_ALLOW_HOSTS: env.PAYSAGA_EVENT_ALLOW_HOSTS || DEV_EVENT_ALLOW_HOSTS,
         PAYSAGA_CODEC_CORS_ORIGINS:
           env.PAYSAGA_CODEC_CORS_ORIGINS || `${temporal.uiUrl},http://localhost:${uiPort}`,
       };

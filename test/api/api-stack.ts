@@ -76,7 +76,7 @@ export function apiDepsFor(
     temporal: stack.temporal,
     taskQueue: stack.taskQueue,
     store: stack.store,
-    events: { signingKeys: stack.signingKeys },
+    events: { signingKeys: stack.signingKeys, outbound: stack.outbound },
     settings: stack.settings,
     verifyWebhook: createWebhookVerifier(stack.serviceKeys),
   };

@@ -36,6 +36,7 @@ import { connectTestClient, uniqueTaskQueue, type TestClient } from '../helpers/
 import { testStore, type TestStore } from '../helpers/store';
 import { signingKeysFromEnv } from '../../common/event-secrets';
 import { spawnWorkerProcess, type WorkerProcess } from '../helpers/worker-process';
+import { testOutboundPolicy } from '../helpers/outbound';
 
 const TOKEN = 'acceptance-token';
 /** Every test card (the demo uses some): none may appear in any delivered body. */
@@ -244,7 +245,10 @@ describe('issue 10 acceptance: every session kind and a subscription reach a bac
     api = buildApi({
       store,
       // As the workers do (no PAYSAGA_EVENT_SIGNING_KEY): endpoint secrets derive from the codec keys.
-      events: { signingKeys: signingKeysFromEnv({ PAYSAGA_CODEC_KEYS: codecKeys }) },
+      events: {
+        signingKeys: signingKeysFromEnv({ PAYSAGA_CODEC_KEYS: codecKeys }),
+        outbound: testOutboundPolicy(),
+      },
       payments: new PaymentsClient({
         store,
         temporal: temporal.client,

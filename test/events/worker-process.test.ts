@@ -26,6 +26,7 @@ import { connectTestClient, uniqueTaskQueue, type TestClient } from '../helpers/
 import { testStore, type TestStore } from '../helpers/store';
 import { spawnWorkerProcess, type WorkerProcess } from '../helpers/worker-process';
 import { request } from 'undici';
+import { testOutboundPolicy } from '../helpers/outbound';
 
 const SECRET = 'whsec_configured_0123456789abcdef';
 const TIMEOUT_MS = 3_000;
@@ -95,6 +96,7 @@ describe('paysaga worker (process): configured endpoints, and a kill in mid-deli
     receiver = await startEventReceiver();
     api = buildApi({
       store,
+      events: { outbound: testOutboundPolicy() },
       payments: new PaymentsClient({ temporal: temporal.client, provider, store, taskQueue }),
       provider,
       temporal: temporal.client,

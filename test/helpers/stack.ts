@@ -24,6 +24,8 @@ import type { SessionSettings } from '../../common/settings';
 import { startTestSandbox, type TestSandbox, type TestSandboxOptions } from './sandbox';
 import { testStore, type TestStore } from './store';
 import { storedStates } from '../../store/sessions';
+import { OutboundGuard, type OutboundPolicy } from '../../common/outbound-guard';
+import { testOutboundPolicy } from './outbound';
 import {
   connectTestClient,
   sharedWorkflowBundlePath,
@@ -48,7 +50,10 @@ export interface StackOptions {
   /** A namespace of its own (registered beforehand), instead of the run's shared one. */
   namespace?: string;
   /** Outbound events: delivery policy (tests shorten the pauses) and configured endpoints. */
-  events?: Partial<Pick<EventWorkerSettings, 'policy' | 'configured' | 'pollMs'>>;
+  events?: Partial<Pick<EventWorkerSettings, 'policy' | 'configured' | 'pollMs'>> & {
+    /** Where deliveries and registrations may go (default: loopback over http, test/helpers/outbound.ts). */
+    outbound?: OutboundPolicy;
+  };
 }
 
 /**
@@ -71,6 +76,8 @@ export interface TestStack {
   store: TestStore;
   /** The master key endpoint secrets derive from (PAYSAGA_EVENT_SIGNING_KEY of this stack). */
   signingKeys: SigningKeys;
+  /** The outbound policy of this stack's dispatcher (an API over it registers under the same). */
+  outbound: OutboundPolicy;
   payments: PaymentsClient;
   settings: SessionSettings;
   serviceKeys: string[];
@@ -99,6 +106,7 @@ export async function startStack(opts: StackOptions = {}): Promise<TestStack> {
     ...(opts.namespace ? { namespace: opts.namespace } : {}),
   });
   const store = await testStore();
+  const outbound = opts.events?.outbound ?? testOutboundPolicy();
   const signingKeys = parseSigningKeys(`k1:${randomBytes(32).toString('base64')}`, 'test signing key');
   const handled: WebhookHandling[] = [];
   // Set once the sandbox (and so its service key) exists, and by forwardWebhooksTo.
@@ -187,6 +195,7 @@ export async function startStack(opts: StackOptions = {}): Promise<TestStack> {
       signingKeys,
       concurrency: 50,
       pollMs: opts.events?.pollMs ?? 200,
+      guard: new OutboundGuard(outbound),
     });
     dispatcher.start();
     current = { worker, running: worker.run(), dispatcher };
@@ -209,6 +218,7 @@ export async function startStack(opts: StackOptions = {}): Promise<TestStack> {
     taskQueue,
     store,
     signingKeys,
+    outbound,
     payments,
     settings,
     serviceKeys,

@@ -8,6 +8,7 @@ import type { Readable } from 'node:stream';
 import type { TestSandbox } from './sandbox';
 import { sharedWorkflowBundlePath, testAddress, testNamespace } from './temporal';
 import { redactPans } from '../../provider/card';
+import { LOOPBACK_ALLOWED } from './outbound';
 
 const BIN = path.resolve(__dirname, '../../bin/paysaga.js');
 
@@ -39,6 +40,9 @@ export function spawnWorkerProcess(
       PAYSAGA_PARTNER_PRIVATE_KEY: sandbox.keys.paths.partnerPrivate,
       PAYSAGA_WORKFLOW_BUNDLE: sharedWorkflowBundlePath(),
       PAYSAGA_LOG_LEVEL: 'debug',
+      // Tests' event receivers listen on loopback over plain http (as under `paysaga dev`).
+      PAYSAGA_EVENT_ALLOW_HTTP: 'true',
+      PAYSAGA_EVENT_ALLOW_HOSTS: LOOPBACK_ALLOWED.join(','),
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,0 +1,255 @@
+/**
+ * The outbound edge (issue 15): where paysaga may send a partner's events. An event endpoint is a URL
+ * anyone with an admin token chooses, and the worker POSTs to it from inside the deployment; unguarded,
+ * it reaches the cloud's metadata service, the database, Temporal, the API's own internal port, and the
+ * delivery log turns it into a port scanner.
+ *
+ * The rule: `https` (plain `http` only where configuration allows it: `paysaga dev`, tests), and every
+ * address the host name resolves to is public: not loopback, link-local, private, shared (CGNAT),
+ * multicast, reserved or documentation space, nor a host the deployment itself uses (Temporal, the
+ * store, its own public URL). An allow-list in configuration exempts named hosts or ranges. Checked at
+ * registration and again at each delivery, on the very addresses the socket would connect to (a name
+ * that starts resolving elsewhere after registration gets nothing): the dispatcher's DNS lookup is this
+ * guard's, so no connection to a refused address is ever opened.
+ */
+import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
+import { BlockList, isIP } from 'node:net';
+import { Agent, type Dispatcher } from 'undici';
+
+/** Resolves a host name to its addresses (tests pass a stub; the default is the system's resolver). */
+export type Resolve = (host: string) => Promise<string[]>;
+
+export interface OutboundPolicy {
+  /** Plain http:// accepted (PAYSAGA_EVENT_ALLOW_HTTP; `paysaga dev` and tests). */
+  allowHttp: boolean;
+  /** Host names, addresses and CIDR ranges exempt from the address rule (PAYSAGA_EVENT_ALLOW_HOSTS). */
+  allow: string[];
+  /** Host names the deployment itself uses: refused even when they resolve to public addresses. */
+  own?: string[];
+  resolve?: Resolve;
+}
+
+/** Why a URL may not receive events: the rule, said to the caller (a 400 naming `url`). */
+export class OutboundRefusedError extends Error {
+  constructor(readonly rule: string) {
+    super(rule);
+    this.name = 'OutboundRefusedError';
+  }
+}
+
+const RANGES: [string, number, 'ipv4' | 'ipv6'][] = [
+  ['0.0.0.0', 8, 'ipv4'], // "this network"
+  ['10.0.0.0', 8, 'ipv4'],
+  ['100.64.0.0', 10, 'ipv4'], // shared address space (CGNAT)
+  ['127.0.0.0', 8, 'ipv4'],
+  ['169.254.0.0', 16, 'ipv4'], // link-local: cloud metadata services live here
+  ['172.16.0.0', 12, 'ipv4'],
+  ['192.0.0.0', 24, 'ipv4'],
+  ['192.0.2.0', 24, 'ipv4'],
+  ['192.168.0.0', 16, 'ipv4'],
+  ['198.18.0.0', 15, 'ipv4'],
+  ['198.51.100.0', 24, 'ipv4'],
+  ['203.0.113.0', 24, 'ipv4'],
+  ['224.0.0.0', 4, 'ipv4'], // multicast
+  ['240.0.0.0', 4, 'ipv4'], // reserved, broadcast
+  ['::', 128, 'ipv6'],
+  ['::1', 128, 'ipv6'],
+  ['64:ff9b::', 96, 'ipv6'], // NAT64: an IPv4 address behind a prefix
+  ['100::', 64, 'ipv6'],
+  ['2001:db8::', 32, 'ipv6'],
+  ['fc00::', 7, 'ipv6'], // unique local
+  ['fe80::', 10, 'ipv6'], // link-local
+  ['ff00::', 8, 'ipv6'], // multicast
+];
+
+// IPv4-mapped IPv6 addresses (::ffff:10.0.0.1) are checked against the IPv4 ranges by BlockList itself.
+const internal = new BlockList();
+for (const [address, prefix, family] of RANGES) internal.addSubnet(address, prefix, family);
+
+const familyOf = (address: string): 'ipv4' | 'ipv6' => (isIP(address) === 6 ? 'ipv6' : 'ipv4');
+const bare = (host: string) => host.replace(/^\[|\]$/g, '').toLowerCase();
+
+/** An allow-list entry: a host name (exact), an address, or a CIDR range. Throws on a malformed range. */
+function allowList(entries: string[]): { names: Set<string>; ranges: BlockList } {
+  const names = new Set<string>();
+  const ranges = new BlockList();
+  for (const raw of entries.map((e) => e.trim()).filter(Boolean)) {
+    const [address, prefix] = raw.split('/') as [string, string | undefined];
+    const ip = bare(address);
+    if (isIP(ip) === 0) {
+      if (prefix !== undefined) throw new Error(`not an address range: ${raw}`);
+      names.add(ip.replace(/\.$/, ''));
+      continue;
+    }
+    const bits = prefix === undefined ? (isIP(ip) === 6 ? 128 : 32) : Number(prefix);
+    if (!Number.isInteger(bits) || bits < 0 || bits > (isIP(ip) === 6 ? 128 : 32))
+      throw new Error(`not an address range: ${raw}`);
+    ranges.addSubnet(ip, bits, familyOf(ip));
+  }
+  return { names, ranges };
+}
+
+const systemResolve: Resolve = (host) =>
+  new Promise((resolve, reject) =>
+    dnsLookup(host, { all: true, verbatim: true }, (err, addresses) =>
+      err ? reject(err) : resolve(addresses.map((a) => a.address)),
+    ),
+  );
+
+export class OutboundGuard {
+  private readonly allowed: { names: Set<string>; ranges: BlockList };
+  private readonly own: Set<string>;
+  private readonly resolve: Resolve;
+  private agent: Agent | undefined;
+
+  constructor(private readonly policy: OutboundPolicy) {
+    this.allowed = allowList(policy.allow);
+    this.own = new Set((policy.own ?? []).map((h) => bare(h).replace(/\.$/, '')).filter(Boolean));
+    this.resolve = policy.resolve ?? systemResolve;
+  }
+
+  /** The scheme and host of a URL, before any lookup. Throws OutboundRefusedError. */
+  checkUrl(url: string): URL {
+    let u: URL;
+    try {
+      u = new URL(url);
+    } catch {
+      throw new OutboundRefusedError('an http:// or https:// URL');
+    }
+    if (u.protocol !== 'https:' && !(u.protocol === 'http:' && this.policy.allowHttp))
+      throw new OutboundRefusedError(
+        this.policy.allowHttp || u.protocol !== 'http:'
+          ? 'an http:// or https:// URL'
+          : 'an https:// URL (plain http is allowed only where PAYSAGA_EVENT_ALLOW_HTTP is set)',
+      );
+    if (u.username || u.password) throw new OutboundRefusedError('a URL without credentials in it');
+    const host = bare(u.hostname).replace(/\.$/, '');
+    // Addresses are the address rule's; a name the deployment uses is refused even if it resolves out.
+    if (!isIP(host) && this.own.has(host) && !this.allowed.names.has(host))
+      throw new OutboundRefusedError(`a host outside this deployment (${host} is one of its own services)`);
+    return u;
+  }
+
+  /**
+   * At registration: the URL's scheme, host and every address its host resolves to now. Throws
+   * OutboundRefusedError.
+   */
+  async check(url: string): Promise<void> {
+    const host = bare(this.checkUrl(url).hostname).replace(/\.$/, '');
+    if (this.allowed.names.has(host)) return;
+    let addresses = [host];
+    if (!isIP(host)) {
+      try {
+        addresses = await this.addressesOf(host);
+      } catch {
+        return; // not resolvable yet (DNS set up later): each delivery's lookup decides
+      }
+    }
+    this.checkAddresses(host, addresses);
+  }
+
+  /**
+   * Before a delivery: the scheme, the deployment's own hosts and an address written in the URL (a
+   * socket to an address literal asks no lookup); names are checked by the dispatcher's lookup.
+   */
+  checkBeforeSend(url: string): void {
+    const host = bare(this.checkUrl(url).hostname).replace(/\.$/, '');
+    if (isIP(host) && !this.allowed.names.has(host)) this.checkAddresses(host, [host]);
+  }
+
+  /**
+   * The undici dispatcher deliveries go through: its DNS lookup is the guard's, so the addresses checked
+   * are the ones connected to. Redirects are never followed (undici's request does not, and no redirect
+   * interceptor is added): a 3xx is an answer like any other non-2xx.
+   */
+  dispatcher(): Dispatcher {
+    this.agent ??= new Agent({
+      connect: { lookup: (host, options, callback) => this.lookup(host, options, callback) },
+    });
+    return this.agent;
+  }
+
+  async close(): Promise<void> {
+    await this.agent?.close();
+  }
+
+  private async addressesOf(host: string): Promise<string[]> {
+    try {
+      const found = await this.resolve(host);
+      if (found.length === 0) throw new Error('no addresses');
+      return found;
+    } catch {
+      throw new OutboundRefusedError(`a host name that resolves (${host} does not)`);
+    }
+  }
+
+  private checkAddresses(host: string, addresses: string[]): void {
+    for (const address of addresses) {
+      const family = familyOf(address);
+      if (this.allowed.ranges.check(address, family)) continue;
+      if (internal.check(address, family))
+        throw new OutboundRefusedError(
+          `a public address (${host} resolves to a loopback, link-local, private or reserved address; ` +
+            'PAYSAGA_EVENT_ALLOW_HOSTS can name it)',
+        );
+    }
+  }
+
+  private lookup(
+    host: string,
+    options: LookupOptions,
+    callback: (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void,
+  ): void {
+    const name = bare(host).replace(/\.$/, '');
+    const resolved = isIP(name) ? Promise.resolve([name]) : this.addressesOf(name);
+    resolved
+      .then((addresses) => {
+        if (!this.allowed.names.has(name)) this.checkAddresses(name, addresses);
+        const wanted = options.family === 4 || options.family === 6 ? options.family : 0;
+        const usable = addresses.filter((a) => wanted === 0 || isIP(a) === wanted);
+        if (usable.length === 0)
+          throw new OutboundRefusedError(`a host name that resolves (${name} does not)`);
+        if (options.all)
+          callback(
+            null,
+            usable.map((address) => ({ address, family: isIP(address) })),
+          );
+        else callback(null, usable[0]!, isIP(usable[0]!));
+      })
+      .catch((err: Error) => callback(Object.assign(err, { code: 'EPAYSAGAGUARD' }), ''));
+  }
+}
+
+/** The host of each URL or `host:port` given (Temporal's address, the store's URL, the public URL). */
+export function hostsOf(addresses: (string | undefined)[]): string[] {
+  const hosts: string[] = [];
+  for (const a of addresses.map((x) => x?.trim()).filter((x): x is string => !!x)) {
+    try {
+      hosts.push(bare(new URL(a.includes('://') ? a : `tcp://${a}`).hostname));
+    } catch {
+      // Not an address: whoever reads that setting reports it.
+    }
+  }
+  return hosts;
+}
+
+/**
+ * The policy from the environment: PAYSAGA_EVENT_ALLOW_HTTP (true/false), PAYSAGA_EVENT_ALLOW_HOSTS
+ * (comma-separated names, addresses, CIDR ranges), and the deployment's own hosts (`own`: Temporal's
+ * address; the store's and the public URL's hosts are read here).
+ */
+export function outboundPolicyFromEnv(env: NodeJS.ProcessEnv, own: string[] = []): OutboundPolicy {
+  const http = (env.PAYSAGA_EVENT_ALLOW_HTTP ?? '').trim().toLowerCase();
+  if (http !== '' && http !== 'true' && http !== 'false')
+    throw new Error(`PAYSAGA_EVENT_ALLOW_HTTP must be true or false, got ${env.PAYSAGA_EVENT_ALLOW_HTTP}`);
+  const allow = (env.PAYSAGA_EVENT_ALLOW_HOSTS ?? '')
+    .split(',')
+    .map((h) => h.trim())
+    .filter(Boolean);
+  allowList(allow); // a malformed entry is reported at start, not at the first delivery
+  return {
+    allowHttp: http === 'true',
+    allow,
+    own: [...own, ...hostsOf([env.PAYSAGA_DATABASE_URL, env.PAYSAGA_PUBLIC_URL])],
+  };
+}
