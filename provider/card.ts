@@ -121,6 +121,24 @@ const CARD_FIELDS: ReadonlySet<string> = new Set([
 
 export const isCardField = (key: string): boolean => CARD_FIELDS.has(key.toLowerCase());
 
+/**
+ * A copy of `value` in which every card field says no more than BIN + last 4 (a number) or `****`
+ * (a code): what may be hashed or kept where a request must be recognized again (the sandbox's
+ * idempotency fingerprints) without keeping anything that leads back to the card.
+ */
+export function maskCardData<T>(value: T): T {
+  if (Array.isArray(value)) return value.map(maskCardData) as T;
+  if (!value || typeof value !== 'object' || value instanceof SensitiveCard) return value;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+    if (!isCardField(k)) out[k] = maskCardData(v);
+    else if (typeof v === 'string')
+      out[k] = /^\d{12,19}$/.test(v.replace(/[ -]/g, '')) ? maskPan(v.replace(/[ -]/g, '')) : '****';
+    else out[k] = v && typeof v === 'object' ? maskCardData(v) : v;
+  }
+  return out as T;
+}
+
 /** Defense in depth: a copy of `value` without any card field, whatever the provider echoes. */
 export function scrubCardData<T>(value: T): T {
   if (Array.isArray(value)) return value.map(scrubCardData) as T;

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { maskCardData } from '../provider/card';
 import { MemoryStore, type SandboxStore } from './store';
 
 /*
@@ -29,9 +30,17 @@ function canonical(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
-/** A digest of the request, so the store never keeps card data even for a day. */
+/**
+ * A digest of the request, so the store never keeps card data even for a day. Card fields are masked
+ * first (BIN + last 4, codes as `****`): an unkeyed hash of a PAN and CVV could be reversed by trying
+ * every card of a BIN. Two requests differing only in the hidden digits count as the same request.
+ */
 export function requestFingerprint(endpoint: string, body: unknown): string {
-  return createHash('sha256').update(endpoint).update('\0').update(canonical(body)).digest('hex');
+  return createHash('sha256')
+    .update(endpoint)
+    .update('\0')
+    .update(canonical(maskCardData(body)))
+    .digest('hex');
 }
 
 export class IdempotencyStore {

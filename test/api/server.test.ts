@@ -12,7 +12,7 @@ import { EncryptionCodec, generateCodecKeySpec, parseCodecKeys } from '../../com
 import { startStack, type TestStack } from '../helpers/stack';
 import { finalView } from '../helpers/final';
 import { testAddress, testNamespace } from '../helpers/temporal';
-import { returnToken } from '../../common/return-token';
+import { returnToken, verifyReturnToken } from '../../common/return-token';
 import { completeThreeDs } from '../helpers/payer';
 import {
   apiDepsFor,
@@ -111,8 +111,9 @@ describe('startApiFromEnv', () => {
       });
       expect(res.status).toBe(201);
       const id = res.body.sessionId as string;
-      const backUrl = `${publicBase}/return/${id}?t=${returnToken(secret, id)}`;
-      expect(res.body.lastSnapshot.payments[0].payment_settings.back_url).toBe(backUrl);
+      const backUrl = new URL(res.body.lastSnapshot.payments[0].payment_settings.back_url);
+      expect(`${backUrl.origin}${backUrl.pathname}`).toBe(`${publicBase}/return/${id}`);
+      expect(verifyReturnToken([secret], id, backUrl.searchParams.get('t'))).toBe(true);
       // The page answers at the listener for the token the first secret minted.
       const page = await request(`${api.publicUrl}/return/${id}?t=${returnToken(secret, id)}`);
       expect(page.statusCode).toBe(200);

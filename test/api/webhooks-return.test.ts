@@ -7,7 +7,7 @@
 import { sign, generateKeyPairSync } from 'node:crypto';
 import { request } from 'undici';
 import { buildApi } from '../../api/app';
-import { returnToken } from '../../common/return-token';
+import { returnToken, verifyReturnToken } from '../../common/return-token';
 import { finalView } from '../helpers/final';
 import { completeThreeDs } from '../helpers/payer';
 import {
@@ -168,6 +168,14 @@ describe('POST /webhooks/provider', () => {
 describe('payer return', () => {
   const returnUrlOf = (sessionId: string, secret = s.returnSecrets[0]!) =>
     `${s.publicUrl}/return/${sessionId}?t=${returnToken(secret, sessionId)}`;
+  /** The return page of `sessionId` with a token one of the API's secrets minted (it carries its expiry). */
+  const isReturnUrlOf = (url: string, sessionId: string) => {
+    const u = new URL(url);
+    return (
+      `${u.origin}${u.pathname}` === `${s.publicUrl}/return/${sessionId}` &&
+      verifyReturnToken(s.returnSecrets, sessionId, u.searchParams.get('t'))
+    );
+  };
 
   async function threeDs(code: string) {
     // No backUrl: the API gives the provider the session's signed return page.
@@ -198,9 +206,10 @@ describe('payer return', () => {
     const { sessionId, back } = await threeDs('12345');
     const started = await s.call('GET', `/v1/sessions/${sessionId}`);
     // Sent with start/checkout (it needs the session id): the provider holds exactly paysaga's URL.
-    expect(started.body.lastSnapshot.payments[0].payment_settings.back_url).toBe(returnUrlOf(sessionId));
+    const backUrl: string = started.body.lastSnapshot.payments[0].payment_settings.back_url;
+    expect(isReturnUrlOf(backUrl, sessionId)).toBe(true);
     const form = formOf(back.html);
-    expect(form.action).toBe(returnUrlOf(sessionId));
+    expect(form.action).toBe(backUrl);
     expect(Object.keys(form.fields).sort()).toEqual(['MD', 'PaRes']);
     const res = await postForm(form.action, form.fields);
     const html = await res.body.text();

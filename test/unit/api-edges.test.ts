@@ -7,7 +7,7 @@ import { listenConfigFromEnv } from '../../api/listen-config';
 import { assertCodecProtected, isLoopback } from '../../api/listeners';
 import { ReturnChecks } from '../../api/return-checks';
 import { ReturnUrls } from '../../client/return-url';
-import { returnToken, verifyReturnToken } from '../../common/return-token';
+import { RETURN_TOKEN_TTL_MS, returnToken, verifyReturnToken } from '../../common/return-token';
 import { PayerReturnThrottle } from '../../workflows/payer-return';
 
 const SECRET = 's'.repeat(32);
@@ -132,7 +132,21 @@ describe('ReturnUrls', () => {
     const url = new URL(urls.forSession('ps_42'));
     expect(`${url.origin}${url.pathname}`).toBe('https://pay.example/paysaga/return/ps_42');
     expect(verifyReturnToken([SECRET], 'ps_42', url.searchParams.get('t'))).toBe(true);
-    expect(url.searchParams.get('t')).toBe(returnToken(SECRET, 'ps_42'));
+    expect(verifyReturnToken([SECRET], 'ps_43', url.searchParams.get('t'))).toBe(false);
+  });
+  it('a return token carries its expiry, signed: past it, or with the expiry changed, it is refused', () => {
+    const now = Date.now();
+    const token = returnToken(SECRET, 'ps_42', now + 60_000);
+    expect(verifyReturnToken([SECRET], 'ps_42', token, now)).toBe(true);
+    expect(verifyReturnToken([SECRET], 'ps_42', token, now + 60_001)).toBe(false);
+    const [, mac] = token.split('.');
+    const extended = `${(now + RETURN_TOKEN_TTL_MS * 12).toString(36)}.${mac}`;
+    expect(verifyReturnToken([SECRET], 'ps_42', extended, now)).toBe(false);
+    // A link of the old shape (no expiry) shows nothing.
+    expect(verifyReturnToken([SECRET], 'ps_42', mac, now)).toBe(false);
+    // The default lasts longer than any payer deadline (30 days at most).
+    const fresh = returnToken(SECRET, 'ps_42');
+    expect(verifyReturnToken([SECRET], 'ps_42', fresh, now + 30 * 24 * 3_600_000)).toBe(true);
   });
   it('refuses a base with a query, a non-http URL, no secret', () => {
     expect(() => new ReturnUrls('https://pay.example/?a=1', [SECRET])).toThrow(/without query/);

@@ -1,5 +1,6 @@
 /** provider/card.ts: the one place card data is masked, dropped or blanked. */
-import { CardDetails, redactFields, redactPans, scrubCardData } from '../../../provider/card';
+import { CardDetails, maskCardData, redactFields, redactPans, scrubCardData } from '../../../provider/card';
+import { requestFingerprint } from '../../../sandbox/idempotency';
 import { TEST_CARD } from '../../../sandbox/test-cards';
 
 describe('card redaction', () => {
@@ -9,6 +10,24 @@ describe('card redaction', () => {
     expect(JSON.stringify({ card })).not.toContain(TEST_CARD.visa);
     expect(JSON.stringify({ card })).toContain('411111');
     expect(String(card)).not.toContain('123');
+  });
+
+  it('maskCardData keeps BIN + last 4 of a number and no code; the sandbox fingerprints only that', () => {
+    const body = {
+      payment_info: { card_details: { card_number: TEST_CARD.visa, card_code: '123', card_exp_month: '12' } },
+      payout_info: { pan: '4111-1111-1111-1111' },
+    };
+    expect(maskCardData(body)).toEqual({
+      payment_info: {
+        card_details: { card_number: '411111******1111', card_code: '****', card_exp_month: '12' },
+      },
+      payout_info: { pan: '411111******1111' },
+    });
+    const otherCode = structuredClone(body);
+    otherCode.payment_info.card_details.card_code = '999';
+    // The digest cannot be checked against guesses of the code or the hidden digits: they are not in it.
+    expect(requestFingerprint('/x', otherCode)).toBe(requestFingerprint('/x', body));
+    expect(requestFingerprint('/x', { ...body, amount: 2 })).not.toBe(requestFingerprint('/x', body));
   });
 
   it('scrubCardData drops card fields at any depth, whatever their case', () => {
