@@ -20,6 +20,7 @@ export const eventEndpointInput = z.object({
   events: z
     .array(eventType)
     .min(1, 'at least one event type (omit the field for all)')
+    .max(EVENT_TYPES.length, 'each type once')
     .refine((a) => new Set(a).size === a.length, 'each type once')
     .meta({ uniqueItems: true })
     .optional(),

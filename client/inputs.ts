@@ -8,6 +8,7 @@ import { SUBMERCHANT_ID_PATTERN } from '../provider/config';
 import { cardDetails, hashedCardDetails, participantInfo, userInfo } from '../provider/schemas';
 import { SETTINGS_BOUNDS } from '../common/settings';
 import { SUBSCRIPTION_LIMITS } from '../common/subscription-input';
+import { boundedJson, EXTRA_INFO_BOUNDS, PARTY_BOUNDS } from '../common/json-bounds';
 
 export const reference = z
   .string()
@@ -75,17 +76,23 @@ const submerchantId = z
   .regex(SUBMERCHANT_ID_PATTERN, 'visible ASCII characters (it is sent as the X-Submerchant-Id header)')
   .describe('sent as X-Submerchant-Id on every call of this session');
 
+/** The payer (user_info) and participants as the provider takes them, within PARTY_BOUNDS. */
+const customer = boundedJson(userInfo, PARTY_BOUNDS);
+const participant = boundedJson(participantInfo, PARTY_BOUNDS);
+
 const common = {
   reference,
-  customer: userInfo.optional(),
-  participant: participantInfo.optional(),
-  extraInfo: z.unknown().optional(),
+  customer: customer.optional(),
+  participant: participant.optional(),
+  extraInfo: boundedJson(z.unknown(), EXTRA_INFO_BOUNDS)
+    .optional()
+    .describe('any JSON value, echoed by the provider in every snapshot: at most 4096 bytes, 8 levels deep'),
   settings: settingsOverrides.optional(),
   submerchantId: submerchantId.optional(),
 };
 
 /** The payer: the provider requires user_info for every payment (spec: init/checkout, start/checkout). */
-const payer = { ...common, customer: userInfo };
+const payer = { ...common, customer };
 
 /** A card to charge: the number, expiry and code (a payout needs the number only). */
 const CHARGE_FIELDS = ['card_exp_month', 'card_exp_year', 'card_code'];
@@ -123,7 +130,11 @@ const fpsPayerRule = {
   },
 };
 
-const backUrl = z.url({ protocol: /^https?$/ });
+const backUrl = z.url({ protocol: /^https?$/ }).max(2_048);
+/** A token the provider made (public, tokenized card, recurring): opaque, of a sane length. */
+const providerToken = z.string().min(1).max(SUBSCRIPTION_LIMITS.maxTokenLength);
+/** An FPS bank id from the provider's bank list. */
+const bankId = z.string().min(1).max(64);
 
 export const cardCheckoutInput = z
   .object({
@@ -150,7 +161,7 @@ export const recurringPaymentInput = z
   .object({
     ...payer,
     amount: money,
-    token: z.string().min(1),
+    token: providerToken,
     initiatedBy: z.enum(['merchant', 'client']).default('merchant'),
     backUrl: backUrl.optional(),
   })
@@ -191,12 +202,12 @@ export const fpsBindingInput = z
 export const payoutDestination = z.discriminatedUnion('type', [
   z.object({ type: z.literal('card'), card: cardDetails }),
   z.object({ type: z.literal('hashed_card'), card: hashedCardDetails }),
-  z.object({ type: z.literal('tokenized_card'), token: z.string().min(1) }),
-  z.object({ type: z.literal('recurring_token'), token: z.string().min(1) }),
+  z.object({ type: z.literal('tokenized_card'), token: providerToken }),
+  z.object({ type: z.literal('recurring_token'), token: providerToken }),
   z.object({
     type: z.literal('fps_account'),
     phone: z.string().regex(/^\+?\d{10,15}$/, 'a phone number of 10 to 15 digits'),
-    bankId: z.string().min(1),
+    bankId,
   }),
 ]);
 
@@ -205,8 +216,8 @@ export const payoutInput = z.object({ ...common, amount: money, destination: pay
 export const identityCheckInput = z.object({
   reference,
   phone: z.string().regex(/^\+?\d{10,15}$/, 'a phone number of 10 to 15 digits'),
-  bankId: z.string().min(1),
-  payee: participantInfo.shape.payee_info.unwrap(),
+  bankId,
+  payee: boundedJson(participantInfo.shape.payee_info.unwrap(), PARTY_BOUNDS),
   settings: settingsOverrides.optional(),
   submerchantId: submerchantId.optional(),
 });
@@ -224,6 +235,8 @@ const DAY_MS = 24 * 3_600_000;
  * what a Date holds (8.64e15) would reach the workflow and fail it on every task.
  */
 export const FIRST_CHARGE_BOUNDS = { min: 1e12, max: Date.UTC(2100, 0, 1) } as const;
+/** Around now, when a schedule may start: from a day back (charged at once) to two years ahead. */
+export const FIRST_CHARGE_WINDOW = { pastMs: DAY_MS, aheadMs: 2 * 366 * DAY_MS } as const;
 
 const intervalMs = z
   .number()
@@ -248,7 +261,10 @@ export const subscriptionInput = z.object({
   firstChargeAt: z
     .union([
       // Past times charge at once; the year keeps a typo (or seconds) from reaching a date no timer holds.
-      z.iso.datetime({ offset: true }).regex(/^20\d\d-/, { error: 'an ISO 8601 time before the year 2100' }),
+      z.iso
+        .datetime({ offset: true })
+        .max(64)
+        .regex(/^20\d\d-/, { error: 'an ISO 8601 time before the year 2100' }),
       z
         .number()
         .int()
@@ -258,6 +274,12 @@ export const subscriptionInput = z.object({
         .max(FIRST_CHARGE_BOUNDS.max, { error: 'epoch milliseconds before 2100-01-01T00:00:00Z' }),
     ])
     .transform((t) => (typeof t === 'number' ? t : Date.parse(t)))
+    // A schedule starts now or soon: a time days back is a mistake (a wrong year, a stale value), not
+    // a wish to charge at once, and one years ahead is one too.
+    .refine((t) => t >= Date.now() - FIRST_CHARGE_WINDOW.pastMs, {
+      error: 'a time at most a day in the past (omit it to charge at once)',
+    })
+    .refine((t) => t <= Date.now() + FIRST_CHARGE_WINDOW.aheadMs, { error: 'a time at most two years ahead' })
     .optional(),
   dunning: z
     .object({
@@ -269,7 +291,7 @@ export const subscriptionInput = z.object({
     })
     .optional(),
   /** The payer (user_info, at least user_id): the provider requires it for every charge. */
-  customer: userInfo,
+  customer,
   settings: settingsOverrides.optional(),
   submerchantId: submerchantId.optional(),
   /** Continue-as-new after this many periods (bounds the workflow's history). */

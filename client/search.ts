@@ -32,9 +32,14 @@ export const DEFAULT_SEARCH_LIMIT = 20;
 function oneOrMore<T extends string>(values: readonly T[], what: string) {
   const rule = `one or more of ${values.join(', ')} (comma-separated)`;
   const one = `(${values.join('|')})`;
-  const list = z.string().regex(new RegExp(`^${one}(,${one})*$`), rule);
+  // Each value at most once is all that makes sense: a longer list is refused, not split.
+  const longest = values.join(',').length;
+  const list = z
+    .string()
+    .max(longest, rule)
+    .regex(new RegExp(`^${one}(,${one})*$`), rule);
   return z
-    .union([list, z.array(list).min(1)], { error: rule })
+    .union([list, z.array(list).min(1).max(values.length, rule)], { error: rule })
     .transform((v) => [...new Set((Array.isArray(v) ? v : [v]).flatMap((s) => s.split(',')))] as T[])
     .describe(`${what}, or several comma-separated: ${values.join(', ')}`);
 }

@@ -27,7 +27,7 @@ import { ReturnChecks } from '../return-checks';
 
 const returnParams = z.object({ sessionId: z.string().regex(SESSION_ID_PATTERN) });
 const returnQuery = z.object({
-  t: z.string().optional().describe('the return token paysaga minted for this session'),
+  t: z.string().max(128).optional().describe('the return token paysaga minted for this session'),
 });
 const SETTLED = new Set(['succeeded', 'failed', 'canceled', 'awaiting_approval', 'awaiting_finalization']);
 const DEFAULT_RETURN_WAIT_MS = 3_000;

@@ -10,8 +10,14 @@ import { endpoints } from '../../client/http/endpoints';
 import type { ApiDeps } from '../deps';
 import { objectBody, parse, tableRoute } from '../http';
 import { docSchema, errorResponses, refusalResponses } from '../schemas';
+import { boundedJson } from '../../common/json-bounds';
 
-const disableBody = z.object({ token: z.string().min(1) });
+const disableBody = z.object({ token: z.string().min(1).max(256) });
+
+/** Pass-through bodies are small objects of the provider's: bounded like any free-form input. */
+const PASS_THROUGH_BOUNDS = { maxBytes: 8_192, maxDepth: 6 };
+const publicTokenBody = boundedJson(schemas.publicTokenRequest, PASS_THROUGH_BOUNDS);
+const tokenStateBody = boundedJson(schemas.publicTokenStateRequest, PASS_THROUGH_BOUNDS);
 
 /** The provider's answer as this API sends it: without the envelope's `status`. */
 const answer = <S extends number>(schema: z.ZodObject, status: S, description: string) =>
@@ -49,13 +55,13 @@ export const tokenRoutes: FastifyPluginAsync<ApiDeps> = async (app, { provider }
         'Create a public token for a widget',
         'Exactly the provider public_token request: one of card_tokenize (allow_tokenization, lang), ' +
           'payment_form_config (session_id, show_autopay_option, lang) or fps_widget. Valid 24 h, one operation.',
-        docSchema(schemas.publicTokenRequest),
+        docSchema(publicTokenBody),
         answer(schemas.publicTokenResponse, 201, 'The public token.'),
       ),
     },
     async (request, reply) => {
       const body = objectBody(request.body);
-      parse(schemas.publicTokenRequest, body);
+      parse(publicTokenBody, body);
       const res = await provider.publicToken(body as RequestOf<'publicToken'>);
       return reply.code(201).send(withoutStatus(res));
     },
@@ -83,13 +89,13 @@ export const tokenRoutes: FastifyPluginAsync<ApiDeps> = async (app, { provider }
         'Information about a card, public or recurring token',
         'Exactly the provider public_token/state request: type card_info (hashed_card_details), ' +
           'public_token or recurring_token, and the object of that name.',
-        docSchema(schemas.publicTokenStateRequest),
+        docSchema(tokenStateBody),
         answer(schemas.publicTokenStateResponse, 200, 'What the provider knows of it.'),
       ),
     },
     async (request) => {
       const body = objectBody(request.body);
-      parse(schemas.publicTokenStateRequest, body);
+      parse(tokenStateBody, body);
       return withoutStatus(await provider.publicTokenState(body as RequestOf<'publicTokenState'>));
     },
   );

@@ -41,7 +41,9 @@ export const webhookRoutes: FastifyPluginAsync<ApiDeps & { metrics: ApiMetrics }
           'Signed by the provider (X-Signature over the raw body, RSA SHA-256). 200: the event is ' +
           'with Temporal; 401: bad signature, nothing signaled; 503: no workflow for the session yet, ' +
           'deliver again.',
-        headers: docSchema(z.object({ 'x-signature': z.string().describe('Base64 RSA SHA-256 signature') })),
+        headers: docSchema(
+          z.object({ 'x-signature': z.string().max(2_048).describe('Base64 RSA SHA-256 signature') }),
+        ),
         response: {
           200: { description: 'The event is with Temporal.', ...docSchema(delivered, { io: 'output' }) },
           400: { description: 'Not a provider event.', ...ERROR_REF },

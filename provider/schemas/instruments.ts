@@ -39,11 +39,13 @@ export const cardDetails = z.union([
   cardDetailsFields.transform((f) => new CardDetails(f)),
 ]);
 
+// A hash of a card field (a digest, hex or base64): a kilobyte is far more than any takes.
+const hashed = z.string().min(1).max(1_024);
 const hashedFields = z.object({
-  hashed_card_number: z.string().min(1).optional(),
-  hashed_card_exp_date: z.string().min(1).optional(),
-  hashed_name_on_card: z.string().min(1).optional(),
-  hashed_card_code: z.string().min(1).optional(),
+  hashed_card_number: hashed.optional(),
+  hashed_card_exp_date: hashed.optional(),
+  hashed_name_on_card: hashed.optional(),
+  hashed_card_code: hashed.optional(),
 });
 
 export const hashedCardDetails = z.union([

@@ -31,8 +31,19 @@ describe('firstChargeAt', () => {
     expect(firstChargeAt(1_800_000_000_000)).toBe(1_800_000_000_000);
     expect(firstChargeAt('2027-01-31T09:00:00+03:00')).toBe(Date.parse('2027-01-31T06:00:00Z'));
     expect(firstChargeAt(undefined)).toBeUndefined();
-    // A past time charges at once.
-    expect(firstChargeAt('2020-01-01T00:00:00Z')).toBe(Date.parse('2020-01-01T00:00:00Z'));
+    // A time up to a day back charges at once.
+    const hourAgo = Date.now() - 3_600_000;
+    expect(firstChargeAt(hourAgo)).toBe(hourAgo);
+  });
+
+  it('refuses times more than a day back or more than two years ahead, naming the field', () => {
+    expect(refusal('2020-01-01T00:00:00Z')).toEqual([
+      { field: 'firstChargeAt', rule: expect.stringContaining('at most a day in the past') },
+    ]);
+    expect(refusal(Date.now() - 25 * 3_600_000)[0]?.field).toBe('firstChargeAt');
+    expect(refusal(Date.now() + 3 * 365 * 24 * 3_600_000)).toEqual([
+      { field: 'firstChargeAt', rule: 'a time at most two years ahead' },
+    ]);
   });
 
   it('refuses epoch seconds, naming the field and saying what it looks like', () => {
