@@ -126,7 +126,10 @@ function newInstance(deps: ApiDeps): FastifyInstance {
 const v1Routes =
   (deps: ApiDeps): FastifyPluginAsync =>
   async (v1) => {
-    await v1.register(authPlugin, { tokens: deps.apiTokens });
+    await v1.register(authPlugin, {
+      tokens: deps.apiTokens,
+      ...(deps.authFailures ? { failures: deps.authFailures } : {}),
+    });
     await v1.register(checkoutRoutes, deps);
     await v1.register(sessionRoutes, deps);
     await v1.register(searchRoutes, deps);

@@ -1,4 +1,5 @@
 import type { OutboundPolicy } from '../common/outbound-guard';
+import type { ApiToken } from './api-tokens';
 import type { Client } from '@temporalio/client';
 import type { PayloadCodec } from '@temporalio/common';
 import type { FastifyServerOptions } from 'fastify';
@@ -33,8 +34,13 @@ export interface ApiDeps {
   settings: SessionSettings;
   /** Built once at startup with the service public key(s). */
   verifyWebhook: ReturnType<typeof createWebhookVerifier>;
-  /** Bearer tokens accepted on /v1/*. Empty: every /v1 request is refused. */
-  apiTokens: string[];
+  /**
+   * Bearer tokens accepted on /v1/* with their scopes (api/api-tokens.ts); a plain string may do
+   * everything. Empty: every /v1 request is refused.
+   */
+  apiTokens: (string | ApiToken)[];
+  /** Refusals (401, 403) an address may earn per window before it gets 429 (default 20 a minute). */
+  authFailures?: { maxFailures: number; windowMs: number };
   /** Which listener serves the partner API /v1 (default `internal`). */
   v1Listener?: 'public' | 'internal';
   /**

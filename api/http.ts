@@ -146,5 +146,11 @@ export function tableRoute<P, B, O>(
   opts: RouteShorthandOptions,
   handler: RouteHandlerMethod,
 ): void {
-  app.route({ ...opts, method: route.method, url: v1Url(route), handler });
+  app.route({
+    ...opts,
+    method: route.method,
+    url: v1Url(route),
+    handler,
+    config: { ...opts.config, scope: route.scope },
+  });
 }

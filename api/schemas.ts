@@ -97,6 +97,11 @@ export const errorResponses = {
     ...ERROR_REF,
   },
   401: { description: 'Missing or wrong bearer token.', ...ERROR_REF },
+  403: { description: 'The token lacks the scope this route needs (`read`, `payments`, `admin`).', ...ERROR_REF },
+  429: {
+    description: 'Too many refused requests (401, 403) from this address: wait for `Retry-After`.',
+    ...ERROR_REF,
+  },
   500: { description: 'A fault of paysaga itself.', ...ERROR_REF },
   502: { description: 'The provider answered something paysaga cannot read.', ...ERROR_REF },
   503: { description: 'Provider or Temporal unreachable; retry.', ...ERROR_REF },

@@ -24,6 +24,7 @@ import { temporalSettingsFromEnv } from '../common/temporal-config';
 import { connectTemporalClient } from '../common/temporal-connection';
 import { assertSearchAttributesRegistered } from '../common/search-attribute-check';
 import { buildApi, type PaysagaApi } from './app';
+import { parseApiTokens } from './api-tokens';
 import { listenConfigFromEnv, type ListenOverrides } from './listen-config';
 import { assertCodecProtected } from './listeners';
 
@@ -65,9 +66,12 @@ export async function startApiFromEnv(
   opts: StartApiOptions = {},
 ): Promise<RunningApi> {
   // Configuration first: a mistake is reported before anything is opened.
-  const apiTokens = list(env.PAYSAGA_API_TOKENS);
-  if (apiTokens.length === 0)
-    throw new Error('PAYSAGA_API_TOKENS is not set: give one or more bearer tokens, comma-separated');
+  // PAYSAGA_API_TOKENS: `<token>[:<scope>+<scope>]`, each at least 32 characters (api/api-tokens.ts).
+  const apiTokens = parseApiTokens(env.PAYSAGA_API_TOKENS);
+  // PAYSAGA_AUTH_MAX_FAILURES: refused requests (401, 403) per client address per minute before 429.
+  const authFailures = env.PAYSAGA_AUTH_MAX_FAILURES
+    ? { maxFailures: positive(env, 'PAYSAGA_AUTH_MAX_FAILURES'), windowMs: 60_000 }
+    : undefined;
   const providerConfig = providerConfigFromEnv(env);
   const environment = resolveEnvironment(providerConfig);
   if (environment.serviceKeys.length === 0)
@@ -131,6 +135,7 @@ export async function startApiFromEnv(
       settings,
       verifyWebhook,
       apiTokens,
+      ...(authFailures ? { authFailures } : {}),
       v1Listener: listen.v1Listener,
       returnSecrets: listen.returnSecrets,
       ...(listen.returnUrl ? { returnUrl: listen.returnUrl } : {}),

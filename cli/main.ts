@@ -14,6 +14,7 @@ import * as exportCommand from './commands/export';
 import * as keysCommand from './commands/keys';
 import * as sandboxCommand from './commands/sandbox';
 import * as setupCommand from './commands/setup';
+import * as tokenCommand from './commands/token';
 import * as webhooksCommand from './commands/webhooks';
 import * as workerCommand from './commands/worker';
 import { findProjectRoot } from './temporal-cli';
@@ -33,6 +34,7 @@ const COMMANDS: CommandModule[] = [
   eventsCommand,
   exportCommand,
   webhooksCommand,
+  tokenCommand,
 ];
 
 function packageVersion(): string {

@@ -21,7 +21,8 @@ provider and payers reach: \`/webhooks/provider\` and \`/return/{sessionId}\`. T
 origin, the internal listener.
 
 **Auth.** Routes under \`/v1\` need \`Authorization: Bearer <token>\` (tokens from PAYSAGA_API_TOKENS);
-without it: 401 with \`WWW-Authenticate: Bearer\`. \`/webhooks/provider\` is authenticated by the
+without it: 401 with \`WWW-Authenticate: Bearer\`. A token carries scopes (\`read\`, \`payments\`,
+\`admin\`); a route outside them is 403. Too many refusals from one address: 429. \`/webhooks/provider\` is authenticated by the
 provider's signature; \`/return/{sessionId}\` by the token paysaga put in the session's back_url.
 
 **Idempotency.** Every creating route is named by the body's \`reference\` or the \`Idempotency-Key\`

@@ -131,20 +131,26 @@ export interface Route<Params, Body, Out> {
   wait: boolean;
   /** Changes nothing (a POST that only reads): safe to send again after no answer. */
   readOnly?: boolean;
+  /**
+   * What a token must be allowed to do (api/api-tokens.ts): `read` for reads, `payments` for what
+   * moves money or decides, `admin` for event endpoints, reconciliation, replay and redelivery.
+   */
+  scope: 'read' | 'payments' | 'admin';
   /** Carries the types only; never set. */
   readonly [types]?: { params: Params; body: Body; out: Out };
 }
 
 const route = <Params, Body, Out>(r: Omit<Route<Params, Body, Out>, typeof types>) =>
   r as Route<Params, Body, Out>;
+type Scope = Route<unknown, unknown, unknown>['scope'];
 const creating = <Params, Body, Out>(path: string, wait = true) =>
-  route<Params, Body, Out>({ method: 'POST', path, creates: true, wait });
-const get = <Params, Out>(path: string) =>
-  route<Params, void, Out>({ method: 'GET', path, creates: false, wait: false });
-const post = <Params, Body, Out>(path: string, readOnly = false) =>
-  route<Params, Body, Out>({ method: 'POST', path, creates: false, wait: false, readOnly });
-const del = <Params, Out>(path: string) =>
-  route<Params, void, Out>({ method: 'DELETE', path, creates: false, wait: false });
+  route<Params, Body, Out>({ method: 'POST', path, creates: true, wait, scope: 'payments' });
+const get = <Params, Out>(path: string, scope: Scope = 'read') =>
+  route<Params, void, Out>({ method: 'GET', path, creates: false, wait: false, scope });
+const post = <Params, Body, Out>(path: string, scope: Scope, readOnly = false) =>
+  route<Params, Body, Out>({ method: 'POST', path, creates: false, wait: false, readOnly, scope });
+const del = <Params, Out>(path: string, scope: Scope) =>
+  route<Params, void, Out>({ method: 'DELETE', path, creates: false, wait: false, scope });
 
 export const endpoints = {
   createCheckout: creating<NoParams, CheckoutInput, Session>('/v1/checkouts'),
@@ -155,40 +161,54 @@ export const endpoints = {
   listSessions: get<NoParams, SessionList>('/v1/sessions'),
   getSession: get<IdParams, Session>('/v1/sessions/{id}'),
   listProviderEvents: get<IdParams, { events: ProviderEventRecord[] }>('/v1/sessions/{id}/provider-events'),
-  replayProviderEvents: post<IdParams, void, ReplayReport>('/v1/sessions/{id}/provider-events/replay'),
-  approveSession: post<IdParams, void, Session>('/v1/sessions/{id}/approve'),
-  cancelSession: post<IdParams, CancelInput, Session>('/v1/sessions/{id}/cancel'),
-  finalizeSession: post<IdParams, FinalizeInput, Session>('/v1/sessions/{id}/finalize'),
+  replayProviderEvents: post<IdParams, void, ReplayReport>(
+    '/v1/sessions/{id}/provider-events/replay',
+    'admin',
+  ),
+  approveSession: post<IdParams, void, Session>('/v1/sessions/{id}/approve', 'payments'),
+  cancelSession: post<IdParams, CancelInput, Session>('/v1/sessions/{id}/cancel', 'payments'),
+  finalizeSession: post<IdParams, FinalizeInput, Session>('/v1/sessions/{id}/finalize', 'payments'),
   createRefund: creating<IdParams, RefundInput, Session>('/v1/sessions/{id}/refunds'),
 
   createSubscription: creating<NoParams, SubscriptionInput, Subscription>('/v1/subscriptions', false),
   listSubscriptions: get<NoParams, SubscriptionList>('/v1/subscriptions'),
   getSubscription: get<IdParams, Subscription>('/v1/subscriptions/{id}'),
-  pauseSubscription: post<IdParams, void, Subscription>('/v1/subscriptions/{id}/pause'),
-  resumeSubscription: post<IdParams, void, Subscription>('/v1/subscriptions/{id}/resume'),
-  cancelSubscription: post<IdParams, CancelInput, Subscription>('/v1/subscriptions/{id}/cancel'),
-  changeSubscription: post<IdParams, SubscriptionChangeInput, Subscription>('/v1/subscriptions/{id}/change'),
-
-  getReconciliation: get<NoParams, ReconciliationReport>('/v1/reconciliation'),
-
-  createPublicToken: post<NoParams, PublicTokenInput, PublicToken>('/v1/public-tokens'),
-  listBanks: get<NoParams, Banks>('/v1/banks'),
-  getTokenInfo: post<NoParams, TokenInfoInput, TokenInfo>('/v1/token-info', true),
-  disableRecurringToken: post<NoParams, RecurringTokenDisableInput, RecurringTokenDisabled>(
-    '/v1/recurring-tokens/disable',
+  pauseSubscription: post<IdParams, void, Subscription>('/v1/subscriptions/{id}/pause', 'payments'),
+  resumeSubscription: post<IdParams, void, Subscription>('/v1/subscriptions/{id}/resume', 'payments'),
+  cancelSubscription: post<IdParams, CancelInput, Subscription>('/v1/subscriptions/{id}/cancel', 'payments'),
+  changeSubscription: post<IdParams, SubscriptionChangeInput, Subscription>(
+    '/v1/subscriptions/{id}/change',
+    'payments',
   ),
 
-  createEventEndpoint: post<NoParams, EventEndpointInput, ev.EventEndpointWithSecret>('/v1/event-endpoints'),
-  listEventEndpoints: get<NoParams, { endpoints: ev.EventEndpoint[] }>('/v1/event-endpoints'),
-  getEventEndpoint: get<IdParams, ev.EventEndpoint>('/v1/event-endpoints/{id}'),
-  deleteEventEndpoint: del<IdParams, ev.EventEndpoint & { deleted: true }>('/v1/event-endpoints/{id}'),
+  getReconciliation: get<NoParams, ReconciliationReport>('/v1/reconciliation', 'admin'),
+
+  createPublicToken: post<NoParams, PublicTokenInput, PublicToken>('/v1/public-tokens', 'payments'),
+  listBanks: get<NoParams, Banks>('/v1/banks'),
+  getTokenInfo: post<NoParams, TokenInfoInput, TokenInfo>('/v1/token-info', 'read', true),
+  disableRecurringToken: post<NoParams, RecurringTokenDisableInput, RecurringTokenDisabled>(
+    '/v1/recurring-tokens/disable',
+    'payments',
+  ),
+
+  createEventEndpoint: post<NoParams, EventEndpointInput, ev.EventEndpointWithSecret>(
+    '/v1/event-endpoints',
+    'admin',
+  ),
+  listEventEndpoints: get<NoParams, { endpoints: ev.EventEndpoint[] }>('/v1/event-endpoints', 'admin'),
+  getEventEndpoint: get<IdParams, ev.EventEndpoint>('/v1/event-endpoints/{id}', 'admin'),
+  deleteEventEndpoint: del<IdParams, ev.EventEndpoint & { deleted: true }>(
+    '/v1/event-endpoints/{id}',
+    'admin',
+  ),
   rotateEventEndpointSecret: post<IdParams, RotateSecretInput, ev.EventEndpointWithSecret>(
     '/v1/event-endpoints/{id}/rotate-secret',
+    'admin',
   ),
   listEvents: get<NoParams, ev.EventList>('/v1/events'),
   getEvent: get<IdParams, PaysagaEvent>('/v1/events/{id}'),
   getEventDeliveries: get<IdParams, ev.EventDeliveries>('/v1/events/{id}/deliveries'),
-  redeliverEvent: post<IdParams, RedeliverInput, ev.RedeliveryAccepted>('/v1/events/{id}/redeliver'),
+  redeliverEvent: post<IdParams, RedeliverInput, ev.RedeliveryAccepted>('/v1/events/{id}/redeliver', 'admin'),
 } as const;
 
 export type EndpointName = keyof typeof endpoints;

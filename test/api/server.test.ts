@@ -25,6 +25,10 @@ import {
   THREE_DS,
 } from './api-stack';
 
+/** Two API tokens as PAYSAGA_API_TOKENS lists them (at least 32 characters each). */
+const ONE = `one-${'1'.repeat(32)}`;
+const TWO = `two-${'2'.repeat(32)}`;
+
 jest.setTimeout(60_000);
 
 let stack: TestStack;
@@ -46,7 +50,7 @@ function envOf(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
     PAYSAGA_PROJECT_ID: stack.sandbox.projectId,
     PAYSAGA_PARTNER_PRIVATE_KEY: k.partnerPrivate,
     PAYSAGA_PROVIDER_TEST_SERVICE_KEYS: k.servicePublic,
-    PAYSAGA_API_TOKENS: 'one, two',
+    PAYSAGA_API_TOKENS: `${ONE}, ${TWO}:read+payments`,
     PAYSAGA_PUBLIC_PORT: '0',
     PAYSAGA_INTERNAL_PORT: '0',
     PAYSAGA_LOG_LEVEL: 'silent',
@@ -79,7 +83,7 @@ describe('startApiFromEnv', () => {
       expect((await json(`${api.internalUrl}/healthz`)).status).toBe(200);
       const res = await json(`${api.url}/v1/checkouts?wait=15000`, {
         method: 'POST',
-        headers: { authorization: 'Bearer two', 'idempotency-key': ref('env') },
+        headers: { authorization: `Bearer ${TWO}`, 'idempotency-key': ref('env') },
         body: { method: 'card', amount: rub(300), card: card(FRICTIONLESS), customer: { user_id: 'u1' } },
       });
       expect(res.status).toBe(201);
@@ -106,7 +110,7 @@ describe('startApiFromEnv', () => {
       expect(api.returnBaseUrl).toBe(publicBase);
       const res = await json(`${api.url}/v1/checkouts?wait=15000`, {
         method: 'POST',
-        headers: { authorization: 'Bearer one', 'idempotency-key': ref('signed') },
+        headers: { authorization: `Bearer ${ONE}`, 'idempotency-key': ref('signed') },
         body: { method: 'card', amount: rub(900), card: card(THREE_DS), customer: { user_id: 'u1' } },
       });
       expect(res.status).toBe(201);
@@ -126,6 +130,12 @@ describe('startApiFromEnv', () => {
 
   it.each([
     ['PAYSAGA_API_TOKENS', { PAYSAGA_API_TOKENS: '' }, /PAYSAGA_API_TOKENS/],
+    [
+      'a 20-character token',
+      { PAYSAGA_API_TOKENS: 'a'.repeat(20) },
+      /20 characters is too weak; at least 32/,
+    ],
+    ['an unknown scope', { PAYSAGA_API_TOKENS: `${ONE}:read+refund` }, /unknown scope "refund"/],
     ['service keys', { PAYSAGA_PROVIDER_TEST_SERVICE_KEYS: '' }, /PAYSAGA_PROVIDER_TEST_SERVICE_KEYS/],
     ['project id', { PAYSAGA_PROJECT_ID: '' }, /projectId/],
     ['public port', { PAYSAGA_PUBLIC_PORT: 'eighty' }, /PAYSAGA_PUBLIC_PORT must be an integer/],

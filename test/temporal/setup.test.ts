@@ -187,7 +187,7 @@ test('worker and API refuse a namespace nobody set up, and start once paysaga se
     PAYSAGA_PROJECT_ID: 'proj_1',
     PAYSAGA_PARTNER_PRIVATE_KEY: keys.paths.partnerPrivate,
     PAYSAGA_PROVIDER_TEST_SERVICE_KEYS: keys.paths.servicePublic,
-    PAYSAGA_API_TOKENS: 'token',
+    PAYSAGA_API_TOKENS: 'token'.repeat(8),
     PAYSAGA_WORKFLOW_BUNDLE: sharedWorkflowBundlePath(),
     ...testStoreEnv(),
     PAYSAGA_LOG_LEVEL: 'silent',

@@ -42,6 +42,8 @@ import {
 import { FRICTIONLESS, rub } from '../helpers/workflow-test';
 import { testStoreEnv } from '../helpers/store';
 
+const TLS_TOKEN = `tls-test-token-${'t'.repeat(24)}`;
+
 jest.setTimeout(90_000);
 
 let certs: TestCertificates;
@@ -92,7 +94,7 @@ describe('TEMPORAL_* variables: own CA', () => {
       PAYSAGA_PARTNER_PRIVATE_KEY: sandbox.keys.paths.partnerPrivate,
       PAYSAGA_PROVIDER_TEST_SERVICE_KEYS: sandbox.keys.paths.servicePublic,
       PAYSAGA_WORKFLOW_BUNDLE: sharedWorkflowBundlePath(),
-      PAYSAGA_API_TOKENS: 'tls-test-token',
+      PAYSAGA_API_TOKENS: TLS_TOKEN,
       PAYSAGA_LOG_LEVEL: 'silent',
       ...testStoreEnv(),
     };
@@ -109,7 +111,7 @@ describe('TEMPORAL_* variables: own CA', () => {
 
     const res = await request(`${api.url}/v1/checkouts?wait=15000`, {
       method: 'POST',
-      headers: { authorization: 'Bearer tls-test-token', 'content-type': 'application/json' },
+      headers: { authorization: `Bearer ${TLS_TOKEN}`, 'content-type': 'application/json' },
       body: JSON.stringify({
         method: 'card',
         reference: uniqueWorkflowId('tls-checkout'),
