@@ -84,7 +84,8 @@ export async function startApiFromEnv(
   const temporalSettings = temporalSettingsFromEnv(env);
   // The same codec as the worker (PAYSAGA_CODEC_KEYS): without it the API could not read what the
   // worker encrypted (queries, results) and would start workflows with plain payloads.
-  const codec = codecFromEnv(env);
+  // Answers nobody encrypted are refused, not read (the codec route shows them: api/routes/codec.ts).
+  const codec = codecFromEnv(env, 'refuse');
   // PAYSAGA_EVENT_ALLOW_HTTP, PAYSAGA_EVENT_ALLOW_HOSTS: which endpoint URLs may be registered.
   const outbound = outboundPolicyFromEnv(env, hostsOf([temporalSettings.address]));
   const codecTokens = list(env.PAYSAGA_CODEC_TOKENS);

@@ -4,7 +4,13 @@
  * Keys carry ids so they can be rotated: the first key encrypts, all of them decrypt.
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { METADATA_ENCODING_KEY, type Payload, type PayloadCodec } from '@temporalio/common';
+import {
+  defaultPayloadConverter,
+  METADATA_ENCODING_KEY,
+  type Payload,
+  type PayloadCodec,
+} from '@temporalio/common';
+import { UNENCRYPTED_MARK } from './message-schemas';
 import { temporal } from '@temporalio/proto';
 
 export const ENCRYPTED_ENCODING = 'binary/encrypted';
@@ -49,15 +55,50 @@ export function generateCodecKeySpec(id = `k${Date.now().toString(36)}`): string
   return `${id}:${randomBytes(32).toString('base64')}`;
 }
 
+/**
+ * What decoding does with a payload that is not encrypted (issue 15: with keys configured, a plain
+ * payload was accepted as if paysaga had written it, so anyone reaching the namespace could signal):
+ *
+ *   mark    (workers) it becomes UNENCRYPTED_MARK, which every workflow message's schema refuses
+ *           (recorded as refused, never a failed workflow task)
+ *   refuse  (the API's client) decoding throws CodecKeyError: an answer nobody encrypted is not read
+ *   accept  it passes as it is: the codec route the Temporal UI uses to show any history, and
+ *           PAYSAGA_CODEC_ACCEPT_PLAIN=true while histories written before the keys are still replayed
+ *
+ * `binary/null` payloads (an absent value) carry nothing and always pass.
+ */
+export type PlainPayloads = 'mark' | 'refuse' | 'accept';
+
+const NULL_ENCODING = 'binary/null';
+
 export class EncryptionCodec implements PayloadCodec {
   // ECMAScript private fields: never in JSON, inspect or the SDK's debug log of worker options.
   readonly #byId: Map<string, Buffer>;
   readonly #active: CodecKey;
+  readonly #keys: CodecKey[];
 
-  constructor(keys: CodecKey[]) {
+  constructor(
+    keys: CodecKey[],
+    readonly plain: PlainPayloads = 'mark',
+  ) {
     if (keys.length === 0) throw new CodecKeyError('EncryptionCodec needs at least one key');
+    this.#keys = keys;
     this.#active = keys[0]!;
     this.#byId = new Map(keys.map((k) => [k.id, k.key]));
+  }
+
+  /** The same keys, another way with plain payloads. */
+  withPlain(plain: PlainPayloads): EncryptionCodec {
+    return plain === this.plain ? this : new EncryptionCodec(this.#keys, plain);
+  }
+
+  private unencrypted(p: Payload, encoding: string): Payload {
+    if (this.plain === 'accept' || encoding === NULL_ENCODING) return p;
+    if (this.plain === 'mark') return defaultPayloadConverter.toPayload(UNENCRYPTED_MARK)!;
+    throw new CodecKeyError(
+      `an unencrypted payload (${encoding || 'no encoding'}) where PAYSAGA_CODEC_KEYS requires encryption; ` +
+        'PAYSAGA_CODEC_ACCEPT_PLAIN=true lets them pass (README: Configuration)',
+    );
   }
 
   async encode(payloads: Payload[]): Promise<Payload[]> {
@@ -78,8 +119,8 @@ export class EncryptionCodec implements PayloadCodec {
 
   async decode(payloads: Payload[]): Promise<Payload[]> {
     return payloads.map((p) => {
-      const encoding = p.metadata?.[METADATA_ENCODING_KEY];
-      if (!encoding || Buffer.from(encoding).toString() !== ENCRYPTED_ENCODING) return p;
+      const encoding = Buffer.from(p.metadata?.[METADATA_ENCODING_KEY] ?? '').toString();
+      if (encoding !== ENCRYPTED_ENCODING) return this.unencrypted(p, encoding);
       const id = Buffer.from(p.metadata?.[KEY_ID] ?? '').toString();
       const key = this.#byId.get(id);
       if (!key) throw new CodecKeyError(`payload encrypted with unknown key id "${id}"`);
@@ -95,7 +136,20 @@ export class EncryptionCodec implements PayloadCodec {
   }
 }
 
-/** From `PAYSAGA_CODEC_KEYS`; without it payloads are not encrypted (say so in the logs). */
-export function codecFromEnv(env: NodeJS.ProcessEnv = process.env): EncryptionCodec | undefined {
-  return env.PAYSAGA_CODEC_KEYS ? new EncryptionCodec(parseCodecKeys(env.PAYSAGA_CODEC_KEYS)) : undefined;
+/**
+ * From `PAYSAGA_CODEC_KEYS`; without it payloads are not encrypted (say so in the logs). `plain`: what
+ * this process does with unencrypted payloads, unless PAYSAGA_CODEC_ACCEPT_PLAIN=true accepts them.
+ */
+export function codecFromEnv(
+  env: NodeJS.ProcessEnv = process.env,
+  plain: PlainPayloads = 'mark',
+): EncryptionCodec | undefined {
+  const accept = (env.PAYSAGA_CODEC_ACCEPT_PLAIN ?? '').trim().toLowerCase();
+  if (accept !== '' && accept !== 'true' && accept !== 'false')
+    throw new CodecKeyError(
+      `PAYSAGA_CODEC_ACCEPT_PLAIN must be true or false, got ${env.PAYSAGA_CODEC_ACCEPT_PLAIN}`,
+    );
+  return env.PAYSAGA_CODEC_KEYS
+    ? new EncryptionCodec(parseCodecKeys(env.PAYSAGA_CODEC_KEYS), accept === 'true' ? 'accept' : plain)
+    : undefined;
 }

@@ -9,6 +9,20 @@ import { invalidArgument } from './failures';
 
 const text = (max: number) => z.string().max(max);
 
+/**
+ * What a worker's codec hands the workflow in place of a payload nobody encrypted although codec keys
+ * are set (common/codec.ts): every schema here refuses it, so it is recorded as refused.
+ */
+export const UNENCRYPTED_MARK = { paysagaRefused: 'unencrypted payload' } as const;
+
+/** Why a marked payload is refused (the audit's detail, an Update's rule). */
+export const UNENCRYPTED = 'unencrypted: sent without the codec keys this deployment requires';
+
+const isUnencrypted = (v: unknown): boolean =>
+  typeof v === 'object' &&
+  v !== null &&
+  (v as { paysagaRefused?: unknown }).paysagaRefused === UNENCRYPTED_MARK.paysagaRefused;
+
 /** The largest webhook body the API takes (api/routes/webhooks.ts); a signed one travels whole. */
 export const MAX_WEBHOOK_BODY = 1024 * 1024;
 
@@ -73,6 +87,7 @@ export function parseMessage<T>(
   schema: z.ZodType<T>,
   value: unknown,
 ): { ok: true; value: T } | { ok: false; why: string } {
+  if (isUnencrypted(value)) return { ok: false, why: UNENCRYPTED };
   const parsed = schema.safeParse(value);
   return parsed.success ? { ok: true, value: parsed.data } : { ok: false, why: whyNot(parsed.error) };
 }
@@ -82,6 +97,7 @@ export function parseMessage<T>(
  * the field, before the workflow records anything.
  */
 export function checkArgument<T>(schema: z.ZodType<T>, value: unknown): T {
+  if (isUnencrypted(value)) throw invalidArgument('argument', UNENCRYPTED);
   const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];

@@ -25,7 +25,13 @@ import type { RefundRecord, SessionInput, SessionState } from '../common/session
 import type { ProviderEventRecord, SessionEvent, SessionView } from '../common/views';
 import type { SessionInfo, WebhookEvent } from '../provider/schemas';
 import { persist, proofs, provider } from './calls';
-import { awaitChange, checkArgument, parseMessage, providerEventDelivery } from '../common/message-schemas';
+import {
+  awaitChange,
+  checkArgument,
+  parseMessage,
+  providerEventDelivery,
+  UNENCRYPTED,
+} from '../common/message-schemas';
 import type { ProviderEventProof } from '../activities/types';
 import { LocalLane } from './local-lane';
 import { SessionRecorder } from './session-recorder';
@@ -219,7 +225,10 @@ export class Session {
     const parsed = parseMessage(providerEventDelivery, payload);
     if (!parsed.ok) {
       const heard = { receivedAt: iso(Date.now()), type: 'unknown', via: 'webhook' as const };
-      this.heard.push({ heard, refused: `malformed: ${parsed.why}` });
+      this.heard.push({
+        heard,
+        refused: parsed.why === UNENCRYPTED ? parsed.why : `malformed: ${parsed.why}`,
+      });
       return;
     }
     const d = parsed.value;

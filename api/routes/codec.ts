@@ -15,6 +15,7 @@ import { z } from 'zod';
 import { ApiError } from '../errors';
 import { objectBody, parse } from '../http';
 import { docSchema, errorResponses } from '../schemas';
+import { EncryptionCodec } from '../../common/codec';
 
 export interface CodecRouteOptions {
   codec: PayloadCodec;
@@ -22,10 +23,20 @@ export interface CodecRouteOptions {
   corsOrigins: string[];
 }
 
-const base64 = z.string().regex(/^[A-Za-z0-9+/]*={0,2}$/, 'base64');
+// Bounded by the body limit (1 MiB) in bytes; these bound the counts and each part.
+const base64 = z
+  .string()
+  .max(1_500_000)
+  .regex(/^[A-Za-z0-9+/]*={0,2}$/, 'base64');
 const payloadsBody = z.object({
   payloads: z
-    .array(z.object({ metadata: z.record(z.string(), base64).optional(), data: base64.optional() }))
+    .array(
+      z.object({
+        metadata: z.record(z.string().max(256), base64).meta({ maxProperties: 32 }).optional(),
+        data: base64.optional(),
+      }),
+    )
+    .max(10_000)
     .default([]),
 });
 type JsonPayloads = z.infer<typeof payloadsBody>['payloads'];
@@ -76,6 +87,8 @@ export const codecRoutes: FastifyPluginAsync<CodecRouteOptions> = async (app, op
     }
   });
 
+  // The UI shows every history, also payloads written before the keys were set: they pass here.
+  const display = opts.codec instanceof EncryptionCodec ? opts.codec.withPlain('accept') : opts.codec;
   for (const op of ['decode', 'encode'] as const) {
     app.options(
       `/codec/${op}`,
@@ -110,7 +123,7 @@ export const codecRoutes: FastifyPluginAsync<CodecRouteOptions> = async (app, op
       },
       async (request) => {
         const { payloads } = parse(payloadsBody, objectBody(request.body));
-        const out = await opts.codec[op](fromJson(payloads));
+        const out = await display[op](fromJson(payloads));
         return { payloads: toJson(out) };
       },
     );

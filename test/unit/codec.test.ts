@@ -1,6 +1,8 @@
 import { inspect } from 'node:util';
 import { defaultPayloadConverter } from '@temporalio/common';
+import { UNENCRYPTED_MARK } from '../../common/message-schemas';
 import {
+  codecFromEnv,
   CodecKeyError,
   EncryptionCodec,
   ENCRYPTED_ENCODING,
@@ -49,9 +51,23 @@ describe('EncryptionCodec', () => {
     await expect(codec.decode([{ ...p!, data }])).rejects.toThrow();
   });
 
-  it('passes through payloads that are not encrypted', async () => {
+  it('a payload nobody encrypted: marked for workers, refused by clients, shown by the UI route', async () => {
     const plain = payload({ a: 1 });
-    expect(await codec.decode([plain])).toEqual([plain]);
+    const absent = payload(undefined);
+    const [marked, none] = await codec.decode([plain, absent]);
+    expect(defaultPayloadConverter.fromPayload(marked!)).toEqual(UNENCRYPTED_MARK);
+    expect(none).toEqual(absent); // binary/null carries nothing: it passes
+    await expect(codec.withPlain('refuse').decode([plain])).rejects.toThrow(
+      /unencrypted payload \(json\/plain\) where PAYSAGA_CODEC_KEYS requires encryption/,
+    );
+    expect(await codec.withPlain('accept').decode([plain])).toEqual([plain]);
+    expect(codecFromEnv({ PAYSAGA_CODEC_KEYS: spec }, 'refuse')?.plain).toBe('refuse');
+    expect(
+      codecFromEnv({ PAYSAGA_CODEC_KEYS: spec, PAYSAGA_CODEC_ACCEPT_PLAIN: 'true' }, 'refuse')?.plain,
+    ).toBe('accept');
+    expect(() => codecFromEnv({ PAYSAGA_CODEC_KEYS: spec, PAYSAGA_CODEC_ACCEPT_PLAIN: 'yes' })).toThrow(
+      /PAYSAGA_CODEC_ACCEPT_PLAIN/,
+    );
   });
 
   it('names what is wrong with a key spec', () => {

@@ -9,6 +9,7 @@ import { request } from 'undici';
 import { buildApi, type ApiDeps } from '../../api/app';
 import { boundedJson, EXTRA_INFO_BOUNDS } from '../../common/json-bounds';
 import { z } from 'zod';
+import { EncryptionCodec, generateCodecKeySpec, parseCodecKeys } from '../../common/codec';
 
 type Schema = Record<string, unknown>;
 
@@ -70,7 +71,12 @@ describe('every input is bounded', () => {
   let doc: Schema;
   beforeAll(async () => {
     // Routes only describe themselves here: no request reaches a dependency.
-    const api = buildApi({ apiTokens: ['t'.repeat(40)] } as unknown as ApiDeps);
+    const codec = new EncryptionCodec(parseCodecKeys(generateCodecKeySpec('bounds')));
+    const api = buildApi({
+      apiTokens: ['t'.repeat(40)],
+      codec,
+      codecTokens: ['c'.repeat(40)],
+    } as unknown as ApiDeps);
     try {
       const { internalUrl } = await api.listen({
         public: { host: '127.0.0.1', port: 0 },
@@ -83,7 +89,9 @@ describe('every input is bounded', () => {
   });
 
   it('the OpenAPI document has a bound for every field of every route', () => {
-    expect(Object.keys(doc.paths as object).length).toBeGreaterThan(30);
+    expect(Object.keys(doc.paths as object)).toEqual(
+      expect.arrayContaining(['/v1/checkouts', '/codec/decode']),
+    );
     expect(unbounded(doc)).toEqual([]);
   });
 

@@ -7,19 +7,15 @@
  * at the provider), answers throughout, and every attempt is in its audit. Then the payer pays and the
  * provider's own signed webhook is applied.
  */
-import { execFile } from 'node:child_process';
 import { sign } from 'node:crypto';
-import { promisify } from 'node:util';
-import { resolveTemporalCli } from '../../cli/temporal-cli';
 import { providerEventsOf } from '../../store/sessions';
 import { generateTestKeyPair } from '../helpers/keys';
 import { completeThreeDs } from '../helpers/payer';
 import { startStack, type TestStack } from '../helpers/stack';
-import { testAddress, testNamespace } from '../helpers/temporal';
+import { cliSignal } from '../helpers/cli-signal';
 import { until } from '../helpers/until';
 import { THREE_DS, card, references, rub, sessionHelpers } from '../helpers/workflow-test';
 
-const run = promisify(execFile);
 const ref = references();
 
 describe('a provider outcome needs the provider’s proof', () => {
@@ -31,26 +27,6 @@ describe('a provider outcome needs the provider’s proof', () => {
     await stack?.close();
   });
   const { finished } = sessionHelpers(() => stack);
-
-  /** `temporal workflow signal` with a plain JSON payload: what an operator or an intruder can send. */
-  async function cliSignal(workflowId: string, payload: unknown): Promise<void> {
-    const cli = resolveTemporalCli().path;
-    if (!cli) throw new Error('no Temporal CLI binary (npm run setup installs one under .tools/)');
-    await run(cli, [
-      'workflow',
-      'signal',
-      '--address',
-      testAddress(),
-      '--namespace',
-      testNamespace(),
-      '--workflow-id',
-      workflowId,
-      '--name',
-      'providerEvent',
-      '--input',
-      JSON.stringify(payload),
-    ]);
-  }
 
   it('refuses every forged claim of success; the payer’s real payment is applied', async () => {
     const started = await stack.payments.sessions.startCardCheckout(
@@ -125,7 +101,7 @@ describe('a provider outcome needs the provider’s proof', () => {
       ['a time no store holds', { event: claim(paid), receivedAt: '0000-01-01T00:00:00Z', via: 'webhook' }],
       ['not an object', 'succeeded'],
     ];
-    for (const [, payload] of attempts) await cliSignal(id, payload);
+    for (const [, payload] of attempts) await cliSignal(id, 'providerEvent', payload);
 
     const audit = await until(
       'every forged delivery in the audit',
