@@ -18,7 +18,7 @@ import {
   providerConfigFromEnv,
   resolveEnvironment,
 } from '../provider';
-import { codecFromEnv } from '../common/codec';
+import { assertCodecConfigured, codecFromEnv } from '../common/codec';
 import { hostsOf, outboundPolicyFromEnv } from '../common/outbound-guard';
 import { temporalSettingsFromEnv } from '../common/temporal-config';
 import { connectTemporalClient } from '../common/temporal-connection';
@@ -86,6 +86,7 @@ export async function startApiFromEnv(
   // worker encrypted (queries, results) and would start workflows with plain payloads.
   // Answers nobody encrypted are refused, not read (the codec route shows them: api/routes/codec.ts).
   const codec = codecFromEnv(env, 'refuse');
+  assertCodecConfigured(env, codec, 'paysaga api');
   // PAYSAGA_EVENT_ALLOW_HTTP, PAYSAGA_EVENT_ALLOW_HOSTS: which endpoint URLs may be registered.
   const outbound = outboundPolicyFromEnv(env, hostsOf([temporalSettings.address]));
   const codecTokens = list(env.PAYSAGA_CODEC_TOKENS);

@@ -115,6 +115,7 @@ async function runVersion(
     PAYSAGA_PARTNER_PRIVATE_KEY: deps.partnerPem,
     PAYSAGA_PROVIDER_TEST_SERVICE_KEYS: deps.servicePublicPem,
     PAYSAGA_LOG_LEVEL: 'warn',
+    PAYSAGA_ALLOW_UNENCRYPTED: 'true',
   };
   const twoListeners = fs.existsSync(path.join(v.root, 'api', 'listen-config.ts'));
   const publicPort = await freePort();

@@ -67,6 +67,7 @@ export async function main(): Promise<void> {
       PAYSAGA_WORKFLOW_BUNDLE: bundle,
       PAYSAGA_RETURN_SECRETS: randomBytes(32).toString('base64url'),
       PAYSAGA_LOG_LEVEL: 'warn',
+      PAYSAGA_ALLOW_UNENCRYPTED: 'true',
       ...(cache !== undefined ? { PAYSAGA_MAX_CACHED_WORKFLOWS: cache } : {}),
     });
     closers.push(() => worker.stop());

@@ -137,6 +137,29 @@ export class EncryptionCodec implements PayloadCodec {
 }
 
 /**
+ * Outside `paysaga dev` (which makes keys), a worker or API without codec keys would store every
+ * payload in Temporal readable by anyone with namespace access: it refuses to start unless
+ * PAYSAGA_ALLOW_UNENCRYPTED=true says that is meant.
+ */
+export function assertCodecConfigured(
+  env: NodeJS.ProcessEnv,
+  codec: PayloadCodec | undefined,
+  who: string,
+): void {
+  if (codec) return;
+  const allow = (env.PAYSAGA_ALLOW_UNENCRYPTED ?? '').trim().toLowerCase();
+  if (allow === 'true') return;
+  if (allow !== '' && allow !== 'false')
+    throw new CodecKeyError(
+      `PAYSAGA_ALLOW_UNENCRYPTED must be true or false, got ${env.PAYSAGA_ALLOW_UNENCRYPTED}`,
+    );
+  throw new CodecKeyError(
+    `${who}: PAYSAGA_CODEC_KEYS is not set, so payloads would be stored in Temporal unencrypted; give ` +
+      'keys (id:base64(32 bytes), e.g. k1:$(openssl rand -base64 32)) or set PAYSAGA_ALLOW_UNENCRYPTED=true',
+  );
+}
+
+/**
  * From `PAYSAGA_CODEC_KEYS`; without it payloads are not encrypted (say so in the logs). `plain`: what
  * this process does with unencrypted payloads, unless PAYSAGA_CODEC_ACCEPT_PLAIN=true accepts them.
  */

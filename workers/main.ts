@@ -24,7 +24,7 @@ import {
   providerConfigFromEnv,
   resolveEnvironment,
 } from '../provider';
-import { codecFromEnv } from '../common/codec';
+import { assertCodecConfigured, codecFromEnv } from '../common/codec';
 import {
   describeTemporalSettings,
   temporalSettingsFromEnv,
@@ -119,6 +119,7 @@ export async function startWorkerFromEnv(o: StartWorkerOptions = {}): Promise<Ru
   const environment = resolveEnvironment(providerConfig);
   // PAYSAGA_CODEC_KEYS: payloads encrypted at rest (the API must have the same keys).
   const codec = codecFromEnv(env);
+  assertCodecConfigured(env, codec, 'paysaga worker');
   // PAYSAGA_RECONCILE_EVERY_MS: this worker also makes sure the task queue's reconciler runs.
   const reconcile = reconcilerInputFromEnv(env);
   // PAYSAGA_EVENT_*: delivery policy and configured endpoints of outbound events.

@@ -42,6 +42,8 @@ export function spawnWorkerProcess(
       PAYSAGA_LOG_LEVEL: 'debug',
       // Tests' event receivers listen on loopback over plain http (as under `paysaga dev`).
       PAYSAGA_EVENT_ALLOW_HTTP: 'true',
+      // Unless a test gives PAYSAGA_CODEC_KEYS: payloads in clear, as the test clients read them.
+      PAYSAGA_ALLOW_UNENCRYPTED: 'true',
       PAYSAGA_EVENT_ALLOW_HOSTS: LOOPBACK_ALLOWED.join(','),
       ...env,
     },

@@ -188,6 +188,7 @@ test('worker and API refuse a namespace nobody set up, and start once paysaga se
     PAYSAGA_PARTNER_PRIVATE_KEY: keys.paths.partnerPrivate,
     PAYSAGA_PROVIDER_TEST_SERVICE_KEYS: keys.paths.servicePublic,
     PAYSAGA_API_TOKENS: 'token'.repeat(8),
+    PAYSAGA_ALLOW_UNENCRYPTED: 'true',
     PAYSAGA_WORKFLOW_BUNDLE: sharedWorkflowBundlePath(),
     ...testStoreEnv(),
     PAYSAGA_LOG_LEVEL: 'silent',

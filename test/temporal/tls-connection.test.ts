@@ -89,6 +89,7 @@ describe('TEMPORAL_* variables: own CA', () => {
       TEMPORAL_NAMESPACE: testNamespace(),
       TEMPORAL_TLS_SERVER_CA_CERT_PATH: certs.caCert,
       PAYSAGA_TASK_QUEUE: uniqueTaskQueue('tls'),
+      PAYSAGA_ALLOW_UNENCRYPTED: 'true',
       PAYSAGA_PROVIDER_URL: sandbox.url,
       PAYSAGA_PROJECT_ID: sandbox.projectId,
       PAYSAGA_PARTNER_PRIVATE_KEY: sandbox.keys.paths.partnerPrivate,
