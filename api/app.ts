@@ -156,7 +156,7 @@ export function buildApi(deps: ApiDeps): PaysagaApi {
     [internalApp, 'internal'],
   ] as const) {
     app.register(drainPlugin);
-    app.register(errorsPlugin);
+    app.register(errorsPlugin, { metrics });
     app.register(methodNotAllowedPlugin);
     app.register(jsonBodyPlugin);
     app.register(metricsPlugin, { metrics, serve: listener === 'internal' });

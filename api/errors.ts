@@ -13,6 +13,7 @@ import {
 } from '../client/errors';
 import type { ProviderRefusal } from '../common/failures';
 import { isStoreUnavailable } from '../store/errors';
+import { WorkflowTaskFailingError } from '../client/workflow-health';
 import type { ErrorEnvelope, FieldIssue } from '../common/views';
 import { EventEndpointNotFoundError, EventNotFoundError, EventStateError } from '../client/event-errors';
 import {
@@ -155,6 +156,7 @@ export function toApiError(err: unknown): ApiError {
   }
   if (err instanceof ProviderResponseError)
     return new ApiError(502, 'provider_bad_response', 'the payment provider answered unexpectedly');
+  if (err instanceof WorkflowTaskFailingError) return new ApiError(503, 'session_failing', err.message, true);
   if (err instanceof WorkflowUpdateRPCTimeoutOrCancelledError)
     return new ApiError(504, 'timeout', 'the session did not answer in time; retry', true);
   if (isStoreUnavailable(err))

@@ -11,6 +11,7 @@ import { sessionViewOf } from '../workflows/session-view';
 import type { ClientContext } from './context';
 import { SessionNotFoundError } from './errors';
 import { queryWithRetry } from './query';
+import { explainTemporalFailure } from './workflow-health';
 
 type Readers = Pick<ClientContext, 'store' | 'temporal'>;
 
@@ -39,7 +40,8 @@ export async function awaitSession(ctx: Readers, sessionId: string, wait: AwaitC
       .getHandle(sessionId)
       .executeUpdate(awaitChangeUpdate, { args: [wait] });
   } catch (err) {
-    if (!(err instanceof WorkflowNotFoundError) && !(err instanceof WorkflowUpdateFailedError)) throw err;
+    if (!(err instanceof WorkflowNotFoundError) && !(err instanceof WorkflowUpdateFailedError))
+      throw await explainTemporalFailure(ctx.temporal, sessionId, err);
     return readSession(ctx, sessionId);
   }
 }

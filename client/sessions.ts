@@ -32,6 +32,7 @@ import { awaitSession, readSession, type Started } from './reads';
 import { searchSessions, type SessionPage, type SessionSearch } from './search';
 import { replayProviderEvents, type ReplayReport } from './webhook-replay';
 import { startSession, type StartOptions } from './starter';
+import { explainTemporalFailure } from './workflow-health';
 
 /** A decision carried out, or still under way after the wait (then `accepted`: it will be carried out). */
 export type DecisionResult = SessionView & { readonly accepted?: true };
@@ -279,7 +280,10 @@ export class Sessions {
     try {
       await this.handle(sessionId).signal(payerReturnedSignal);
     } catch (err) {
-      throw fromWorkflowFailure(err, sessionId) ?? err;
+      throw (
+        fromWorkflowFailure(err, sessionId) ??
+        (await explainTemporalFailure(this.ctx.temporal, sessionId, err))
+      );
     }
   }
 
@@ -322,6 +326,8 @@ export class Sessions {
       }
       const mapped = fromWorkflowFailure(err, sessionId);
       if (mapped) throw mapped;
+      const failing = await explainTemporalFailure(this.ctx.temporal, sessionId, err);
+      if (failing !== err) throw failing;
       // An Update the workflow has no handler for fails untyped: the session's kind takes no such decision.
       if (err instanceof WorkflowUpdateFailedError) {
         const { kind } = await this.get(sessionId);

@@ -35,6 +35,7 @@ import { queryWithRetry } from './query';
 import { storedSubscription } from '../store/subscriptions';
 import { started, type Started } from './reads';
 import { searchSubscriptions, type SubscriptionPage, type SubscriptionSearch } from './search';
+import { explainTemporalFailure } from './workflow-health';
 
 export const SUBSCRIPTION_ID_PREFIX = 'sub-';
 export const subscriptionIdOf = (reference: string): string => `${SUBSCRIPTION_ID_PREFIX}${reference}`;
@@ -169,7 +170,10 @@ export class Subscriptions {
           'subscription_final',
         );
       }
-      throw fromWorkflowFailure(err, subscriptionId) ?? err;
+      throw (
+        fromWorkflowFailure(err, subscriptionId) ??
+        (await explainTemporalFailure(this.ctx.temporal, subscriptionId, err))
+      );
     }
   }
 }

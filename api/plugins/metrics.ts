@@ -13,6 +13,8 @@ export interface ApiMetrics {
   httpDuration: Histogram<'method' | 'route' | 'status_code'>;
   /** outcome: signaled, late_event, unknown_session, rejected, error. */
   webhooks: Counter<'outcome'>;
+  /** Error answers by their code (`session_failing`: a workflow that fails its tasks; alert on it). */
+  errors: Counter<'code' | 'status_code'>;
 }
 
 export function createApiMetrics(): ApiMetrics {
@@ -37,6 +39,12 @@ export function createApiMetrics(): ApiMetrics {
       name: 'paysaga_webhooks_received_total',
       help: 'Provider webhooks received, by what became of them',
       labelNames: ['outcome'],
+      registers: [registry],
+    }),
+    errors: new Counter({
+      name: 'paysaga_api_errors_total',
+      help: 'Error answers of the paysaga API by error code (session_failing: a workflow failing its tasks)',
+      labelNames: ['code', 'status_code'],
       registers: [registry],
     }),
   };
