@@ -29,6 +29,7 @@ import { sessionRoutes } from './routes/sessions';
 import { subscriptionRoutes } from './routes/subscriptions';
 import { tokenRoutes } from './routes/tokens';
 import { webhookRoutes } from './routes/webhooks';
+import { DEFAULT_PUBLIC_RATE_LIMIT, registerPublicRateLimit } from './plugins/public-rate-limit';
 
 export type { ApiDeps } from './deps';
 export type { ListenAddress, Listener } from './listeners';
@@ -167,6 +168,9 @@ export function buildApi(deps: ApiDeps): PaysagaApi {
     });
   }
 
+  // PAYSAGA_PUBLIC_RATE_LIMIT: requests per address per minute on the public listener (false: none).
+  if (deps.publicRateLimit !== false)
+    registerPublicRateLimit(publicApp, deps.publicRateLimit ?? DEFAULT_PUBLIC_RATE_LIMIT);
   publicApp.register(webhookRoutes, { ...resolved, metrics });
   publicApp.register(returnRoutes, resolved);
 

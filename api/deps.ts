@@ -1,5 +1,6 @@
 import type { OutboundPolicy } from '../common/outbound-guard';
 import type { ApiToken } from './api-tokens';
+import type { PublicRateLimit } from './plugins/public-rate-limit';
 import type { Client } from '@temporalio/client';
 import type { PayloadCodec } from '@temporalio/common';
 import type { FastifyServerOptions } from 'fastify';
@@ -39,6 +40,8 @@ export interface ApiDeps {
    * everything. Empty: every /v1 request is refused.
    */
   apiTokens: (string | ApiToken)[];
+  /** Requests per address on the public listener (default 1200 a minute); false: no limit. */
+  publicRateLimit?: PublicRateLimit | false;
   /** Refusals (401, 403) an address may earn per window before it gets 429 (default 20 a minute). */
   authFailures?: { maxFailures: number; windowMs: number };
   /** Which listener serves the partner API /v1 (default `internal`). */

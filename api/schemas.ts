@@ -97,7 +97,10 @@ export const errorResponses = {
     ...ERROR_REF,
   },
   401: { description: 'Missing or wrong bearer token.', ...ERROR_REF },
-  403: { description: 'The token lacks the scope this route needs (`read`, `payments`, `admin`).', ...ERROR_REF },
+  403: {
+    description: 'The token lacks the scope this route needs (`read`, `payments`, `admin`).',
+    ...ERROR_REF,
+  },
   429: {
     description: 'Too many refused requests (401, 403) from this address: wait for `Retry-After`.',
     ...ERROR_REF,

@@ -69,6 +69,16 @@ export async function startApiFromEnv(
   // PAYSAGA_API_TOKENS: `<token>[:<scope>+<scope>]`, each at least 32 characters (api/api-tokens.ts).
   const apiTokens = parseApiTokens(env.PAYSAGA_API_TOKENS);
   // PAYSAGA_AUTH_MAX_FAILURES: refused requests (401, 403) per client address per minute before 429.
+  // PAYSAGA_PUBLIC_RATE_LIMIT: requests per client address per minute on the public listener (0: none).
+  const publicLimit = env.PAYSAGA_PUBLIC_RATE_LIMIT?.trim();
+  if (publicLimit && !/^\d+$/.test(publicLimit))
+    throw new Error(`PAYSAGA_PUBLIC_RATE_LIMIT must be a whole number (0: no limit), got ${publicLimit}`);
+  const publicRateLimit =
+    publicLimit === undefined || publicLimit === ''
+      ? undefined
+      : publicLimit === '0'
+        ? (false as const)
+        : { max: Number(publicLimit), windowMs: 60_000 };
   const authFailures = env.PAYSAGA_AUTH_MAX_FAILURES
     ? { maxFailures: positive(env, 'PAYSAGA_AUTH_MAX_FAILURES'), windowMs: 60_000 }
     : undefined;
@@ -138,6 +148,7 @@ export async function startApiFromEnv(
       verifyWebhook,
       apiTokens,
       ...(authFailures ? { authFailures } : {}),
+      ...(publicRateLimit !== undefined ? { publicRateLimit } : {}),
       v1Listener: listen.v1Listener,
       returnSecrets: listen.returnSecrets,
       ...(listen.returnUrl ? { returnUrl: listen.returnUrl } : {}),

@@ -200,6 +200,7 @@ export const returnRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
       200: { description: 'The result page.', content: { 'text/html': { schema: { type: 'string' } } } },
       303: { description: 'To PAYSAGA_RETURN_URL?session_id=<id>, when set.' },
       400: { description: 'The URL is malformed (bad percent-encoding).', ...ERROR_REF },
+      429: { description: 'Too many requests from this address (PAYSAGA_PUBLIC_RATE_LIMIT).', ...ERROR_REF },
       404: {
         description: 'Unknown id, missing or wrong token.',
         content: { 'text/html': { schema: { type: 'string' } } },

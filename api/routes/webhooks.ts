@@ -49,6 +49,11 @@ export const webhookRoutes: FastifyPluginAsync<ApiDeps & { metrics: ApiMetrics }
           400: { description: 'Not a provider event.', ...ERROR_REF },
           401: { description: 'Missing or bad signature: nothing signaled.', ...ERROR_REF },
           413: { description: 'The body is larger than 1 MiB.', ...ERROR_REF },
+          429: {
+            description:
+              'Too many requests from this address (PAYSAGA_PUBLIC_RATE_LIMIT): the provider retries.',
+            ...ERROR_REF,
+          },
           500: { description: 'A fault of paysaga itself.', ...ERROR_REF },
           503: {
             description: 'No workflow for the session yet, or Temporal unreachable: deliver again.',

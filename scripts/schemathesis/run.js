@@ -97,7 +97,12 @@ async function startStack() {
       cwd: ROOT,
       // Schemathesis sends thousands of requests without a token or with a wrong one, all from one
       // address: the cut-off after 20 refusals a minute (PAYSAGA_AUTH_MAX_FAILURES) would answer 429.
-      env: { ...process.env, PAYSAGA_LOG_LEVEL: 'warn', PAYSAGA_AUTH_MAX_FAILURES: '1000000' },
+      env: {
+        ...process.env,
+        PAYSAGA_LOG_LEVEL: 'warn',
+        PAYSAGA_AUTH_MAX_FAILURES: '1000000',
+        PAYSAGA_PUBLIC_RATE_LIMIT: '0',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );

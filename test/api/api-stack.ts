@@ -108,6 +108,7 @@ export async function startApiStack(
       temporalUiUrl: 'http://127.0.0.1:8233',
       // Tests refuse many requests on purpose, all from 127.0.0.1 (test/api/scopes.test.ts tests the cut-off).
       authFailures: { maxFailures: 1_000_000, windowMs: 60_000 },
+      publicRateLimit: { max: 1_000_000, windowMs: 60_000 },
       ...opts.api,
     });
     const { publicUrl, internalUrl, v1Url } = await listenLocally(built);

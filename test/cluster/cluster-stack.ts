@@ -263,6 +263,8 @@ export async function startPaysaga(cluster: Cluster, teardown: Teardown): Promis
       ...common,
       PAYSAGA_PUBLIC_HOST: HOST,
       PAYSAGA_PUBLIC_PORT: String(l.public),
+      // Every webhook comes from one loopback address here; the limiter has its own test (test/api).
+      PAYSAGA_PUBLIC_RATE_LIMIT: '0',
       PAYSAGA_INTERNAL_HOST: HOST,
       PAYSAGA_INTERNAL_PORT: String(l.internal),
       PAYSAGA_PUBLIC_URL: publicUrls[1 - i],

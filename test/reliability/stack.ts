@@ -310,6 +310,8 @@ export async function startStack(o: StackOptions, teardown: Teardown): Promise<S
         ...common,
         PAYSAGA_PUBLIC_HOST: HOST,
         PAYSAGA_PUBLIC_PORT: String(l.public),
+        // Every webhook comes from one loopback address here; the limiter has its own test (test/api).
+        PAYSAGA_PUBLIC_RATE_LIMIT: '0',
         PAYSAGA_INTERNAL_HOST: HOST,
         PAYSAGA_INTERNAL_PORT: String(l.internal),
         PAYSAGA_PUBLIC_URL: publicUrls[i],
