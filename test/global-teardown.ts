@@ -18,12 +18,12 @@ export default async function globalTeardown(): Promise<void> {
   try {
     scan = await scanAllHistories(state.env.client);
     console.log(
-      `[paysaga test teardown] ${scan.scanned} workflow histories searched for card data: ${scan.findings.length} found`,
+      `[paysaga test teardown] ${scan.scanned} workflow histories searched for card data and endpoint secrets: ${scan.findings.length} found`,
     );
     if (state.store) {
       storeScan = await scanStore(state.store.url);
       console.log(
-        `[paysaga test teardown] ${storeScan.tables} store tables searched for card data: ${storeScan.findings.length} found`,
+        `[paysaga test teardown] ${storeScan.tables} store tables searched for card data and endpoint secrets: ${storeScan.findings.length} found`,
       );
     }
   } catch (err) {

@@ -7,8 +7,12 @@
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { TEST_CARDS } from '../sandbox/test-cards';
+import { EVENT_SECRET_PREFIX } from '../common/event-signature';
 
-/** Test card numbers, and card fields as JSON keys (`"card_details"` is also a legitimate type value). */
+/**
+ * Test card numbers, card fields as JSON keys (`"card_details"` is also a legitimate type value), and
+ * event endpoint secrets (shown once to whoever registers an endpoint, never kept: issue 15).
+ */
 export const CARD_NEEDLES = [
   ...Object.keys(TEST_CARDS),
   '"card_number":',
@@ -16,6 +20,7 @@ export const CARD_NEEDLES = [
   '"card_details":',
   '"hashed_card_number":',
   '"hashed_card_details":',
+  EVENT_SECRET_PREFIX,
 ];
 
 export interface HistoryScan {

@@ -78,7 +78,8 @@ describe('a payer in a real browser', () => {
     expect(waiting.phase).toBe('awaiting_payer');
     const backUrl: string = waiting.lastSnapshot.payments[0].payment_settings.back_url;
     expect(backUrl).toMatch(
-      new RegExp(`^${stack!.dev.publicUrl}/return/${sessionId}\\?t=[A-Za-z0-9_-]{43}$`),
+      // The token: its expiry (epoch ms, base 36), a dot, the HMAC of the session id and that expiry.
+      new RegExp(`^${stack!.dev.publicUrl}/return/${sessionId}\\?t=[0-9a-z]{1,12}\\.[A-Za-z0-9_-]{43}$`),
     );
     const dest = waiting.userAction.destination_info;
     expect(dest.url_address).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/sandbox\/3ds\//);

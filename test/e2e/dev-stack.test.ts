@@ -13,21 +13,10 @@ import { createServer, type Server } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { DEMO_KINDS } from '../../cli/dev/demo';
+import { FREE_PORTS } from '../helpers/dev-process';
 
 const ROOT = path.resolve(__dirname, '../..');
 const BIN = path.join(ROOT, 'bin', 'paysaga.js');
-const FREE_PORTS = [
-  '--public-port',
-  '0',
-  '--internal-port',
-  '0',
-  '--sandbox-port',
-  '0',
-  '--temporal-port',
-  '0',
-  '--temporal-ui-port',
-  '0',
-];
 
 // Each test has its own bound below (the first may include a cold `tsc` build of dist/).
 

@@ -8,6 +8,20 @@ import * as path from 'node:path';
 const ROOT = path.resolve(__dirname, '../..');
 const BIN = path.join(ROOT, 'bin', 'paysaga.js');
 
+/** Every port of `paysaga dev` chosen free (0). */
+export const FREE_PORTS = [
+  '--public-port',
+  '0',
+  '--internal-port',
+  '0',
+  '--sandbox-port',
+  '0',
+  '--temporal-port',
+  '0',
+  '--temporal-ui-port',
+  '0',
+];
+
 export interface DevProcess {
   child: ChildProcess;
   stdout: () => string;

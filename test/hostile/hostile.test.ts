@@ -14,7 +14,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { request } from 'undici';
 import { TEST_CARD } from '../../sandbox/test-cards';
-import { killDevProcess, startDevProcess, type DevProcess } from '../helpers/dev-process';
+import { FREE_PORTS, killDevProcess, startDevProcess, type DevProcess } from '../helpers/dev-process';
 import { resolveTemporalCli } from '../../cli/temporal-cli';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -22,18 +22,6 @@ import { promisify } from 'node:util';
 /* eslint-disable @typescript-eslint/no-explicit-any -- answers are inspected field by field */
 
 const run = promisify(execFile);
-const FREE_PORTS = [
-  '--public-port',
-  '0',
-  '--internal-port',
-  '0',
-  '--sandbox-port',
-  '0',
-  '--temporal-port',
-  '0',
-  '--temporal-ui-port',
-  '0',
-];
 
 interface Row {
   attack: string;
@@ -270,56 +258,48 @@ describe('hostile input against paysaga dev', () => {
     record('a 2 MiB body', '413', String(big.status), before, await sessions());
     let deep: unknown = 'x';
     for (let i = 0; i < 60; i++) deep = { a: deep };
-    const nested = await v1('POST', '/v1/checkouts', { ...base, reference: 'h-deep', extraInfo: deep });
-    record(
-      'extraInfo nested 60 deep',
-      '400 extraInfo',
-      `${nested.status} ${nested.body?.error?.fields?.[0]?.field}`,
-      before,
-      await sessions(),
-    );
-    const typed = await v1('POST', '/v1/checkouts', {
-      ...base,
-      reference: 'h-typed',
-      amount: { amount: 'lots', currency: 'RUB' },
-    });
-    record(
-      'amount as a string',
-      '400 amount.amount',
-      `${typed.status} ${typed.body?.error?.fields?.[0]?.field}`,
-      before,
-      await sessions(),
-    );
-    const far = await v1('POST', '/v1/subscriptions', {
-      reference: 'h-sub',
+    const subscription = {
       token: 'rt_1',
       amount: { amount: 1, currency: 'RUB' },
       intervalMs: 60_000,
       customer: { user_id: 'h' },
-      firstChargeAt: 8.7e15,
-    });
-    record(
-      'firstChargeAt 8.7e15',
-      '400 firstChargeAt',
-      `${far.status} ${far.body?.error?.fields?.[0]?.field}`,
-      before,
-      await sessions(),
-    );
-    const seconds = await v1('POST', '/v1/subscriptions', {
-      reference: 'h-sub2',
-      token: 'rt_1',
-      amount: { amount: 1, currency: 'RUB' },
-      intervalMs: 60_000,
-      customer: { user_id: 'h' },
-      firstChargeAt: 1.7e9,
-    });
-    record(
-      'firstChargeAt in epoch seconds',
-      '400 firstChargeAt',
-      `${seconds.status} ${seconds.body?.error?.fields?.[0]?.field}`,
-      before,
-      await sessions(),
-    );
+    };
+    const refusals: [string, string, string, object][] = [
+      [
+        'extraInfo nested 60 deep',
+        'extraInfo',
+        '/v1/checkouts',
+        { ...base, reference: 'h-deep', extraInfo: deep },
+      ],
+      [
+        'amount as a string',
+        'amount.amount',
+        '/v1/checkouts',
+        { ...base, reference: 'h-typed', amount: { amount: 'lots', currency: 'RUB' } },
+      ],
+      [
+        'firstChargeAt 8.7e15',
+        'firstChargeAt',
+        '/v1/subscriptions',
+        { ...subscription, reference: 'h-sub', firstChargeAt: 8.7e15 },
+      ],
+      [
+        'firstChargeAt in epoch seconds',
+        'firstChargeAt',
+        '/v1/subscriptions',
+        { ...subscription, reference: 'h-sub2', firstChargeAt: 1.7e9 },
+      ],
+    ];
+    for (const [attack, field, route, body] of refusals) {
+      const res = await v1('POST', route, body);
+      record(
+        attack,
+        `400 ${field}`,
+        `${res.status} ${res.body?.error?.fields?.[0]?.field}`,
+        before,
+        await sessions(),
+      );
+    }
     before = await sessions();
     const notJson = await v1('POST', '/v1/checkouts', '{"method": "card",');
     record('a body that is not JSON', '400', String(notJson.status), before, await sessions());
