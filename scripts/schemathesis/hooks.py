@@ -8,6 +8,7 @@ refusal of them as "schema-valid request rejected" nor their acceptance as "sche
 accepted". Each rule is also said in the document's descriptions.
 """
 import datetime
+import json
 
 import schemathesis
 
@@ -62,6 +63,18 @@ def filter_case(context, case):
     if start is not None and end is not None and start >= end:
         return False
 
+    # Free-form JSON (extraInfo, customer, participant, payee, pass-through bodies) is bounded in bytes and
+    # depth (common/json-bounds.ts), stated as `x-max-json-bytes` / `x-max-depth`: JSON Schema has no
+    # keyword for either. A generated value that may break them is dropped (measured with every
+    # non-ASCII character escaped, which is never smaller than the server's UTF-8 count).
+    if body is not None and _breaks_json_bounds(body, _body_schema(case)):
+        return False
+
+    # A subscription's first charge lies between a day back and two years ahead of now (client/inputs.ts
+    # FIRST_CHARGE_WINDOW): relative to the clock, which a static document cannot state.
+    if body is not None and "firstChargeAt" in body and not _in_charge_window(body["firstChargeAt"]):
+        return False
+
     # A partial finalization may not exceed the payment (client/inputs.ts partialWithinAmount): a
     # comparison of two fields of the body, which JSON Schema cannot express.
     if body is not None:
@@ -102,6 +115,68 @@ def _with_known_bank(value):
     if isinstance(value, list):
         return [_with_known_bank(v) for v in value]
     return value
+
+
+def _body_schema(case):
+    definition = getattr(case.operation, "definition", None)
+    raw = getattr(definition, "raw", None) or {}
+    content = (raw.get("requestBody") or {}).get("content") or {}
+    return (content.get("application/json") or {}).get("schema") or {}
+
+
+def _bounds(schema, out):
+    """Field name (None: the whole body) -> (bytes, depth), from every branch of the body's schema."""
+    if not isinstance(schema, dict):
+        return out
+    if "x-max-json-bytes" in schema and None not in out:
+        out[None] = (schema["x-max-json-bytes"], schema.get("x-max-depth"))
+    for key in ("oneOf", "anyOf", "allOf"):
+        for branch in schema.get(key) or []:
+            _bounds(branch, out)
+    for name, prop in (schema.get("properties") or {}).items():
+        if isinstance(prop, dict):
+            for candidate in [prop, *(prop.get("anyOf") or []), *(prop.get("allOf") or [])]:
+                if isinstance(candidate, dict) and "x-max-json-bytes" in candidate:
+                    out[name] = (candidate["x-max-json-bytes"], candidate.get("x-max-depth"))
+    return out
+
+
+def _depth(value):
+    if isinstance(value, dict):
+        return 1 + max((_depth(v) for v in value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max((_depth(v) for v in value), default=0)
+    return 0
+
+
+def _breaks_json_bounds(body, schema):
+    for name, (max_bytes, max_depth) in _bounds(schema, {}).items():
+        value = body if name is None else body.get(name)
+        if value is None:
+            continue
+        if len(json.dumps(value, ensure_ascii=True, separators=(",", ":"))) > max_bytes:
+            return True
+        if max_depth is not None and _depth(value) > max_depth:
+            return True
+    return False
+
+
+DAY_MS = 24 * 3_600_000
+MARGIN_MS = 10 * 60_000
+
+
+def _in_charge_window(value):
+    if isinstance(value, bool):
+        return True  # the schema's own business (a wrong type)
+    if isinstance(value, (int, float)):
+        ms = float(value)
+    else:
+        at = _instant(value)
+        if at is None:
+            return True
+        ms = at.timestamp() * 1000
+    now = datetime.datetime.now(datetime.timezone.utc).timestamp() * 1000
+    return now - DAY_MS + MARGIN_MS <= ms <= now + 2 * 366 * DAY_MS - MARGIN_MS
 
 
 def _instant(value):
