@@ -88,8 +88,12 @@ describe('scoped API tokens', () => {
   it('log lines of a request name the token id, never the token', async () => {
     await call('GET', '/v1/sessions?limit=1', payments.token);
     const mine = logs.filter((l) => l.includes(`"tokenId":"${payments.id}"`));
-    expect(mine.length).toBeGreaterThanOrEqual(1);
     expect(mine.some((l) => l.includes('"statusCode":200'))).toBe(true);
+    // Every line of that request (by its reqId) names the token.
+    const reqIds = new Set(mine.map((l) => (JSON.parse(l) as { reqId?: string }).reqId));
+    const ofThose = logs.filter((l) => reqIds.has((JSON.parse(l) as { reqId?: string }).reqId));
+    expect(ofThose.length).toBeGreaterThanOrEqual(1);
+    expect(ofThose.filter((l) => !l.includes(`"tokenId":"${payments.id}"`))).toEqual([]);
     for (const t of [read, payments, admin]) expect(logs.join('\n')).not.toContain(t.token);
   });
 
