@@ -1,5 +1,5 @@
 /**
- * The worker's own check of a provider webhook (DESIGN decision 18): the API verified it at the edge,
+ * The worker's own check of a provider webhook (DESIGN decision 16): the API verified it at the edge,
  * and the session believes it only once its worker has verified the same bytes again, so a signal sent
  * by anyone else (the Temporal UI, a compromised service) cannot claim an outcome.
  */

@@ -72,7 +72,7 @@ export type ProviderEventProof = { ok: true; event: WebhookEvent } | { ok: false
 export interface ProofActivities {
   /**
    * Verifies a webhook body against its X-Signature with the provider's service keys and parses it
-   * (DESIGN decision 18). A local activity: no task queue round trip, one marker in history.
+   * (DESIGN decision 16). A local activity: no task queue round trip, one marker in history.
    */
   verifyProviderEvent(a: { body: string; signature: string }): Promise<ProviderEventProof>;
 }

@@ -62,7 +62,7 @@ export async function replayProviderEvents(
   for (const [i, d] of recorded.entries()) {
     const replayedAt = new Date(base + i).toISOString();
     // A recorded webhook is kept signed (its body was verified when it came, so it parses); runs from
-    // before DESIGN decision 18 kept the event itself, which now only makes the session look again.
+    // before DESIGN decision 16 kept the event itself, which now only makes the session look again.
     const heard = d.signed ? (JSON.parse(d.signed.body) as WebhookEvent) : d.event;
     if (!heard) continue;
     const delivery: ProviderEventDelivery = {

@@ -15,7 +15,7 @@ export type RouteOutcome = DeliveryOutcome;
 
 /**
  * `signed`: the webhook's raw body and signature, which travel to the session so that its worker
- * verifies them again (DESIGN decision 18). A body that names card fields never enters Temporal: the
+ * verifies them again (DESIGN decision 16). A body that names card fields never enters Temporal: the
  * session is then told only what was heard, and reads transaction/state itself.
  */
 export function routeProviderEvent(

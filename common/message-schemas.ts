@@ -1,6 +1,6 @@
 /**
  * The shape of every message paysaga's workflows accept, checked inside the workflow before anything
- * reads it (DESIGN decision 18). Anyone who can reach the namespace can send a signal or an Update: a
+ * reads it (DESIGN decision 16). Anyone who can reach the namespace can send a signal or an Update: a
  * payload that does not parse is refused (a signal: recorded as refused; an Update: rejected by its
  * validator, nothing in history) and never fails a workflow task. Safe for workflow code (zod only).
  */

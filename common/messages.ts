@@ -11,7 +11,7 @@ import type { ProviderEventRecord, SessionView, SubscriptionView } from './views
 // ---- a payment session (workflow id = session id) ----
 
 /**
- * A provider event for this session (DESIGN decision 18: nobody can fake an outcome). A webhook, or its
+ * A provider event for this session (DESIGN decision 16: nobody can fake an outcome). A webhook, or its
  * replay, carries the body exactly as the provider signed it and the signature: the session has its
  * worker verify them again (verifyProviderEvent) before it believes a word. Without `signed` (a state
  * sync of the reconciler, a webhook whose body could not travel) the delivery is only a reason to read

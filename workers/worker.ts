@@ -24,7 +24,7 @@ export interface PaysagaWorkerOptions {
   provider: ProviderClient;
   /**
    * Verifies a webhook with the provider's service keys (createWebhookVerifier): sessions apply only
-   * events this worker verified again (DESIGN decision 18).
+   * events this worker verified again (DESIGN decision 16).
    */
   verifyWebhook: (raw: Buffer, signature: string | undefined) => WebhookVerification;
   /** paysaga's store of record: workflows write their records to it through activities. */

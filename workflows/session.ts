@@ -80,7 +80,7 @@ export class Session {
   private readonly payerReturns = new PayerReturnThrottle();
   /** Unproven deliveries (syncs, unsigned claims) ask for a state read at most this often, too. */
   private readonly looks = new PayerReturnThrottle();
-  /** Runs from before DESIGN decision 18 applied signaled events as they came (replayed as they ran). */
+  /** Runs from before DESIGN decision 16 applied signaled events as they came (replayed as they ran). */
   private readonly proofRequired: boolean;
   /** Provider deliveries heard and not yet judged (judgeInOrder), oldest first. */
   private readonly heard: HeardDelivery[] = [];
@@ -212,7 +212,7 @@ export class Session {
   }
 
   /**
-   * A provider event (DESIGN decision 18): only what the provider signed is applied. The payload is
+   * A provider event (DESIGN decision 16): only what the provider signed is applied. The payload is
    * parsed first; a signed one is verified again by this worker (a local activity) and applied if it is
    * news; anything unsigned is at most a reason to read transaction/state. Every delivery is in the
    * audit, a refused one with why. Nothing a signal carries can fail a workflow task.
@@ -367,7 +367,7 @@ export class Session {
    * Secure redirect, an operation to approve: what the session does next is a provider call of its own,
    * which the provider answers truthfully); a result, money back, a time ahead of the clock (which would
    * make the provider's real states look older) or a shape the session cannot read is confirmed by
-   * transaction/state first, whose answer is applied (DESIGN decision 18). Runs from before the proof
+   * transaction/state first, whose answer is applied (DESIGN decision 16). Runs from before the proof
    * applied every report as it came.
    */
   applyClaim(snapshot: SessionInfo, type: string): void {

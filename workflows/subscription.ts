@@ -398,7 +398,9 @@ class Subscription {
       return true;
     }
     s.totals.failed++;
-    this.announce('subscription.charge_failed');
+    // Announced (and so recorded) once the dunning state says what comes next: the record written with
+    // the event is the subscription as it is after the failure (seed 077fa8e5 found a final row
+    // without the dunning a retry had set, because nothing was recorded after it).
     const delays = this.input.dunning.retryDelaysMs;
     const failures = s.attempt + 1;
     const lastReason = outcome.reason ?? 'charge failed';
@@ -412,9 +414,11 @@ class Subscription {
         lastReason,
         exhausted: false,
       };
+      this.announce('subscription.charge_failed');
       return false;
     }
     s.dunning = { period: s.period, failures, lastReason, exhausted: true };
+    this.announce('subscription.charge_failed');
     this.nextPeriod(now);
     if (s.status !== 'canceled') {
       this.setStatus('past_due');
@@ -454,7 +458,7 @@ class Subscription {
 
   // ---- Updates ----
 
-  /** A signal whose payload does not parse changes nothing (DESIGN decision 18): said in the log. */
+  /** A signal whose payload does not parse changes nothing (DESIGN decision 16): said in the log. */
   private refusedMessage(message: string, why: string): void {
     wf.log.warn('signal refused: its payload does not parse', { message, why });
   }

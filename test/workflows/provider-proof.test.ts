@@ -1,5 +1,5 @@
 /**
- * Nobody can fake an outcome (DESIGN decision 18, issue 15): signals sent with the Temporal CLI, plain
+ * Nobody can fake an outcome (DESIGN decision 16, issue 15): signals sent with the Temporal CLI, plain
  * and unencrypted, by someone who can reach the namespace but holds no provider key. A 3-D Secure
  * checkout whose payer never acts is told it succeeded in every way a signal can say it: unsigned,
  * with a made-up signature, with a body changed after signing, signed for another session, as a
