@@ -35,11 +35,12 @@ export function apiToken(token: string, scopes: readonly Scope[] = SCOPES): ApiT
   return { id: tokenIdOf(token), token, scopes };
 }
 
-function scopesOf(text: string, where: string): Scope[] {
+/** `read+payments` as scopes; an unknown one is named. */
+export function parseScopes(text: string, where: string): Scope[] {
   const scopes = text.split('+').map((s) => s.trim());
   for (const s of scopes)
     if (!(SCOPES as readonly string[]).includes(s))
-      throw new Error(`${where}: unknown scope "${s}" (one or more of ${SCOPES.join(', ')}, joined with +)`);
+      throw new Error(`${where}: unknown scope "${s}" (one or more of ${SCOPES.join(', ')})`);
   return [...new Set(scopes)] as Scope[];
 }
 
@@ -63,7 +64,11 @@ export function parseApiTokens(value: string | undefined, variable = 'PAYSAGA_AP
         `${where}: a token of ${token.length} characters is too weak; at least ${MIN_TOKEN_LENGTH} ` +
           '(paysaga token create makes one)',
       );
-    return { id: tokenIdOf(token), token, scopes: scopes === undefined ? SCOPES : scopesOf(scopes, where) };
+    return {
+      id: tokenIdOf(token),
+      token,
+      scopes: scopes === undefined ? SCOPES : parseScopes(scopes, where),
+    };
   });
 }
 
@@ -73,5 +78,3 @@ export function createApiToken(scopes: readonly Scope[]): { id: string; token: s
   const token = `pst_${id}_${randomBytes(32).toString('base64url')}`;
   return { id, token, entry: `${token}:${scopes.join('+')}` };
 }
-
-export { scopesOf as parseScopes };
