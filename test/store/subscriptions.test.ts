@@ -126,7 +126,9 @@ describe('subscriptions in the store', () => {
     // never a PostgreSQL error.
     const found = await searchSubscriptions(store, { reference: 'store-nul' }, { limit: 5 });
     expect(found.map((s) => s.subscriptionId)).toEqual([nul]);
-    await expect(searchSessions(store, { customerId: 'u\u0000', reference: 'x\u0000' }, { limit: 5 })).resolves.toEqual([]);
+    await expect(
+      searchSessions(store, { customerId: 'u\u0000', reference: 'x\u0000' }, { limit: 5 }),
+    ).resolves.toEqual([]);
     await expect(listEvents(store.db, { subject: `${nul}\u0000`, limit: 1 })).resolves.toEqual([]);
   });
 });

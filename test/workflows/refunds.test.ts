@@ -240,7 +240,10 @@ describe.each([true, false])('refunds and chargebacks (webhooks %s)', (webhooks)
     // (what the reconciler does for every finished session).
     if (!webhooks)
       expect(
-        await syncSessionFromProvider(stack.temporal, stack.provider, id, { taskQueue: stack.taskQueue, stored: storedStates(stack.store) }),
+        await syncSessionFromProvider(stack.temporal, stack.provider, id, {
+          taskQueue: stack.taskQueue,
+          stored: storedStates(stack.store),
+        }),
       ).toMatch(/signaled|reopened/);
     const view = await until(id, (v) => v.totals.chargedBack === 2_500);
     expect(view).toMatchObject({
