@@ -10,6 +10,7 @@ import {
   type Payload,
   type PayloadCodec,
 } from '@temporalio/common';
+import { envFlag } from './env-flag';
 import { UNENCRYPTED_MARK } from './message-schemas';
 import { temporal } from '@temporalio/proto';
 
@@ -146,13 +147,7 @@ export function assertCodecConfigured(
   codec: PayloadCodec | undefined,
   who: string,
 ): void {
-  if (codec) return;
-  const allow = (env.PAYSAGA_ALLOW_UNENCRYPTED ?? '').trim().toLowerCase();
-  if (allow === 'true') return;
-  if (allow !== '' && allow !== 'false')
-    throw new CodecKeyError(
-      `PAYSAGA_ALLOW_UNENCRYPTED must be true or false, got ${env.PAYSAGA_ALLOW_UNENCRYPTED}`,
-    );
+  if (codec || envFlag(env, 'PAYSAGA_ALLOW_UNENCRYPTED')) return;
   throw new CodecKeyError(
     `${who}: PAYSAGA_CODEC_KEYS is not set, so payloads would be stored in Temporal unencrypted; give ` +
       'keys (id:base64(32 bytes), e.g. k1:$(openssl rand -base64 32)) or set PAYSAGA_ALLOW_UNENCRYPTED=true',
@@ -167,12 +162,8 @@ export function codecFromEnv(
   env: NodeJS.ProcessEnv = process.env,
   plain: PlainPayloads = 'mark',
 ): EncryptionCodec | undefined {
-  const accept = (env.PAYSAGA_CODEC_ACCEPT_PLAIN ?? '').trim().toLowerCase();
-  if (accept !== '' && accept !== 'true' && accept !== 'false')
-    throw new CodecKeyError(
-      `PAYSAGA_CODEC_ACCEPT_PLAIN must be true or false, got ${env.PAYSAGA_CODEC_ACCEPT_PLAIN}`,
-    );
+  const accept = envFlag(env, 'PAYSAGA_CODEC_ACCEPT_PLAIN');
   return env.PAYSAGA_CODEC_KEYS
-    ? new EncryptionCodec(parseCodecKeys(env.PAYSAGA_CODEC_KEYS), accept === 'true' ? 'accept' : plain)
+    ? new EncryptionCodec(parseCodecKeys(env.PAYSAGA_CODEC_KEYS), accept ? 'accept' : plain)
     : undefined;
 }

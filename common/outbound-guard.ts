@@ -15,6 +15,7 @@
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { BlockList, isIP } from 'node:net';
 import { Agent, type Dispatcher } from 'undici';
+import { envFlag } from './env-flag';
 
 /** Resolves a host name to its addresses (tests pass a stub; the default is the system's resolver). */
 export type Resolve = (host: string) => Promise<string[]>;
@@ -68,6 +69,8 @@ for (const [address, prefix, family] of RANGES) internal.addSubnet(address, pref
 
 const familyOf = (address: string): 'ipv4' | 'ipv6' => (isIP(address) === 6 ? 'ipv6' : 'ipv4');
 const bare = (host: string) => host.replace(/^\[|\]$/g, '').toLowerCase();
+/** A host as compared here: no IPv6 brackets, lower case, no trailing dot. */
+const hostName = (host: string) => bare(host).replace(/\.$/, '');
 
 /** An allow-list entry: a host name (exact), an address, or a CIDR range. Throws on a malformed range. */
 function allowList(entries: string[]): { names: Set<string>; ranges: BlockList } {
@@ -104,7 +107,7 @@ export class OutboundGuard {
 
   constructor(private readonly policy: OutboundPolicy) {
     this.allowed = allowList(policy.allow);
-    this.own = new Set((policy.own ?? []).map((h) => bare(h).replace(/\.$/, '')).filter(Boolean));
+    this.own = new Set((policy.own ?? []).map(hostName).filter(Boolean));
     this.resolve = policy.resolve ?? systemResolve;
   }
 
@@ -123,7 +126,7 @@ export class OutboundGuard {
           : 'an https:// URL (plain http is allowed only where PAYSAGA_EVENT_ALLOW_HTTP is set)',
       );
     if (u.username || u.password) throw new OutboundRefusedError('a URL without credentials in it');
-    const host = bare(u.hostname).replace(/\.$/, '');
+    const host = hostName(u.hostname);
     // Addresses are the address rule's; a name the deployment uses is refused even if it resolves out.
     if (!isIP(host) && this.own.has(host) && !this.allowed.names.has(host))
       throw new OutboundRefusedError(`a host outside this deployment (${host} is one of its own services)`);
@@ -135,7 +138,7 @@ export class OutboundGuard {
    * OutboundRefusedError.
    */
   async check(url: string): Promise<void> {
-    const host = bare(this.checkUrl(url).hostname).replace(/\.$/, '');
+    const host = hostName(this.checkUrl(url).hostname);
     if (this.allowed.names.has(host)) return;
     let addresses = [host];
     if (!isIP(host)) {
@@ -153,7 +156,7 @@ export class OutboundGuard {
    * socket to an address literal asks no lookup); names are checked by the dispatcher's lookup.
    */
   checkBeforeSend(url: string): void {
-    const host = bare(this.checkUrl(url).hostname).replace(/\.$/, '');
+    const host = hostName(this.checkUrl(url).hostname);
     if (isIP(host) && !this.allowed.names.has(host)) this.checkAddresses(host, [host]);
   }
 
@@ -200,7 +203,7 @@ export class OutboundGuard {
     options: LookupOptions,
     callback: (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void,
   ): void {
-    const name = bare(host).replace(/\.$/, '');
+    const name = hostName(host);
     const resolved = isIP(name) ? Promise.resolve([name]) : this.addressesOf(name);
     resolved
       .then((addresses) => {
@@ -239,16 +242,14 @@ export function hostsOf(addresses: (string | undefined)[]): string[] {
  * address; the store's and the public URL's hosts are read here).
  */
 export function outboundPolicyFromEnv(env: NodeJS.ProcessEnv, own: string[] = []): OutboundPolicy {
-  const http = (env.PAYSAGA_EVENT_ALLOW_HTTP ?? '').trim().toLowerCase();
-  if (http !== '' && http !== 'true' && http !== 'false')
-    throw new Error(`PAYSAGA_EVENT_ALLOW_HTTP must be true or false, got ${env.PAYSAGA_EVENT_ALLOW_HTTP}`);
+  const allowHttp = envFlag(env, 'PAYSAGA_EVENT_ALLOW_HTTP');
   const allow = (env.PAYSAGA_EVENT_ALLOW_HOSTS ?? '')
     .split(',')
     .map((h) => h.trim())
     .filter(Boolean);
   allowList(allow); // a malformed entry is reported at start, not at the first delivery
   return {
-    allowHttp: http === 'true',
+    allowHttp,
     allow,
     own: [...own, ...hostsOf([env.PAYSAGA_DATABASE_URL, env.PAYSAGA_PUBLIC_URL])],
   };
