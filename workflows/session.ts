@@ -49,6 +49,12 @@ import {
 const MAX_EVENTS = 300;
 const MAX_PROVIDER_EVENTS = 200;
 const MAX_RECORDED = 40;
+/** Older than this, a snapshot is read again before a money-moving call is sent on its word. */
+const STALE_MS = 10 * 60_000;
+/** How far ahead of the workflow's clock a reported snapshot's updated_at may be (clocks differ). */
+const CLOCK_SKEW_MS = 5 * 60_000;
+/** Continue-as-new past this many history events unless the server suggests it earlier. */
+const DEFAULT_HISTORY_LIMIT = 8_000;
 
 /** A provider delivery as the signal handler queued it: what it claims, its proof if any, or why not. */
 interface HeardDelivery {
@@ -56,12 +62,6 @@ interface HeardDelivery {
   signed?: { body: string; signature: string };
   refused?: string;
 }
-/** Older than this, a snapshot is read again before a money-moving call is sent on its word. */
-const STALE_MS = 10 * 60_000;
-/** How far ahead of the workflow's clock a reported snapshot's updated_at may be (clocks differ). */
-const CLOCK_SKEW_MS = 5 * 60_000;
-/** Continue-as-new past this many history events unless the server suggests it earlier. */
-const DEFAULT_HISTORY_LIMIT = 8_000;
 
 /** How a kind reads the provider (identity checks and FPS renewals differ from payments). */
 export interface Reading {
