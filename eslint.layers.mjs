@@ -26,6 +26,7 @@ export const LAYERS = [
 
 /** common/ files the workflow bundle may import; any other common/ file is for Node code only. */
 export const WORKFLOW_SAFE_COMMON = [
+  'billing-calendar',
   'event-delivery',
   'events',
   'failures',
