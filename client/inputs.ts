@@ -8,6 +8,7 @@ import { SUBMERCHANT_ID_PATTERN } from '../provider/config';
 import { cardDetails, hashedCardDetails, participantInfo, userInfo } from '../provider/schemas';
 import { SETTINGS_BOUNDS } from '../common/settings';
 import { SUBSCRIPTION_LIMITS } from '../common/subscription-input';
+import { BILLING_INTERVALS, BILLING_LIMITS, scheduleProblem } from '../common/billing-calendar';
 import { boundedJson, EXTRA_INFO_BOUNDS, PARTY_BOUNDS } from '../common/json-bounds';
 
 export const reference = z
@@ -245,70 +246,165 @@ const intervalMs = z
   .max(SUBSCRIPTION_LIMITS.maxIntervalMs);
 const subscriptionToken = z.string().min(1).max(SUBSCRIPTION_LIMITS.maxTokenLength);
 
+/** An ISO 8601 time with its offset, from 2000 to 2099, as epoch ms. */
+const isoTime = z.iso
+  .datetime({ offset: true })
+  .max(40)
+  .regex(/^20\d\d-/, { error: 'an ISO 8601 time from 2000 to 2099' })
+  .transform((t) => Date.parse(t));
+const withinTwoYears = (t: number) => t <= Date.now() + FIRST_CHARGE_WINDOW.aheadMs;
+
+/**
+ * A calendar schedule (common/billing-calendar.ts): every due date counted from the anchor, month ends
+ * clamped. Without an anchor: from the subscription's start (in a change: its billing day and time).
+ */
+export const billingSchedule = z
+  .object({
+    interval: z.enum(BILLING_INTERVALS),
+    count: z
+      .number()
+      .int()
+      .min(1)
+      .max(Math.max(...Object.values(BILLING_LIMITS.maxCount)))
+      .default(1)
+      .describe(`Intervals per period, at most ${JSON.stringify(BILLING_LIMITS.maxCount)} by interval`),
+    anchor: z.iso
+      .datetime({ offset: true })
+      .max(40)
+      .regex(/^20\d\d-/, { error: 'an ISO 8601 date-time with its offset, from 2000 to 2099' })
+      .refine((t) => withinTwoYears(Date.parse(t)), { error: 'at most two years ahead' })
+      .optional()
+      .describe('The first due date and the billing day (ISO 8601 with Z or +hh:mm)'),
+    timeZone: z
+      .string()
+      .min(1)
+      .max(64)
+      .optional()
+      .describe("IANA time zone of the calendar steps (Europe/Moscow); default: the anchor's offset"),
+  })
+  .superRefine((s, ctx) => {
+    const problem = scheduleProblem({ ...s, anchor: s.anchor ?? new Date().toISOString() });
+    if (problem) ctx.addIssue({ code: 'custom', path: [problem.field], message: problem.rule });
+  });
+
 /** Dunning defaults: retry after 1, 3 and 7 days, then cancel. */
 export const DEFAULT_DUNNING = {
   retryDelaysMs: [DAY_MS, 3 * DAY_MS, 7 * DAY_MS],
   onExhausted: 'cancel',
 } as const;
 
-export const subscriptionInput = z.object({
-  reference,
-  /** A recurring token from a first payment with allowRecurring (merchant-initiated charges). */
-  token: subscriptionToken,
-  amount: money,
-  intervalMs,
-  /** ISO 8601 time or epoch ms of the first charge; omitted or past: at once. */
-  firstChargeAt: z
-    .union([
-      // Past times charge at once; the year keeps a typo (or seconds) from reaching a date no timer holds.
-      z.iso
-        .datetime({ offset: true })
-        .max(64)
-        .regex(/^20\d\d-/, { error: 'an ISO 8601 time before the year 2100' }),
-      z
-        .number()
-        .int()
-        .min(FIRST_CHARGE_BOUNDS.min, {
-          error: 'epoch milliseconds (this looks like seconds: multiply by 1000), or an ISO 8601 time',
-        })
-        .max(FIRST_CHARGE_BOUNDS.max, { error: 'epoch milliseconds before 2100-01-01T00:00:00Z' }),
-    ])
-    .transform((t) => (typeof t === 'number' ? t : Date.parse(t)))
-    // A schedule starts now or soon: a time days back is a mistake (a wrong year, a stale value), not
-    // a wish to charge at once, and one years ahead is one too.
-    .refine((t) => t >= Date.now() - FIRST_CHARGE_WINDOW.pastMs, {
-      error: 'a time at most a day in the past (omit it to charge at once)',
-    })
-    .refine((t) => t <= Date.now() + FIRST_CHARGE_WINDOW.aheadMs, { error: 'a time at most two years ahead' })
-    .optional(),
-  dunning: z
-    .object({
-      retryDelaysMs: z
-        .array(z.number().int().positive().max(SUBSCRIPTION_LIMITS.maxIntervalMs))
-        .max(SUBSCRIPTION_LIMITS.maxRetries)
-        .default([...DEFAULT_DUNNING.retryDelaysMs]),
-      onExhausted: z.enum(['cancel', 'pause']).default(DEFAULT_DUNNING.onExhausted),
-    })
-    .optional(),
-  /** The payer (user_info, at least user_id): the provider requires it for every charge. */
-  customer,
-  settings: settingsOverrides.optional(),
-  submerchantId: submerchantId.optional(),
-  /** Continue-as-new after this many periods (bounds the workflow's history). */
-  periodsPerRun: z.number().int().min(1).max(1_000).optional(),
-});
+export const subscriptionInput = z
+  .object({
+    reference,
+    /** A recurring token from a first payment with allowRecurring (merchant-initiated charges). */
+    token: subscriptionToken,
+    amount: money,
+    /** Calendar billing (preferred): `{interval, count, anchor, timeZone}`. */
+    schedule: billingSchedule.optional(),
+    /** Fixed milliseconds between charges, without a billing day (the older input; prefer schedule). */
+    intervalMs: intervalMs.optional(),
+    /** No charge before it: the first due date at or after it is the first charged. */
+    trialEnd: isoTime.refine(withinTwoYears, { error: 'at most two years ahead' }).optional(),
+    /** Ends (status ended) once this many periods are billed. */
+    endAfterPeriods: z.number().int().min(1).max(100_000).optional(),
+    /** Ends before the first period due at or after this time. */
+    endAt: isoTime.optional(),
+    /** intervalMs only (a schedule starts on its anchor): ISO 8601 time or epoch ms of the first charge. */
+    firstChargeAt: z
+      .union([
+        // Past times charge at once; the year keeps a typo (or seconds) from reaching a date no timer holds.
+        z.iso
+          .datetime({ offset: true })
+          .max(64)
+          .regex(/^20\d\d-/, { error: 'an ISO 8601 time before the year 2100' }),
+        z
+          .number()
+          .int()
+          .min(FIRST_CHARGE_BOUNDS.min, {
+            error: 'epoch milliseconds (this looks like seconds: multiply by 1000), or an ISO 8601 time',
+          })
+          .max(FIRST_CHARGE_BOUNDS.max, { error: 'epoch milliseconds before 2100-01-01T00:00:00Z' }),
+      ])
+      .transform((t) => (typeof t === 'number' ? t : Date.parse(t)))
+      // A schedule starts now or soon: a time days back is a mistake (a wrong year, a stale value), not
+      // a wish to charge at once, and one years ahead is one too.
+      .refine((t) => t >= Date.now() - FIRST_CHARGE_WINDOW.pastMs, {
+        error: 'a time at most a day in the past (omit it to charge at once)',
+      })
+      .refine((t) => t <= Date.now() + FIRST_CHARGE_WINDOW.aheadMs, {
+        error: 'a time at most two years ahead',
+      })
+      .optional(),
+    dunning: z
+      .object({
+        retryDelaysMs: z
+          .array(z.number().int().positive().max(SUBSCRIPTION_LIMITS.maxIntervalMs))
+          .max(SUBSCRIPTION_LIMITS.maxRetries)
+          .default([...DEFAULT_DUNNING.retryDelaysMs]),
+        onExhausted: z.enum(['cancel', 'pause']).default(DEFAULT_DUNNING.onExhausted),
+      })
+      .optional(),
+    /** The payer (user_info, at least user_id): the provider requires it for every charge. */
+    customer,
+    settings: settingsOverrides.optional(),
+    submerchantId: submerchantId.optional(),
+    /** Continue-as-new after this many periods (bounds the workflow's history). */
+    periodsPerRun: z.number().int().min(1).max(1_000).optional(),
+  })
+  .superRefine((i, ctx) => {
+    if (i.schedule === undefined && i.intervalMs === undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['schedule'],
+        message: 'required: a calendar schedule (or intervalMs)',
+      });
+    if (i.schedule !== undefined && i.intervalMs !== undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['intervalMs'],
+        message: 'send schedule or intervalMs, not both',
+      });
+    if (i.schedule !== undefined && i.firstChargeAt !== undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['firstChargeAt'],
+        message: 'with a schedule, the first charge is schedule.anchor (or trialEnd)',
+      });
+    if (i.endAt !== undefined && i.endAt <= Date.now())
+      ctx.addIssue({ code: 'custom', path: ['endAt'], message: 'a time in the future' });
+  })
+  .meta({ anyOf: [{ required: ['schedule'] }, { required: ['intervalMs'] }] });
 
 export const subscriptionChangeInput = z
   .object({
     amount: z.number().int().positive().optional(),
     token: subscriptionToken.optional(),
+    schedule: billingSchedule.optional(),
     intervalMs: intervalMs.optional(),
+    /** Amount and schedule apply from this period (default: the first not started). */
+    fromPeriod: z.number().int().min(1).max(1_000_000).optional(),
   })
-  .refine((c) => c.amount !== undefined || c.token !== undefined || c.intervalMs !== undefined, {
-    path: ['amount'],
-    message: 'send at least one of amount, token, intervalMs',
-  })
-  .meta({ anyOf: [{ required: ['amount'] }, { required: ['token'] }, { required: ['intervalMs'] }] });
+  .refine(
+    (c) =>
+      c.amount !== undefined ||
+      c.token !== undefined ||
+      c.intervalMs !== undefined ||
+      c.schedule !== undefined,
+    { path: ['amount'], message: 'send at least one of amount, token, schedule, intervalMs' },
+  )
+  .meta({
+    anyOf: [
+      { required: ['amount'] },
+      { required: ['token'] },
+      { required: ['schedule'] },
+      { required: ['intervalMs'] },
+    ],
+  });
+
+export const subscriptionResumeInput = z.object({
+  /** Bill from now on (a new anchor) instead of keeping the billing day. */
+  restart: z.boolean().optional(),
+});
 
 export const subscriptionCancelInput = z.object({ reason: z.string().min(1).max(500).optional() });
 
@@ -322,4 +418,5 @@ export type IdentityCheckInput = z.input<typeof identityCheckInput>;
 export type RefundRequestInput = z.input<typeof refundInput>;
 export type SubscriptionStartInput = z.input<typeof subscriptionInput>;
 export type SubscriptionChangeInput = z.input<typeof subscriptionChangeInput>;
+export type SubscriptionResumeInput = z.input<typeof subscriptionResumeInput>;
 export { CardDetails, HashedCardDetails };

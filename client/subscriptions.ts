@@ -52,8 +52,12 @@ export class Subscriptions {
       reference: i.reference,
       token: i.token,
       amount: i.amount,
-      intervalMs: i.intervalMs,
+      ...(i.schedule ? { schedule: i.schedule } : {}),
+      ...(i.intervalMs !== undefined ? { intervalMs: i.intervalMs } : {}),
       ...(i.firstChargeAt !== undefined ? { firstChargeAt: i.firstChargeAt } : {}),
+      ...(i.trialEnd !== undefined ? { trialEnd: i.trialEnd } : {}),
+      ...(i.endAfterPeriods !== undefined ? { endAfterPeriods: i.endAfterPeriods } : {}),
+      ...(i.endAt !== undefined ? { endAt: i.endAt } : {}),
       dunning: i.dunning ?? {
         retryDelaysMs: [...inputs.DEFAULT_DUNNING.retryDelaysMs],
         onExhausted: inputs.DEFAULT_DUNNING.onExhausted,
@@ -120,9 +124,19 @@ export class Subscriptions {
     return this.update(subscriptionId, (h) => h.executeUpdate(pauseSubscriptionUpdate, { args: [] }));
   }
 
-  /** From paused or past_due: a due time already passed is charged at once. */
-  async resume(subscriptionId: string): Promise<SubscriptionView> {
-    return this.update(subscriptionId, (h) => h.executeUpdate(resumeSubscriptionUpdate, { args: [] }));
+  /**
+   * From paused or past_due. A calendar schedule keeps its billing day (the next due date from now;
+   * periods that fell due while paused are not charged) unless `restart` bills from now on; with
+   * intervalMs, a due time already passed is charged at once.
+   */
+  async resume(
+    subscriptionId: string,
+    options: inputs.SubscriptionResumeInput = {},
+  ): Promise<SubscriptionView> {
+    const o = parse(inputs.subscriptionResumeInput, options);
+    return this.update(subscriptionId, (h) =>
+      h.executeUpdate(resumeSubscriptionUpdate, { args: [o.restart ? { restart: true } : {}] }),
+    );
   }
 
   /** No further charge; a charge already started finishes. */
@@ -133,7 +147,7 @@ export class Subscriptions {
     );
   }
 
-  /** Amount, token and/or interval, from the next period on. */
+  /** Amount and/or schedule from a period (default the next not started), a token from the next attempt. */
   async change(subscriptionId: string, change: inputs.SubscriptionChangeInput): Promise<SubscriptionView> {
     const c = parse(inputs.subscriptionChangeInput, change);
     return this.update(subscriptionId, (h) =>
@@ -143,6 +157,8 @@ export class Subscriptions {
             ...(c.amount !== undefined ? { amount: c.amount } : {}),
             ...(c.token !== undefined ? { token: c.token } : {}),
             ...(c.intervalMs !== undefined ? { intervalMs: c.intervalMs } : {}),
+            ...(c.schedule ? { schedule: c.schedule } : {}),
+            ...(c.fromPeriod !== undefined ? { fromPeriod: c.fromPeriod } : {}),
           },
         ],
       }),

@@ -27,6 +27,7 @@ export const SUBSCRIPTION_EVENT_TYPES = [
   'subscription.paused',
   'subscription.resumed',
   'subscription.canceled',
+  'subscription.ended',
 ] as const;
 
 export const EVENT_TYPES = [...SESSION_EVENT_TYPES, ...SUBSCRIPTION_EVENT_TYPES] as const;

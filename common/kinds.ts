@@ -89,7 +89,8 @@ export const DECISION_PHASES = [
   'awaiting_finalization',
 ] as const satisfies readonly SessionPhase[];
 
-export const SUBSCRIPTION_STATUSES = ['active', 'paused', 'past_due', 'canceled'] as const;
+/** `ended`: its last period (endAfterPeriods, endAt) was billed; `canceled`: stopped before that. */
+export const SUBSCRIPTION_STATUSES = ['active', 'paused', 'past_due', 'canceled', 'ended'] as const;
 export type SubscriptionStatus = (typeof SUBSCRIPTION_STATUSES)[number];
 
 /** `PaymentKind` of workflows that are not payment sessions (search excludes them). */

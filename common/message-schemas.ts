@@ -73,6 +73,7 @@ export const registrationRequest = z.object({ requestId: z.string().min(1).max(2
 
 /** The subscription checks the fields itself (checkChange, with its own rules): an object is enough here. */
 export const subscriptionChange = z.looseObject({});
+export const resumeRequest = z.object({ restart: z.boolean().optional() });
 
 /** The first problem of a payload that does not parse, as `path: message` (an audit or log line). */
 export function whyNot(error: z.ZodError): string {

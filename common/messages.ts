@@ -7,6 +7,7 @@ import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { SessionInfo, WebhookEvent } from '../provider/schemas';
 import type { ProviderRefusal } from './failures';
 import type { ProviderEventRecord, SessionView, SubscriptionView } from './views';
+import type { ScheduleRequest } from './subscription-input';
 
 // ---- a payment session (workflow id = session id) ----
 
@@ -102,12 +103,21 @@ export const cancelSubscriptionUpdate = defineUpdate<SubscriptionView, [{ reason
   'cancelSubscription',
 );
 export const pauseSubscriptionUpdate = defineUpdate<SubscriptionView, []>('pauseSubscription');
-export const resumeSubscriptionUpdate = defineUpdate<SubscriptionView, []>('resumeSubscription');
-/** Applies from the next period: a charge already started keeps its amount. */
+/** `restart`: bill from now on (a new anchor) instead of keeping the billing day. */
+export const resumeSubscriptionUpdate = defineUpdate<SubscriptionView, [{ restart?: boolean }]>(
+  'resumeSubscription',
+);
+/**
+ * Amount and schedule apply from `fromPeriod` (default: the first period not started yet; a charge
+ * already started keeps its amount); a token from the next attempt; intervalMs only on subscriptions
+ * without a calendar schedule.
+ */
 export interface SubscriptionChange {
   amount?: number;
   token?: string;
   intervalMs?: number;
+  schedule?: ScheduleRequest;
+  fromPeriod?: number;
 }
 export const changeSubscriptionUpdate = defineUpdate<SubscriptionView, [SubscriptionChange]>(
   'changeSubscription',

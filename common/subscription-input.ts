@@ -3,6 +3,7 @@
  * carries across continue-as-new. The view it answers is in views.ts. No card data: a subscription charges
  * a recurring token.
  */
+import type { BillingSchedule } from './billing-calendar';
 import type { SubscriptionStatus } from './kinds';
 import type { SessionSettings } from './settings';
 import type {
@@ -22,15 +23,34 @@ export const SUBSCRIPTION_LIMITS = {
   maxTokenLength: 256,
 } as const;
 
+/** A schedule as asked for: without an anchor, the subscription's start (or, in a change, its billing day). */
+export type ScheduleRequest = Omit<BillingSchedule, 'anchor'> & { anchor?: string };
+
+/** A change accepted for a later period, applied when that period begins. */
+export interface PendingChange {
+  fromPeriod: number;
+  amount?: number;
+  schedule?: BillingSchedule;
+}
+
 export interface SubscriptionInput {
   /** `sub-<reference>`: the workflow id (no provider session backs a subscription as a whole). */
   subscriptionId: string;
   reference: string;
   token: string;
   amount: Money;
-  intervalMs: number;
-  /** Epoch ms of the first charge; omitted: at once. */
+  /** Calendar billing: due dates from the anchor (common/billing-calendar.ts). */
+  schedule?: ScheduleRequest;
+  /** Fixed milliseconds between charges, for subscriptions without a schedule (the older input). */
+  intervalMs?: number;
+  /** Epoch ms of the first charge (intervalMs only; a schedule has its anchor); omitted: at once. */
   firstChargeAt?: number;
+  /** Epoch ms: no charge before it (the first due date at or after it is the first charged). */
+  trialEnd?: number;
+  /** Ends (status `ended`) once this many periods are billed. */
+  endAfterPeriods?: number;
+  /** Epoch ms: ends before the first period due at or after it. */
+  endAt?: number;
   dunning: DunningPolicy;
   /** Settings of every charge session (polling, deadlines). */
   settings: SessionSettings;
@@ -48,7 +68,14 @@ export interface SubscriptionState {
   status: SubscriptionStatus;
   amount: Money;
   token: string;
-  intervalMs: number;
+  /** Fixed milliseconds between charges (subscriptions without a schedule). */
+  intervalMs?: number;
+  /** The calendar schedule in effect: the current period's due date is one of its dates. */
+  schedule?: BillingSchedule;
+  /** Changes accepted for later periods, by period. */
+  pendingChanges?: PendingChange[];
+  /** The due date of the period before the current one (epoch ms), once there was one. */
+  lastDueAt?: number;
   /** The period charged next (or being charged), from 1. */
   period: number;
   /** Attempt of that period (0 = the scheduled charge, 1.. = dunning retries). */

@@ -4,6 +4,7 @@
  * document is generated from them. Workflows import the types only (`import type`).
  */
 import { z } from 'zod';
+import { BILLING_INTERVALS } from './billing-calendar';
 import { sessionInfo, userAction } from '../provider/schemas/session';
 import {
   EVENT_SOURCES,
@@ -126,6 +127,7 @@ export const chargeRecordView = z.object({
   sessionId: z.string().describe('ps_...: GET /v1/sessions/{id} shows it'),
   amount: minor,
   currency: z.string(),
+  dueAt: isoTime.optional().describe('When its period fell due (calendar billing counts from the anchor)'),
   startedAt: isoTime,
   outcome: z.enum(['pending', 'succeeded', 'failed']),
   finishedAt: isoTime.optional(),
@@ -156,6 +158,15 @@ export const subscriptionTotalsView = z.object({
 });
 export type SubscriptionTotals = z.infer<typeof subscriptionTotalsView>;
 
+export const billingScheduleView = z.object({
+  interval: z.enum(BILLING_INTERVALS),
+  count: z.number().int().describe('Intervals per period: month with 3 bills quarterly'),
+  anchor: z
+    .string()
+    .describe('The first due date and the billing day (ISO 8601 with offset); due dates are counted from it'),
+  timeZone: z.string().optional().describe("IANA zone of the calendar steps; absent: the anchor's offset"),
+});
+
 export const subscriptionView = z.object({
   subscriptionId: z.string().describe('`sub-<reference>`, also the workflow id'),
   reference: z.string(),
@@ -163,8 +174,26 @@ export const subscriptionView = z.object({
   attention: attentionView.optional().describe('A charge paysaga could not make or follow yet'),
   amount: moneyView,
   token: z.string().describe('The recurring token charged'),
-  intervalMs: z.number().int(),
-  nextChargeAt: isoTime.optional().describe('Absent unless active'),
+  schedule: billingScheduleView.optional().describe('The calendar schedule in effect (absent: intervalMs)'),
+  intervalMs: z.number().int().optional().describe('Fixed milliseconds between charges, without a schedule'),
+  nextChargeAt: isoTime.optional().describe('Absent unless active: the next attempt (a due date or a retry)'),
+  nextDueDates: z
+    .array(isoTime)
+    .optional()
+    .describe('Up to three next due dates while active, with the changes accepted for later periods'),
+  pendingChanges: z
+    .array(
+      z.object({
+        fromPeriod: z.number().int(),
+        amount: minor.optional(),
+        schedule: billingScheduleView.optional(),
+      }),
+    )
+    .optional()
+    .describe('Changes accepted for later periods'),
+  trialEnd: isoTime.optional().describe('No charge before it'),
+  endAfterPeriods: z.number().int().optional().describe('Ends once this many periods are billed'),
+  endAt: isoTime.optional().describe('Ends before the first period due at or after it'),
   period: z.number().int().describe('The period charged next (or being charged), from 1'),
   charges: z.array(chargeRecordView),
   totals: subscriptionTotalsView,

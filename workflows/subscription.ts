@@ -36,6 +36,7 @@ import {
 import {
   cancelRequest,
   checkArgument,
+  resumeRequest,
   parseMessage,
   sessionOpened,
   sessionSettled,
@@ -43,12 +44,19 @@ import {
 } from '../common/message-schemas';
 import { AmountMinor, CreatedAt, NeedsAttention, PaymentStatus } from '../common/search-attributes';
 import { referenceWorkflowId, type ReferenceInput } from '../common/session-input';
-import {
-  SUBSCRIPTION_LIMITS,
-  type SubscriptionInput,
-  type SubscriptionState,
-} from '../common/subscription-input';
+import { type SubscriptionInput, type SubscriptionState } from '../common/subscription-input';
 import type { ChargeRecord, SubscriptionView } from '../common/views';
+import {
+  acceptChange,
+  advance,
+  checkChange,
+  firstDue,
+  firstOpenPeriod,
+  pastTheEnd,
+  resolveSchedule,
+  resumeAt,
+  upcomingDueDates,
+} from './billing';
 import { persist, provider } from './calls';
 import { EventPublisher } from './event-publisher';
 import { SUBSCRIPTION_RECORDED_PATCH, SubscriptionRecorder } from './subscription-recorder';
@@ -77,10 +85,11 @@ export async function subscriptionWorkflow(
   carried?: SubscriptionState,
 ): Promise<SubscriptionView> {
   const sub = new Subscription(input, carried ?? firstState(input));
+  sub.endWhenDone(); // a first period already past the end (endAt before it)
   const periodsPerRun = input.periodsPerRun ?? DEFAULT_PERIODS_PER_RUN;
   let periodsThisRun = 0;
 
-  while (!sub.canceled() || sub.chargeInFlight()) {
+  while (!sub.over() || sub.chargeInFlight()) {
     if (periodsThisRun >= periodsPerRun || sub.historyLong()) await sub.continueAsNew();
     if (sub.chargeInFlight()) {
       if (sub.settle(await sub.followCharge())) periodsThisRun++;
@@ -106,12 +115,13 @@ function firstState(input: SubscriptionInput): SubscriptionState {
   )
     throw invalidArgument('firstChargeAt', 'epoch milliseconds that a date can hold');
   const now = Date.now();
-  const first = Math.max(input.firstChargeAt ?? now, now);
+  const schedule = input.schedule && resolveSchedule(input.schedule, iso(now));
+  const first = firstDue(input, schedule, now);
   return {
     status: 'active',
     amount: { ...input.amount },
     token: input.token,
-    intervalMs: input.intervalMs,
+    ...(schedule ? { schedule } : { intervalMs: input.intervalMs }),
     period: 1,
     attempt: 0,
     periodDueAt: first,
@@ -158,21 +168,24 @@ class Subscription {
       {
         validator: (arg) => {
           checkArgument(cancelRequest, arg);
-          this.refuseWhen(['canceled'], 'cancel');
+          this.refuseWhen(['canceled', 'ended'], 'cancel');
         },
       },
     );
     wf.setHandler(pauseSubscriptionUpdate, () => this.stored(this.pause()), {
-      validator: () => this.refuseWhen(['paused', 'past_due', 'canceled'], 'pause'),
+      validator: () => this.refuseWhen(['paused', 'past_due', 'canceled', 'ended'], 'pause'),
     });
-    wf.setHandler(resumeSubscriptionUpdate, () => this.stored(this.resume()), {
-      validator: () => this.refuseWhen(['active', 'canceled'], 'resume'),
+    wf.setHandler(resumeSubscriptionUpdate, (arg) => this.stored(this.resume(arg?.restart === true)), {
+      validator: (arg) => {
+        if (arg !== undefined) checkArgument(resumeRequest, arg);
+        this.refuseWhen(['active', 'canceled', 'ended'], 'resume');
+      },
     });
     wf.setHandler(changeSubscriptionUpdate, (change) => this.stored(this.change(change)), {
       validator: (change) => {
         checkArgument(subscriptionChange, change);
-        this.refuseWhen(['canceled'], 'change');
-        checkChange(change);
+        this.refuseWhen(['canceled', 'ended'], 'change');
+        checkChange(change, this.state, this.firstOpen());
       },
     });
     wf.setHandler(sessionOpenedSignal, (arg) => {
@@ -192,8 +205,9 @@ class Subscription {
     });
   }
 
-  canceled(): boolean {
-    return this.state.status === 'canceled';
+  /** Canceled or ended: nothing more is charged (a charge in flight is still followed to its result). */
+  over(): boolean {
+    return this.state.status === 'canceled' || this.state.status === 'ended';
   }
 
   /** The last charge record, when it has no outcome yet. */
@@ -254,6 +268,7 @@ class Subscription {
       sessionId: '',
       amount: money.amount,
       currency: money.currency,
+      dueAt: iso(s.periodDueAt),
       startedAt: iso(Date.now()),
       outcome: 'pending',
     });
@@ -395,6 +410,7 @@ class Subscription {
       delete s.dunning;
       this.nextPeriod(now);
       this.announce('subscription.charged');
+      this.endWhenDone();
       return true;
     }
     s.totals.failed++;
@@ -420,6 +436,7 @@ class Subscription {
     s.dunning = { period: s.period, failures, lastReason, exhausted: true };
     this.announce('subscription.charge_failed');
     this.nextPeriod(now);
+    if (this.endWhenDone()) return true;
     if (s.status !== 'canceled') {
       this.setStatus('past_due');
       this.announce('subscription.past_due');
@@ -430,15 +447,21 @@ class Subscription {
     return true;
   }
 
-  /** Anchored on the due time, not on when the charge finished; a late schedule starts now. */
+  /** The next period and its due date, from the schedule (workflows/billing.ts), never from now. */
   private nextPeriod(now: number): void {
+    const changed = advance(this.state, now);
+    if (changed.amount !== undefined)
+      wf.upsertSearchAttributes([{ key: AmountMinor, value: changed.amount }]);
+  }
+
+  /** Past its last period (endAfterPeriods, endAt), an active or past-due subscription ends. */
+  endWhenDone(): boolean {
     const s = this.state;
-    s.period++;
-    s.attempt = 0;
-    delete s.periodAmount;
-    delete s.chargeToken;
-    s.periodDueAt = Math.max(s.periodDueAt + s.intervalMs, now);
-    s.nextChargeAt = s.periodDueAt;
+    if (this.over() || !pastTheEnd(this.input, s.period, s.periodDueAt)) return false;
+    this.setStatus('ended');
+    this.version++;
+    this.announce('subscription.ended');
+    return true;
   }
 
   private needsAttention(reason: string): void {
@@ -493,29 +516,29 @@ class Subscription {
     return this.view();
   }
 
-  /** Periods missed while paused are not charged: when the due time has passed, the next charge is now. */
-  private resume(): SubscriptionView {
-    const s = this.state;
-    const now = Date.now();
-    if (s.nextChargeAt < now) {
-      s.nextChargeAt = now;
-      if (s.attempt === 0) s.periodDueAt = now;
-    }
+  /**
+   * Periods that fell due while paused are not charged: the next is the schedule's first due date from
+   * now (the billing day stays), or now with `restart` (and the schedule anchored there).
+   */
+  private resume(restart: boolean): SubscriptionView {
+    resumeAt(this.state, Date.now(), restart);
     this.setStatus('active');
     this.version++;
     this.announce('subscription.resumed');
     return this.view();
   }
 
-  /** From the next period: the amount of a period being charged (or retried) stays. */
+  /** The first period a change may apply to: the current one unless its charge has started. */
+  private firstOpen(): number {
+    return firstOpenPeriod(this.state, this.chargeInFlight());
+  }
+
+  /** From `fromPeriod` (default the first open one): the amount of a period being charged stays. */
   private change(change: SubscriptionChange): SubscriptionView {
-    const s = this.state;
-    if (change.amount !== undefined) {
-      s.amount = { ...s.amount, amount: change.amount };
-      wf.upsertSearchAttributes([{ key: AmountMinor, value: change.amount }]);
-    }
-    if (change.token !== undefined) s.token = change.token;
-    if (change.intervalMs !== undefined) s.intervalMs = change.intervalMs;
+    const before = this.state.amount.amount;
+    acceptChange(this.state, change, this.firstOpen(), Date.now());
+    if (this.state.amount.amount !== before)
+      wf.upsertSearchAttributes([{ key: AmountMinor, value: this.state.amount.amount }]);
     this.version++;
     this.recorder?.record();
     return this.view();
@@ -569,8 +592,25 @@ class Subscription {
       ...(s.attention ? { attention: { ...s.attention } } : {}),
       amount: { ...s.amount },
       token: s.token,
-      intervalMs: s.intervalMs,
+      ...(s.schedule ? { schedule: { ...s.schedule } } : {}),
+      ...(s.intervalMs !== undefined ? { intervalMs: s.intervalMs } : {}),
       ...(s.status === 'active' ? { nextChargeAt: iso(s.nextChargeAt) } : {}),
+      nextDueDates:
+        s.status === 'active'
+          ? upcomingDueDates(this.input, s, this.chargeInFlight(), Date.now()).map(iso)
+          : [],
+      ...(s.pendingChanges
+        ? {
+            pendingChanges: s.pendingChanges.map((c) => ({
+              fromPeriod: c.fromPeriod,
+              ...(c.amount !== undefined ? { amount: c.amount } : {}),
+              ...(c.schedule ? { schedule: { ...c.schedule } } : {}),
+            })),
+          }
+        : {}),
+      ...(this.input.trialEnd !== undefined ? { trialEnd: iso(this.input.trialEnd) } : {}),
+      ...(this.input.endAfterPeriods !== undefined ? { endAfterPeriods: this.input.endAfterPeriods } : {}),
+      ...(this.input.endAt !== undefined ? { endAt: iso(this.input.endAt) } : {}),
       period: s.period,
       charges: s.charges.map((c) => ({ ...c })),
       totals: { ...s.totals },
@@ -581,33 +621,4 @@ class Subscription {
       createdAt: s.createdAt,
     };
   }
-}
-
-/** The synchronous refusal of a bad change: names the field and the rule. */
-function checkChange(change: SubscriptionChange | undefined): void {
-  if (!change || typeof change !== 'object')
-    throw invalidArgument('(body)', 'send amount, token or intervalMs');
-  const { amount, token, intervalMs } = change;
-  if (amount === undefined && token === undefined && intervalMs === undefined)
-    throw invalidArgument('(body)', 'send at least one of amount, token, intervalMs');
-  if (amount !== undefined && (!Number.isSafeInteger(amount) || amount <= 0))
-    throw invalidArgument('amount', 'a positive integer (minor units)');
-  if (
-    token !== undefined &&
-    (typeof token !== 'string' || !token || token.length > SUBSCRIPTION_LIMITS.maxTokenLength)
-  )
-    throw invalidArgument(
-      'token',
-      `a non-empty string of at most ${SUBSCRIPTION_LIMITS.maxTokenLength} characters`,
-    );
-  if (
-    intervalMs !== undefined &&
-    (!Number.isSafeInteger(intervalMs) ||
-      intervalMs < SUBSCRIPTION_LIMITS.minIntervalMs ||
-      intervalMs > SUBSCRIPTION_LIMITS.maxIntervalMs)
-  )
-    throw invalidArgument(
-      'intervalMs',
-      `an integer from ${SUBSCRIPTION_LIMITS.minIntervalMs} to ${SUBSCRIPTION_LIMITS.maxIntervalMs}`,
-    );
 }

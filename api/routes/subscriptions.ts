@@ -125,9 +125,17 @@ export const subscriptionRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps)
     endpoints.resumeSubscription,
     action(
       'Resume a paused or past_due subscription',
-      'When the next due time has passed, the next period is charged at once.',
+      'A calendar schedule keeps its billing day: the next charge is the first due date from now ' +
+        '(periods that fell due while paused are not charged); `restart: true` bills from now on ' +
+        '(charged at once, the schedule anchored there). With intervalMs, a due time that has passed is ' +
+        'charged at once.',
+      inputs.subscriptionResumeInput,
     ),
-    async (request) => withLinks(await payments.subscriptions.resume(idOf(request.params))),
+    async (request) => {
+      const id = idOf(request.params);
+      const options = parse(inputs.subscriptionResumeInput, objectBody(request.body));
+      return withLinks(await payments.subscriptions.resume(id, options));
+    },
   );
 
   tableRoute(
@@ -149,10 +157,12 @@ export const subscriptionRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps)
     app,
     endpoints.changeSubscription,
     action(
-      'Change amount, token or interval',
-      'Applies from the next period: a charge already started (or being retried) keeps its amount; ' +
-        'the next charge keeps its date and is charged the new amount; a new interval spaces the ' +
-        'charges after it. A new token is also used by the next dunning retry.',
+      'Change amount, token, schedule or interval',
+      'Amount and schedule apply from `fromPeriod` (default: the first period not started yet; a ' +
+        'charge already started, or being retried, keeps its amount). A new schedule keeps the billing ' +
+        'day and time unless it has an anchor; its first period falls due on its first date after the ' +
+        'previous due date, never before the change. A new token is used from the next attempt (a ' +
+        'dunning retry included). intervalMs only changes subscriptions started with it.',
       inputs.subscriptionChangeInput,
     ),
     async (request) => {

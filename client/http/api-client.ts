@@ -149,7 +149,9 @@ export class PaysagaApiClient {
       }),
     get: (id: string, o?: RequestOptions) => this.request(e.getSubscription, { id }, undefined, o),
     pause: (id: string, o?: RequestOptions) => this.request(e.pauseSubscription, { id }, undefined, o),
-    resume: (id: string, o?: RequestOptions) => this.request(e.resumeSubscription, { id }, undefined, o),
+    /** `restart: true` bills from now on instead of keeping the billing day. */
+    resume: (id: string, input: t.ResumeInput = {}, o?: RequestOptions) =>
+      this.request(e.resumeSubscription, { id }, input, o),
     cancel: (id: string, input: t.CancelInput = {}, o?: RequestOptions) =>
       this.request(e.cancelSubscription, { id }, input, o),
     change: (id: string, input: t.SubscriptionChangeInput, o?: RequestOptions) =>

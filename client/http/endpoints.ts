@@ -71,6 +71,7 @@ export type SubscriptionInput = Named<inputs.SubscriptionStartInput>;
 export type SubscriptionChangeInput = inputs.SubscriptionChangeInput;
 /** Body of session and subscription cancels alike. */
 export type CancelInput = z.input<typeof inputs.subscriptionCancelInput>;
+export type ResumeInput = inputs.SubscriptionResumeInput;
 export interface FinalizeInput {
   /** Minor units, at most the held amount; omitted: the whole hold. */
   amount?: number;
@@ -174,7 +175,7 @@ export const endpoints = {
   listSubscriptions: get<NoParams, SubscriptionList>('/v1/subscriptions'),
   getSubscription: get<IdParams, Subscription>('/v1/subscriptions/{id}'),
   pauseSubscription: post<IdParams, void, Subscription>('/v1/subscriptions/{id}/pause', 'payments'),
-  resumeSubscription: post<IdParams, void, Subscription>('/v1/subscriptions/{id}/resume', 'payments'),
+  resumeSubscription: post<IdParams, ResumeInput, Subscription>('/v1/subscriptions/{id}/resume', 'payments'),
   cancelSubscription: post<IdParams, CancelInput, Subscription>('/v1/subscriptions/{id}/cancel', 'payments'),
   changeSubscription: post<IdParams, SubscriptionChangeInput, Subscription>(
     '/v1/subscriptions/{id}/change',

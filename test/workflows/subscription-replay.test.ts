@@ -111,7 +111,7 @@ describe('subscription workflow replay', () => {
         });
         const updates = [
           () => handle.executeUpdate(pauseSubscriptionUpdate),
-          () => handle.executeUpdate(resumeSubscriptionUpdate),
+          () => handle.executeUpdate(resumeSubscriptionUpdate, { args: [{}] }),
           () =>
             handle.executeUpdate(changeSubscriptionUpdate, {
               args: [{ amount: 1_000 + Math.floor(random() * 500) }],
@@ -136,7 +136,7 @@ describe('subscription workflow replay', () => {
           await Promise.all(Array.from({ length: burst }, () => send(pick())));
           await sleep(Math.floor(random() * 120));
         }
-        await handle.executeUpdate(resumeSubscriptionUpdate).catch(() => undefined);
+        await handle.executeUpdate(resumeSubscriptionUpdate, { args: [{}] }).catch(() => undefined);
         await handle.executeUpdate(cancelSubscriptionUpdate, { args: [{ reason: 'test over' }] });
         const view = (await handle.result()) as SubscriptionView;
         return { runs: await runsOf(client, subscriptionId, handle.firstExecutionRunId), view, refused };

@@ -1,0 +1,288 @@
+/**
+ * Calendar billing, fast: the real subscription workflow on Temporal's time-skipping test server, with a
+ * stand-in for each charge's session (test/fixtures/billing-workflows.ts), so months and years pass in
+ * moments. Each charge's `startedAt` is the server's (skipped) time at which the workflow opened it: the
+ * due date it acted on. The same rules against the sandbox in real time: test/workflows/subscription.test.ts.
+ */
+import * as path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker, bundleWorkflowCode } from '@temporalio/worker';
+import type { PaysagaEvent } from '../../common/events';
+import { failureOf } from '../../common/failures';
+import {
+  changeSubscriptionUpdate,
+  pauseSubscriptionUpdate,
+  resumeSubscriptionUpdate,
+  subscriptionQuery,
+} from '../../common/messages';
+import { DEFAULT_SETTINGS, mergeSettings } from '../../common/settings';
+import type { SubscriptionInput } from '../../common/subscription-input';
+import type { SubscriptionView } from '../../common/views';
+import type { SubscriptionRecord } from '../../store/subscriptions';
+import type { ChargePlan } from '../fixtures/billing-workflows';
+import { startTimeSkipping } from '../helpers/time-skipping';
+
+jest.setTimeout(90_000);
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+const FIXTURE = path.resolve(__dirname, '..', 'fixtures', 'billing-workflows.ts');
+
+const taskQueue = `billing-${randomUUID()}`;
+let env: TestWorkflowEnvironment;
+let worker: Worker | undefined;
+let working: Promise<void> | undefined;
+let code: string;
+/** How each charge goes, by its reference; default: succeeds in a minute. */
+const plans = new Map<string, ChargePlan>();
+const events = new Map<string, PaysagaEvent[]>();
+
+const activities = {
+  chargePlan: async (reference: string): Promise<ChargePlan> =>
+    plans.get(reference) ?? { takesMs: 60_000, phase: 'succeeded' },
+  recordSubscription: async (record: SubscriptionRecord) => {
+    const seen = events.get(record.view.subscriptionId) ?? [];
+    for (const e of record.events) if (!seen.some((s) => s.id === e.id)) seen.push(e);
+    events.set(record.view.subscriptionId, seen);
+    return { applied: true, eventsAdded: record.events.length };
+  },
+  // Never late here: the stand-in reports before polling would start.
+  getState: async ({ sessionId }: { sessionId: string }) => ({ session_id: sessionId }),
+};
+
+beforeAll(async () => {
+  ({ code } = await bundleWorkflowCode({ workflowsPath: FIXTURE, logger: undefined }));
+});
+// A server of its own per test: its clock only moves forward, and each test starts from today.
+beforeEach(async () => {
+  env = await startTimeSkipping();
+  worker = await Worker.create({
+    connection: env.nativeConnection,
+    namespace: env.namespace ?? 'default',
+    taskQueue,
+    workflowBundle: { code },
+    activities,
+  });
+  working = worker.run();
+});
+afterEach(async () => {
+  worker?.shutdown();
+  await working;
+  await env?.teardown();
+});
+
+type Plan = Partial<Pick<SubscriptionInput, 'schedule' | 'endAfterPeriods' | 'endAt' | 'trialEnd'>>;
+
+async function subscribe(plan: Plan): Promise<{ handle: WorkflowHandle; reference: string }> {
+  const reference = `bill-${randomUUID().slice(0, 8)}`;
+  const input: SubscriptionInput = {
+    subscriptionId: `sub-${reference}`,
+    reference,
+    token: 'rt_billing',
+    amount: { amount: 100, currency: 'rub' },
+    ...plan,
+    dunning: { retryDelaysMs: [DAY], onExhausted: 'cancel' },
+    // Webhooks on and late only after 10 days: the stand-in's report is what the charge waits for.
+    settings: mergeSettings(DEFAULT_SETTINGS, { polling: { webhooks: true, lateAfterMs: 10 * DAY } }),
+    customer: { user_id: 'u-billing' },
+  };
+  const handle = await env.client.workflow.start('subscriptionWorkflow', {
+    workflowId: input.subscriptionId,
+    taskQueue,
+    args: [input],
+  });
+  return { handle, reference };
+}
+
+/** Runs the subscription to its end (time skips meanwhile); its view as it ended. */
+async function ended(handle: WorkflowHandle): Promise<SubscriptionView> {
+  return (await handle.result()) as SubscriptionView;
+}
+
+const view = (h: WorkflowHandle) => h.query(subscriptionQuery);
+/** The due dates the charges were for; each was opened within a minute of it (its timer firing). */
+const startedAt = (v: SubscriptionView) =>
+  v.charges.map((c) => {
+    const late = Date.parse(c.startedAt) - Date.parse(c.dueAt!);
+    if (c.attempt === 0 && (late < 0 || late > 60_000))
+      throw new Error(`charge ${c.period} opened ${late} ms after due`);
+    return c.dueAt;
+  });
+/** Lets the server's clock run to `iso` (the workflow's timers fire on the way). */
+async function skipTo(iso: string): Promise<void> {
+  const wait = Date.parse(iso) - (await env.currentTimeMs());
+  if (wait > 0) await env.sleep(wait);
+}
+
+test('monthly on 31 January: 28 February, 31 March, 30 April, 31 May', async () => {
+  const { handle } = await subscribe({
+    schedule: { interval: 'month', count: 1, anchor: '2027-01-31T09:00:00Z' },
+    endAfterPeriods: 5,
+  });
+  expect((await view(handle)).nextDueDates).toEqual([
+    '2027-01-31T09:00:00.000Z',
+    '2027-02-28T09:00:00.000Z',
+    '2027-03-31T09:00:00.000Z',
+  ]);
+  const v = await ended(handle);
+  expect(startedAt(v)).toEqual([
+    '2027-01-31T09:00:00.000Z',
+    '2027-02-28T09:00:00.000Z',
+    '2027-03-31T09:00:00.000Z',
+    '2027-04-30T09:00:00.000Z',
+    '2027-05-31T09:00:00.000Z',
+  ]);
+  expect(v).toMatchObject({
+    status: 'ended',
+    totals: { succeeded: 5, chargedAmount: 500 },
+    nextDueDates: [],
+  });
+  expect(
+    events
+      .get(v.subscriptionId)
+      ?.map((e) => e.type)
+      .at(-1),
+  ).toBe('subscription.ended');
+});
+
+test('yearly on 29 February: 28 February in common years, back to the 29th in leap years', async () => {
+  const { handle } = await subscribe({
+    schedule: { interval: 'year', count: 1, anchor: '2028-02-29T12:00:00+03:00', timeZone: 'Europe/Moscow' },
+    endAfterPeriods: 3,
+  });
+  expect((await view(handle)).nextDueDates).toEqual([
+    '2028-02-29T09:00:00.000Z',
+    '2029-02-28T09:00:00.000Z',
+    '2030-02-28T09:00:00.000Z',
+  ]);
+  expect(startedAt(await ended(handle))).toEqual([
+    '2028-02-29T09:00:00.000Z',
+    '2029-02-28T09:00:00.000Z',
+    '2030-02-28T09:00:00.000Z',
+  ]);
+});
+
+test('a charge that finished three days late moves no later due date', async () => {
+  const { handle, reference } = await subscribe({
+    schedule: { interval: 'month', count: 1, anchor: '2027-01-15T10:00:00Z' },
+    endAfterPeriods: 4,
+  });
+  plans.set(`${reference}:p2`, { takesMs: 3 * DAY, phase: 'succeeded' });
+  const v = await ended(handle);
+  expect(startedAt(v)).toEqual([
+    '2027-01-15T10:00:00.000Z',
+    '2027-02-15T10:00:00.000Z',
+    '2027-03-15T10:00:00.000Z',
+    '2027-04-15T10:00:00.000Z',
+  ]);
+  expect(v.charges[1]!.finishedAt?.slice(0, 16)).toBe('2027-02-18T10:00');
+});
+
+test('a failed charge is retried, and the retry moves no later due date either', async () => {
+  const { handle, reference } = await subscribe({
+    schedule: { interval: 'month', count: 1, anchor: '2027-01-20T08:00:00Z' },
+    endAfterPeriods: 3,
+  });
+  plans.set(`${reference}:p2`, { takesMs: 60_000, phase: 'failed' });
+  const v = await ended(handle);
+  expect(v.charges.map((c) => [c.period, c.attempt, c.startedAt.slice(0, 16), c.outcome])).toEqual([
+    [1, 0, '2027-01-20T08:00', 'succeeded'],
+    [2, 0, '2027-02-20T08:00', 'failed'],
+    [2, 1, '2027-02-21T08:01', 'succeeded'],
+    [3, 0, '2027-03-20T08:00', 'succeeded'],
+  ]);
+});
+
+test('paused across a due date: the missed period is not charged and the billing day stays', async () => {
+  const { handle } = await subscribe({
+    schedule: { interval: 'month', count: 1, anchor: '2027-01-10T09:00:00Z' },
+    endAfterPeriods: 3,
+  });
+  await skipTo('2027-01-10T12:00:00Z');
+  await handle.executeUpdate(pauseSubscriptionUpdate, { args: [] });
+  await skipTo('2027-02-20T00:00:00Z');
+  const resumed = await handle.executeUpdate(resumeSubscriptionUpdate, { args: [{}] });
+  expect(resumed).toMatchObject({ status: 'active', nextChargeAt: '2027-03-10T09:00:00.000Z' });
+  const v = await ended(handle);
+  expect(v.charges.map((c) => [c.period, c.dueAt])).toEqual([
+    [1, '2027-01-10T09:00:00.000Z'],
+    [2, '2027-03-10T09:00:00.000Z'],
+    [3, '2027-04-10T09:00:00.000Z'],
+  ]);
+});
+
+test('resumed with restart: charged at once and billed from then on', async () => {
+  const { handle } = await subscribe({
+    schedule: { interval: 'month', count: 1, anchor: '2027-01-10T09:00:00Z' },
+    endAfterPeriods: 3,
+  });
+  await skipTo('2027-01-10T12:00:00Z');
+  await handle.executeUpdate(pauseSubscriptionUpdate, { args: [] });
+  await skipTo('2027-02-20T00:00:00Z');
+  const resumed = await handle.executeUpdate(resumeSubscriptionUpdate, { args: [{ restart: true }] });
+  expect(resumed.schedule?.anchor.slice(0, 16)).toBe('2027-02-20T00:00');
+  expect(startedAt(await ended(handle)).map((t) => t?.slice(0, 16))).toEqual([
+    '2027-01-10T09:00',
+    '2027-02-20T00:00',
+    '2027-03-20T00:00',
+  ]);
+});
+
+test('a change from a given period: amount and schedule from period 3, billing day kept', async () => {
+  const { handle } = await subscribe({
+    schedule: { interval: 'month', count: 1, anchor: '2027-01-05T09:00:00Z' },
+    endAfterPeriods: 4,
+  });
+  await skipTo('2027-01-05T12:00:00Z');
+  // Period 2 is the first not started: an earlier period is refused, naming the field.
+  const early = await handle
+    .executeUpdate(changeSubscriptionUpdate, { args: [{ amount: 200, fromPeriod: 1 }] })
+    .catch((e: unknown) => e);
+  expect(early).toBeInstanceOf(WorkflowUpdateFailedError);
+  expect(failureOf(early)).toMatchObject({ type: 'InvalidArgument', details: { field: 'fromPeriod' } });
+
+  const changed = await handle.executeUpdate(changeSubscriptionUpdate, {
+    args: [{ amount: 200, schedule: { interval: 'month', count: 2 }, fromPeriod: 3 }],
+  });
+  expect(changed.amount.amount).toBe(100);
+  expect(changed.pendingChanges).toEqual([
+    {
+      fromPeriod: 3,
+      amount: 200,
+      schedule: { interval: 'month', count: 2, anchor: '2027-01-05T09:00:00Z' },
+    },
+  ]);
+  expect(changed.nextDueDates).toEqual([
+    '2027-02-05T09:00:00.000Z',
+    '2027-03-05T09:00:00.000Z',
+    '2027-05-05T09:00:00.000Z',
+  ]);
+  const v = await ended(handle);
+  expect(v.charges.map((c) => [c.period, c.dueAt, c.amount])).toEqual([
+    [1, '2027-01-05T09:00:00.000Z', 100],
+    [2, '2027-02-05T09:00:00.000Z', 100],
+    [3, '2027-03-05T09:00:00.000Z', 200],
+    [4, '2027-05-05T09:00:00.000Z', 200],
+  ]);
+  expect(v).toMatchObject({ amount: { amount: 200 }, schedule: { count: 2 } });
+  expect(v.pendingChanges).toBeUndefined();
+});
+
+test('a plan with an end date and a trial', async () => {
+  const { handle } = await subscribe({
+    schedule: { interval: 'week', count: 1, anchor: '2027-03-01T07:00:00Z' },
+    trialEnd: Date.parse('2027-03-10T00:00:00Z'),
+    endAt: Date.parse('2027-03-29T07:00:00Z'),
+  });
+  const first = await view(handle);
+  expect(first).toMatchObject({ trialEnd: '2027-03-10T00:00:00.000Z', endAt: '2027-03-29T07:00:00.000Z' });
+  expect(first.nextDueDates).toEqual(['2027-03-15T07:00:00.000Z', '2027-03-22T07:00:00.000Z']);
+  const v = await ended(handle);
+  expect(startedAt(v)).toEqual(['2027-03-15T07:00:00.000Z', '2027-03-22T07:00:00.000Z']);
+  expect(v.status).toBe('ended');
+  // Nothing can be done to an ended subscription.
+  const late = await handle.executeUpdate(pauseSubscriptionUpdate, { args: [] }).catch((e: unknown) => e);
+  expect(late).toBeInstanceOf(Error);
+});
