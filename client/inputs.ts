@@ -254,6 +254,11 @@ const isoTime = z.iso
   .transform((t) => Date.parse(t));
 const withinTwoYears = (t: number) => t <= Date.now() + FIRST_CHARGE_WINDOW.aheadMs;
 
+const anchorFormat = z.iso
+  .datetime({ offset: true })
+  .max(40)
+  .regex(/^20\d\d-/, { error: 'an ISO 8601 date-time with its offset, from 2000 to 2099' });
+
 /**
  * A calendar schedule (common/billing-calendar.ts): every due date counted from the anchor, month ends
  * clamped. Without an anchor: from the subscription's start (in a change: its billing day and time).
@@ -268,10 +273,7 @@ export const billingSchedule = z
       .max(Math.max(...Object.values(BILLING_LIMITS.maxCount)))
       .default(1)
       .describe(`Intervals per period, at most ${JSON.stringify(BILLING_LIMITS.maxCount)} by interval`),
-    anchor: z.iso
-      .datetime({ offset: true })
-      .max(40)
-      .regex(/^20\d\d-/, { error: 'an ISO 8601 date-time with its offset, from 2000 to 2099' })
+    anchor: anchorFormat
       .refine((t) => withinTwoYears(Date.parse(t)), { error: 'at most two years ahead' })
       .optional()
       .describe('The first due date and the billing day (ISO 8601 with Z or +hh:mm)'),
@@ -284,6 +286,8 @@ export const billingSchedule = z
   })
   .superRefine((s, ctx) => {
     const problem = scheduleProblem({ ...s, anchor: s.anchor ?? new Date().toISOString() });
+    // An anchor that is no ISO date-time at all was named by its own rule already.
+    if (problem?.field === 'anchor' && !anchorFormat.safeParse(s.anchor).success) return;
     if (problem) ctx.addIssue({ code: 'custom', path: [problem.field], message: problem.rule });
   });
 

@@ -100,6 +100,107 @@ describe('/v1/subscriptions', () => {
     expect(read.body.status).toBe('canceled');
   });
 
+  it('a calendar schedule: each period charged once on its due date (ledger), then ended', async () => {
+    const token = await recurringToken();
+    const reference = ref('calendar');
+    // Whole seconds, two seconds apart, from a moment ahead: due dates are counted from the anchor.
+    const anchorMs = Math.ceil((Date.now() + 2_000) / 1_000) * 1_000;
+    const anchor = new Date(anchorMs).toISOString();
+    const created = await s.call('POST', '/v1/subscriptions', {
+      body: {
+        reference,
+        token,
+        amount: rub(700),
+        schedule: { interval: 'second', count: 2, anchor },
+        endAfterPeriods: 3,
+        customer,
+      },
+    });
+    expect(created.status).toBe(201);
+    const due = [0, 2_000, 4_000].map((d) => new Date(anchorMs + d).toISOString());
+    expect(created.body).toMatchObject({
+      status: 'active',
+      schedule: { interval: 'second', count: 2, anchor },
+      nextDueDates: due,
+      endAfterPeriods: 3,
+    });
+    expect(created.body.intervalMs).toBeUndefined();
+    const id = created.body.subscriptionId as string;
+    await s.stack.temporal.workflow.getHandle(id).result();
+    const view = (await s.call('GET', `/v1/subscriptions/${id}`)).body;
+    expect(view).toMatchObject({
+      status: 'ended',
+      totals: { succeeded: 3, chargedAmount: 2_100 },
+      nextDueDates: [],
+    });
+    expect(view.charges.map((c: { dueAt: string }) => c.dueAt)).toEqual(due);
+    for (const c of view.charges as { sessionId: string; startedAt: string; dueAt: string }[]) {
+      expect(Date.parse(c.startedAt)).toBeGreaterThanOrEqual(Date.parse(c.dueAt));
+      const { entries } = await s.stack.sandbox.ledger(c.sessionId);
+      expect(entries.filter((e) => e.kind === 'capture' || e.kind === 'charge')).toHaveLength(1);
+    }
+    const refused = await s.call('POST', `/v1/subscriptions/${id}/resume`);
+    expect(refused.status).toBe(409);
+  });
+
+  it('a schedule is checked field by field; intervalMs keeps working; nothing is started on a 400', async () => {
+    const base = { token: 'rt_x', amount: rub(100), customer };
+    const refusals: [Record<string, unknown>, string][] = [
+      [{ schedule: { interval: 'fortnight' } }, 'schedule.interval'],
+      [{ schedule: { interval: 'month', count: 25 } }, 'schedule.count'],
+      [{ schedule: { interval: 'month', anchor: '2027-01-31T09:00:00' } }, 'schedule.anchor'],
+      [{ schedule: { interval: 'month', anchor: '2099-01-31T09:00:00Z' } }, 'schedule.anchor'],
+      [{ schedule: { interval: 'month', timeZone: 'Mars/Olympus' } }, 'schedule.timeZone'],
+      [{}, 'schedule'],
+      [{ schedule: { interval: 'month' }, intervalMs: 60_000 }, 'intervalMs'],
+      [{ schedule: { interval: 'month' }, firstChargeAt: Date.now() + 60_000 }, 'firstChargeAt'],
+      [{ schedule: { interval: 'month' }, endAt: '2020-01-01T00:00:00Z' }, 'endAt'],
+      [{ schedule: { interval: 'month' }, endAfterPeriods: 0 }, 'endAfterPeriods'],
+    ];
+    for (const [extra, field] of refusals) {
+      const reference = ref('badsched');
+      const res = await s.call('POST', '/v1/subscriptions', { body: { reference, ...base, ...extra } });
+      expect({ extra, status: res.status, fields: fields(res) }).toEqual({
+        extra,
+        status: 400,
+        fields: [field],
+      });
+      expect((await s.call('GET', `/v1/subscriptions/sub-${reference}`)).status).toBe(404);
+    }
+    // The older input: a fixed interval, still accepted (and shown as such).
+    const legacy = await s.call('POST', '/v1/subscriptions', {
+      body: {
+        reference: ref('legacy'),
+        ...base,
+        intervalMs: 3_600_000,
+        firstChargeAt: Date.now() + 3_600_000,
+      },
+    });
+    expect(legacy.status).toBe(201);
+    expect(legacy.body).toMatchObject({ intervalMs: 3_600_000 });
+    expect(legacy.body.schedule).toBeUndefined();
+    const id = legacy.body.subscriptionId as string;
+    // A calendar change from period 2 turns it into a calendar subscription from then on.
+    const early = await s.call('POST', `/v1/subscriptions/${id}/change`, {
+      body: { schedule: { interval: 'month' }, fromPeriod: 0 },
+    });
+    expect(early.status).toBe(400);
+    expect(fields(early)).toEqual(['fromPeriod']);
+    const changed = await s.call('POST', `/v1/subscriptions/${id}/change`, {
+      body: { schedule: { interval: 'day', count: 2 }, fromPeriod: 2 },
+    });
+    expect(changed.status).toBe(200);
+    expect(changed.body.pendingChanges).toEqual([
+      { fromPeriod: 2, schedule: { interval: 'day', count: 2, anchor: changed.body.nextChargeAt } },
+    ]);
+    const notAnInterval = await s.call('POST', `/v1/subscriptions/${id}/change`, {
+      body: { intervalMs: 60_000, schedule: { interval: 'day' } },
+    });
+    expect(notAnInterval.status).toBe(400);
+    expect(fields(notAnInterval)).toEqual(['intervalMs']);
+    await s.call('POST', `/v1/subscriptions/${id}/cancel`);
+  });
+
   it('400 names the field; nothing is started', async () => {
     const noCustomer = await s.call('POST', '/v1/subscriptions', {
       body: { reference: ref('bad'), token: 'rt_x', amount: rub(100), intervalMs: 1_500 },
