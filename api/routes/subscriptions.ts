@@ -64,8 +64,13 @@ export const subscriptionRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps)
         tags: ['subscriptions'],
         summary: 'Start a subscription (recurring billing by token)',
         description:
-          'Charges `amount` every `intervalMs` with a recurring token (merchant-initiated, no payer ' +
-          'action), from `firstChargeAt` (default now). A failed charge is retried after each of ' +
+          'Charges `amount` with a recurring token (merchant-initiated, no payer action) on a calendar ' +
+          '`schedule`: `{interval: second|minute|hour|day|week|month|year, count, anchor, timeZone}`. ' +
+          'Due dates are counted from the anchor (default now), never from when a charge finished: ' +
+          'monthly on the 31st bills the last day of shorter months and the 31st after. Optional ' +
+          '`trialEnd` (no charge before it), `endAfterPeriods` or `endAt` (then the subscription is ' +
+          '`ended`). The older `intervalMs` (fixed milliseconds, with `firstChargeAt`) still works; send ' +
+          'one of the two. A failed charge is retried after each of ' +
           '`dunning.retryDelaysMs` (default 1, 3, 7 days); then the subscription is past_due and ' +
           '`dunning.onExhausted` cancels it (default) or leaves it past_due until resumed. The same ' +
           '`reference` (or Idempotency-Key) returns the same subscription.',

@@ -409,17 +409,21 @@ const SCENARIOS: Record<DemoKind, ScenarioFn> = {
   async subscription(s, ctx, shared) {
     s.say('waiting for the recurring token of the card checkout');
     const token = await shared.cardToken;
-    const intervalMs = 4_000;
+    // A calendar schedule, in seconds so the demo sees it bill (month, year, ... bill the same way).
     const created = await s.api.subscriptions.create({
       reference: s.ref(),
       token,
       amount: rub(4_990),
-      intervalMs,
+      schedule: { interval: 'second', count: 4 },
       customer: CUSTOMER,
     });
     const id = created.subscriptionId;
     s.track(id, created.links);
-    s.say(`${id} created: ${created.status}, a charge every ${intervalMs / 1000} s`);
+    const clock = (t: string) => t.slice(11, 19);
+    s.say(
+      `${id} created: ${created.status}, every 4 s from ${clock(created.schedule?.anchor ?? '')}; ` +
+        `next due ${(created.nextDueDates ?? []).map(clock).join(', ')}`,
+    );
     // A few periods charged (each its own payment session), then canceled so the stack stays quiet;
     // canceled on a failure too. A charge in flight is followed by long poll of its session; between
     // charges the wait is until the next one is due.
