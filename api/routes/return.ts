@@ -7,7 +7,8 @@
  *   under PAYSAGA_RETURN_SECRETS, is a 404 before anything reaches Temporal;
  * - a valid return asks the workflow for a state check (signal payerReturned) at most once per session
  *   per interval (ReturnChecks; the workflow throttles too), and reads the session by query only: no
- *   Update runs from here;
+ *   Update runs from here; a session whose workflow has closed is shown from the store, and nothing
+ *   is started;
  * - the outcome is shown only to the holder of the token (the page's refresh carries it).
  *
  * The page shows the session id and the outcome, never card data; what the issuer posted is not needed
@@ -148,7 +149,16 @@ export const returnRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
   const check = async (request: FastifyRequest, id: string, signal: boolean): Promise<Checked> => {
     try {
       if (!signal) return checked(await deps.payments.sessions.get(id));
-      await deps.payments.sessions.notifyPayerReturned(id);
+      try {
+        await deps.payments.sessions.notifyPayerReturned(id);
+      } catch (err) {
+        // No run open: the session's workflow closed (its result came first, or its follow period
+        // ended). Its record shows the result; nothing is started for a payer's return.
+        if (!(err instanceof SessionNotFoundError)) throw err;
+        const view = await deps.payments.sessions.get(id);
+        request.log.info({ sessionId: id, phase: view.phase }, 'payer returned after the session closed');
+        return checked(view);
+      }
       const view = await settle(deps.payments, id, waitMs);
       request.log.info({ sessionId: id, phase: view.phase }, 'payer returned');
       return checked(view);
@@ -192,7 +202,8 @@ export const returnRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
     description:
       'The back_url paysaga gives the provider for each session (`<PAYSAGA_PUBLIC_URL>/return/<session id>?t=<token>`). ' +
       'With a valid token: a state check (at most one per session every few seconds), then a result page ' +
-      "or 303 to the session's backUrl (else PAYSAGA_RETURN_URL) with ?session_id=. Unknown id, missing or wrong token: 404 page, nothing " +
+      "or 303 to the session's backUrl (else PAYSAGA_RETURN_URL) with ?session_id=. A session whose workflow has closed is shown " +
+      'from its record (nothing is started). Unknown id, missing or wrong token: 404 page, nothing ' +
       'else happens.',
     params: docSchema(returnParams),
     querystring: docSchema(returnQuery),

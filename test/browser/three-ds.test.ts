@@ -10,8 +10,11 @@
  * The stack is `paysaga dev` run in-process (runDev) on a temp data folder and free ports, with its own
  * Temporal dev server and UI; the worker uses the workflow bundle of the test run (test/helpers/browser.ts).
  */
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
-import { Connection } from '@temporalio/client';
+import { Client, Connection } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
 import type { Page } from 'playwright-core';
 import { FINAL_PHASES, SCREENSHOTS, startBrowserStack, type BrowserStack } from '../helpers/browser';
 import { TEST_CARD } from '../../sandbox/test-cards';
@@ -52,6 +55,26 @@ async function openUserAction(page: Page, dest: any): Promise<void> {
       '<script>document.getElementById("go").submit()</script>',
   );
   await page.waitForURL((u) => u.toString().startsWith(dest.url_address));
+}
+
+/**
+ * Waits (at most a minute) until the session's workflow is no longer running. Read from the execution's
+ * status only: its payloads are encrypted with the dev stack's key, which this test does not hold.
+ */
+async function workflowClosed(connection: Connection, workflowId: string): Promise<boolean> {
+  for (const deadline = Date.now() + 60_000; Date.now() < deadline;) {
+    const { workflowExecutionInfo } = await connection.workflowService.describeWorkflowExecution({
+      namespace: 'default',
+      execution: { workflowId },
+    });
+    if (
+      workflowExecutionInfo?.status !==
+      temporal.api.enums.v1.WorkflowExecutionStatus.WORKFLOW_EXECUTION_STATUS_RUNNING
+    )
+      return true;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return false;
 }
 
 beforeAll(async () => {
@@ -146,6 +169,67 @@ describe('a payer in a real browser', () => {
       await ui.screenshot({ path: path.join(SCREENSHOTS, 'temporal-ui-workflow.png') });
     } finally {
       await context.close();
+    }
+  });
+  it("returns after the session's workflow closed: lands on the result, then on the partner's page", async () => {
+    const connection = await Connection.connect({ address: stack!.dev.temporalAddress });
+    const client = new Client({ connection });
+    const context = await stack!.browser.newContext();
+    // The partner's own page, on this machine.
+    const partner = http.createServer((_req, res) =>
+      res.writeHead(200, { 'content-type': 'text/html' }).end('<h1 id="partner">Thanks</h1>'),
+    );
+    await new Promise<void>((resolve) => partner.listen(0, '127.0.0.1', resolve));
+    const partnerUrl = `http://127.0.0.1:${(partner.address() as AddressInfo).port}/thanks`;
+    try {
+      for (const partnerPage of [undefined, partnerUrl]) {
+        const created = await api('POST', '/v1/checkouts?wait=10000', {
+          method: 'card',
+          reference: `browser-closed-${Date.now().toString(36)}`,
+          customer: { user_id: 'browser-payer' },
+          amount: { amount: 4_900, currency: 'RUB' },
+          card: THREE_DS_CARD,
+          // The workflow closes as soon as the result is in: the payer comes back to no open run.
+          settings: { followMs: 0 },
+          ...(partnerPage ? { backUrl: partnerPage } : {}),
+        });
+        const sessionId: string = created.sessionId;
+        const waiting = created.userAction ? created : await until(sessionId, (v) => !!v.userAction);
+        const backUrl: string = waiting.lastSnapshot.payments[0].payment_settings.back_url;
+        const page = await context.newPage();
+        // The issuer's form posts to paysaga's return page only once the workflow has closed (the
+        // provider's webhook came first): held here until then.
+        let closed = false;
+        await page.route(`${stack!.dev.publicUrl}/return/**`, async (route) => {
+          closed = await workflowClosed(connection, sessionId);
+          await route.continue();
+        });
+        await openUserAction(page, waiting.userAction.destination_info);
+        await page.fill('input[name="code"]', '12345');
+        await page.click('button[type="submit"]');
+        if (partnerPage) {
+          await page.waitForURL((u) => u.toString().startsWith(partnerPage), { timeout: 60_000 });
+          expect(new URL(page.url()).searchParams.get('session_id')).toBe(sessionId);
+          expect(await page.textContent('#partner')).toBe('Thanks');
+        } else {
+          await page.waitForURL((u) => u.toString() === backUrl, { timeout: 60_000 });
+          await page.waitForSelector('[data-outcome]');
+          expect(await page.getAttribute('[data-outcome]', 'data-outcome')).toBe('success');
+          expect(await page.textContent('#session-id')).toBe(sessionId);
+          await page.screenshot({ path: path.join(SCREENSHOTS, 'three-ds-return-after-close.png') });
+        }
+        expect(closed).toBe(true);
+        // Nothing was started by the return: the one run that closed is the session's only one.
+        const runs: string[] = [];
+        for await (const w of client.workflow.list({ query: `WorkflowId = '${sessionId}'` }))
+          runs.push(w.runId);
+        expect(runs).toHaveLength(1);
+        await page.close();
+      }
+    } finally {
+      await context.close();
+      await connection.close();
+      await new Promise((resolve) => partner.close(resolve));
     }
   });
 });
