@@ -30,6 +30,7 @@ export const WORKFLOW_SAFE_COMMON = [
   'event-delivery',
   'events',
   'failures',
+  'json-bounds',
   'kinds',
   'message-schemas',
   'messages',

@@ -118,7 +118,11 @@ export function createProviderActivities(provider: ProviderClient): ProviderActi
         { kind: 'refund', reference: a.reference },
         (key) =>
           provider.refund(
-            { session_id: a.sessionId, sum_info: { sum: a.amount.amount, currency_code: a.amount.currency } },
+            {
+              session_id: a.sessionId,
+              sum_info: { sum: a.amount.amount, currency_code: a.amount.currency },
+              ...(a.extraInfo !== undefined ? { extra_info: a.extraInfo } : {}),
+            },
             options(a, key),
           ),
         a.knownRefundIds,

@@ -34,7 +34,7 @@ export interface ProviderActivities {
    * before this refund was first sent, so that the state can tell whether it took effect.
    */
   refund(
-    a: MoneyMovingCall & { reference: string; amount: Money; knownRefundIds: string[] },
+    a: MoneyMovingCall & { reference: string; amount: Money; knownRefundIds: string[]; extraInfo?: unknown },
   ): Promise<SessionInfo>;
   /** transaction/state: the truth. */
   getState(a: SessionCall): Promise<SessionInfo>;

@@ -9,7 +9,12 @@ import { cardDetails, hashedCardDetails, participantInfo, userInfo } from '../pr
 import { SETTINGS_BOUNDS } from '../common/settings';
 import { SUBSCRIPTION_LIMITS } from '../common/subscription-input';
 import { BILLING_INTERVALS, BILLING_LIMITS, scheduleProblem } from '../common/billing-calendar';
-import { boundedJson, EXTRA_INFO_BOUNDS, PARTY_BOUNDS } from '../common/json-bounds';
+import {
+  boundedJson,
+  EXTRA_INFO_BOUNDS,
+  PARTY_BOUNDS,
+  REFUND_EXTRA_INFO_BOUNDS,
+} from '../common/json-bounds';
 
 export const reference = z
   .string()
@@ -90,6 +95,35 @@ const common = {
     .describe('any JSON value, echoed by the provider in every snapshot: at most 4096 bytes, 8 levels deep'),
   settings: settingsOverrides.optional(),
   submerchantId: submerchantId.optional(),
+  subPartner: z
+    .object({
+      merchant: z.literal('').optional().describe('left blank, as the provider asks'),
+      submerchant: z
+        .url({ protocol: /^https?$/ })
+        .max(2_048)
+        .describe('the payment site URL'),
+    })
+    .optional()
+    .describe(
+      'A transaction handled by a sub-partner: sent as extra_info {merchant: "", submerchant} ' +
+        '(with extraInfo, which must then be an object without those two keys)',
+    ),
+};
+
+/** A sub-partner's fields travel in extra_info: any extraInfo beside them must be an object to merge with. */
+const subPartnerRule = {
+  check: (r: { subPartner?: unknown; extraInfo?: unknown }) =>
+    r.subPartner === undefined ||
+    r.extraInfo === undefined ||
+    (typeof r.extraInfo === 'object' &&
+      r.extraInfo !== null &&
+      !Array.isArray(r.extraInfo) &&
+      !('merchant' in r.extraInfo) &&
+      !('submerchant' in r.extraInfo)),
+  issue: {
+    path: ['extraInfo'],
+    message: 'with subPartner, an object without merchant or submerchant (they are merged into extra_info)',
+  },
 };
 
 /** The payer: the provider requires user_info for every payment (spec: init/checkout, start/checkout). */
@@ -145,6 +179,7 @@ export const cardCheckoutInput = z
     backUrl: backUrl.optional(),
     allowRecurring: z.boolean().optional(),
   })
+  .refine(subPartnerRule.check, subPartnerRule.issue)
   .refine(partialWithinAmount, partialRule);
 
 export const paymentFormInput = z
@@ -156,6 +191,7 @@ export const paymentFormInput = z
       .default({}),
     backUrl: backUrl.optional(),
   })
+  .refine(subPartnerRule.check, subPartnerRule.issue)
   .refine(partialWithinAmount, partialRule);
 
 export const recurringPaymentInput = z
@@ -166,6 +202,7 @@ export const recurringPaymentInput = z
     initiatedBy: z.enum(['merchant', 'client']).default('merchant'),
     backUrl: backUrl.optional(),
   })
+  .refine(subPartnerRule.check, subPartnerRule.issue)
   .refine((r) => r.initiatedBy === 'merchant' || r.backUrl, {
     path: ['backUrl'],
     message: 'required when initiatedBy is client (3-D Secure)',
@@ -184,6 +221,7 @@ export const fpsPaymentInput = z
     backUrl: backUrl.optional(),
     qrRenewals: z.number().int().min(0).max(10).default(0),
   })
+  .refine(subPartnerRule.check, subPartnerRule.issue)
   .refine(fpsPayerRule.check, fpsPayerRule.issue)
   .meta(fpsPayerRule.meta);
 
@@ -196,6 +234,7 @@ export const fpsBindingInput = z
       .regex(/^[A-Za-z]{3}$/)
       .default('rub'),
   })
+  .refine(subPartnerRule.check, subPartnerRule.issue)
   // the rule applies to the binding's start/checkout too
   .refine(fpsPayerRule.check, fpsPayerRule.issue)
   .meta(fpsPayerRule.meta);
@@ -212,7 +251,9 @@ export const payoutDestination = z.discriminatedUnion('type', [
   }),
 ]);
 
-export const payoutInput = z.object({ ...common, amount: money, destination: payoutDestination });
+export const payoutInput = z
+  .object({ ...common, amount: money, destination: payoutDestination })
+  .refine(subPartnerRule.check, subPartnerRule.issue);
 
 export const identityCheckInput = z.object({
   reference,
@@ -226,6 +267,9 @@ export const identityCheckInput = z.object({
 export const refundInput = z.object({
   reference,
   amount: z.number().int().positive().optional(),
+  extraInfo: boundedJson(z.unknown(), REFUND_EXTRA_INFO_BOUNDS)
+    .optional()
+    .describe("sent as the refund's extra_info: any JSON value, at most 1024 bytes, 4 levels deep"),
 });
 
 const DAY_MS = 24 * 3_600_000;

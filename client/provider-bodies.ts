@@ -19,6 +19,15 @@ export interface Parties {
   customer?: UserInfo;
   participant?: ParticipantInfo;
   extraInfo?: unknown;
+  /** A sub-partner's transaction: extra_info carries {merchant: "", submerchant} (the spec's shape). */
+  subPartner?: { merchant?: ''; submerchant: string };
+}
+
+/** extra_info as the provider takes it: the partner's own, with a sub-partner's fields merged in. */
+export function extraInfoOf(p: Parties): unknown {
+  if (!p.subPartner) return p.extraInfo;
+  const own = (p.extraInfo ?? {}) as Record<string, unknown>;
+  return { ...own, merchant: '', submerchant: p.subPartner.submerchant };
 }
 
 /**
@@ -34,7 +43,7 @@ export function initiateBody(
     sum_info: { sum: money.amount, currency_code: money.currency },
     ...(p.customer ? { user_info: p.customer } : {}),
     ...(p.participant ? { participant_info: p.participant } : {}),
-    ...(p.extraInfo !== undefined ? { extra_info: p.extraInfo } : {}),
+    ...(extraInfoOf(p) !== undefined ? { extra_info: extraInfoOf(p) } : {}),
     ...extra,
   };
 }

@@ -10,7 +10,7 @@ import {
   WorkflowUpdateFailedError,
 } from '@temporalio/client';
 import { isPaymentKind, PAYMENT_KINDS, SESSION_WORKFLOW_TYPES } from '../common/kinds';
-import { refundUpdate, type RefundResult } from '../common/messages';
+import { refundUpdate, type RefundRequest, type RefundResult } from '../common/messages';
 import { latestRun, reopenOptions, updateOutlivedRun } from '../common/session-runs';
 import type { SessionView } from '../common/views';
 import { storedStates } from '../store/sessions';
@@ -30,8 +30,12 @@ export class Refunds {
     o: { waitMs?: number } = {},
   ): Promise<Started<SessionView>> {
     const i = parse(inputs.refundInput, input);
-    const args: [{ reference: string; amount?: number }] = [
-      { reference: i.reference, ...(i.amount !== undefined ? { amount: i.amount } : {}) },
+    const args: [RefundRequest] = [
+      {
+        reference: i.reference,
+        ...(i.amount !== undefined ? { amount: i.amount } : {}),
+        ...(i.extraInfo !== undefined ? { extraInfo: i.extraInfo } : {}),
+      },
     ];
     let result: RefundResult | undefined;
     // A run may close (or continue as new) between the look and the Update: look again (bounded).

@@ -18,6 +18,11 @@ export interface JsonBounds {
 export const EXTRA_INFO_BOUNDS: JsonBounds = { maxBytes: 4_096, maxDepth: 8 };
 /** The payer or payee as the provider's user_info / participant_info. */
 export const PARTY_BOUNDS: JsonBounds = { maxBytes: 4_096, maxDepth: 4 };
+/**
+ * A refund's extra_info: smaller, because a session may take many refunds and each waits in the
+ * session's state until the provider has it.
+ */
+export const REFUND_EXTRA_INFO_BOUNDS: JsonBounds = { maxBytes: 1_024, maxDepth: 4 };
 
 function depthOf(value: unknown, limit: number, depth = 0): number {
   if (depth > limit || value === null || typeof value !== 'object') return depth;
@@ -29,26 +34,28 @@ function depthOf(value: unknown, limit: number, depth = 0): number {
   return deepest;
 }
 
+/** Why `value` breaks `bounds` (the rule, for a 400 naming the field), or undefined when it does not. */
+export function jsonBoundsProblem(value: unknown, bounds: JsonBounds): string | undefined {
+  if (value === undefined) return undefined;
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(value);
+  } catch {
+    return 'a JSON value';
+  }
+  const bytes = new TextEncoder().encode(text ?? '').length;
+  if (bytes > bounds.maxBytes) return `at most ${bounds.maxBytes} bytes as JSON (this is ${bytes})`;
+  if (depthOf(value, bounds.maxDepth) > bounds.maxDepth)
+    return `nested at most ${bounds.maxDepth} levels deep`;
+  return undefined;
+}
+
 /** `schema`, also refusing values larger or deeper than `bounds` (named by the field, with the rule). */
 export function boundedJson<S extends z.ZodType>(schema: S, bounds: JsonBounds): S {
   return schema
     .superRefine((value, ctx) => {
-      if (value === undefined) return;
-      let text: string | undefined;
-      try {
-        text = JSON.stringify(value);
-      } catch {
-        ctx.addIssue({ code: 'custom', message: 'a JSON value' });
-        return;
-      }
-      const bytes = new TextEncoder().encode(text ?? '').length;
-      if (bytes > bounds.maxBytes)
-        ctx.addIssue({
-          code: 'custom',
-          message: `at most ${bounds.maxBytes} bytes as JSON (this is ${bytes})`,
-        });
-      else if (depthOf(value, bounds.maxDepth) > bounds.maxDepth)
-        ctx.addIssue({ code: 'custom', message: `nested at most ${bounds.maxDepth} levels deep` });
+      const problem = jsonBoundsProblem(value, bounds);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
     })
     .meta({ 'x-max-json-bytes': bounds.maxBytes, 'x-max-depth': bounds.maxDepth }) as unknown as S;
 }

@@ -61,7 +61,11 @@ export const startReport = z.union([
 export const cancelRequest = z.object({ reason: text(500).optional() });
 /** Finalize and refund check their fields themselves (with the session's rules): an object is enough here. */
 export const finalizeRequest = z.looseObject({ amount: z.unknown().optional() });
-export const refundRequest = z.looseObject({ reference: z.unknown(), amount: z.unknown().optional() });
+export const refundRequest = z.looseObject({
+  reference: z.unknown(),
+  amount: z.unknown().optional(),
+  extraInfo: z.unknown().optional(),
+});
 
 export const sessionSettled = z.object({
   sessionId: text(200),

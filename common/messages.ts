@@ -72,7 +72,13 @@ export interface RefundResult {
   session: SessionView;
   created: boolean;
 }
-export const refundUpdate = defineUpdate<RefundResult, [{ reference: string; amount?: number }]>('refund');
+export interface RefundRequest {
+  reference: string;
+  amount?: number;
+  /** Sent as the refund's extra_info (REFUND_EXTRA_INFO_BOUNDS). */
+  extraInfo?: unknown;
+}
+export const refundUpdate = defineUpdate<RefundResult, [RefundRequest]>('refund');
 
 /** A session tells the workflow that asked for it (a subscription's charge) that its result is known. */
 export interface SessionSettled {

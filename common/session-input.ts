@@ -72,6 +72,8 @@ export interface SessionInput {
 
 /** A refund the partner asked for, with what paysaga needs to follow it. */
 export interface RefundRecord extends RefundView {
+  /** The extra_info to send with it: kept only until the provider has taken the refund. */
+  extraInfo?: unknown;
   /** The provider's refund records that existed before this one was sent (to tell it from them). */
   knownBefore?: string[];
   /** The provider's refusal, answered to the Update that asked. */

@@ -43,7 +43,9 @@ export function sessionViewOf(st: SessionState): SessionView {
         ? { ...o, captured: finalize }
         : o,
     ),
-    refunds: st.refunds.map(({ knownBefore: _known, refusal: _refusal, ...r }) => ({ ...r })),
+    refunds: st.refunds.map(({ knownBefore: _known, refusal: _refusal, extraInfo: _extra, ...r }) => ({
+      ...r,
+    })),
     ...(st.snapshot ? { providerStatus: st.snapshot.transaction_status, lastSnapshot: st.snapshot } : {}),
     ...(userAction ? { userAction } : {}),
     ...(st.publicToken ? { publicToken: st.publicToken } : {}),

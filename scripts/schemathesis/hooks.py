@@ -82,6 +82,13 @@ def filter_case(context, case):
     if body is not None and not _schedule_ok(body):
         return False
 
+    # A sub-partner's fields are merged into extra_info (client/inputs.ts subPartnerRule): extraInfo beside
+    # subPartner must be an object without merchant or submerchant. Two fields related.
+    if body is not None and isinstance(body.get("subPartner"), dict) and "extraInfo" in body:
+        extra = body["extraInfo"]
+        if not isinstance(extra, dict) or "merchant" in extra or "submerchant" in extra:
+            return False
+
     # A partial finalization may not exceed the payment (client/inputs.ts partialWithinAmount): a
     # comparison of two fields of the body, which JSON Schema cannot express.
     if body is not None:

@@ -65,6 +65,22 @@ describe('POST /v1/checkouts', () => {
     expect(ledger.entries.filter((e) => e.kind === 'capture' || e.kind === 'charge')).toHaveLength(1);
   });
 
+  it("a sub-partner's site travels in extra_info as the provider asks, merged with the partner's own", async () => {
+    const res = await s.call('POST', '/v1/checkouts', {
+      body: checkout(ref('sub'), FRICTIONLESS, {
+        subPartner: { submerchant: 'https://pay.sub.example/shop' },
+        extraInfo: { order: 'A-17' },
+      }),
+    });
+    expect(res.status).toBe(201);
+    const paid = await finished(s, res.body.sessionId);
+    expect(paid.lastSnapshot.payments[0].extra_info).toEqual({
+      order: 'A-17',
+      merchant: '',
+      submerchant: 'https://pay.sub.example/shop',
+    });
+  });
+
   it('3-D Secure with ?wait: answers with the redirect in userAction', async () => {
     const res = await s.call('POST', '/v1/checkouts?wait=15000', {
       body: checkout(ref('3ds'), THREE_DS, { backUrl: 'https://shop.example/return' }),
@@ -128,6 +144,16 @@ describe('POST /v1/checkouts', () => {
         'a partial finalize above the amount',
         { ...checkout(undefined), settings: { finalization: { mode: 'auto_partial', amount: 2_000_000 } } },
         [{ field: 'settings.finalization.amount', rule: /at most the payment amount/ }],
+      ],
+      [
+        'a sub-partner without its site',
+        { ...checkout(undefined), subPartner: { merchant: '' } },
+        [{ field: 'subPartner.submerchant' }],
+      ],
+      [
+        'a sub-partner with extraInfo that cannot merge with it',
+        { ...checkout(undefined), subPartner: { submerchant: 'https://shop.example' }, extraInfo: [1] },
+        [{ field: 'extraInfo', rule: /with subPartner, an object/ }],
       ],
       // Schemathesis found one: not a header value, so no provider call of the session could be sent.
       [

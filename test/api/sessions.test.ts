@@ -161,6 +161,28 @@ describe('POST /v1/sessions/{id}/refunds', () => {
     expect(ledger.entries.filter((e) => e.kind === 'refund')).toHaveLength(before ? 3 : 2);
   });
 
+  it('extraInfo reaches the provider with the refund; an oversized one is a 400 naming it', async () => {
+    const started = await start();
+    expect((await finished(s, started.sessionId)).phase).toBe('succeeded');
+    const big = await s.call('POST', `/v1/sessions/${started.sessionId}/refunds`, {
+      body: { reference: ref('big'), amount: 100, extraInfo: { note: 'x'.repeat(1_100) } },
+    });
+    expect(big.status).toBe(400);
+    expect(big.body.error.fields).toEqual([
+      { field: 'extraInfo', rule: expect.stringMatching(/1024 bytes/) },
+    ]);
+    const extraInfo = { ticket: 'support-7781', reason: 'damaged' };
+    const refund = await s.call('POST', `/v1/sessions/${started.sessionId}/refunds?wait=10000`, {
+      body: { reference: ref('noted'), amount: 300, extraInfo },
+    });
+    expect(refund.status).toBe(201);
+    // The provider's own record of the refund carries it (transaction/state, as the session read it).
+    const done = await finished(s, started.sessionId);
+    const moneyback = done.lastSnapshot.payments[0].moneyback as { extra_info?: unknown }[];
+    expect(moneyback.map((m) => m.extra_info)).toEqual([extraInfo]);
+    expect((await s.stack.sandbox.ledger(started.sessionId)).totals.refund).toBe(300);
+  });
+
   it('404 for an unknown session; 400 without a reference', async () => {
     expect(
       (await s.call('POST', '/v1/sessions/ps_999999997/refunds', { idempotencyKey: ref('x') })).status,

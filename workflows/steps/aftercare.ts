@@ -18,6 +18,7 @@ import {
 } from '../../common/failures';
 import { refundUpdate } from '../../common/messages';
 import { checkArgument, refundRequest } from '../../common/message-schemas';
+import { jsonBoundsProblem, REFUND_EXTRA_INFO_BOUNDS } from '../../common/json-bounds';
 import type { RefundRecord } from '../../common/session-input';
 import { refundRecordOf, stepName } from '../../common/steps';
 import { provider } from '../calls';
@@ -47,7 +48,7 @@ export function refundable(s: Session): number {
 export function acceptRefunds(s: Session): void {
   wf.setHandler(
     refundUpdate,
-    async ({ reference, amount }) => {
+    async ({ reference, amount, extraInfo }) => {
       const created = !s.refunds.some((r) => r.reference === reference);
       if (created) {
         const currency = s.view().totals.currency ?? s.request.money?.currency ?? '';
@@ -57,6 +58,7 @@ export function acceptRefunds(s: Session): void {
           currency,
           status: 'requested',
           requestedAt: iso(Date.now()),
+          ...(extraInfo !== undefined ? { extraInfo } : {}),
         });
       }
       await wf.condition(() => s.refunds.find((r) => r.reference === reference)?.status !== 'requested');
@@ -66,8 +68,10 @@ export function acceptRefunds(s: Session): void {
     },
     {
       validator: (arg) => {
-        const { reference, amount } = checkArgument(refundRequest, arg);
+        const { reference, amount, extraInfo } = checkArgument(refundRequest, arg);
         mayRefund(s, reference, amount);
+        const problem = jsonBoundsProblem(extraInfo, REFUND_EXTRA_INFO_BOUNDS);
+        if (problem) throw invalidArgument('extraInfo', problem);
       },
       // A run that must continue as new during a long outage leaves a waiting refund to the next run
       // (Session.continueAsNewIfDue): the caller's retry of the same reference waits there.
@@ -114,14 +118,18 @@ async function carryOutRefund(s: Session, r: RefundRecord): Promise<void> {
           amount: { amount: r.amount, currency: r.currency },
           knownRefundIds: known,
           verifyFirst,
+          ...(r.extraInfo !== undefined ? { extraInfo: r.extraInfo } : {}),
         }),
       );
+      // The provider has it: the session keeps no copy (a session may take many refunds).
+      delete r.extraInfo;
       s.apply(answer, 'call', 'transaction/refund');
       const refundId = refundRecordOf(answer, known) ?? refundRecordOf(s.snapshot, known);
       s.updateRefund(r.reference, { status: 'processing', ...(refundId ? { refundId } : {}) });
     } catch (err) {
       const f = failureOf(err);
       if (f?.type !== FAILURE_TYPES.providerRefused) throw err;
+      delete r.extraInfo;
       s.updateRefund(r.reference, {
         status: 'failed',
         reason: f.message,
