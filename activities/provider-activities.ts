@@ -144,5 +144,13 @@ export function createProviderActivities(provider: ProviderClient): ProviderActi
         );
         return res.public_token;
       }),
+    createFpsWidgetToken: (a) =>
+      reading(async () => {
+        const res = await provider.publicToken(
+          { fps_widget: { session_id: a.sessionId, ...(a.widget.lang ? { lang: a.widget.lang } : {}) } },
+          options(a),
+        );
+        return res.public_token;
+      }),
   };
 }

@@ -42,6 +42,8 @@ export interface ProviderActivities {
   createPaymentFormToken(
     a: SessionCall & { widget: { lang?: string; showAutopayOption?: boolean } },
   ): Promise<string>;
+  /** public_token with fps_widget for this session: the provider's FPS page starts its payment. */
+  createFpsWidgetToken(a: SessionCall & { widget: { lang?: string } }): Promise<string>;
 }
 
 /** What opens a provider session for a reference (workflows/reference.ts). */

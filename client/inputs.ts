@@ -220,6 +220,12 @@ export const fpsPaymentInput = z
     moneyPurpose: z.string().min(1).max(210).optional(),
     backUrl: backUrl.optional(),
     qrRenewals: z.number().int().min(0).max(10).default(0),
+    /** The provider's FPS page shows the QR and the deep link (a public token in the view), not paysaga. */
+    widget: z.object({ lang: z.string().min(2).max(5).optional() }).optional(),
+  })
+  .refine((r) => !r.widget || (!r.qrRenewals && !r.moneyPurpose), {
+    path: ['widget'],
+    message: 'the FPS page starts the payment itself: no qrRenewals or moneyPurpose with it',
   })
   .refine(subPartnerRule.check, subPartnerRule.issue)
   .refine(fpsPayerRule.check, fpsPayerRule.issue)

@@ -127,7 +127,9 @@ export class Sessions {
         ...this.common('fps_payment', i),
         money: i.amount,
         open: { by: 'initiate', body: bodies.initiateBody(i.amount, i) },
-        start: { by: 'workflow', operation: 'checkout', body: bodies.fpsCheckoutStart(i.moneyPurpose) },
+        start: i.widget
+          ? { by: 'widget', widget: i.widget, page: 'fps' }
+          : { by: 'workflow', operation: 'checkout', body: bodies.fpsCheckoutStart(i.moneyPurpose) },
         qrRenewals: i.qrRenewals,
         fingerprintOf: i,
       },

@@ -31,8 +31,11 @@ export type StartSpec =
   | { by: 'workflow'; operation: 'transfer'; body: TransferStart }
   /** The starter sends card data itself, outside Temporal (claimStart, then reportStart). */
   | { by: 'starter' }
-  /** The payer uses the payment-form widget with a public token the workflow creates. */
-  | { by: 'widget'; widget: { lang?: string; showAutopayOption?: boolean } }
+  /**
+   * The payer uses a widget with a public token the workflow creates: the payment form (card), or with
+   * `page: 'fps'` the provider's FPS page (QR and deep link).
+   */
+  | { by: 'widget'; widget: { lang?: string; showAutopayOption?: boolean }; page?: 'fps' }
   /** The provider call that created the session also started it (identity check). */
   | { by: 'provider' };
 

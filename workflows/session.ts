@@ -548,7 +548,7 @@ export class Session {
 
   setPublicToken(token: string): void {
     this.st.publicToken = token;
-    this.log('call', 'public_token', 'payment form token created');
+    this.log('call', 'public_token', 'widget token created');
   }
 
   noteSent(step: string): void {

@@ -19,6 +19,7 @@ export const DEMO_KINDS = [
   'three-ds',
   'payment-form',
   'fps',
+  'fps-widget',
   'hold',
   'refund',
   'payout',
@@ -294,6 +295,29 @@ const SCENARIOS: Record<DemoKind, ScenarioFn> = {
         moneyPurpose: 'paysaga demo',
       }),
     );
+    await payQr(s, await awaitQr(s, view));
+    return expectPhase(await s.final(view.sessionId), 'succeeded');
+  },
+
+  async 'fps-widget'(s, ctx) {
+    // The provider's own FPS page shows the QR: paysaga makes the page's public token.
+    const view = s.created(
+      await s.api.checkouts.create({
+        method: 'fps',
+        reference: s.ref(),
+        amount: rub(12_900),
+        customer: CUSTOMER,
+        widget: { lang: 'en' },
+      }),
+    );
+    const ready = await s.untilShown(view, 'the public token', (v) => !!v.publicToken);
+    if (!ready.publicToken) throw new Error(`no public token: ${describe(ready)}`);
+    s.say(
+      `payer opens the FPS page: ${ctx.sandboxUrl}/sandbox/widgets/fps?public_token=${ready.publicToken}`,
+    );
+    const res = await postJson(`${ctx.sandboxUrl}/sandbox/widgets/fps`, { public_token: ready.publicToken });
+    if (res.status !== 200)
+      throw new Error(`the FPS page refused (${res.status}): ${res.text.slice(0, 200)}`);
     await payQr(s, await awaitQr(s, view));
     return expectPhase(await s.final(view.sessionId), 'succeeded');
   },

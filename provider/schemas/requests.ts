@@ -76,7 +76,11 @@ export const publicTokenRequest = z
   .looseObject({
     card_tokenize: cardTokenizeConfig.optional(),
     payment_form_config: paymentFormConfig.optional(),
-    fps_widget: z.looseObject({}).optional(),
+    // The FPS page's fields are not shown by the spec: paysaga and its sandbox use the session and
+    // the page's language, as for the payment form.
+    fps_widget: z
+      .looseObject({ session_id: sessionId.optional(), lang: z.string().min(2).max(5).optional() })
+      .optional(),
   })
   .refine((r) => r.card_tokenize || r.payment_form_config || r.fps_widget, {
     message: 'not_null',

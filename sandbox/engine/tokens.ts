@@ -26,6 +26,17 @@ export function issuePublicToken(ctx: FlowContext, caller: Caller, req: PublicTo
     if (session.payments.length > 0 || session.payouts.length > 0)
       throw invalid('payment_form_config.session_id', 'already_started');
   }
+  const fps = req.fps_widget;
+  if (fps?.session_id !== undefined) {
+    const taken = [...ctx.state.tokens.publicTokens.values()].some(
+      (t) => t.fpsWidget?.session_id === fps.session_id,
+    );
+    if (taken) throw invalid('fps_widget.session_id', 'not_unique');
+    const session = ctx.state.session(fps.session_id, caller.projectId);
+    if (!session) throw notFound('fps_widget.session_id');
+    if (session.payments.length > 0 || session.payouts.length > 0)
+      throw invalid('fps_widget.session_id', 'already_started');
+  }
   const now = Date.now();
   const record: PublicTokenRecord = {
     token: opaqueToken('pt'),
@@ -51,7 +62,7 @@ export function issuePublicToken(ctx: FlowContext, caller: Caller, req: PublicTo
   return record.token;
 }
 
-export type WidgetKind = 'cardTokenize' | 'paymentForm';
+export type WidgetKind = 'cardTokenize' | 'paymentForm' | 'fpsWidget';
 
 /** Checks a public token for one widget operation; `use()` spends it (one operation per token). */
 export function checkPublicToken(
@@ -85,6 +96,7 @@ function publicTokenInfo(r: PublicTokenRecord): Record<string, unknown> {
       r.fpsWidget && 'fps_widget',
     ].filter(Boolean),
     ...(r.paymentForm ? { session_id: r.paymentForm.sessionId } : {}),
+    ...(typeof r.fpsWidget?.session_id === 'string' ? { session_id: r.fpsWidget.session_id } : {}),
   };
 }
 

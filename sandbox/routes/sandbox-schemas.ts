@@ -19,6 +19,8 @@ export const fpsPayBody = z.looseObject({
 export const threeDsBody = z.looseObject({ code: z.string().max(32).default('') });
 
 /** The payment-form widget: all card fields are asked for. */
+export const fpsWidgetBody = z.looseObject({ public_token: z.string().min(1) });
+
 export const paymentFormBody = z.looseObject({
   ...cardDetailsFields.required().shape,
   public_token: z.string().min(1),

@@ -6,7 +6,7 @@ import { checkPublicToken } from '../engine/tokens';
 import { ApiError, invalid } from '../errors';
 import { escapeHtml, hiddenFields, page } from './html';
 import { bodyOf, isFormPost } from './sandbox-common';
-import { cardTokenizeBody, paymentFormBody } from './sandbox-schemas';
+import { cardTokenizeBody, fpsWidgetBody, paymentFormBody } from './sandbox-schemas';
 
 /**
  * The embeddable widgets, simulated: what the browser widget would send to the service with a public
@@ -66,6 +66,59 @@ export const widgetRoutes: FastifyPluginAsync<{ ctx: FlowContext }> = async (app
         .type('text/html')
         .send(page('Payment', `<p>Payment ${escapeHtml(payment.id)} accepted.</p>`));
     return { status: 'ok', session_id: session.id, payment_id: payment.id };
+  });
+
+  /*
+   * The FPS page (fps_widget public token): the payer asks for the QR, the page starts the session's FPS
+   * payment and shows the QR and the deep link, which opens the sandbox's bank page (/sandbox/fps/<id>).
+   */
+  app.get('/fps', async (req, reply) => {
+    const body =
+      '<form method="POST" action="/sandbox/widgets/fps">' +
+      hiddenFields({ public_token: tokenQuery(req.query) }) +
+      '<p>Pay with the Faster Payments System: your bank app opens from a QR code or a link.</p>' +
+      '<button type="submit">Show the QR code</button></form>';
+    return reply.type('text/html').send(page('FPS payment', body));
+  });
+
+  app.post('/fps', async (req, reply) => {
+    const body = bodyOf(req, fpsWidgetBody);
+    const { record, use } = checkPublicToken(ctx, body.public_token, 'fpsWidget');
+    const sessionId = record.fpsWidget!.session_id;
+    if (typeof sessionId !== 'string') throw invalid('fps_widget.session_id', 'required');
+    const session = ctx.state.session(sessionId, record.projectId);
+    if (!session) throw new ApiError('repository_record_not_found', 'fps_widget.session_id');
+    const request = startCheckoutRequest.safeParse({
+      session_id: session.id,
+      payment_info: { type: 'fps_info' },
+    });
+    if (!request.success) throw invalid('fps_widget', 'invalid');
+    startCheckout(ctx, { projectId: record.projectId }, request.data, true);
+    use();
+    const payment = session.payments[0]!;
+    // The QR appears once the shop has approved the payment (approve_pending): the page waits for it.
+    if (isFormPost(req)) return reply.redirect(`/sandbox/widgets/fps/${encodeURIComponent(payment.id)}`, 303);
+    return { status: 'ok', session_id: session.id, payment_id: payment.id };
+  });
+
+  app.get<{ Params: { paymentId: string } }>('/fps/:paymentId', async (req, reply) => {
+    const found = ctx.state.payment(req.params.paymentId);
+    const qr = found?.payment.userAction?.payment_qr?.qr_data;
+    let body: string;
+    if (!found) body = '<p>Unknown payment.</p>';
+    else if (qr)
+      body =
+        '<p>Scan the code with your bank app, or open it on this device.</p>' +
+        `<img id="qr" alt="QR code" width="240" height="240" src="data:image/svg+xml;base64,${escapeHtml(qr.qr_image)}">` +
+        `<p><a id="deep-link" href="${escapeHtml(qr.qr_content)}">Open in the bank app</a></p>`;
+    else if (found.payment.stage === 'preparing' || found.payment.stage === 'awaiting_approval')
+      body = '<p id="waiting">Waiting for the shop to confirm the payment…</p>';
+    else body = `<p>Payment ${escapeHtml(found.payment.id)} is ${escapeHtml(found.payment.status)}.</p>`;
+    const refresh = found && !qr && found.payment.stage !== 'done';
+    const html = page('FPS payment', body);
+    return reply
+      .type('text/html')
+      .send(refresh ? html.replace('<head>', '<head><meta http-equiv="refresh" content="1">') : html);
   });
 
   app.get('/card-tokenize', async (req, reply) => {

@@ -104,4 +104,48 @@ describe('a payer in a real browser', () => {
       await context.close();
     }
   }, 90_000);
+  it("pays through the provider's FPS page: the QR and the deep link to the bank app", async () => {
+    const { api, until, dev, browser } = stack!;
+    const created = await api('POST', '/v1/checkouts?wait=10000', {
+      method: 'fps',
+      reference: `browser-fps-${Date.now().toString(36)}`,
+      customer: { user_id: 'browser-payer' },
+      amount: { amount: 1_990, currency: 'RUB' },
+      widget: { lang: 'en' },
+    });
+    const sessionId: string = created.sessionId;
+    expect(created.kind).toBe('fps_payment');
+    const publicToken: string =
+      created.publicToken ?? (await until(sessionId, (v) => !!v.publicToken)).publicToken;
+
+    const context = await browser.newContext({ viewport: { width: 900, height: 900 } });
+    context.setDefaultTimeout(30_000);
+    try {
+      const page = await context.newPage();
+      await page.goto(
+        `${dev.sandboxUrl}/sandbox/widgets/fps?public_token=${encodeURIComponent(publicToken)}`,
+      );
+      await page.click('button[type="submit"]');
+      // The page waits for the shop's approval (paysaga approves by its policy), then shows the QR.
+      await page.locator('#qr').waitFor();
+      expect(await page.getAttribute('#qr', 'src')).toMatch(/^data:image\/svg\+xml;base64,/);
+      await page.screenshot({ path: path.join(SCREENSHOTS, 'fps-widget-qr.png') });
+      // On a phone the payer follows the deep link to the bank app.
+      await page.click('#deep-link');
+      await page.fill('input[name="phone_number"]', '+79990001122');
+      await page.click('button[type="submit"]');
+      expect(await page.textContent('body')).toMatch(/Paid\./);
+
+      const done = await until(sessionId, (v) => FINAL_PHASES.includes(v.phase), 45_000);
+      expect(done.phase).toBe('succeeded');
+      expect(done.operations).toEqual([
+        expect.objectContaining({ kind: 'payment', status: 'successful', amount: 1_990 }),
+      ]);
+      const res = await fetch(`${dev.sandboxUrl}/sandbox/ledger?session_id=${encodeURIComponent(sessionId)}`);
+      const ledger = (await res.json()) as { entries: any[] };
+      expect(ledger.entries.map((e) => [e.kind, e.amount])).toEqual([['charge', 1_990]]);
+    } finally {
+      await context.close();
+    }
+  }, 90_000);
 });

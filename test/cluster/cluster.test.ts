@@ -50,6 +50,7 @@ const MOVEMENTS: Record<Exclude<DemoKind, 'subscription'>, string[]> = {
   refund: ['capture', 'hold', 'refund'],
   chargeback: ['capture', 'chargeback', 'hold'],
   fps: ['charge'],
+  'fps-widget': ['charge'],
   payout: ['payout'],
   'identity-check': [],
   'fps-binding': [], // binds an account, charges nothing

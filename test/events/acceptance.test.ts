@@ -99,6 +99,7 @@ const EXPECTED: Record<DemoKind | 'charge', { required: EventType[] }> = {
   },
   'payment-form': { required: CARD },
   fps: { required: QR },
+  'fps-widget': { required: QR },
   hold: { required: CARD },
   refund: { required: [...CARD, 'session.refunded'] },
   payout: { required: ['session.created', 'session.awaiting_approval', 'session.succeeded'] },

@@ -217,6 +217,7 @@ export class FakeProvider {
         return this.stateAt(sessionId, atMs);
       },
       createPaymentFormToken: notHere('public_token'),
+      createFpsWidgetToken: notHere('public_token'),
       publishEvent: async (event: PaysagaEvent) => publish(event),
       // The session's record: its events are what the test watches (the store itself is not faked).
       recordSession: async (record) => {

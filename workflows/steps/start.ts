@@ -62,7 +62,7 @@ export async function startOperation(s: Session, start: StartSpec): Promise<bool
     case 'starter':
       return waitForStarter(s);
     case 'widget':
-      return paymentForm(s, start.widget);
+      return widgetStart(s, start.widget, start.page);
   }
 }
 
@@ -127,19 +127,27 @@ async function waitForStarter(s: Session): Promise<boolean> {
 }
 
 /**
- * The payer uses the payment-form widget with a public token made for this session. The provider takes
- * no idempotency key for it and accepts one per session: a token whose answer was lost can never be shown
- * to anyone, which is reported (needs attention) rather than failed, since nothing moved and the payer's
- * time still runs.
+ * The payer uses a widget (the payment form, or the FPS page) with a public token made for this session.
+ * The provider takes no idempotency key for it and accepts one per session: a token whose answer was lost
+ * can never be shown to anyone, which is reported (needs attention) rather than failed, since nothing
+ * moved and the payer's time still runs.
  */
-async function paymentForm(
+async function widgetStart(
   s: Session,
   widget: { lang?: string; showAutopayOption?: boolean },
+  page?: 'fps',
 ): Promise<boolean> {
   if (!s.view().publicToken) {
     try {
       s.setPublicToken(
-        await s.call('public_token', () => provider.createPaymentFormToken({ ...s.callArgs(), widget })),
+        await s.call('public_token', () =>
+          page === 'fps'
+            ? provider.createFpsWidgetToken({
+                ...s.callArgs(),
+                widget: widget.lang ? { lang: widget.lang } : {},
+              })
+            : provider.createPaymentFormToken({ ...s.callArgs(), widget }),
+        ),
       );
     } catch (err) {
       const refusal = refusalOf(err);
