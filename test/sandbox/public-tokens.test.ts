@@ -108,6 +108,33 @@ describe('sandbox: public tokens (rule 1) and the payment-form widget', () => {
     expect(await eventTypes(sb, id)).toEqual(['approve_pending', 'action_pending']);
   });
 
+  it('the FPS page (fps_widget): one token per session; the page starts the FPS payment, QR after approval', async () => {
+    const id = await formSession();
+    const token = (await sb.post('public_token', { fps_widget: { session_id: id, lang: 'en' } })).body
+      .public_token;
+    expect(token).toMatch(/^pt_/);
+    const second = await sb.post('public_token', { fps_widget: { session_id: id } });
+    expect(second.body.error.error_description).toBe('fps_widget.session_id.not_unique');
+    const started = await sb.plain('POST', '/sandbox/widgets/fps', { public_token: token });
+    expect(started.body).toEqual({ status: 'ok', session_id: id, payment_id: expect.stringMatching(/^pm_/) });
+    const paymentId = started.body.payment_id as string;
+    // Before the partner approves, the page waits (and refreshes itself).
+    const waiting = await sb.plain('GET', `/sandbox/widgets/fps/${paymentId}`);
+    expect(waiting.text).toContain('id="waiting"');
+    expect(waiting.text).toContain('http-equiv="refresh"');
+    await waitForEvent(sb, id, 'approve_pending');
+    await sb.post('transaction/approve', { session_id: id });
+    const shown = await sb.waitForSession(id, (s) => !!s.payments?.[0]?.user_action);
+    const qr = shown.payments[0].user_action.payment_qr.qr_data;
+    const page = (await sb.plain('GET', `/sandbox/widgets/fps/${paymentId}`)).text;
+    expect(page).toContain(`href="${qr.qr_content}"`);
+    expect(page).toContain(`base64,${qr.qr_image}`);
+    const again = await sb.plain('POST', '/sandbox/widgets/fps', { public_token: token });
+    expect(again.body.error.error_description).toBe('public_token.already_used');
+    // A session that already has an operation takes no FPS page.
+    const late = await sb.post('public_token', { fps_widget: { session_id: await formSession() } });
+  });
+
   it('a token of the wrong widget is refused and not spent', async () => {
     const pt = (await sb.post('public_token', { card_tokenize: { allow_tokenization: true } })).body
       .public_token;
