@@ -1,5 +1,5 @@
 /** Opening a provider session for a reference (workflows/reference.ts): the calls before any session exists. */
-import { initiateKey, scrubCardData, type ProviderClient } from '../provider';
+import { initCheckoutKey, initiateKey, scrubCardData, type ProviderClient } from '../provider';
 import { toFailure } from './failures';
 import type { SessionInfo } from '../provider/schemas';
 import type { IntakeActivities, Opened } from './types';
@@ -20,6 +20,17 @@ export function createIntakeActivities({ provider, returnUrl }: IntakeDeps): Int
       try {
         const res = await provider.initiate(body, {
           idempotencyKey: initiateKey(reference, fingerprint),
+          ...(submerchantId ? { submerchantId } : {}),
+        });
+        return opened(res.session_info);
+      } catch (err) {
+        throw toFailure(err);
+      }
+    },
+    async initCheckout({ reference, fingerprint, body, submerchantId }) {
+      try {
+        const res = await provider.initCheckout(body, {
+          idempotencyKey: initCheckoutKey(reference, fingerprint),
           ...(submerchantId ? { submerchantId } : {}),
         });
         return opened(res.session_info);

@@ -5,7 +5,13 @@
  * not taken effect (a resend after a restart, a continue-as-new, or a key older than the provider keeps).
  */
 import type { Money } from '../common/views';
-import type { IdentityCheckRequest, InitiateRequest, SessionInfo, WebhookEvent } from '../provider/schemas';
+import type {
+  IdentityCheckRequest,
+  InitCheckoutRequest,
+  InitiateRequest,
+  SessionInfo,
+  WebhookEvent,
+} from '../provider/schemas';
 import type { CheckoutStart, TransferStart } from '../common/session-input';
 
 /** Every call is about one session, and carries that session's sub-merchant when it has one. */
@@ -59,6 +65,16 @@ export interface IntakeActivities {
     reference: string;
     fingerprint: string;
     body: InitiateRequest;
+    submerchantId?: string;
+  }): Promise<Opened>;
+  /**
+   * transaction/init/checkout: the session and its payment in one call (a merchant-initiated payment by
+   * token), key derived from the reference and the request's fingerprint like initiate's.
+   */
+  initCheckout(a: {
+    reference: string;
+    fingerprint: string;
+    body: InitCheckoutRequest;
     submerchantId?: string;
   }): Promise<Opened>;
   /**

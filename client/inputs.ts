@@ -190,6 +190,11 @@ export const paymentFormInput = z
       .object({ lang: z.string().min(2).max(5).optional(), showAutopayOption: z.boolean().optional() })
       .default({}),
     backUrl: backUrl.optional(),
+    /**
+     * A recurring token from this payment on the partner's own recorded consent (spec rule 9), without
+     * the widget's checkbox (showAutopayOption lets the payer give it there instead).
+     */
+    allowRecurring: z.boolean().optional(),
   })
   .refine(subPartnerRule.check, subPartnerRule.issue)
   .refine(partialWithinAmount, partialRule);
@@ -222,6 +227,8 @@ export const fpsPaymentInput = z
     qrRenewals: z.number().int().min(0).max(10).default(0),
     /** The provider's FPS page shows the QR and the deep link (a public token in the view), not paysaga. */
     widget: z.object({ lang: z.string().min(2).max(5).optional() }).optional(),
+    /** A recurring token from this payment (spec rule 9: the partner holds the payer's consent). */
+    allowRecurring: z.boolean().optional(),
   })
   .refine((r) => !r.widget || (!r.qrRenewals && !r.moneyPurpose), {
     path: ['widget'],

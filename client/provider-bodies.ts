@@ -7,6 +7,7 @@ import type { CheckoutStart, TransferStart } from '../common/session-input';
 import type { CardDetails, HashedCardDetails } from '../provider/card';
 import type {
   IdentityCheckRequest,
+  InitCheckoutRequest,
   InitiateRequest,
   ParticipantInfo,
   PaymentSettings,
@@ -100,6 +101,25 @@ export function recurringCheckoutStart(
       recurring_token_info: { token, ...(byClient ? { initiated_by: 'client' } : {}) },
     },
     ...(settings ? { payment_settings: settings } : {}),
+  };
+}
+
+/**
+ * init/checkout of a merchant-initiated payment by token (the spec's one-call sequence): the session and
+ * its payment at once. user_info is required there.
+ */
+export function recurringInitCheckout(
+  money: Money,
+  token: string,
+  p: Parties & { customer: UserInfo },
+): InitCheckoutRequest {
+  const extra = extraInfoOf(p);
+  return {
+    payment_info: { type: 'recurring_token_info', recurring_token_info: { token } },
+    sum_info: { sum: money.amount, currency_code: money.currency },
+    user_info: p.customer,
+    ...(p.participant ? { participant_info: p.participant } : {}),
+    ...(extra !== undefined ? { extra_info: extra } : {}),
   };
 }
 

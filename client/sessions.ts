@@ -87,7 +87,14 @@ export class Sessions {
           by: 'initiate',
           body: {
             ...bodies.initiateBody(i.amount, i),
-            ...(i.backUrl ? { payment_settings: { back_url: i.backUrl } } : {}),
+            ...(i.backUrl || i.allowRecurring !== undefined
+              ? {
+                  payment_settings: bodies.paymentSettings({
+                    ...(i.backUrl ? { returnUrl: i.backUrl } : {}),
+                    ...(i.allowRecurring !== undefined ? { allowRecurring: i.allowRecurring } : {}),
+                  }),
+                }
+              : {}),
           },
         },
         start: { by: 'widget', widget: i.widget },
@@ -102,17 +109,27 @@ export class Sessions {
     o: StartOptions = {},
   ): Promise<Started<SessionView>> {
     const i = parse(inputs.recurringPaymentInput, input);
+    // Merchant-initiated: one init/checkout (the spec's sequence). Client-initiated (3-D Secure) keeps
+    // initiate + start: paysaga's signed back_url names the session, which exists only after initiate.
+    const byMerchant = i.initiatedBy === 'merchant';
     return startSession(
       this.ctx,
       {
         ...this.common('recurring_payment', i),
         money: i.amount,
-        open: { by: 'initiate', body: bodies.initiateBody(i.amount, i) },
-        start: {
-          by: 'workflow',
-          operation: 'checkout',
-          body: bodies.recurringCheckoutStart(i.token, i.initiatedBy === 'client'),
-        },
+        ...(byMerchant
+          ? {
+              open: { by: 'init_checkout', body: bodies.recurringInitCheckout(i.amount, i.token, i) },
+              start: { by: 'provider' },
+            }
+          : {
+              open: { by: 'initiate', body: bodies.initiateBody(i.amount, i) },
+              start: {
+                by: 'workflow',
+                operation: 'checkout',
+                body: bodies.recurringCheckoutStart(i.token, true),
+              },
+            }),
         fingerprintOf: i,
       },
       o,
@@ -126,10 +143,26 @@ export class Sessions {
       {
         ...this.common('fps_payment', i),
         money: i.amount,
-        open: { by: 'initiate', body: bodies.initiateBody(i.amount, i) },
+        // With the FPS page, the provider starts the payment: the token's wish goes with initiate.
+        open: {
+          by: 'initiate',
+          body: {
+            ...bodies.initiateBody(i.amount, i),
+            ...(i.widget && i.allowRecurring !== undefined
+              ? { payment_settings: { allow_recurring: i.allowRecurring } }
+              : {}),
+          },
+        },
         start: i.widget
           ? { by: 'widget', widget: i.widget, page: 'fps' }
-          : { by: 'workflow', operation: 'checkout', body: bodies.fpsCheckoutStart(i.moneyPurpose) },
+          : {
+              by: 'workflow',
+              operation: 'checkout',
+              body: bodies.fpsCheckoutStart(
+                i.moneyPurpose,
+                i.allowRecurring !== undefined ? { allow_recurring: i.allowRecurring } : undefined,
+              ),
+            },
         qrRenewals: i.qrRenewals,
         fingerprintOf: i,
       },

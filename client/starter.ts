@@ -14,11 +14,18 @@ import { SESSION_WORKFLOW_TYPES, type SessionKind } from '../common/kinds';
 import { claimStartUpdate, reportStartUpdate, type StartReport } from '../common/messages';
 import { sessionSearchAttributes } from '../common/search-attributes';
 import { mergeSettings, type SettingsOverrides } from '../common/settings';
-import type { SessionInput, SessionRequest, StartSpec } from '../common/session-input';
+import type { OpenSpec, SessionInput, SessionRequest, StartSpec } from '../common/session-input';
 import type { Money, SessionView } from '../common/views';
-import { deriveIdempotencyKey, initiateKey, ProviderError, scrubCardData } from '../provider';
+import {
+  deriveIdempotencyKey,
+  initCheckoutKey,
+  initiateKey,
+  ProviderError,
+  scrubCardData,
+} from '../provider';
 import type { ProviderRefusal } from '../common/failures';
-import type { IdentityCheckRequest, InitiateRequest, SessionInfo } from '../provider/schemas';
+import type { SessionInfo } from '../provider/schemas';
+import { findReference } from '../store/references';
 import { sessionState } from '../store/sessions';
 import type { ClientContext } from './context';
 import { fromWorkflowFailure, ProviderRefusedError, SessionStateError } from './errors';
@@ -46,8 +53,8 @@ export interface SessionSpec {
   submerchantId?: string;
   customerId?: string;
   settings?: SettingsOverrides;
-  /** How the provider session is opened: transaction/initiate, or sbp/identity_check (no key). */
-  open: { by: 'initiate'; body: InitiateRequest } | { by: 'identity_check'; body: IdentityCheckRequest };
+  /** How the provider session is opened (common/session-input.ts OpenSpec). */
+  open: OpenSpec;
   start: StartSpec;
   qrRenewals?: number;
   /** What makes the request itself (cards masked): a repeat must match it. */
@@ -81,6 +88,7 @@ export async function openSession(
     kind: spec.kind,
     fingerprint,
     open: async () => {
+      if (spec.open.by === 'init_checkout') await refuseExpiredRetry(ctx, spec.reference);
       let session: SessionInfo;
       try {
         session = await openProviderSession(ctx, spec, fingerprint);
@@ -100,6 +108,28 @@ export async function openSession(
   return { sessionId: subjectId, created };
 }
 
+/** The provider keeps an idempotency key 24 hours (spec: Limits); a retry must come well within them. */
+const INIT_CHECKOUT_RETRY_FOR_MS = 23 * 3_600_000;
+
+/**
+ * init/checkout moves money: a retry after a lost answer is safe only while its key is still valid. A
+ * reference first tried more than 23 hours ago and never opened may hold a payment nobody heard of, so
+ * it is not sent again (the provider's records tell; a new reference is a new payment).
+ */
+async function refuseExpiredRetry(ctx: ClientContext, reference: string): Promise<void> {
+  const row = await findReference(ctx.store, reference);
+  if (
+    row &&
+    Date.now() - new Date(row.created_at as unknown as string).getTime() > INIT_CHECKOUT_RETRY_FOR_MS
+  )
+    throw new SessionStateError(
+      'an earlier request under this reference was sent more than 23 hours ago without an answer; its ' +
+        'idempotency key has expired, so it is not sent again: check the provider for that payment, then ' +
+        'use a new reference',
+      'retry_window_passed',
+    );
+}
+
 function refusalOf(err: ProviderError): ProviderRefusal {
   return {
     endpoint: err.endpoint,
@@ -115,14 +145,25 @@ async function openProviderSession(
   fingerprint: string,
 ): Promise<SessionInfo> {
   const extra = spec.submerchantId ? { submerchantId: spec.submerchantId } : {};
-  const answer =
-    spec.open.by === 'initiate'
-      ? await ctx.provider.initiate(spec.open.body, {
+  switch (spec.open.by) {
+    case 'initiate':
+      return (
+        await ctx.provider.initiate(spec.open.body, {
           idempotencyKey: initiateKey(spec.reference, fingerprint),
           ...extra,
         })
-      : await ctx.provider.identityCheck(spec.open.body, extra);
-  return answer.session_info;
+      ).session_info;
+    case 'init_checkout':
+      // Money moves with this call: the key makes a retry after an unknown outcome the same payment.
+      return (
+        await ctx.provider.initCheckout(spec.open.body, {
+          idempotencyKey: initCheckoutKey(spec.reference, fingerprint),
+          ...extra,
+        })
+      ).session_info;
+    case 'identity_check':
+      return (await ctx.provider.identityCheck(spec.open.body, extra)).session_info;
+  }
 }
 
 /**

@@ -10,6 +10,7 @@ import type { SessionSettings } from './settings';
 import type { Attention, Money, ProviderEventRecord, RefundView, SessionEvent } from './views';
 import type {
   IdentityCheckRequest,
+  InitCheckoutRequest,
   InitiateRequest,
   SessionInfo,
   StartCheckoutRequest,
@@ -135,6 +136,16 @@ export interface SessionState {
 }
 
 /** The intake of one reference (workflow id `ref-<reference>`): paysaga's own record of it. */
+/**
+ * How a reference's provider session is opened: transaction/initiate (the session, started later),
+ * transaction/init/checkout (the session and its payment in one call: a merchant-initiated payment by
+ * token), or sbp/identity_check (no key).
+ */
+export type OpenSpec =
+  | { by: 'initiate'; body: InitiateRequest }
+  | { by: 'init_checkout'; body: InitCheckoutRequest }
+  | { by: 'identity_check'; body: IdentityCheckRequest };
+
 export interface ReferenceInput {
   reference: string;
   /** A digest of the request: a repeat with another request is refused. */
@@ -142,7 +153,7 @@ export interface ReferenceInput {
   /** The request id of the call that created the intake (it hears `created: true`). */
   requestId: string;
   /** How the provider session is opened: transaction/initiate, or sbp/identity_check (no key). */
-  open: { by: 'initiate'; body: InitiateRequest } | { by: 'identity_check'; body: IdentityCheckRequest };
+  open: OpenSpec;
   /** The session workflow to start, without its id (that is the provider's session id). */
   session: Omit<SessionInput, 'sessionId' | 'initialSnapshot'>;
   /** How long paysaga keeps the reference (the same request answers the same session meanwhile). */

@@ -25,3 +25,6 @@ export function deriveIdempotencyKey(workflowId: string, step: string): string {
  */
 export const initiateKey = (reference: string, fingerprint: string): string =>
   deriveIdempotencyKey(`ref:${reference}:${fingerprint.slice(0, 12)}`, 'initiate');
+/** init/checkout of a reference's session (the session and its payment in one call): the same rule. */
+export const initCheckoutKey = (reference: string, fingerprint: string): string =>
+  deriveIdempotencyKey(`ref:${reference}:${fingerprint.slice(0, 12)}`, 'init_checkout');

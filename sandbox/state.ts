@@ -1,3 +1,4 @@
+import { RequestLog } from './request-log';
 import { IdAllocator, type IdPrefix } from './ids';
 import { IdempotencyStore } from './idempotency';
 import { Ledger } from './ledger';
@@ -32,6 +33,8 @@ export class SandboxState {
   readonly tokens: TokenStore;
   readonly ledger: Ledger;
   readonly events: EmittedEvent[] = [];
+  /** Every API call, newest kept (not persisted: a restart starts a new log). */
+  readonly requests = new RequestLog();
   readonly idempotency: IdempotencyStore;
 
   constructor(

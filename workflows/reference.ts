@@ -24,6 +24,12 @@ import { SESSION_WORKFLOWS } from './session-workflows';
 
 /** Continue-as-new past this many events (a reference repeated thousands of times). */
 const HISTORY_LIMIT = 2_000;
+/**
+ * init/checkout moves money, and the provider keeps an idempotency key 24 hours: past this, a retry of a
+ * call whose answer was lost could charge again, so it is not sent; the reference waits, needing
+ * attention, for an operator (the provider's records say whether the payment exists).
+ */
+const INIT_CHECKOUT_RETRY_FOR_MS = 23 * 3_600_000;
 
 export interface ReferenceCarried {
   sessionId: string;
@@ -84,16 +90,20 @@ async function openSession(input: ReferenceInput): Promise<Opened> {
   const submerchantId = input.session.request.submerchantId;
   const extra = submerchantId ? { submerchantId } : {};
   let troubled = false;
+  const keyed = { reference: input.reference, fingerprint: input.fingerprint, ...extra };
+  const open = input.open;
+  const firstTry = Date.now();
   const session = await persist(
-    () =>
-      input.open.by === 'initiate'
-        ? intake.initiate({
-            reference: input.reference,
-            fingerprint: input.fingerprint,
-            body: input.open.body,
-            ...extra,
-          })
-        : intake.requestIdentityCheck({ body: input.open.body, ...extra }),
+    () => {
+      switch (open.by) {
+        case 'initiate':
+          return intake.initiate({ ...keyed, body: open.body });
+        case 'init_checkout':
+          return intake.initCheckout({ ...keyed, body: open.body });
+        case 'identity_check':
+          return intake.requestIdentityCheck({ body: open.body, ...extra });
+      }
+    },
     {
       pauseMs: 2_000,
       maxMs: 60_000,
@@ -104,6 +114,13 @@ async function openSession(input: ReferenceInput): Promise<Opened> {
         });
         if (!troubled) wf.upsertSearchAttributes([{ key: NeedsAttention, value: true }]);
         troubled = true;
+      },
+      between: async () => {
+        if (open.by !== 'init_checkout' || Date.now() - firstTry < INIT_CHECKOUT_RETRY_FOR_MS) return;
+        wf.log.error('reference: init/checkout unanswered for 23 hours; not sent again (its key expires)', {
+          reference: input.reference,
+        });
+        await wf.condition(() => false);
       },
     },
   );

@@ -68,6 +68,8 @@ export const DEFAULT_PERIODS_PER_RUN = 100;
 export const MAX_CHARGES_KEPT = 50;
 /** How long paysaga keeps a charge's reference (and so never opens a second session for it). */
 const DEFAULT_KEEP_REFERENCE_MS = 400 * 24 * 3_600_000;
+/** Marks runs whose charges open with one init/checkout (older runs: initiate, then start/checkout). */
+const CHARGE_INIT_CHECKOUT_PATCH = 'charge-init-checkout';
 /** How long an Update's answer waits for its change to be stored. */
 const STORED_WITHIN_MS = 10_000;
 /** Continue-as-new past this many events even mid-charge. */
@@ -287,31 +289,31 @@ class Subscription {
     const s = this.state;
     const reference = this.chargeReference();
     const money = { amount: record.amount, currency: record.currency };
+    const sumInfo = { sum: money.amount, currency_code: money.currency };
+    const paymentInfo = {
+      type: 'recurring_token_info' as const,
+      recurring_token_info: { token: s.chargeToken ?? s.token },
+    };
+    // A merchant-initiated charge is one init/checkout (the spec's sequence); runs begun before kept
+    // initiate + start, and replay as they ran.
+    const oneCall = wf.patched(CHARGE_INIT_CHECKOUT_PATCH);
     const intake: ReferenceInput = {
       reference,
       fingerprint: `${this.input.subscriptionId}:${s.period}:${s.attempt}`,
       requestId: this.input.subscriptionId,
-      open: {
-        by: 'initiate',
-        body: {
-          sum_info: { sum: money.amount, currency_code: money.currency },
-          user_info: this.input.customer,
-        },
-      },
+      open: oneCall
+        ? {
+            by: 'init_checkout',
+            body: { payment_info: paymentInfo, sum_info: sumInfo, user_info: this.input.customer },
+          }
+        : { by: 'initiate', body: { sum_info: sumInfo, user_info: this.input.customer } },
       session: {
         kind: 'recurring_payment',
         reference,
         request: { money, ...(this.input.submerchantId ? { submerchantId: this.input.submerchantId } : {}) },
-        start: {
-          by: 'workflow',
-          operation: 'checkout',
-          body: {
-            payment_info: {
-              type: 'recurring_token_info',
-              recurring_token_info: { token: s.chargeToken ?? s.token },
-            },
-          },
-        },
+        start: oneCall
+          ? { by: 'provider' }
+          : { by: 'workflow', operation: 'checkout', body: { payment_info: paymentInfo } },
         settings: this.input.settings,
         notify: this.input.subscriptionId,
       },

@@ -21,6 +21,19 @@ export interface ApiPluginOptions {
 
 const idempotencyKey = z.string().min(4).max(64);
 
+interface LoggedCall {
+  endpoint: string;
+  projectId?: string;
+  sessionId?: string;
+  replayed?: boolean;
+}
+
+/** The session an answer concerns (session_info.id), if any. */
+function sessionOf(body: unknown): string | undefined {
+  const id = (body as { session_info?: { id?: unknown } } | undefined)?.session_info?.id;
+  return typeof id === 'string' ? id : undefined;
+}
+
 function send(reply: FastifyReply, err: ApiError): FastifyReply {
   return reply.code(err.httpStatus).send(errorEnvelope(err.code, err.description));
 }
@@ -82,6 +95,20 @@ export const apiRoutes: FastifyPluginAsync<ApiPluginOptions> = async (app, { ctx
     return send(reply, new ApiError('internal_error', 'internal_error'));
   });
 
+  // The request log (GET /sandbox/requests): one entry per call, written once it is answered.
+  const loggedCalls = new WeakMap<FastifyRequest, LoggedCall>();
+  app.addHook('onResponse', async (req, reply) => {
+    const call = loggedCalls.get(req);
+    const endpoint = call?.endpoint ?? req.url.split('?')[0]!;
+    ctx.state.requests.add({
+      endpoint,
+      http_status: reply.statusCode,
+      ...(call?.projectId ? { project_id: call.projectId } : {}),
+      ...(call?.sessionId ? { session_id: call.sessionId } : {}),
+      ...(call?.replayed ? { replayed: true } : {}),
+    });
+  });
+
   for (const [name, def] of Object.entries(endpoints) as [EndpointName, EndpointDef][]) {
     const handler = apiHandlers[name] as (
       c: FlowContext,
@@ -93,8 +120,13 @@ export const apiRoutes: FastifyPluginAsync<ApiPluginOptions> = async (app, { ctx
       url: `/${def.path}`,
       handler: async (req, reply) => {
         const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+        const logged: LoggedCall = { endpoint: def.path };
+        loggedCalls.set(req, logged);
         const project = authenticate(req.headers, raw, ctx.config.projects);
+        logged.projectId = project.id;
         const json = parseJson(req, raw);
+        const named = (json as { session_id?: unknown }).session_id;
+        if (typeof named === 'string') logged.sessionId = named;
         const key = keyOf(req, def);
         const body = validate(def, json);
         const submerchantId = submerchantOf(req.headers);
@@ -109,11 +141,16 @@ export const apiRoutes: FastifyPluginAsync<ApiPluginOptions> = async (app, { ctx
             );
           if (seen.kind === 'in_flight')
             throw new ApiError('idempotency_key_already_exists', 'X-PARTNER-IDEMPOTENCY-KEY.in_progress');
-          if (seen.kind === 'replay') return reply.code(seen.httpStatus).send(seen.body);
+          if (seen.kind === 'replay') {
+            logged.replayed = true;
+            logged.sessionId ??= sessionOf(seen.body);
+            return reply.code(seen.httpStatus).send(seen.body);
+          }
         }
         try {
           if (def.mutating && ctx.config.processingMs > 0) await sleep(ctx.config.processingMs);
           const result = { status: 'ok', ...handler(ctx, caller, body) };
+          logged.sessionId ??= sessionOf(result);
           if (key !== undefined) ctx.state.idempotency.complete(project.id, key, 200, result);
           return reply.code(200).send(result);
         } catch (err) {

@@ -31,6 +31,14 @@ export const simulationRoutes: FastifyPluginAsync<{ ctx: FlowContext }> = async 
     return { status: 'ok', entries, totals: Ledger.totals(entries) };
   });
 
+  app.get('/requests', async (req) => {
+    const sessionId = (req.query as Record<string, unknown>).session_id;
+    return {
+      status: 'ok',
+      requests: ctx.state.requests.list(typeof sessionId === 'string' ? sessionId : undefined),
+    };
+  });
+
   app.get('/stats', async () => ({ status: 'ok', stats: ctx.state.stats(), next_ids: ctx.state.ids.peek() }));
 
   app.get('/events', async (req) => {

@@ -81,6 +81,91 @@ describe('checkout methods', () => {
   });
 });
 
+describe('recurring tokens from an FPS payment; merchant-initiated payments in one init/checkout', () => {
+  /** The provider calls paysaga made for a session, in order (the sandbox's request log). */
+  async function calls(sessionId: string): Promise<string[]> {
+    const res = await s.stack.sandbox.plain('GET', `/sandbox/requests?session_id=${sessionId}`);
+    return (res.body.requests as { endpoint: string }[]).map((r) => r.endpoint);
+  }
+
+  it('an FPS payment with allowRecurring gives a token; a MIT and a subscription charge each open with init/checkout', async () => {
+    const first = await create('/v1/checkouts', {
+      method: 'fps',
+      amount: rub(1_500),
+      customer: { user_id: 'u-fps-token' },
+      allowRecurring: true,
+    });
+    const paymentId = first.lastSnapshot.payments.at(-1).id as string;
+    expect(await payFpsQr(s.stack.sandbox.url, paymentId)).toBe(200);
+    const paid = await finished(s, first.sessionId);
+    expect(paid.phase).toBe('succeeded');
+    const token = paid.recurringToken as string;
+    expect(token).toMatch(/^rt_/);
+    // The first FPS payment: initiate, then start/checkout asking for the token.
+    expect(await calls(first.sessionId)).toEqual(
+      expect.arrayContaining(['transaction/initiate', 'transaction/start/checkout']),
+    );
+
+    const mit = await create('/v1/checkouts', {
+      method: 'recurring',
+      amount: rub(990),
+      token,
+      customer: { user_id: 'u-fps-token' },
+    });
+    expect((await finished(s, mit.sessionId)).phase).toBe('succeeded');
+    const mitCalls = await calls(mit.sessionId);
+    // The session and its payment in one call: no initiate, no start.
+    expect(mitCalls[0]).toBe('transaction/init/checkout');
+    expect(mitCalls.filter((c) => c === 'transaction/init/checkout')).toHaveLength(1);
+    expect(mitCalls).not.toContain('transaction/initiate');
+    expect(mitCalls).not.toContain('transaction/start/checkout');
+    expect((await s.stack.sandbox.ledger(mit.sessionId)).entries.filter((e) => e.kind !== 'hold')).toEqual([
+      expect.objectContaining({ kind: expect.stringMatching(/capture|charge/), amount: 990 }),
+    ]);
+
+    const sub = await s.call('POST', '/v1/subscriptions', {
+      body: {
+        reference: ref('fps-sub'),
+        token,
+        amount: rub(400),
+        schedule: { interval: 'second', count: 1 },
+        endAfterPeriods: 1,
+        customer: { user_id: 'u-fps-token' },
+      },
+    });
+    expect(sub.status).toBe(201);
+    await s.stack.temporal.workflow.getHandle(sub.body.subscriptionId).result();
+    const ended = (await s.call('GET', `/v1/subscriptions/${sub.body.subscriptionId}`)).body;
+    expect(ended).toMatchObject({ status: 'ended', totals: { succeeded: 1 } });
+    const chargeCalls = await calls(ended.charges[0].sessionId);
+    expect(chargeCalls[0]).toBe('transaction/init/checkout');
+    expect(chargeCalls).not.toContain('transaction/initiate');
+    expect(chargeCalls).not.toContain('transaction/start/checkout');
+  });
+
+  it("the payment form on the partner's recorded consent: allowRecurring without the checkbox", async () => {
+    const view = await create('/v1/checkouts', {
+      method: 'payment_form',
+      amount: rub(1_100),
+      customer: { user_id: 'u-consent' },
+      allowRecurring: true,
+    });
+    const token = view.publicToken as string;
+    expect(token).toMatch(/^pt_/);
+    const res = await s.stack.sandbox.plain('POST', '/sandbox/widgets/payment-form', {
+      public_token: token,
+      card_number: FRICTIONLESS,
+      card_exp_month: '12',
+      card_exp_year: '30',
+      card_code: '123',
+    });
+    expect(res.status).toBe(200);
+    const paid = await finished(s, view.sessionId);
+    expect(paid.phase).toBe('succeeded');
+    expect(paid.recurringToken).toMatch(/^rt_/);
+  });
+});
+
 describe('POST /v1/payouts', () => {
   it('to a card: succeeds; the card number is not in the answer', async () => {
     const res = await s.call('POST', '/v1/payouts?wait=15000', {
