@@ -302,7 +302,8 @@ describe('finding 5: a subscription survives a provider outage', () => {
       expect(token).toMatch(/^rt_/);
       const sessionsBefore = (await stack.sandbox.stats()).stats.sessions ?? 0;
 
-      await setFaults(stack, [{ kind: 'error_5xx', status: 503, path: 'transaction/initiate' }]);
+      // The call that opens a charge's session (init/checkout, the session and its payment at once).
+      await setFaults(stack, [{ kind: 'error_5xx', status: 503, path: 'transaction/init/checkout' }]);
       const sub = await stack.payments.subscriptions.start({
         reference: ref('sub'),
         token,
