@@ -16,31 +16,36 @@ export function createIntakeActivities({ provider, returnUrl }: IntakeDeps): Int
     return { session: scrubCardData(session), ...(url ? { returnUrl: url } : {}) };
   };
   return {
-    async initiate({ reference, fingerprint, body, submerchantId }) {
+    async initiate({ reference, fingerprint, body, submerchantId, projectId }) {
       try {
         const res = await provider.initiate(body, {
           idempotencyKey: initiateKey(reference, fingerprint),
           ...(submerchantId ? { submerchantId } : {}),
+          ...(projectId ? { projectId } : {}),
         });
         return opened(res.session_info);
       } catch (err) {
         throw toFailure(err);
       }
     },
-    async initCheckout({ reference, fingerprint, body, submerchantId }) {
+    async initCheckout({ reference, fingerprint, body, submerchantId, projectId }) {
       try {
         const res = await provider.initCheckout(body, {
           idempotencyKey: initCheckoutKey(reference, fingerprint),
           ...(submerchantId ? { submerchantId } : {}),
+          ...(projectId ? { projectId } : {}),
         });
         return opened(res.session_info);
       } catch (err) {
         throw toFailure(err);
       }
     },
-    async requestIdentityCheck({ body, submerchantId }) {
+    async requestIdentityCheck({ body, submerchantId, projectId }) {
       try {
-        const res = await provider.identityCheck(body, submerchantId ? { submerchantId } : {});
+        const res = await provider.identityCheck(body, {
+          ...(submerchantId ? { submerchantId } : {}),
+          ...(projectId ? { projectId } : {}),
+        });
         return opened(res.session_info);
       } catch (err) {
         throw toFailure(err);

@@ -41,6 +41,7 @@ export function createProviderActivities(provider: ProviderClient): ProviderActi
   const options = (c: SessionCall, key?: string) => ({
     ...(key ? { idempotencyKey: key } : {}),
     ...(c.submerchantId ? { submerchantId: c.submerchantId } : {}),
+    ...(c.projectId ? { projectId: c.projectId } : {}),
   });
 
   async function state(c: SessionCall): Promise<SessionInfo> {

@@ -6,7 +6,7 @@
 import { getClient } from '@temporalio/activity';
 import { isFinalPhase, MONEY_KINDS, type SessionPhase } from '../common/kinds';
 import type { Store } from '../store/database';
-import { searchSessions, storedStates, type SessionCursor } from '../store/sessions';
+import { searchSessions, sessionState, storedStates, type SessionCursor } from '../store/sessions';
 import type { ReconcileOutcome } from '../common/reconciler';
 import { recordPass, type PassRecord } from '../store/reconciliation';
 import { deliverProviderEvent, latestRun } from '../common/session-runs';
@@ -72,7 +72,11 @@ export function createReconcileActivities(deps: {
       const client = getClient();
       let truth: SessionInfo;
       try {
-        truth = scrubCardData((await deps.provider.state({ session_id: sessionId })).session_info);
+        // Read under the session's own project (several projects: PAYSAGA_PROJECTS).
+        const projectId = (await sessionState(deps.store, sessionId))?.request.projectId;
+        truth = scrubCardData(
+          (await deps.provider.state({ session_id: sessionId }, projectId ? { projectId } : {})).session_info,
+        );
       } catch (err) {
         throw toFailure(err);
       }

@@ -18,6 +18,8 @@ import type { CheckoutStart, TransferStart } from '../common/session-input';
 export interface SessionCall {
   sessionId: string;
   submerchantId?: string;
+  /** The provider project the session belongs to (absent: the default project). */
+  projectId?: string;
 }
 
 export interface MoneyMovingCall extends SessionCall {
@@ -66,6 +68,7 @@ export interface IntakeActivities {
     fingerprint: string;
     body: InitiateRequest;
     submerchantId?: string;
+    projectId?: string;
   }): Promise<Opened>;
   /**
    * transaction/init/checkout: the session and its payment in one call (a merchant-initiated payment by
@@ -76,12 +79,17 @@ export interface IntakeActivities {
     fingerprint: string;
     body: InitCheckoutRequest;
     submerchantId?: string;
+    projectId?: string;
   }): Promise<Opened>;
   /**
    * sbp/identity_check (phone, bank, payee). The provider takes no idempotency key here: the intake's
    * workflow id is the lock, and a retry after an unknown outcome may make a second, unused check.
    */
-  requestIdentityCheck(a: { body: IdentityCheckRequest; submerchantId?: string }): Promise<Opened>;
+  requestIdentityCheck(a: {
+    body: IdentityCheckRequest;
+    submerchantId?: string;
+    projectId?: string;
+  }): Promise<Opened>;
 }
 
 /** A webhook verified again in the worker: the event (card fields removed), or why it is refused. */

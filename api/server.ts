@@ -14,6 +14,7 @@ import { DeferredReturnUrls, ReturnUrls } from '../client/return-url';
 import { DEFAULT_SETTINGS, type SessionSettings } from '../common/settings';
 import {
   createWebhookVerifier,
+  projectFor,
   providerClientFromConfig,
   providerConfigFromEnv,
   resolveEnvironment,
@@ -127,6 +128,10 @@ export async function startApiFromEnv(
       taskQueue: temporalSettings.taskQueue,
       settings,
       ...(returnUrls ? { returnUrls } : {}),
+      projectFor: (use) => {
+        const id = projectFor(providerConfig, use);
+        return id === providerConfig.projectId ? undefined : id;
+      },
     });
     const api = buildApi({
       payments,

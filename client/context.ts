@@ -3,6 +3,7 @@ import type { Client } from '@temporalio/client';
 import type { z } from 'zod';
 import type { SessionSettings } from '../common/settings';
 import type { ProviderClient } from '../provider';
+import type { ProjectUse } from '../provider/config';
 import type { Store } from '../store/database';
 import { InputValidationError } from './errors';
 import type { SessionReturnUrls } from './return-url';
@@ -17,6 +18,11 @@ export interface PaymentsClientOptions {
   settings?: SessionSettings;
   /** paysaga's signed back_url of a session (client/return-url.ts), when a public URL is configured. */
   returnUrls?: SessionReturnUrls;
+  /**
+   * The provider project a use goes to when it is not the default one (PAYSAGA_PROJECTS; provider/config.ts
+   * projectFor); the provider client must hold that project's key.
+   */
+  projectFor?: (use: ProjectUse) => string | undefined;
 }
 
 export interface ClientContext extends Required<
@@ -24,6 +30,8 @@ export interface ClientContext extends Required<
 > {
   settings: SessionSettings;
   returnUrl: (sessionId: string) => string | undefined;
+  /** `{ projectId }` when a use goes to another project than the default, else `{}`. */
+  projectOf: (use: ProjectUse) => { projectId?: string };
 }
 
 export function parse<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {

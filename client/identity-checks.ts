@@ -25,6 +25,7 @@ export class IdentityChecks {
         reference: i.reference,
         ...(i.settings ? { settings: i.settings } : {}),
         ...(i.submerchantId ? { submerchantId: i.submerchantId } : {}),
+        ...this.ctx.projectOf('identity_check'),
         open: { by: 'identity_check', body },
         start: { by: 'provider' },
         fingerprintOf: i,

@@ -30,6 +30,10 @@ export class PaymentsClient {
       store: o.store,
       settings: o.settings ?? DEFAULT_SETTINGS,
       returnUrl: (sessionId) => o.returnUrls?.forSession(sessionId),
+      projectOf: (use) => {
+        const projectId = o.projectFor?.(use);
+        return projectId ? { projectId } : {};
+      },
     };
     this.settings = this.ctx.settings;
     this.sessions = new Sessions(this.ctx);

@@ -3,6 +3,7 @@
  * decisions. Decisions answer the provider's result; one still under way after `decisionWaitMs` is
  * answered as accepted (it is carried out, never dropped).
  */
+import type { ProjectUse } from '../provider/config';
 import {
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
@@ -64,7 +65,11 @@ export class Sessions {
               card,
               bodies.paymentSettings({ returnUrl: returnUrl ?? i.backUrl, allowRecurring: i.allowRecurring }),
             ),
-            { idempotencyKey: key, ...(i.submerchantId ? { submerchantId: i.submerchantId } : {}) },
+            {
+              idempotencyKey: key,
+              ...(i.submerchantId ? { submerchantId: i.submerchantId } : {}),
+              ...this.ctx.projectOf('card_checkout'),
+            },
           ),
       },
       o,
@@ -115,7 +120,7 @@ export class Sessions {
     return startSession(
       this.ctx,
       {
-        ...this.common('recurring_payment', i),
+        ...this.common('recurring_payment', i, byMerchant ? 'recurring_payment' : 'recurring_client'),
         money: i.amount,
         ...(byMerchant
           ? {
@@ -221,6 +226,7 @@ export class Sessions {
               {
                 idempotencyKey: key,
                 ...(i.submerchantId ? { submerchantId: i.submerchantId } : {}),
+                ...this.ctx.projectOf('payout'),
               },
             ),
         },
@@ -242,10 +248,12 @@ export class Sessions {
       submerchantId?: string;
       backUrl?: string;
     },
+    use: ProjectUse = kind as ProjectUse,
   ) {
     return {
       kind,
       reference: i.reference,
+      ...this.ctx.projectOf(use),
       ...(i.settings ? { settings: i.settings } : {}),
       ...(i.submerchantId ? { submerchantId: i.submerchantId } : {}),
       ...(i.backUrl ? { backUrl: i.backUrl } : {}),

@@ -51,6 +51,8 @@ export interface SessionSpec {
   money?: Money;
   backUrl?: string;
   submerchantId?: string;
+  /** The provider project of this session, when not the default (PAYSAGA_PROJECTS). */
+  projectId?: string;
   customerId?: string;
   settings?: SettingsOverrides;
   /** How the provider session is opened (common/session-input.ts OpenSpec). */
@@ -144,7 +146,10 @@ async function openProviderSession(
   spec: SessionSpec,
   fingerprint: string,
 ): Promise<SessionInfo> {
-  const extra = spec.submerchantId ? { submerchantId: spec.submerchantId } : {};
+  const extra = {
+    ...(spec.submerchantId ? { submerchantId: spec.submerchantId } : {}),
+    ...(spec.projectId ? { projectId: spec.projectId } : {}),
+  };
   switch (spec.open.by) {
     case 'initiate':
       return (
@@ -181,6 +186,7 @@ async function startSessionWorkflow(
     ...(spec.money ? { money: spec.money } : {}),
     ...(spec.backUrl ? { backUrl: spec.backUrl } : {}),
     ...(spec.submerchantId ? { submerchantId: spec.submerchantId } : {}),
+    ...(spec.projectId ? { projectId: spec.projectId } : {}),
     ...(spec.customerId ? { customerId: spec.customerId } : {}),
     ...(returnUrl ? { returnUrl } : {}),
   };

@@ -65,6 +65,7 @@ export class Subscriptions {
       settings: mergeSettings(this.ctx.settings, i.settings),
       customer: i.customer as Record<string, unknown>,
       ...(i.submerchantId ? { submerchantId: i.submerchantId } : {}),
+      ...this.ctx.projectOf('recurring_payment'),
       ...(i.periodsPerRun ? { periodsPerRun: i.periodsPerRun } : {}),
     };
     let created = true;

@@ -47,6 +47,8 @@ export interface SessionRequest {
   backUrl?: string;
   /** Sent as X-Submerchant-Id on this session's calls. */
   submerchantId?: string;
+  /** The provider project this session's calls are signed for (PAYSAGA_PROJECTS); absent: the default. */
+  projectId?: string;
   /** The payer's id in the partner's system (user_info.user_id): sessions are searched by it. */
   customerId?: string;
   /** paysaga's back_url for this session (signed return), given to the provider at start. */

@@ -57,6 +57,8 @@ export interface SubscriptionInput {
   /** The payer as the provider's user_info (required for a charge), sent with every charge's initiate. */
   customer: Record<string, unknown>;
   submerchantId?: string;
+  /** The provider project its charges are signed for (PAYSAGA_PROJECTS); absent: the default. */
+  projectId?: string;
   /** Continue-as-new after this many periods in one run (default 100). */
   periodsPerRun?: number;
   /** How long the reference of each charge is kept by paysaga (default: as for any session). */

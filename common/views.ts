@@ -75,6 +75,7 @@ export const sessionRequestView = z.object({
   money: moneyView.optional(),
   backUrl: z.string().optional().describe("The partner's page the payer is sent to after returning"),
   submerchantId: z.string().optional(),
+  projectId: z.string().optional().describe('The provider project of its calls, when not the default'),
   approval: z.string().describe('auto or manual'),
   finalization: z.string().describe('auto, auto_partial or manual'),
   webhooks: z.boolean(),

@@ -33,6 +33,8 @@ export interface ProviderClientOptions {
   baseUrl: string;
   projectId: string;
   privateKey: KeyInput;
+  /** More projects this client signs for when a call names one (CallOptions.projectId). */
+  projects?: { id: string; privateKey: KeyInput }[];
   submerchantId?: string;
   /** Send X-PARTNER-PROJECT / X-PARTNER-SIGN instead of X-Project-Id / X-Signature. */
   legacyHeaders?: boolean;
@@ -46,6 +48,8 @@ export interface ProviderClientOptions {
 }
 
 export interface CallOptions {
+  /** Sign for this project (one of `projects`, or the client's own); default the client's own. */
+  projectId?: string;
   idempotencyKey?: string;
   submerchantId?: string;
   timeoutMs?: number;
@@ -73,12 +77,14 @@ function errorCode(err: unknown): string {
  */
 export class ProviderClient {
   private readonly key: KeyObject;
+  private readonly projectKeys = new Map<string, KeyObject>();
   private readonly dispatcher: Dispatcher;
   private readonly ownsDispatcher: boolean;
   private readonly origin: string;
 
   constructor(private readonly opts: ProviderClientOptions) {
     this.key = loadPrivateKey(opts.privateKey);
+    for (const p of opts.projects ?? []) this.projectKeys.set(p.id, loadPrivateKey(p.privateKey));
     this.origin = opts.baseUrl.replace(/\/+$/, '');
     this.ownsDispatcher = !opts.dispatcher;
     this.dispatcher = opts.dispatcher ?? new Agent({ keepAliveTimeout: 30_000, connections: 64 });
@@ -111,10 +117,14 @@ export class ProviderClient {
     }
     // Serialize once and sign exactly those bytes; retries resend the same bytes.
     const bytes = serializeRequestBody(this.validate(name, body));
+    const project = options.projectId ?? this.opts.projectId;
+    const signingKey = project === this.opts.projectId ? this.key : this.projectKeys.get(project);
+    if (!signingKey)
+      throw new ProviderValidationError(def.path, [`project ${project} is not configured (PAYSAGA_PROJECTS)`]);
     const headers: Record<string, string> = {
       'content-type': 'application/json',
-      [this.opts.legacyHeaders ? 'x-partner-project' : 'x-project-id']: this.opts.projectId,
-      [this.opts.legacyHeaders ? 'x-partner-sign' : 'x-signature']: signBytes(bytes, this.key),
+      [this.opts.legacyHeaders ? 'x-partner-project' : 'x-project-id']: project,
+      [this.opts.legacyHeaders ? 'x-partner-sign' : 'x-signature']: signBytes(bytes, signingKey),
     };
     const submerchant = options.submerchantId ?? this.opts.submerchantId;
     if (submerchant) headers['x-submerchant-id'] = submerchant;

@@ -1,3 +1,4 @@
+import * as fs from 'node:fs';
 import { z } from 'zod';
 
 /** X-Submerchant-Id is an HTTP header value: visible ASCII, inner spaces allowed. */
@@ -11,6 +12,29 @@ const environmentConfig = z.object({
   baseUrl: z.url({ protocol: /^https?$/ }).optional(),
   /** Several during a key rotation: a webhook is accepted when any of them verifies it. */
   serviceKeys: z.array(z.string().min(1)).default([]),
+});
+
+/**
+ * What a project may be used for: a session kind, or `recurring_client` (customer-initiated recurring
+ * payments with 3-D Secure, for which the spec recommends a project of its own).
+ */
+export const PROJECT_USES = [
+  'card_checkout',
+  'payment_form',
+  'fps_payment',
+  'fps_binding',
+  'recurring_payment',
+  'recurring_client',
+  'payout',
+  'identity_check',
+] as const;
+export type ProjectUse = (typeof PROJECT_USES)[number];
+
+/** A further project of the partner: its id, its private key (path or PEM), and what it is used for. */
+const projectConfig = z.object({
+  id: z.string().min(1).max(128),
+  privateKey: z.string().min(1),
+  use: z.array(z.enum(PROJECT_USES)).default([]),
 });
 
 export const providerConfigSchema = z.object({
@@ -27,8 +51,32 @@ export const providerConfigSchema = z.object({
     .optional(),
   legacyHeaders: z.boolean().default(false),
   timeoutMs: z.number().int().positive().default(30_000),
+  /** More projects (PAYSAGA_PROJECTS); `projectId` is the default for every use none of them claims. */
+  projects: z
+    .array(projectConfig)
+    .max(20)
+    .default([])
+    .superRefine((projects, ctx) => {
+      const ids = new Set<string>();
+      const uses = new Map<string, string>();
+      projects.forEach((p, i) => {
+        if (ids.has(p.id)) ctx.addIssue({ code: 'custom', path: [i, 'id'], message: `${p.id} is listed twice` });
+        ids.add(p.id);
+        for (const use of p.use) {
+          const other = uses.get(use);
+          if (other)
+            ctx.addIssue({ code: 'custom', path: [i, 'use'], message: `${use} is already used by ${other}` });
+          uses.set(use, p.id);
+        }
+      });
+    }),
 });
 export type ProviderConfig = z.infer<typeof providerConfigSchema>;
+
+/** The project a use goes to: the one configured for it, else the default project. */
+export function projectFor(config: Pick<ProviderConfig, 'projectId' | 'projects'>, use: ProjectUse): string {
+  return config.projects.find((p) => p.use.includes(use))?.id ?? config.projectId;
+}
 
 export interface ResolvedEnvironment {
   name: 'test' | 'production';
@@ -50,6 +98,20 @@ const list = (v: string | undefined) =>
         .map((s) => s.trim())
         .filter(Boolean)
     : undefined;
+
+/**
+ * PAYSAGA_PROJECTS: a JSON array `[{"id", "privateKey", "use": [...]}]`, or `@<file>` holding it.
+ * Unparseable JSON is passed on as is, so the schema names the field.
+ */
+function projectsFromEnv(value: string | undefined): unknown {
+  if (!value) return undefined;
+  const text = value.startsWith('@') ? fs.readFileSync(value.slice(1), 'utf8') : value;
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new Error('provider configuration from environment is invalid: PAYSAGA_PROJECTS: not JSON');
+  }
+}
 
 /**
  * From environment variables (documented in the README):
@@ -76,6 +138,7 @@ export function providerConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Pro
     submerchantId: env.PAYSAGA_SUBMERCHANT_ID || undefined,
     legacyHeaders: env.PAYSAGA_LEGACY_HEADERS === '1' || env.PAYSAGA_LEGACY_HEADERS === 'true',
     timeoutMs: env.PAYSAGA_PROVIDER_TIMEOUT_MS ? Number(env.PAYSAGA_PROVIDER_TIMEOUT_MS) : undefined,
+    projects: projectsFromEnv(env.PAYSAGA_PROJECTS),
   });
   if (!result.success) {
     const issues = result.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');

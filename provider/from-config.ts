@@ -13,6 +13,9 @@ export function providerClientFromConfig(
     legacyHeaders: config.legacyHeaders,
     timeoutMs: config.timeoutMs,
     ...(config.submerchantId ? { submerchantId: config.submerchantId } : {}),
+    ...(config.projects.length
+      ? { projects: config.projects.map((p) => ({ id: p.id, privateKey: p.privateKey })) }
+      : {}),
     ...extra,
   });
 }

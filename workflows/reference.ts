@@ -87,8 +87,8 @@ export async function referenceWorkflow(input: ReferenceInput, carried?: Referen
 
 /** The provider session for the reference: asked until the provider answers (or refuses). */
 async function openSession(input: ReferenceInput): Promise<Opened> {
-  const submerchantId = input.session.request.submerchantId;
-  const extra = submerchantId ? { submerchantId } : {};
+  const { submerchantId, projectId } = input.session.request;
+  const extra = { ...(submerchantId ? { submerchantId } : {}), ...(projectId ? { projectId } : {}) };
   let troubled = false;
   const keyed = { reference: input.reference, fingerprint: input.fingerprint, ...extra };
   const open = input.open;

@@ -32,6 +32,7 @@ export function sessionViewOf(st: SessionState): SessionView {
       ...(st.request.money ? { money: st.request.money } : {}),
       ...(st.request.backUrl ? { backUrl: st.request.backUrl } : {}),
       ...(st.request.submerchantId ? { submerchantId: st.request.submerchantId } : {}),
+      ...(st.request.projectId ? { projectId: st.request.projectId } : {}),
       approval: approval.mode,
       finalization: finalization.mode,
       webhooks: polling.webhooks,

@@ -664,11 +664,13 @@ export class Session {
     this.apply(await this.call('transaction/state', () => provider.getState(c), true), 'poll', 'state');
   }
 
-  /** The session id and sub-merchant every call of this session carries. */
-  callArgs(): { sessionId: string; submerchantId?: string } {
+  /** The session id, sub-merchant and project every call of this session carries. */
+  callArgs(): { sessionId: string; submerchantId?: string; projectId?: string } {
+    const { submerchantId, projectId } = this.st.request;
     return {
       sessionId: this.id,
-      ...(this.st.request.submerchantId ? { submerchantId: this.st.request.submerchantId } : {}),
+      ...(submerchantId ? { submerchantId } : {}),
+      ...(projectId ? { projectId } : {}),
     };
   }
 

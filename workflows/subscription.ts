@@ -310,7 +310,11 @@ class Subscription {
       session: {
         kind: 'recurring_payment',
         reference,
-        request: { money, ...(this.input.submerchantId ? { submerchantId: this.input.submerchantId } : {}) },
+        request: {
+          money,
+          ...(this.input.submerchantId ? { submerchantId: this.input.submerchantId } : {}),
+          ...(this.input.projectId ? { projectId: this.input.projectId } : {}),
+        },
         start: oneCall
           ? { by: 'provider' }
           : { by: 'workflow', operation: 'checkout', body: { payment_info: paymentInfo } },

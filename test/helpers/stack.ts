@@ -3,6 +3,7 @@
  * paysaga worker on the shared Temporal dev server, the PaymentsClient, and a webhook receiver that
  * verifies and routes exactly as the API does (or forwards to the API under test).
  */
+import type { ProjectUse } from '../../provider/config';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Client } from '@temporalio/client';
@@ -19,7 +20,7 @@ import { createPaysagaWorker } from '../../workers/worker';
 import { EventDispatcher } from '../../workers/event-dispatcher';
 import { DEFAULT_EVENT_DELIVERY } from '../../common/event-delivery';
 import { parseSigningKeys, type SigningKeys } from '../../common/event-secrets';
-import { randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import type { SessionSettings } from '../../common/settings';
 import { startTestSandbox, type TestSandbox, type TestSandboxOptions } from './sandbox';
 import { testStore, type TestStore } from './store';
@@ -42,6 +43,11 @@ export interface StackOptions {
   fees?: ProjectConfigInput['fees'];
   /** More sandbox projects (e.g. a second one for cross-project tokens). */
   extraProjects?: TestSandboxOptions['projects'];
+  /**
+   * More projects paysaga itself uses (PAYSAGA_PROJECTS): each gets a key pair of its own, a sandbox
+   * project with its public key, and the uses it takes from the default project.
+   */
+  projects?: { id: string; use: ProjectUse[] }[];
   sandbox?: Omit<TestSandboxOptions, 'projects' | 'webhookUrl'>;
   settings?: SettingsOverrides;
   providerRetries?: number;
@@ -149,6 +155,10 @@ export async function startStack(opts: StackOptions = {}): Promise<TestStack> {
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
   const webhookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/webhooks/provider`;
 
+  const ownProjects = (opts.projects ?? []).map((p) => {
+    const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    return { ...p, privateKey, publicPem: publicKey.export({ type: 'spki', format: 'pem' }).toString() };
+  });
   const sandbox = await startTestSandbox({
     ...opts.sandbox,
     projects: [
@@ -160,6 +170,7 @@ export async function startStack(opts: StackOptions = {}): Promise<TestStack> {
         ...(opts.fees ? { fees: opts.fees } : {}),
       },
       ...(opts.extraProjects ?? []).map((p) => ({ webhookUrl, ...p })),
+      ...ownProjects.map((p) => ({ id: p.id, publicKey: p.publicPem, webhookUrl })),
     ],
   });
   const serviceKeys = [sandbox.keys.service.publicPem];
@@ -170,6 +181,9 @@ export async function startStack(opts: StackOptions = {}): Promise<TestStack> {
     privateKey: sandbox.keys.partner.privateKey,
     maxRetries: opts.providerRetries ?? 0,
     timeoutMs: 10_000,
+    ...(ownProjects.length
+      ? { projects: ownProjects.map((p) => ({ id: p.id, privateKey: p.privateKey })) }
+      : {}),
   });
 
   const connection = await NativeConnection.connect({ address: testAddress() });
@@ -209,7 +223,16 @@ export async function startStack(opts: StackOptions = {}): Promise<TestStack> {
     await stopping.dispatcher.stop();
   };
   await startWorker();
-  const payments = new PaymentsClient({ temporal, provider, taskQueue, store, settings });
+  const payments = new PaymentsClient({
+    temporal,
+    provider,
+    taskQueue,
+    store,
+    settings,
+    ...(ownProjects.length
+      ? { projectFor: (use: ProjectUse) => ownProjects.find((p) => p.use.includes(use))?.id }
+      : {}),
+  });
 
   return {
     sandbox,
