@@ -104,7 +104,7 @@ describe('several provider projects', () => {
     expect(await appliedWebhooks(card.sessionId)).toBeGreaterThan(0);
     // The money moved in each project's own ledger.
     const ledger = await stack.sandbox.plain('GET', `/sandbox/ledger?project_id=${THREE_DS_PROJECT}`);
-    const sessions = new Set((ledger.body.entries as { session_id: string }[]).map((e) => e.session_id));
+    const sessions = new Set((ledger.body.entries as { sessionId: string }[]).map((e) => e.sessionId));
     expect(sessions.has(cit.sessionId)).toBe(true);
     expect(sessions.has(card.sessionId)).toBe(false);
   });
