@@ -244,9 +244,18 @@ function restartDraft(session: SessionRecord): InitiateDraft {
   };
 }
 
+/**
+ * A session may hold several payouts (spec: "several payouts"): another start/transfer adds a payout to
+ * a session of payouts once none of them waits for the partner's decision (approve and cancel name the
+ * session, not the payout, so two waiting at once could not be told apart). A session with a payment,
+ * or an identity check, takes no payout.
+ */
 export function startTransfer(ctx: FlowContext, caller: Caller, req: StartTransferReq): SessionRecord {
   const session = findSession(ctx, caller, req.session_id);
-  requireFresh(session);
+  if (session.payments.length > 0 || session.payouts.some((p) => p.identityCheck))
+    throw invalid('session_id', 'already_started');
+  if (session.payouts.some((p) => p.stage === 'preparing' || p.stage === 'awaiting_approval'))
+    throw invalid('session_id', 'decision_pending');
   planTransfer(ctx, session.draft, req).commit(session);
   return session;
 }

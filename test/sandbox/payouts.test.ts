@@ -1,7 +1,7 @@
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox';
 import { sandboxWithSink } from '../helpers/sandbox-with-sink';
 import { eventTypes, transferApproved, waitForEvent } from './flow';
-import { cardPayout, fpsAccount, isFinal, RUB } from './fixtures';
+import { cardPayout, fpsAccount, isFinal, RUB, user } from './fixtures';
 import { TEST_CARD } from '../../sandbox/test-cards';
 
 describe('sandbox: payouts', () => {
@@ -42,6 +42,69 @@ describe('sandbox: payouts', () => {
     expect(results.body.session_info.transaction_status).toBe('completed');
     expect((await fx.sb.ledger(id)).entries.map((e) => [e.kind, e.amount])).toEqual([['payout', 12000]]);
     expect(await eventTypes(fx.sb, id)).toEqual(['approve_pending', 'checkout_results']);
+  });
+
+  it('several payouts in one session: each its own decision and result; the ledger pays the one that succeeded', async () => {
+    const init = await fx.sb.post('transaction/initiate', {
+      sum_info: RUB(1000),
+      participant_info: { payee_info: { full_name: 'Ivan Ivanov' } },
+    });
+    const id = init.body.session_info.id as string;
+    const transfer = (sum: number, reference?: string) =>
+      fx.sb.post(
+        'transaction/start/transfer',
+        {
+          session_id: id,
+          payout_info: cardPayout(),
+          sum_info: RUB(sum),
+          ...(reference ? { user_info: user(reference) } : {}),
+        },
+        { idempotencyKey: `several-${id}-${sum}` },
+      );
+    const approvals = async (n: number) => {
+      for (const deadline = Date.now() + 10_000; Date.now() < deadline;) {
+        const events = await eventTypes(fx.sb, id);
+        if (events.filter((e) => e === 'approve_pending').length >= n) return;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      throw new Error(`no approve_pending #${n}`);
+    };
+    // 1: canceled by the partner.
+    expect((await transfer(100)).body.status).toBe('ok');
+    await approvals(1);
+    // Another payout waits until this one is decided: approve and cancel name only the session.
+    const early = await transfer(150);
+    expect(early.body.error.error_description).toBe('session_id.decision_pending');
+    await fx.sb.post('transaction/cancel', { session_id: id });
+    // 2: fails at the provider (test behaviour: loser).
+    expect((await transfer(200, 'loser')).body.status).toBe('ok');
+    await approvals(2);
+    await fx.sb.post('transaction/approve', { session_id: id });
+    await fx.sb.waitForSession(id, (st) => st.payouts?.[1]?.transaction_status === 'unsuccessful');
+    // 3: succeeds.
+    expect((await transfer(300)).body.status).toBe('ok');
+    await approvals(3);
+    await fx.sb.post('transaction/approve', { session_id: id });
+    const done = await fx.sb.waitForSession(id, (st) => st.payouts?.length === 3 && isFinal(st));
+    expect(
+      done.payouts.map((p: { transaction_status: string; sum_info: { sum: number } }) => [
+        p.transaction_status,
+        p.sum_info.sum,
+      ]),
+    ).toEqual([
+      ['unsuccessful', 100],
+      ['unsuccessful', 200],
+      ['successful', 300],
+    ]);
+    expect(done.transaction_status).toBe('completed');
+    expect((await fx.sb.ledger(id)).entries.map((e) => [e.kind, e.amount])).toEqual([['payout', 300]]);
+    // A checkout_results for each payout; a payment cannot join a session of payouts.
+    expect((await eventTypes(fx.sb, id)).filter((e) => e === 'checkout_results')).toHaveLength(3);
+    const payment = await fx.sb.post('transaction/start/checkout', {
+      session_id: id,
+      payment_info: { type: 'fps_info' },
+    });
+    expect(payment.body.error.error_description).toBe('session_id.already_started');
   });
 
   it('canceling a payout after approve_pending pays nothing', async () => {
