@@ -8,7 +8,7 @@ import { SUBMERCHANT_ID_PATTERN } from '../provider/config';
 import { cardDetails, hashedCardDetails, participantInfo, userInfo } from '../provider/schemas';
 import { SETTINGS_BOUNDS } from '../common/settings';
 import { SUBSCRIPTION_LIMITS } from '../common/subscription-input';
-import { BILLING_INTERVALS, BILLING_LIMITS, scheduleProblem } from '../common/billing-calendar';
+import { BILLING_LIMITS, type BillingInterval } from '../common/billing-calendar';
 import {
   boundedJson,
   EXTRA_INFO_BOUNDS,
@@ -236,7 +236,12 @@ export const fpsPaymentInput = z
   })
   .refine(subPartnerRule.check, subPartnerRule.issue)
   .refine(fpsPayerRule.check, fpsPayerRule.issue)
-  .meta(fpsPayerRule.meta);
+  .meta({
+    ...fpsPayerRule.meta,
+    // The FPS page starts the payment itself: no purpose or renewals of paysaga's own QR with it.
+    if: { required: ['widget'] },
+    then: { properties: { moneyPurpose: false, qrRenewals: { const: 0 } } },
+  });
 
 export const fpsBindingInput = z
   .object({
@@ -309,44 +314,48 @@ const isoTime = z.iso
   .max(40)
   .regex(/^20\d\d-/, { error: 'an ISO 8601 time from 2000 to 2099' })
   .transform((t) => Date.parse(t));
-const withinTwoYears = (t: number) => t <= Date.now() + FIRST_CHARGE_WINDOW.aheadMs;
 
 const anchorFormat = z.iso
   .datetime({ offset: true })
   .max(40)
   .regex(/^20\d\d-/, { error: 'an ISO 8601 date-time with its offset, from 2000 to 2099' });
 
+/** IANA time zones this runtime knows (canonical names), and UTC. */
+const TIME_ZONES = ['UTC', ...Intl.supportedValuesOf('timeZone')] as [string, ...string[]];
+
 /**
  * A calendar schedule (common/billing-calendar.ts): every due date counted from the anchor, month ends
  * clamped. Without an anchor: from the subscription's start (in a change: its billing day and time).
+ * One shape per interval, so the largest count of each is in the OpenAPI document.
  */
-export const billingSchedule = z
-  .object({
-    interval: z.enum(BILLING_INTERVALS),
+const scheduleOf = <I extends BillingInterval>(interval: I) =>
+  z.object({
+    interval: z.literal(interval),
     count: z
       .number()
       .int()
       .min(1)
-      .max(Math.max(...Object.values(BILLING_LIMITS.maxCount)))
+      .max(BILLING_LIMITS.maxCount[interval])
       .default(1)
-      .describe(`Intervals per period, at most ${JSON.stringify(BILLING_LIMITS.maxCount)} by interval`),
+      .describe('Intervals per period: month with 3 bills quarterly'),
     anchor: anchorFormat
-      .refine((t) => withinTwoYears(Date.parse(t)), { error: 'at most two years ahead' })
       .optional()
       .describe('The first due date and the billing day (ISO 8601 with Z or +hh:mm)'),
     timeZone: z
-      .string()
-      .min(1)
-      .max(64)
+      .enum(TIME_ZONES)
       .optional()
       .describe("IANA time zone of the calendar steps (Europe/Moscow); default: the anchor's offset"),
-  })
-  .superRefine((s, ctx) => {
-    const problem = scheduleProblem({ ...s, anchor: s.anchor ?? new Date().toISOString() });
-    // An anchor that is no ISO date-time at all was named by its own rule already.
-    if (problem?.field === 'anchor' && !anchorFormat.safeParse(s.anchor).success) return;
-    if (problem) ctx.addIssue({ code: 'custom', path: [problem.field], message: problem.rule });
   });
+
+export const billingSchedule = z.discriminatedUnion('interval', [
+  scheduleOf('second'),
+  scheduleOf('minute'),
+  scheduleOf('hour'),
+  scheduleOf('day'),
+  scheduleOf('week'),
+  scheduleOf('month'),
+  scheduleOf('year'),
+]);
 
 /** Dunning defaults: retry after 1, 3 and 7 days, then cancel. */
 export const DEFAULT_DUNNING = {
@@ -365,7 +374,7 @@ export const subscriptionInput = z
     /** Fixed milliseconds between charges, without a billing day (the older input; prefer schedule). */
     intervalMs: intervalMs.optional(),
     /** No charge before it: the first due date at or after it is the first charged. */
-    trialEnd: isoTime.refine(withinTwoYears, { error: 'at most two years ahead' }).optional(),
+    trialEnd: isoTime.optional(),
     /** Ends (status ended) once this many periods are billed. */
     endAfterPeriods: z.number().int().min(1).max(100_000).optional(),
     /** Ends before the first period due at or after this time. */
@@ -434,7 +443,16 @@ export const subscriptionInput = z
     if (i.endAt !== undefined && i.endAt <= Date.now())
       ctx.addIssue({ code: 'custom', path: ['endAt'], message: 'a time in the future' });
   })
-  .meta({ anyOf: [{ required: ['schedule'] }, { required: ['intervalMs'] }] });
+  // A schedule (which starts on its anchor) or the older intervalMs (with firstChargeAt), never both.
+  .meta({
+    oneOf: [
+      {
+        required: ['schedule'],
+        not: { anyOf: [{ required: ['intervalMs'] }, { required: ['firstChargeAt'] }] },
+      },
+      { required: ['intervalMs'], not: { required: ['schedule'] } },
+    ],
+  });
 
 export const subscriptionChangeInput = z
   .object({

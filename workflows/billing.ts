@@ -18,7 +18,7 @@ import {
   scheduleProblem,
   type BillingSchedule,
 } from '../common/billing-calendar';
-import { invalidArgument } from '../common/failures';
+import { invalidArgument, stateConflict } from '../common/failures';
 import type { SubscriptionChange } from '../common/messages';
 import {
   SUBSCRIPTION_LIMITS,
@@ -167,15 +167,25 @@ export function checkChange(
   }
   if (schedule !== undefined)
     resolveSchedule(schedule, s.schedule?.anchor ?? iso(s.periodDueAt), s.schedule?.timeZone);
-  if (
-    fromPeriod !== undefined &&
-    (!Number.isSafeInteger(fromPeriod) || fromPeriod < firstOpen || fromPeriod > firstOpen + 1_000)
-  )
-    throw invalidArgument(
-      'fromPeriod',
-      `a period from ${firstOpen} (the first not started) to ${firstOpen + 1_000}`,
-    );
+  if (fromPeriod !== undefined && (!Number.isSafeInteger(fromPeriod) || fromPeriod < 1))
+    throw invalidArgument('fromPeriod', 'a positive integer');
+  // Which periods have started is the subscription's state, not the request's shape: a conflict.
+  if (fromPeriod !== undefined && fromPeriod < firstOpen)
+    throw stateConflict(`period ${fromPeriod} has started: a change applies from period ${firstOpen} on`, {
+      code: 'period_started',
+      phase: s.status,
+    });
+  const queued = fromPeriod !== undefined && fromPeriod > firstOpen;
+  if (queued && !(s.pendingChanges ?? []).some((c) => c.fromPeriod === fromPeriod))
+    if ((s.pendingChanges ?? []).length >= MAX_PENDING_CHANGES)
+      throw stateConflict(`at most ${MAX_PENDING_CHANGES} changes may wait for later periods`, {
+        code: 'too_many_pending_changes',
+        phase: s.status,
+      });
 }
+
+/** Changes waiting for later periods (each is carried in the state until its period). */
+export const MAX_PENDING_CHANGES = 12;
 
 /**
  * Applies a checked change: at once when it is for the first open period (the current one not started

@@ -149,7 +149,6 @@ describe('/v1/subscriptions', () => {
       [{ schedule: { interval: 'fortnight' } }, 'schedule.interval'],
       [{ schedule: { interval: 'month', count: 25 } }, 'schedule.count'],
       [{ schedule: { interval: 'month', anchor: '2027-01-31T09:00:00' } }, 'schedule.anchor'],
-      [{ schedule: { interval: 'month', anchor: '2099-01-31T09:00:00Z' } }, 'schedule.anchor'],
       [{ schedule: { interval: 'month', timeZone: 'Mars/Olympus' } }, 'schedule.timeZone'],
       [{}, 'schedule'],
       [{ schedule: { interval: 'month' }, intervalMs: 60_000 }, 'intervalMs'],
@@ -181,11 +180,11 @@ describe('/v1/subscriptions', () => {
     expect(legacy.body.schedule).toBeUndefined();
     const id = legacy.body.subscriptionId as string;
     // A calendar change from period 2 turns it into a calendar subscription from then on.
-    const early = await s.call('POST', `/v1/subscriptions/${id}/change`, {
+    const zero = await s.call('POST', `/v1/subscriptions/${id}/change`, {
       body: { schedule: { interval: 'month' }, fromPeriod: 0 },
     });
-    expect(early.status).toBe(400);
-    expect(fields(early)).toEqual(['fromPeriod']);
+    expect(zero.status).toBe(400);
+    expect(fields(zero)).toEqual(['fromPeriod']);
     const changed = await s.call('POST', `/v1/subscriptions/${id}/change`, {
       body: { schedule: { interval: 'day', count: 2 }, fromPeriod: 2 },
     });

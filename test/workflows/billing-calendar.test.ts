@@ -236,12 +236,12 @@ test('a change from a given period: amount and schedule from period 3, billing d
     endAfterPeriods: 4,
   });
   await skipTo('2027-01-05T12:00:00Z');
-  // Period 2 is the first not started: an earlier period is refused, naming the field.
+  // Period 2 is the first not started: a change for an earlier one conflicts with the subscription's state.
   const early = await handle
     .executeUpdate(changeSubscriptionUpdate, { args: [{ amount: 200, fromPeriod: 1 }] })
     .catch((e: unknown) => e);
   expect(early).toBeInstanceOf(WorkflowUpdateFailedError);
-  expect(failureOf(early)).toMatchObject({ type: 'InvalidArgument', details: { field: 'fromPeriod' } });
+  expect(failureOf(early)).toMatchObject({ type: 'StateConflict', details: { code: 'period_started' } });
 
   const changed = await handle.executeUpdate(changeSubscriptionUpdate, {
     args: [{ amount: 200, schedule: { interval: 'month', count: 2 }, fromPeriod: 3 }],
