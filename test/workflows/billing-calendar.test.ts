@@ -195,7 +195,8 @@ test('a failed charge is retried, and the retry moves no later due date either',
   ]);
 });
 
-test('paused across a due date: the missed period is not charged and the billing day stays', async () => {
+/** Monthly on the 10th, paused after its first charge and still paused when February's falls due. */
+async function pausedOverFebruary10(): Promise<WorkflowHandle> {
   const { handle } = await subscribe({
     schedule: { interval: 'month', count: 1, anchor: '2027-01-10T09:00:00Z' },
     endAfterPeriods: 3,
@@ -203,6 +204,11 @@ test('paused across a due date: the missed period is not charged and the billing
   await skipTo('2027-01-10T12:00:00Z');
   await handle.executeUpdate(pauseSubscriptionUpdate, { args: [] });
   await skipTo('2027-02-20T00:00:00Z');
+  return handle;
+}
+
+test('paused across a due date: the missed period is not charged and the billing day stays', async () => {
+  const handle = await pausedOverFebruary10();
   const resumed = await handle.executeUpdate(resumeSubscriptionUpdate, { args: [{}] });
   expect(resumed).toMatchObject({ status: 'active', nextChargeAt: '2027-03-10T09:00:00.000Z' });
   const v = await ended(handle);
@@ -214,13 +220,7 @@ test('paused across a due date: the missed period is not charged and the billing
 });
 
 test('resumed with restart: charged at once and billed from then on', async () => {
-  const { handle } = await subscribe({
-    schedule: { interval: 'month', count: 1, anchor: '2027-01-10T09:00:00Z' },
-    endAfterPeriods: 3,
-  });
-  await skipTo('2027-01-10T12:00:00Z');
-  await handle.executeUpdate(pauseSubscriptionUpdate, { args: [] });
-  await skipTo('2027-02-20T00:00:00Z');
+  const handle = await pausedOverFebruary10();
   const resumed = await handle.executeUpdate(resumeSubscriptionUpdate, { args: [{ restart: true }] });
   expect(resumed.schedule?.anchor.slice(0, 16)).toBe('2027-02-20T00:00');
   expect(startedAt(await ended(handle)).map((t) => t?.slice(0, 16))).toEqual([
