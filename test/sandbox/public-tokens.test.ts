@@ -132,7 +132,10 @@ describe('sandbox: public tokens (rule 1) and the payment-form widget', () => {
     const again = await sb.plain('POST', '/sandbox/widgets/fps', { public_token: token });
     expect(again.body.error.error_description).toBe('public_token.already_used');
     // A session that already has an operation takes no FPS page.
-    const late = await sb.post('public_token', { fps_widget: { session_id: await formSession() } });
+    const other = await formSession();
+    await sb.post('transaction/start/checkout', { session_id: other, payment_info: { type: 'fps_info' } });
+    const busy = await sb.post('public_token', { fps_widget: { session_id: other } });
+    expect(busy.body.error.error_description).toBe('fps_widget.session_id.already_started');
   });
 
   it('a token of the wrong widget is refused and not spent', async () => {
