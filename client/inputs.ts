@@ -471,6 +471,11 @@ export const subscriptionChangeInput = z
       c.schedule !== undefined,
     { path: ['amount'], message: 'send at least one of amount, token, schedule, intervalMs' },
   )
+  // intervalMs is the older input: never with a schedule, and it applies from the next period only.
+  .refine((c) => c.intervalMs === undefined || (c.schedule === undefined && c.fromPeriod === undefined), {
+    path: ['intervalMs'],
+    message: 'not with schedule or fromPeriod (send schedule instead)',
+  })
   .meta({
     anyOf: [
       { required: ['amount'] },
@@ -478,6 +483,7 @@ export const subscriptionChangeInput = z
       { required: ['schedule'] },
       { required: ['intervalMs'] },
     ],
+    not: { anyOf: [{ required: ['intervalMs', 'schedule'] }, { required: ['intervalMs', 'fromPeriod'] }] },
   });
 
 export const subscriptionResumeInput = z.object({

@@ -148,11 +148,14 @@ export function checkChange(
       `a non-empty string of at most ${SUBSCRIPTION_LIMITS.maxTokenLength} characters`,
     );
   if (intervalMs !== undefined) {
-    if (s.schedule || schedule !== undefined)
-      throw invalidArgument(
-        'intervalMs',
-        'this subscription bills on a calendar schedule: send schedule instead',
-      );
+    if (schedule !== undefined)
+      throw invalidArgument('intervalMs', 'not with schedule (send schedule instead)');
+    // Whether it bills on a calendar is the subscription's state, not the request's shape: a conflict.
+    if (s.schedule)
+      throw stateConflict('this subscription bills on a calendar schedule: send schedule instead', {
+        code: 'calendar_schedule',
+        phase: s.status,
+      });
     if (
       !Number.isSafeInteger(intervalMs) ||
       intervalMs < SUBSCRIPTION_LIMITS.minIntervalMs ||

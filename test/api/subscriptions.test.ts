@@ -198,6 +198,21 @@ describe('/v1/subscriptions', () => {
     expect(notAnInterval.status).toBe(400);
     expect(fields(notAnInterval)).toEqual(['intervalMs']);
     await s.call('POST', `/v1/subscriptions/${id}/cancel`);
+    // A calendar subscription takes no intervalMs: its state, so a conflict.
+    const calendar = await s.call('POST', '/v1/subscriptions', {
+      body: {
+        reference: ref('cal'),
+        ...base,
+        schedule: { interval: 'month', anchor: '2030-01-31T09:00:00Z' },
+      },
+    });
+    expect(calendar.status).toBe(201);
+    const interval = await s.call('POST', `/v1/subscriptions/${calendar.body.subscriptionId}/change`, {
+      body: { intervalMs: 60_000 },
+    });
+    expect(interval.status).toBe(409);
+    expect(interval.body.error.code).toBe('calendar_schedule');
+    await s.call('POST', `/v1/subscriptions/${calendar.body.subscriptionId}/cancel`);
   });
 
   it('400 names the field; nothing is started', async () => {
