@@ -40,11 +40,12 @@ export function initiateBody(
   p: Parties,
   extra: Pick<InitiateRequest, 'payment_info'> = {},
 ): InitiateRequest {
+  const extraInfo = extraInfoOf(p);
   return {
     sum_info: { sum: money.amount, currency_code: money.currency },
     ...(p.customer ? { user_info: p.customer } : {}),
     ...(p.participant ? { participant_info: p.participant } : {}),
-    ...(extraInfoOf(p) !== undefined ? { extra_info: extraInfoOf(p) } : {}),
+    ...(extraInfo !== undefined ? { extra_info: extraInfo } : {}),
     ...extra,
   };
 }

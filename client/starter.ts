@@ -14,7 +14,13 @@ import { SESSION_WORKFLOW_TYPES, type SessionKind } from '../common/kinds';
 import { claimStartUpdate, reportStartUpdate, type StartReport } from '../common/messages';
 import { sessionSearchAttributes } from '../common/search-attributes';
 import { mergeSettings, type SettingsOverrides } from '../common/settings';
-import type { OpenSpec, SessionInput, SessionRequest, StartSpec } from '../common/session-input';
+import {
+  INIT_CHECKOUT_RESEND_WITHIN_MS,
+  type OpenSpec,
+  type SessionInput,
+  type SessionRequest,
+  type StartSpec,
+} from '../common/session-input';
 import type { Money, SessionView } from '../common/views';
 import {
   deriveIdempotencyKey,
@@ -110,9 +116,6 @@ export async function openSession(
   return { sessionId: subjectId, created };
 }
 
-/** The provider keeps an idempotency key 24 hours (spec: Limits); a retry must come well within them. */
-const INIT_CHECKOUT_RETRY_FOR_MS = 23 * 3_600_000;
-
 /**
  * init/checkout moves money: a retry after a lost answer is safe only while its key is still valid. A
  * reference first tried more than 23 hours ago and never opened may hold a payment nobody heard of, so
@@ -120,10 +123,7 @@ const INIT_CHECKOUT_RETRY_FOR_MS = 23 * 3_600_000;
  */
 async function refuseExpiredRetry(ctx: ClientContext, reference: string): Promise<void> {
   const row = await findReference(ctx.store, reference);
-  if (
-    row &&
-    Date.now() - new Date(row.created_at as unknown as string).getTime() > INIT_CHECKOUT_RETRY_FOR_MS
-  )
+  if (row && Date.now() - new Date(row.created_at).getTime() > INIT_CHECKOUT_RESEND_WITHIN_MS)
     throw new SessionStateError(
       'an earlier request under this reference was sent more than 23 hours ago without an answer; its ' +
         'idempotency key has expired, so it is not sent again: check the provider for that payment, then ' +

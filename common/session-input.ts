@@ -139,6 +139,13 @@ export interface SessionState {
 
 /** The intake of one reference (workflow id `ref-<reference>`): paysaga's own record of it. */
 /**
+ * init/checkout moves money and the provider keeps its idempotency key 24 hours (spec: Limits): a call
+ * whose answer was lost is sent again only within this much of the first try (client/starter.ts,
+ * workflows/reference.ts), so a resend can never be a second payment.
+ */
+export const INIT_CHECKOUT_RESEND_WITHIN_MS = 23 * 3_600_000;
+
+/**
  * How a reference's provider session is opened: transaction/initiate (the session, started later),
  * transaction/init/checkout (the session and its payment in one call: a merchant-initiated payment by
  * token), or sbp/identity_check (no key).

@@ -17,19 +17,13 @@ import { FAILURE_TYPES, failureOf, providerRefused, type ProviderRefusal } from 
 import { registrationUpdate, sessionOpenedSignal } from '../common/messages';
 import { checkArgument, registrationRequest } from '../common/message-schemas';
 import { NeedsAttention, sessionSearchAttributes } from '../common/search-attributes';
-import type { ReferenceInput } from '../common/session-input';
+import { INIT_CHECKOUT_RESEND_WITHIN_MS, type ReferenceInput } from '../common/session-input';
 import type { Opened } from '../activities/types';
 import { intake, persist } from './calls';
 import { SESSION_WORKFLOWS } from './session-workflows';
 
 /** Continue-as-new past this many events (a reference repeated thousands of times). */
 const HISTORY_LIMIT = 2_000;
-/**
- * init/checkout moves money, and the provider keeps an idempotency key 24 hours: past this, a retry of a
- * call whose answer was lost could charge again, so it is not sent; the reference waits, needing
- * attention, for an operator (the provider's records say whether the payment exists).
- */
-const INIT_CHECKOUT_RETRY_FOR_MS = 23 * 3_600_000;
 
 export interface ReferenceCarried {
   sessionId: string;
@@ -116,7 +110,9 @@ async function openSession(input: ReferenceInput): Promise<Opened> {
         troubled = true;
       },
       between: async () => {
-        if (open.by !== 'init_checkout' || Date.now() - firstTry < INIT_CHECKOUT_RETRY_FOR_MS) return;
+        // Past the key's life a resend could charge again: the reference waits, needing attention, for an
+        // operator (the provider's records say whether the payment exists).
+        if (open.by !== 'init_checkout' || Date.now() - firstTry < INIT_CHECKOUT_RESEND_WITHIN_MS) return;
         wf.log.error('reference: init/checkout unanswered for 23 hours; not sent again (its key expires)', {
           reference: input.reference,
         });

@@ -2,6 +2,7 @@
  * The other creating routes (payment form, FPS, recurring, payouts, identity checks, FPS bindings) and
  * the pass-through routes (public tokens, banks, token info, recurring-token disable), over HTTP.
  */
+import { sql } from 'kysely';
 import { request } from 'undici';
 import { payFpsQr } from '../helpers/payer';
 import { card, finished, FRICTIONLESS, ref, rub, useApiStack, workflowsFor } from './api-stack';
@@ -141,6 +142,45 @@ describe('recurring tokens from an FPS payment; merchant-initiated payments in o
     expect(chargeCalls[0]).toBe('transaction/init/checkout');
     expect(chargeCalls).not.toContain('transaction/initiate');
     expect(chargeCalls).not.toContain('transaction/start/checkout');
+  });
+
+  it("an init/checkout whose answer was lost is not sent again past the key's 24 hours: 409, nothing sent", async () => {
+    const first = await create('/v1/checkouts', {
+      method: 'card',
+      amount: rub(100),
+      card: card(FRICTIONLESS),
+      customer: { user_id: 'u-window' },
+      allowRecurring: true,
+    });
+    const token = (await finished(s, first.sessionId)).recurringToken as string;
+    const body = {
+      method: 'recurring',
+      reference: ref('window'),
+      amount: rub(300),
+      token,
+      customer: { user_id: 'u-window' },
+    };
+    // The provider does not answer: the outcome of this init/checkout is unknown.
+    await s.stack.sandbox.plain('POST', '/sandbox/faults', {
+      rules: [{ kind: 'error_5xx', status: 503, path: 'transaction/init/checkout' }],
+    });
+    try {
+      const lost = await s.call('POST', '/v1/checkouts', { body });
+      expect(lost.status).toBeGreaterThanOrEqual(500);
+    } finally {
+      await s.stack.sandbox.plain('DELETE', '/sandbox/faults');
+    }
+    // A day later the key is gone: the same request is refused instead of sent again.
+    await s.stack.store.db
+      .updateTable('client_references')
+      .set({ created_at: sql<Date>`now() - interval '24 hours'` })
+      .where('reference', '=', body.reference)
+      .execute();
+    const before = (await s.stack.sandbox.plain('GET', '/sandbox/requests')).body.requests.length;
+    const again = await s.call('POST', '/v1/checkouts', { body });
+    expect(again.status).toBe(409);
+    expect(again.body.error.code).toBe('retry_window_passed');
+    expect((await s.stack.sandbox.plain('GET', '/sandbox/requests')).body.requests.length).toBe(before);
   });
 
   it("the payment form on the partner's recorded consent: allowRecurring without the checkbox", async () => {
