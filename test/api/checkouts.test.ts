@@ -232,8 +232,8 @@ describe('POST /v1/checkouts', () => {
       expect(res.text.includes(FRICTIONLESS)).toBe(false);
     });
 
-    it('a body of a lone byte-order mark or other non-JSON space is not JSON (only JSON whitespace is no body)', async () => {
-      for (const raw of ['\uFEFF', '\u00a0', '\u2028'])
+    it('a body of white space alone is not JSON (only an empty body is no body)', async () => {
+      for (const raw of ['\n', ' ', '\uFEFF', '\u00a0', '\u2028'])
         expect((await s.call('POST', '/v1/checkouts', { raw })).body.error?.code).toBe('invalid_json');
     });
 
