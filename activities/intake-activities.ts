@@ -1,5 +1,11 @@
 /** Opening a provider session for a reference (workflows/reference.ts): the calls before any session exists. */
-import { initCheckoutKey, initiateKey, scrubCardData, type ProviderClient } from '../provider';
+import {
+  initCheckoutKey,
+  initiateKey,
+  initTransferKey,
+  scrubCardData,
+  type ProviderClient,
+} from '../provider';
 import { toFailure } from './failures';
 import type { SessionInfo } from '../provider/schemas';
 import type { IntakeActivities, Opened } from './types';
@@ -32,6 +38,18 @@ export function createIntakeActivities({ provider, returnUrl }: IntakeDeps): Int
       try {
         const res = await provider.initCheckout(body, {
           idempotencyKey: initCheckoutKey(reference, fingerprint),
+          ...(submerchantId ? { submerchantId } : {}),
+          ...(projectId ? { projectId } : {}),
+        });
+        return opened(res.session_info);
+      } catch (err) {
+        throw toFailure(err);
+      }
+    },
+    async initTransfer({ reference, fingerprint, body, submerchantId, projectId }) {
+      try {
+        const res = await provider.initTransfer(body, {
+          idempotencyKey: initTransferKey(reference, fingerprint),
           ...(submerchantId ? { submerchantId } : {}),
           ...(projectId ? { projectId } : {}),
         });

@@ -9,6 +9,7 @@ import type {
   IdentityCheckRequest,
   InitCheckoutRequest,
   InitiateRequest,
+  InitTransferRequest,
   SessionInfo,
   WebhookEvent,
 } from '../provider/schemas';
@@ -78,6 +79,14 @@ export interface IntakeActivities {
     reference: string;
     fingerprint: string;
     body: InitCheckoutRequest;
+    submerchantId?: string;
+    projectId?: string;
+  }): Promise<Opened>;
+  /** transaction/init/transfer: the session and its payout in one call (a payout by token); keyed the same. */
+  initTransfer(a: {
+    reference: string;
+    fingerprint: string;
+    body: InitTransferRequest;
     submerchantId?: string;
     projectId?: string;
   }): Promise<Opened>;

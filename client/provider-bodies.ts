@@ -9,6 +9,7 @@ import type {
   IdentityCheckRequest,
   InitCheckoutRequest,
   InitiateRequest,
+  InitTransferRequest,
   ParticipantInfo,
   PaymentSettings,
   StartCheckoutRequest,
@@ -164,6 +165,23 @@ export function payoutStart(d: PayoutTarget): TransferStart {
         },
       };
   }
+}
+
+/** init/transfer of a payout by token (tokenized card, recurring token): the session and its payout at once. */
+export function initTransferBody(
+  money: Money,
+  target: Extract<PayoutTarget, { type: 'tokenized_card' | 'recurring_token' }>,
+  p: Parties,
+): InitTransferRequest {
+  const extraInfo = extraInfoOf(p);
+  return {
+    // payoutStart always names the payout for these targets.
+    payout_info: payoutStart(target).payout_info!,
+    sum_info: { sum: money.amount, currency_code: money.currency },
+    ...(p.customer ? { user_info: p.customer } : {}),
+    ...(p.participant ? { participant_info: p.participant } : {}),
+    ...(extraInfo !== undefined ? { extra_info: extraInfo } : {}),
+  };
 }
 
 export function identityCheckBody(

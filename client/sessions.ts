@@ -233,6 +233,18 @@ export class Sessions {
         o,
       );
     }
+    // A payout by token is one init/transfer (the session and its payout at once, keyed by the reference);
+    // to an FPS account it stays initiate + start/transfer, the spec's payout sequence.
+    if (d.type === 'tokenized_card' || d.type === 'recurring_token')
+      return startSession(
+        this.ctx,
+        {
+          ...spec,
+          open: { by: 'init_transfer', body: bodies.initTransferBody(i.amount, d, i) },
+          start: { by: 'provider' },
+        },
+        o,
+      );
     return startSession(
       this.ctx,
       { ...spec, start: { by: 'workflow', operation: 'transfer', body: bodies.payoutStart(d) } },

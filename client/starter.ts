@@ -26,6 +26,7 @@ import {
   deriveIdempotencyKey,
   initCheckoutKey,
   initiateKey,
+  initTransferKey,
   ProviderError,
   scrubCardData,
 } from '../provider';
@@ -96,7 +97,8 @@ export async function openSession(
     kind: spec.kind,
     fingerprint,
     open: async () => {
-      if (spec.open.by === 'init_checkout') await refuseExpiredRetry(ctx, spec.reference);
+      if (spec.open.by === 'init_checkout' || spec.open.by === 'init_transfer')
+        await refuseExpiredRetry(ctx, spec.reference);
       let session: SessionInfo;
       try {
         session = await openProviderSession(ctx, spec, fingerprint);
@@ -163,6 +165,13 @@ async function openProviderSession(
       return (
         await ctx.provider.initCheckout(spec.open.body, {
           idempotencyKey: initCheckoutKey(spec.reference, fingerprint),
+          ...extra,
+        })
+      ).session_info;
+    case 'init_transfer':
+      return (
+        await ctx.provider.initTransfer(spec.open.body, {
+          idempotencyKey: initTransferKey(spec.reference, fingerprint),
           ...extra,
         })
       ).session_info;

@@ -12,6 +12,7 @@ import type {
   IdentityCheckRequest,
   InitCheckoutRequest,
   InitiateRequest,
+  InitTransferRequest,
   SessionInfo,
   StartCheckoutRequest,
   StartTransferRequest,
@@ -139,7 +140,8 @@ export interface SessionState {
 
 /** The intake of one reference (workflow id `ref-<reference>`): paysaga's own record of it. */
 /**
- * init/checkout moves money and the provider keeps its idempotency key 24 hours (spec: Limits): a call
+ * init/checkout and init/transfer move money and the provider keeps an idempotency key 24 hours (spec:
+ * Limits): a call
  * whose answer was lost is sent again only within this much of the first try (client/starter.ts,
  * workflows/reference.ts), so a resend can never be a second payment.
  */
@@ -148,11 +150,13 @@ export const INIT_CHECKOUT_RESEND_WITHIN_MS = 23 * 3_600_000;
 /**
  * How a reference's provider session is opened: transaction/initiate (the session, started later),
  * transaction/init/checkout (the session and its payment in one call: a merchant-initiated payment by
- * token), or sbp/identity_check (no key).
+ * token), transaction/init/transfer (the session and its payout: a payout by token), or
+ * sbp/identity_check (no key).
  */
 export type OpenSpec =
   | { by: 'initiate'; body: InitiateRequest }
   | { by: 'init_checkout'; body: InitCheckoutRequest }
+  | { by: 'init_transfer'; body: InitTransferRequest }
   | { by: 'identity_check'; body: IdentityCheckRequest };
 
 export interface ReferenceInput {

@@ -28,3 +28,6 @@ export const initiateKey = (reference: string, fingerprint: string): string =>
 /** init/checkout of a reference's session (the session and its payment in one call): the same rule. */
 export const initCheckoutKey = (reference: string, fingerprint: string): string =>
   deriveIdempotencyKey(`ref:${reference}:${fingerprint.slice(0, 12)}`, 'init_checkout');
+/** init/transfer of a reference's session (the session and its payout in one call): the same rule. */
+export const initTransferKey = (reference: string, fingerprint: string): string =>
+  deriveIdempotencyKey(`ref:${reference}:${fingerprint.slice(0, 12)}`, 'init_transfer');

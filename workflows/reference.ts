@@ -94,6 +94,8 @@ async function openSession(input: ReferenceInput): Promise<Opened> {
           return intake.initiate({ ...keyed, body: open.body });
         case 'init_checkout':
           return intake.initCheckout({ ...keyed, body: open.body });
+        case 'init_transfer':
+          return intake.initTransfer({ ...keyed, body: open.body });
         case 'identity_check':
           return intake.requestIdentityCheck({ body: open.body, ...extra });
       }
@@ -112,7 +114,8 @@ async function openSession(input: ReferenceInput): Promise<Opened> {
       between: async () => {
         // Past the key's life a resend could charge again: the reference waits, needing attention, for an
         // operator (the provider's records say whether the payment exists).
-        if (open.by !== 'init_checkout' || Date.now() - firstTry < INIT_CHECKOUT_RESEND_WITHIN_MS) return;
+        if (open.by === 'initiate' || open.by === 'identity_check') return;
+        if (Date.now() - firstTry < INIT_CHECKOUT_RESEND_WITHIN_MS) return;
         wf.log.error('reference: init/checkout unanswered for 23 hours; not sent again (its key expires)', {
           reference: input.reference,
         });

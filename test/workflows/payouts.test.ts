@@ -85,7 +85,13 @@ describe.each([true, false])('payouts (webhooks %s)', (webhooks) => {
     expect(JSON.stringify(result)).not.toContain(widget.hashed_card_details.hashed_card_number);
   });
 
-  it('to a tokenized card (ct_ token), started by the workflow', async () => {
+  /** The provider calls of a session, in order (the sandbox's request log). */
+  async function calls(sessionId: string): Promise<string[]> {
+    const res = await stack.sandbox.plain('GET', `/sandbox/requests?session_id=${sessionId}`);
+    return (res.body.requests as { endpoint: string }[]).map((r) => r.endpoint);
+  }
+
+  it('to a tokenized card (ct_ token): the session and its payout in one init/transfer', async () => {
     const widget = await tokenize(TEST_CARD.visa, true);
     expect(widget.card_token).toMatch(/^ct_/);
     const started = await stack.payments.sessions.startPayout({
@@ -94,6 +100,10 @@ describe.each([true, false])('payouts (webhooks %s)', (webhooks) => {
       destination: { type: 'tokenized_card', token: widget.card_token! },
     });
     await expectPaidOnce(started.sessionId, 300);
+    const made = await calls(started.sessionId);
+    expect(made[0]).toBe('transaction/init/transfer');
+    expect(made).not.toContain('transaction/initiate');
+    expect(made).not.toContain('transaction/start/transfer');
   });
 
   it('to a recurring token obtained by a card payment with allowRecurring', async () => {
@@ -113,6 +123,9 @@ describe.each([true, false])('payouts (webhooks %s)', (webhooks) => {
       destination: { type: 'recurring_token', token: payment.recurringToken! },
     });
     await expectPaidOnce(started.sessionId, 450);
+    expect(
+      (await calls(started.sessionId)).filter((c) => c.includes('/init') || c.includes('/start')),
+    ).toEqual(['transaction/init/transfer']);
   });
 
   it('to an FPS account', async () => {
