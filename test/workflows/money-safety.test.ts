@@ -79,22 +79,43 @@ describe.each([true, false])('outcome unknown, then reconciled (webhooks %s)', (
     ]);
   });
 
-  it('transaction/start/transfer (payout by token, sent by the workflow) dropped after commit: one payout', async () => {
-    const pt = await stack.sandbox.post('public_token', { card_tokenize: { allow_tokenization: true } });
-    const widget = await stack.sandbox.plain('POST', '/sandbox/widgets/card-tokenize', {
-      public_token: pt.body.public_token,
-      card_number: TEST_CARD.mastercard,
-    });
+  it('transaction/start/transfer (payout to an FPS account, sent by the workflow) dropped after commit: one payout', async () => {
+    const banks = (await stack.sandbox.get('sbp/banks')).body.banks as { id: string }[];
     const fired = await h.dropOnce('transaction/start/transfer');
     const started = await stack.payments.sessions.startPayout({
       reference: ref('drop-transfer'),
       amount: rub(2_500),
-      destination: { type: 'tokenized_card', token: widget.body.card_token },
+      destination: { type: 'fps_account', phone: '+79990001122', bankId: banks[1]!.id },
     });
     const result = await h.finished(started.sessionId);
     expect(await fired()).toBe(1);
     expect(result.phase).toBe('succeeded');
     expect(await h.ledger(started.sessionId)).toEqual([['payout', 2_500]]);
+  });
+
+  it('transaction/init/transfer (payout by token, sent by the starter) dropped after commit: the same request again is one payout', async () => {
+    const pt = await stack.sandbox.post('public_token', { card_tokenize: { allow_tokenization: true } });
+    const widget = await stack.sandbox.plain('POST', '/sandbox/widgets/card-tokenize', {
+      public_token: pt.body.public_token,
+      card_number: TEST_CARD.mastercard,
+    });
+    const fired = await h.dropOnce('transaction/init/transfer');
+    const request = {
+      reference: ref('drop-init-transfer'),
+      amount: rub(2_600),
+      destination: { type: 'tokenized_card' as const, token: widget.body.card_token },
+    };
+    // The answer was lost after the provider paid: a careful backend sends the same request again.
+    const started = await stack.payments.sessions
+      .startPayout(request)
+      .catch(() => stack.payments.sessions.startPayout(request));
+    const result = await h.finished(started.sessionId);
+    expect(await fired()).toBe(1);
+    expect(result.phase).toBe('succeeded');
+    expect(await h.ledger(started.sessionId)).toEqual([['payout', 2_600]]);
+    // The provider holds one session for it: the resend carried the same key.
+    const payouts = (await stack.sandbox.ledger()).entries.filter((e) => e.amount === 2_600);
+    expect(payouts).toHaveLength(1);
   });
 
   it('transaction/refund dropped after commit: the refund completes, one refund in the ledger', async () => {
