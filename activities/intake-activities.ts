@@ -16,58 +16,44 @@ export interface IntakeDeps {
   returnUrl?: (sessionId: string) => string | undefined;
 }
 
+/** The sub-merchant and project a call carries, as the provider client's call options. */
+const routed = (a: { submerchantId?: string; projectId?: string }) => ({
+  ...(a.submerchantId ? { submerchantId: a.submerchantId } : {}),
+  ...(a.projectId ? { projectId: a.projectId } : {}),
+});
+
 export function createIntakeActivities({ provider, returnUrl }: IntakeDeps): IntakeActivities {
-  const opened = (session: SessionInfo): Opened => {
+  /** The session an opening call answered (card data scrubbed), or its failure in Temporal's terms. */
+  const opening = async (send: () => Promise<{ session_info: SessionInfo }>): Promise<Opened> => {
+    let session: SessionInfo;
+    try {
+      session = scrubCardData((await send()).session_info);
+    } catch (err) {
+      throw toFailure(err);
+    }
     const url = returnUrl?.(session.id);
-    return { session: scrubCardData(session), ...(url ? { returnUrl: url } : {}) };
+    return { session, ...(url ? { returnUrl: url } : {}) };
   };
+  // The calls that move money or open a session carry a key derived from the reference and the request.
   return {
-    async initiate({ reference, fingerprint, body, submerchantId, projectId }) {
-      try {
-        const res = await provider.initiate(body, {
-          idempotencyKey: initiateKey(reference, fingerprint),
-          ...(submerchantId ? { submerchantId } : {}),
-          ...(projectId ? { projectId } : {}),
-        });
-        return opened(res.session_info);
-      } catch (err) {
-        throw toFailure(err);
-      }
-    },
-    async initCheckout({ reference, fingerprint, body, submerchantId, projectId }) {
-      try {
-        const res = await provider.initCheckout(body, {
-          idempotencyKey: initCheckoutKey(reference, fingerprint),
-          ...(submerchantId ? { submerchantId } : {}),
-          ...(projectId ? { projectId } : {}),
-        });
-        return opened(res.session_info);
-      } catch (err) {
-        throw toFailure(err);
-      }
-    },
-    async initTransfer({ reference, fingerprint, body, submerchantId, projectId }) {
-      try {
-        const res = await provider.initTransfer(body, {
-          idempotencyKey: initTransferKey(reference, fingerprint),
-          ...(submerchantId ? { submerchantId } : {}),
-          ...(projectId ? { projectId } : {}),
-        });
-        return opened(res.session_info);
-      } catch (err) {
-        throw toFailure(err);
-      }
-    },
-    async requestIdentityCheck({ body, submerchantId, projectId }) {
-      try {
-        const res = await provider.identityCheck(body, {
-          ...(submerchantId ? { submerchantId } : {}),
-          ...(projectId ? { projectId } : {}),
-        });
-        return opened(res.session_info);
-      } catch (err) {
-        throw toFailure(err);
-      }
-    },
+    initiate: (a) =>
+      opening(() =>
+        provider.initiate(a.body, { idempotencyKey: initiateKey(a.reference, a.fingerprint), ...routed(a) }),
+      ),
+    initCheckout: (a) =>
+      opening(() =>
+        provider.initCheckout(a.body, {
+          idempotencyKey: initCheckoutKey(a.reference, a.fingerprint),
+          ...routed(a),
+        }),
+      ),
+    initTransfer: (a) =>
+      opening(() =>
+        provider.initTransfer(a.body, {
+          idempotencyKey: initTransferKey(a.reference, a.fingerprint),
+          ...routed(a),
+        }),
+      ),
+    requestIdentityCheck: (a) => opening(() => provider.identityCheck(a.body, routed(a))),
   };
 }
