@@ -152,29 +152,19 @@ async function openProviderSession(
     ...(spec.submerchantId ? { submerchantId: spec.submerchantId } : {}),
     ...(spec.projectId ? { projectId: spec.projectId } : {}),
   };
+  // Keys from the reference and the request: a retry after an unknown outcome (money moves with the
+  // init/* calls) is the same session and the same payment or payout.
+  const keyed = (derive: typeof initiateKey) => ({
+    idempotencyKey: derive(spec.reference, fingerprint),
+    ...extra,
+  });
   switch (spec.open.by) {
     case 'initiate':
-      return (
-        await ctx.provider.initiate(spec.open.body, {
-          idempotencyKey: initiateKey(spec.reference, fingerprint),
-          ...extra,
-        })
-      ).session_info;
+      return (await ctx.provider.initiate(spec.open.body, keyed(initiateKey))).session_info;
     case 'init_checkout':
-      // Money moves with this call: the key makes a retry after an unknown outcome the same payment.
-      return (
-        await ctx.provider.initCheckout(spec.open.body, {
-          idempotencyKey: initCheckoutKey(spec.reference, fingerprint),
-          ...extra,
-        })
-      ).session_info;
+      return (await ctx.provider.initCheckout(spec.open.body, keyed(initCheckoutKey))).session_info;
     case 'init_transfer':
-      return (
-        await ctx.provider.initTransfer(spec.open.body, {
-          idempotencyKey: initTransferKey(spec.reference, fingerprint),
-          ...extra,
-        })
-      ).session_info;
+      return (await ctx.provider.initTransfer(spec.open.body, keyed(initTransferKey))).session_info;
     case 'identity_check':
       return (await ctx.provider.identityCheck(spec.open.body, extra)).session_info;
   }
