@@ -27,8 +27,7 @@ import {
   type SubscriptionInput,
   type SubscriptionState,
 } from '../common/subscription-input';
-
-const iso = (ms: number) => new Date(ms).toISOString();
+import { iso } from './iso';
 
 /** The schedule a request names, its anchor resolved (`defaultAnchor` when it has none). */
 export function resolveSchedule(

@@ -45,6 +45,7 @@ import {
   operationOf,
   phaseOf,
 } from '../common/snapshot';
+import { iso } from './iso';
 
 const MAX_EVENTS = 300;
 const MAX_PROVIDER_EVENTS = 200;
@@ -70,8 +71,6 @@ export interface Reading {
   /** The reason of an end other than success, from the provider's error code. */
   explain?: (code: string | undefined) => string | undefined;
 }
-
-const iso = (ms: number) => new Date(ms).toISOString();
 
 export class Session {
   private readonly st: SessionState;

@@ -62,6 +62,7 @@ import { EventPublisher } from './event-publisher';
 import { SUBSCRIPTION_RECORDED_PATCH, SubscriptionRecorder } from './subscription-recorder';
 import { referenceWorkflow } from './reference';
 import { phaseOf } from '../common/snapshot';
+import { iso } from './iso';
 
 export const DEFAULT_PERIODS_PER_RUN = 100;
 /** The charge history the workflow keeps (and carries across continue-as-new); totals count them all. */
@@ -74,8 +75,6 @@ const CHARGE_INIT_CHECKOUT_PATCH = 'charge-init-checkout';
 const STORED_WITHIN_MS = 10_000;
 /** Continue-as-new past this many events even mid-charge. */
 const HISTORY_LIMIT = 8_000;
-
-const iso = (ms: number) => new Date(ms).toISOString();
 
 interface Outcome {
   ok: boolean;

@@ -25,9 +25,9 @@ import { provider } from '../calls';
 import type { Session } from '../session';
 import { moneybackOf } from '../../common/snapshot';
 import { carryOut } from './decisions';
+import { iso } from '../iso';
 
 const REFERENCE = /^[A-Za-z0-9._:-]{4,64}$/;
-const iso = (ms: number) => new Date(ms).toISOString();
 
 /** What can still be refunded: captured, less chargebacks, less every refund made or asked for. */
 export function refundable(s: Session): number {
