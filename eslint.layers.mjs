@@ -34,6 +34,7 @@ export const WORKFLOW_SAFE_COMMON = [
   'kinds',
   'message-schemas',
   'messages',
+  'payouts',
   'reconciler',
   'search-attributes',
   'session-input',

@@ -52,7 +52,7 @@ export function createProviderActivities(provider: ProviderClient): ProviderActi
     c: MoneyMovingCall,
     step: Step,
     send: (key: string) => Answer,
-    knownRefundIds?: readonly string[],
+    known: { knownRefundIds?: readonly string[]; knownPayoutIds?: readonly string[] } = {},
   ): Promise<SessionInfo> {
     const name = stepName(step);
     const key = deriveIdempotencyKey(c.sessionId, name);
@@ -60,13 +60,13 @@ export function createProviderActivities(provider: ProviderClient): ProviderActi
       // A resend: an earlier attempt, run or reset may have sent it; the state decides.
       if (c.verifyFirst || attempt() > 1) {
         const truth = await state(c);
-        if (stepTookEffect(step, truth, { knownRefundIds })) return truth;
+        if (stepTookEffect(step, truth, known)) return truth;
       }
       return scrubCardData((await send(key)).session_info);
     } catch (err) {
       if (err instanceof ProviderOutcomeUnknownError) {
         const truth = await state(c).catch(() => undefined);
-        const done = truth ? stepTookEffect(step, truth, { knownRefundIds }) : undefined;
+        const done = truth ? stepTookEffect(step, truth, known) : undefined;
         log()?.warn('provider outcome unknown; reconciled with transaction/state', {
           sessionId: c.sessionId,
           step: name,
@@ -94,6 +94,13 @@ export function createProviderActivities(provider: ProviderClient): ProviderActi
     startTransfer: (a) =>
       moneyMoving(a, { kind: 'start', n: 0 }, (key) =>
         provider.startTransfer({ ...a.body, session_id: a.sessionId }, options(a, key)),
+      ),
+    startPayout: (a) =>
+      moneyMoving(
+        a,
+        { kind: 'payout', reference: a.reference },
+        (key) => provider.startTransfer({ ...a.body, session_id: a.sessionId }, options(a, key)),
+        { knownPayoutIds: a.knownPayoutIds },
       ),
     approve: (a) =>
       moneyMoving(a, { kind: 'approve', operationId: a.operationId }, (key) =>
@@ -126,7 +133,7 @@ export function createProviderActivities(provider: ProviderClient): ProviderActi
             },
             options(a, key),
           ),
-        a.knownRefundIds,
+        { knownRefundIds: a.knownRefundIds },
       ),
     getState: (a) => reading(() => state(a)),
     createPaymentFormToken: (a) =>

@@ -32,6 +32,13 @@ export interface ProviderActivities {
   startCheckout(a: MoneyMovingCall & { body: CheckoutStart; n: number }): Promise<SessionInfo>;
   /** start/transfer with a body that holds no card data (key `start`). */
   startTransfer(a: MoneyMovingCall & { body: TransferStart }): Promise<SessionInfo>;
+  /**
+   * start/transfer of one of several payouts of a session (key `payout:<reference>`). `knownPayoutIds`:
+   * the payouts that existed before this one was first sent, so that the state can tell whether it did.
+   */
+  startPayout(
+    a: MoneyMovingCall & { body: TransferStart; reference: string; knownPayoutIds: string[] },
+  ): Promise<SessionInfo>;
   /** transaction/approve of the operation waiting for it (key `approve:<operation>`). */
   approve(a: MoneyMovingCall & { operationId: string }): Promise<SessionInfo>;
   /** transaction/cancel of the operation waiting for a decision (key `cancel:<operation>`). */

@@ -9,6 +9,7 @@ import { cardDetails, hashedCardDetails, participantInfo, userInfo } from '../pr
 import { SETTINGS_BOUNDS } from '../common/settings';
 import { SUBSCRIPTION_LIMITS } from '../common/subscription-input';
 import { BILLING_LIMITS, type BillingInterval } from '../common/billing-calendar';
+import { PAYOUT_LIMITS } from '../common/payouts';
 import {
   boundedJson,
   EXTRA_INFO_BOUNDS,
@@ -257,9 +258,8 @@ export const fpsBindingInput = z
   .refine(fpsPayerRule.check, fpsPayerRule.issue)
   .meta(fpsPayerRule.meta);
 
-export const payoutDestination = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('card'), card: cardDetails }),
-  z.object({ type: z.literal('hashed_card'), card: hashedCardDetails }),
+/** Destinations paysaga's workflow sends to itself: no card data, so nothing of it passes through Temporal. */
+const tokenDestinations = [
   z.object({ type: z.literal('tokenized_card'), token: providerToken }),
   z.object({ type: z.literal('recurring_token'), token: providerToken }),
   z.object({
@@ -267,11 +267,57 @@ export const payoutDestination = z.discriminatedUnion('type', [
     phone: z.string().regex(/^\+?\d{10,15}$/, 'a phone number of 10 to 15 digits'),
     bankId,
   }),
+] as const;
+
+export const payoutDestination = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('card'), card: cardDetails }),
+  z.object({ type: z.literal('hashed_card'), card: hashedCardDetails }),
+  ...tokenDestinations,
 ]);
 
 export const payoutInput = z
   .object({ ...common, amount: money, destination: payoutDestination })
   .refine(subPartnerRule.check, subPartnerRule.issue);
+
+/** One payout of a session of several: its own reference (unique in the session), amount and recipient. */
+export const sessionPayoutInput = z.object({
+  reference,
+  amount: money,
+  destination: z
+    .discriminatedUnion('type', [...tokenDestinations])
+    .describe(
+      'tokenized_card, recurring_token or fps_account (a payout to card data needs a session of its own)',
+    ),
+  customer: customer.optional().describe("sent as this payout's user_info"),
+  participant: participant.optional().describe("sent as this payout's participant_info"),
+});
+
+/** Several payouts in one session, sent one at a time in this order, each with its own result. */
+export const payoutBatchInput = z
+  .object({
+    reference,
+    payouts: z.array(sessionPayoutInput).min(1).max(PAYOUT_LIMITS.perSession),
+    settings: common.settings,
+    submerchantId: common.submerchantId,
+    extraInfo: common.extraInfo,
+    subPartner: common.subPartner,
+  })
+  .refine(subPartnerRule.check, subPartnerRule.issue)
+  .superRefine((batch, ctx) => {
+    const currency = batch.payouts[0]?.amount.currency;
+    const seen = new Set<string>();
+    batch.payouts.forEach((p, i) => {
+      if (seen.has(p.reference))
+        ctx.addIssue({ code: 'custom', path: ['payouts', i, 'reference'], message: 'unique in the batch' });
+      seen.add(p.reference);
+      if (p.amount.currency !== currency)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['payouts', i, 'amount', 'currency'],
+          message: `the batch's one currency (${currency})`,
+        });
+    });
+  });
 
 export const identityCheckInput = z.object({
   reference,
@@ -499,6 +545,8 @@ export type RecurringPaymentInput = z.input<typeof recurringPaymentInput>;
 export type FpsPaymentInput = z.input<typeof fpsPaymentInput>;
 export type FpsBindingInput = z.input<typeof fpsBindingInput>;
 export type PayoutInput = z.input<typeof payoutInput>;
+export type PayoutBatchInput = z.input<typeof payoutBatchInput>;
+export type SessionPayoutInput = z.input<typeof sessionPayoutInput>;
 export type IdentityCheckInput = z.input<typeof identityCheckInput>;
 export type RefundRequestInput = z.input<typeof refundInput>;
 export type SubscriptionStartInput = z.input<typeof subscriptionInput>;

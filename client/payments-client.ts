@@ -1,12 +1,13 @@
 /**
  * The in-process client of paysaga, for backend services that embed it and for the HTTP API: one
- * resource each, mirroring the HTTP client (client/http/): sessions, refunds, subscriptions, identity
- * checks.
+ * resource each, mirroring the HTTP client (client/http/): sessions, refunds, payouts (several in one
+ * session), subscriptions, identity checks.
  */
 import type { ReconcilerInput } from '../common/reconciler';
 import { DEFAULT_SETTINGS, type SessionSettings } from '../common/settings';
 import type { ClientContext, PaymentsClientOptions } from './context';
 import { IdentityChecks } from './identity-checks';
+import { Payouts } from './payouts';
 import { ensureReconciler } from './reconciler';
 import { Refunds } from './refunds';
 import { Sessions } from './sessions';
@@ -17,6 +18,7 @@ export type { PaymentsClientOptions } from './context';
 export class PaymentsClient {
   readonly sessions: Sessions;
   readonly refunds: Refunds;
+  readonly payouts: Payouts;
   readonly subscriptions: Subscriptions;
   readonly identityChecks: IdentityChecks;
   readonly settings: SessionSettings;
@@ -38,6 +40,7 @@ export class PaymentsClient {
     this.settings = this.ctx.settings;
     this.sessions = new Sessions(this.ctx);
     this.refunds = new Refunds(this.ctx);
+    this.payouts = new Payouts(this.ctx);
     this.subscriptions = new Subscriptions(this.ctx);
     this.identityChecks = new IdentityChecks(this.ctx);
   }

@@ -37,13 +37,14 @@ export function extraInfoOf(p: Parties): unknown {
  * return address for the session at start, and sends the payer on to the partner's page afterwards.
  */
 export function initiateBody(
-  money: Money,
+  money: Money | undefined,
   p: Parties,
   extra: Pick<InitiateRequest, 'payment_info'> = {},
 ): InitiateRequest {
   const extraInfo = extraInfoOf(p);
   return {
-    sum_info: { sum: money.amount, currency_code: money.currency },
+    // A session of several payouts names no amount: each start/transfer carries its own.
+    ...(money ? { sum_info: { sum: money.amount, currency_code: money.currency } } : {}),
     ...(p.customer ? { user_info: p.customer } : {}),
     ...(p.participant ? { participant_info: p.participant } : {}),
     ...(extraInfo !== undefined ? { extra_info: extraInfo } : {}),
@@ -165,6 +166,20 @@ export function payoutStart(d: PayoutTarget): TransferStart {
         },
       };
   }
+}
+
+/** start/transfer of one payout of a session of several: its recipient, amount and parties. */
+export function sessionPayoutStart(
+  money: Money,
+  target: PayoutTarget,
+  p: Pick<Parties, 'customer' | 'participant'>,
+): TransferStart {
+  return {
+    ...payoutStart(target),
+    sum_info: { sum: money.amount, currency_code: money.currency },
+    ...(p.customer ? { user_info: p.customer } : {}),
+    ...(p.participant ? { participant_info: p.participant } : {}),
+  };
 }
 
 /** init/transfer of a payout by token (tokenized card, recurring token): the session and its payout at once. */

@@ -31,6 +31,7 @@ import {
   scrubCardData,
 } from '../provider';
 import type { ProviderRefusal } from '../common/failures';
+import type { PayoutOrder } from '../common/payouts';
 import type { SessionInfo } from '../provider/schemas';
 import { findReference } from '../store/references';
 import { sessionState } from '../store/sessions';
@@ -66,6 +67,8 @@ export interface SessionSpec {
   open: OpenSpec;
   start: StartSpec;
   qrRenewals?: number;
+  /** A session of several payouts (start `queue`): each one, in the order sent. */
+  payouts?: PayoutOrder[];
   /** What makes the request itself (cards masked): a repeat must match it. */
   fingerprintOf: unknown;
   card?: SendCard;
@@ -197,6 +200,7 @@ async function startSessionWorkflow(
     start: spec.start,
     settings: mergeSettings(ctx.settings, spec.settings),
     ...(spec.qrRenewals ? { qrRenewals: spec.qrRenewals } : {}),
+    ...(spec.payouts ? { payouts: spec.payouts } : {}),
     ...(initialSnapshot ? { initialSnapshot } : {}),
     ...(spec.notify ? { notify: spec.notify } : {}),
   };

@@ -17,6 +17,11 @@ export const SESSION_EVENT_TYPES = [
   'session.refunded',
   'session.chargeback',
   'session.drift_detected',
+  // One payout of a session of several ended (data.operation names it); the session's own result follows
+  // once every payout has ended.
+  'session.payout_succeeded',
+  'session.payout_failed',
+  'session.payout_canceled',
 ] as const;
 
 export const SUBSCRIPTION_EVENT_TYPES = [

@@ -67,6 +67,22 @@ export const refundRequest = z.looseObject({
   extraInfo: z.unknown().optional(),
 });
 
+/**
+ * A payout added to a session (the client builds the body from a validated input): a reference, the
+ * money and a start/transfer body that sends it (a token or an FPS account, never card data).
+ */
+export const payoutRequest = z.object({
+  reference: z.string().regex(/^[A-Za-z0-9._:-]{4,64}$/, '4 to 64 letters, digits or . _ : -'),
+  money: z.object({
+    amount: z.number().int().positive(),
+    currency: z.string().regex(/^[a-z]{3}$/, 'a lower-case ISO 4217 code'),
+  }),
+  body: z.looseObject({
+    payout_info: z.looseObject({ type: z.enum(['card_info', 'recurring_token_info', 'account_info']) }),
+    sum_info: z.object({ sum: z.number().int().positive(), currency_code: z.string() }),
+  }),
+});
+
 export const sessionSettled = z.object({
   sessionId: text(200),
   phase: text(64),

@@ -8,6 +8,7 @@ import type { SessionInfo, WebhookEvent } from '../provider/schemas';
 import type { ProviderRefusal } from './failures';
 import type { ProviderEventRecord, SessionView, SubscriptionView } from './views';
 import type { ScheduleRequest } from './subscription-input';
+import type { TransferStart } from './session-input';
 
 // ---- a payment session (workflow id = session id) ----
 
@@ -79,6 +80,22 @@ export interface RefundRequest {
   extraInfo?: unknown;
 }
 export const refundUpdate = defineUpdate<RefundResult, [RefundRequest]>('refund');
+
+/**
+ * Another payout in a payout session (common/payouts.ts): queued and sent once the payouts before it have
+ * ended. The same reference is the same payout; answers at once with whether this request added it.
+ */
+export interface PayoutRequest {
+  reference: string;
+  money: { amount: number; currency: string };
+  /** start/transfer without session_id: a token or an FPS account (never card data), with sum_info. */
+  body: TransferStart;
+}
+export interface PayoutResult {
+  session: SessionView;
+  created: boolean;
+}
+export const addPayoutUpdate = defineUpdate<PayoutResult, [PayoutRequest]>('addPayout');
 
 /** A session tells the workflow that asked for it (a subscription's charge) that its result is known. */
 export interface SessionSettled {

@@ -4,6 +4,7 @@
  * ever hold card data (DESIGN decision 2).
  */
 import type { ProviderRefusal } from './failures';
+import type { PayoutOrder } from './payouts';
 import type { SessionKind, SessionPhase } from './kinds';
 import type { ProviderEventDelivery } from './messages';
 import type { SessionSettings } from './settings';
@@ -39,7 +40,9 @@ export type StartSpec =
    */
   | { by: 'widget'; widget: { lang?: string; showAutopayOption?: boolean }; page?: 'fps' }
   /** The provider call that created the session also started it (identity check). */
-  | { by: 'provider' };
+  | { by: 'provider' }
+  /** Several payouts: the workflow sends each one of `payouts` in turn (common/payouts.ts). */
+  | { by: 'queue' };
 
 /** What the partner asked for, kept with the session for as long as it exists (never card data). */
 export interface SessionRequest {
@@ -65,6 +68,8 @@ export interface SessionInput {
   settings: SessionSettings;
   /** FPS: how many times an expired QR is replaced by a new payment before the session ends. */
   qrRenewals?: number;
+  /** A payout session of several payouts (start `queue`): each one the partner asked for, in order. */
+  payouts?: PayoutOrder[];
   /** The session as its creator last saw it (initiate's answer). */
   initialSnapshot?: SessionInfo;
   /** A workflow to signal (sessionSettled) once the result is known: the subscription of a charge. */
@@ -112,6 +117,11 @@ export interface SessionState {
   finalizeAmount?: number;
   /** FPS renewals used so far. */
   renewals: number;
+  /**
+   * The payouts of a session that holds (or may hold) several, in order: set by a batch, or when a payout
+   * is added to a session of one (which then becomes its first). Absent: the session's one payout.
+   */
+  payouts?: PayoutOrder[];
   refunds: RefundRecord[];
   events: SessionEvent[];
   providerEvents: ProviderEventRecord[];

@@ -13,11 +13,16 @@ export type Step =
   /** A decision on one operation (the provider asks for it per operation). */
   | { kind: 'approve' | 'cancel' | 'finalize'; operationId: string }
   /** A refund, named by the partner's reference of it. */
-  | { kind: 'refund'; reference: string };
+  | { kind: 'refund'; reference: string }
+  /** One of several payouts of a session (start/transfer), named by the partner's reference of it. */
+  | { kind: 'payout'; reference: string };
 
 export type StepKind = Step['kind'];
 
-/** `start`, `start:2`, `approve:pm_1`, `finalize:pm_1`, `cancel:pm_1`, `refund:<reference>`. */
+/**
+ * `start`, `start:2`, `approve:pm_1`, `finalize:pm_1`, `cancel:pm_1`, `refund:<reference>`,
+ * `payout:<reference>`.
+ */
 export function stepName(step: Step): string {
   switch (step.kind) {
     case 'start':
@@ -27,7 +32,8 @@ export function stepName(step: Step): string {
     case 'finalize':
       return `${step.kind}:${step.operationId}`;
     case 'refund':
-      return `refund:${step.reference}`;
+    case 'payout':
+      return `${step.kind}:${step.reference}`;
   }
 }
 
@@ -47,7 +53,8 @@ export function parseStep(name: string): Step | undefined {
     case 'finalize':
       return arg ? { kind, operationId: arg } : undefined;
     case 'refund':
-      return arg ? { kind: 'refund', reference: arg } : undefined;
+    case 'payout':
+      return arg ? { kind, reference: arg } : undefined;
     default:
       return undefined;
   }
@@ -60,7 +67,7 @@ const operations = (s: SessionInfo) => [...(s.payments ?? []), ...(s.payouts ?? 
 export function stepTookEffect(
   step: Step,
   s: SessionInfo,
-  context: { knownRefundIds?: readonly string[] } = {},
+  context: { knownRefundIds?: readonly string[]; knownPayoutIds?: readonly string[] } = {},
 ): boolean | undefined {
   const ops = operations(s);
   switch (step.kind) {
@@ -78,6 +85,12 @@ export function stepTookEffect(
     case 'cancel': {
       const op = ops.find((o) => o.id === step.operationId);
       return s.transaction_status === 'canceled' || op?.transaction_status === 'unsuccessful';
+    }
+    case 'payout': {
+      // Payouts of one session are sent one at a time too: a payout record that was not there before
+      // this one was first sent is this one.
+      const known = new Set(context.knownPayoutIds ?? []);
+      return (s.payouts ?? []).some((p) => !known.has(p.id));
     }
     case 'refund': {
       // Refunds of one session are sent one at a time, so a refund record that was not there before

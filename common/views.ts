@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { BILLING_INTERVALS } from './billing-calendar';
+import { PAYOUT_STATUSES } from './payouts';
 import { sessionInfo, userAction } from '../provider/schemas/session';
 import {
   EVENT_SOURCES,
@@ -41,6 +42,20 @@ export const operationView = z.object({
   error: z.string().optional().describe("The provider's error_code"),
 });
 export type OperationView = z.infer<typeof operationView>;
+
+/** One payout of a payout session (a session may hold several, each with the partner's reference). */
+export const payoutView = z.object({
+  reference: z.string().describe("The partner's reference of this payout (the session's own for its first)"),
+  amount: minor,
+  currency: z.string(),
+  status: z.enum(PAYOUT_STATUSES),
+  final: z.boolean().describe('The status is final and will never change'),
+  payoutId: z.string().optional().describe("The provider's payout (po_...)"),
+  providerStatus: z.string().optional().describe("The provider's transaction_status of the payout"),
+  reason: z.string().optional().describe('Why it ended other than successfully'),
+  addedAt: isoTime,
+});
+export type PayoutView = z.infer<typeof payoutView>;
 
 export const refundView = z.object({
   reference: z.string().describe("The partner's reference of this refund"),
@@ -94,6 +109,10 @@ export const sessionView = z.object({
   money: moneyView.optional().describe('The amount asked for (request.money)'),
   totals: totalsView,
   operations: z.array(operationView),
+  payouts: z
+    .array(payoutView)
+    .optional()
+    .describe('Payout sessions: each payout with its own status, amount and result, in the order sent'),
   refunds: z.array(refundView),
   providerStatus: z.string().optional(),
   userAction: userAction.optional().describe('What the payer must do: 3-D Secure redirect or FPS QR'),

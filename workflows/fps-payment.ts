@@ -21,11 +21,9 @@ export async function fpsPaymentWorkflow(input: SessionInput): Promise<SessionSt
   // An expired QR that is about to be replaced is not the end of the session: it goes on. Once the
   // payer's part is over (deadline passed, renewals used up), an expiry is the end.
   let renewing = renewals > 0;
-  const session: Session = new Session(input, {
-    phase: (snapshot) =>
-      renewing && qrExpired(snapshot) && (session?.renewals ?? 0) < renewals
-        ? 'processing'
-        : phaseOf(snapshot),
+  const session = new Session(input, {
+    phase: (snapshot, state) =>
+      renewing && qrExpired(snapshot) && state.renewals < renewals ? 'processing' : phaseOf(snapshot),
   });
   acceptDecisions(session, ['approve', 'cancel']);
   acceptRefunds(session);

@@ -4,8 +4,9 @@
  */
 import type { SessionPhase } from '../common/kinds';
 import type { SessionState } from '../common/session-input';
-import type { SessionView } from '../common/views';
+import type { PayoutView, SessionView } from '../common/views';
 import { latestPayment, operationsOf, totalsOf } from '../common/snapshot';
+import { isFinalPayout, payoutOf, payoutReason, payoutStatus, type PayoutOrder } from '../common/payouts';
 
 /** The phase a caller sees: final once final; needs_attention while paysaga keeps trying. */
 export function phaseOfState(st: SessionState): SessionPhase {
@@ -44,6 +45,7 @@ export function sessionViewOf(st: SessionState): SessionView {
         ? { ...o, captured: finalize }
         : o,
     ),
+    ...(st.kind === 'payout' ? { payouts: payoutViewsOf(st) } : {}),
     refunds: st.refunds.map(({ knownBefore: _known, refusal: _refusal, extraInfo: _extra, ...r }) => ({
       ...r,
     })),
@@ -56,4 +58,31 @@ export function sessionViewOf(st: SessionState): SessionView {
     createdAt: st.createdAt,
     ...(st.final ? { finalAt: st.final.at } : {}),
   };
+}
+
+/** Each payout of a payout session: its own list, or the session's one payout (its reference the session's). */
+function payoutViewsOf(st: SessionState): PayoutView[] {
+  const money = st.request.money;
+  const orders: PayoutOrder[] =
+    st.payouts ?? (money ? [{ reference: st.reference, money, addedAt: st.createdAt, first: true }] : []);
+  return orders.map((o) => {
+    const p = payoutOf(o, st.snapshot);
+    let status = payoutStatus(o, st.snapshot);
+    let reason = payoutReason(o, st.snapshot);
+    // A session that ended before this payout could start (never started, refused): it ends with it.
+    if (st.final && !isFinalPayout(status)) {
+      status = st.final.phase === 'canceled' ? 'canceled' : 'failed';
+      reason = st.final.reason;
+    }
+    return {
+      reference: o.reference,
+      amount: o.money.amount,
+      currency: o.money.currency,
+      status,
+      final: isFinalPayout(status),
+      ...(p ? { payoutId: p.id, providerStatus: p.transaction_status } : {}),
+      ...(reason ? { reason } : {}),
+      addedAt: o.addedAt,
+    };
+  });
 }

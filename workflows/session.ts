@@ -22,6 +22,15 @@ import {
 import { AmountMinor, CreatedAt, NeedsAttention, PaymentStatus } from '../common/search-attributes';
 import type { ProviderRefusal } from '../common/failures';
 import type { RefundRecord, SessionInput, SessionState } from '../common/session-input';
+import {
+  currentPayout,
+  isFinalPayout,
+  payoutsMismatch,
+  payoutsPhase,
+  payoutsReason,
+  payoutStatus,
+  type PayoutOrder,
+} from '../common/payouts';
 import type { ProviderEventRecord, SessionEvent, SessionView } from '../common/views';
 import type { SessionInfo, WebhookEvent } from '../provider/schemas';
 import { persist, proofs, provider } from './calls';
@@ -66,8 +75,8 @@ interface HeardDelivery {
 
 /** How a kind reads the provider (identity checks and FPS renewals differ from payments). */
 export interface Reading {
-  /** The phase a snapshot means. */
-  phase?: (s: SessionInfo | undefined) => SessionPhase;
+  /** The phase a snapshot means (the session's state says what else the kind knows, e.g. renewals). */
+  phase?: (s: SessionInfo | undefined, st: SessionState) => SessionPhase;
   /** The reason of an end other than success, from the provider's error code. */
   explain?: (code: string | undefined) => string | undefined;
 }
@@ -93,14 +102,14 @@ export class Session {
   /** Update handlers at work (see inUpdate). */
   private updates = 0;
 
-  private readonly readPhase: (s: SessionInfo | undefined) => SessionPhase;
+  private readonly readPhase: (s: SessionInfo | undefined, st: SessionState) => SessionPhase;
   private readonly explain: (code: string | undefined) => string | undefined;
 
   constructor(
     private readonly input: SessionInput,
     reading: Reading = {},
   ) {
-    this.readPhase = reading.phase ?? phaseOf;
+    this.readPhase = reading.phase ?? ((s) => phaseOf(s));
     this.explain = reading.explain ?? ((code) => code);
     this.historyLimit = input.continueAsNewAfter ?? DEFAULT_HISTORY_LIMIT;
     this.proofRequired = wf.patched('provider-proof');
@@ -123,6 +132,7 @@ export class Session {
       announced: [],
       version: 0,
       runs: 0,
+      ...(input.payouts ? { payouts: input.payouts } : {}),
     };
     this.recorder = new SessionRecorder(() => ({ state: this.st, view: this.view() }), this.lane);
     // Created and the starting call's snapshot come first: setting the signal handler at once delivers
@@ -344,7 +354,7 @@ export class Session {
     if (snapshot.id !== this.id || !isNewer(snapshot, this.st.snapshot)) return false;
     this.st.snapshot = snapshot;
     this.st.snapshotAt = Date.now();
-    const phase = this.readPhase(snapshot);
+    const phase = this.phaseOf(snapshot);
     this.log(
       source,
       type,
@@ -352,8 +362,9 @@ export class Session {
     );
     const before = this.phase;
     this.st.providerPhase = phase;
-    const mismatch = amountMismatch(snapshot, this.st.request.money, this.st.finalizeAmount);
+    const mismatch = this.mismatchOf(snapshot);
     if (mismatch) this.noteMismatch(mismatch);
+    this.announcePayouts();
     this.followPhase(snapshot, phase);
     this.announceMoneyback();
     if (this.phase !== before) this.phaseChanged();
@@ -386,9 +397,9 @@ export class Session {
         snapshot.id === this.id &&
         Number.isFinite(updated) &&
         updated <= Date.now() + CLOCK_SKEW_MS &&
-        !isFinalPhase(this.readPhase(snapshot)) &&
+        !isFinalPhase(this.phaseOf(snapshot)) &&
         moneybackOf(snapshot).length === 0 &&
-        (amountMismatch(snapshot, this.st.request.money, this.st.finalizeAmount), true)
+        (this.mismatchOf(snapshot), true)
       );
     } catch {
       return false;
@@ -401,18 +412,33 @@ export class Session {
    */
   reread(): void {
     const snapshot = this.st.snapshot;
-    if (!snapshot) return;
-    const phase = this.readPhase(snapshot);
+    const phase = this.phaseOf(snapshot);
     if (phase === this.st.providerPhase) return;
     const before = this.phase;
-    this.log('timer', 'reread', `${snapshot.transaction_status} -> ${phase}`);
+    this.log('timer', 'reread', `${snapshot?.transaction_status ?? '-'} -> ${phase}`);
     this.st.providerPhase = phase;
     this.followPhase(snapshot, phase);
     if (this.phase !== before) this.phaseChanged();
   }
 
-  private followPhase(snapshot: SessionInfo, phase: SessionPhase): void {
-    if (!this.st.final && isFinalPhase(phase)) this.settle(phase, this.explain(failureReason(snapshot)));
+  /** The phase a snapshot means: over every payout when the session holds several (common/payouts.ts). */
+  private phaseOf(snapshot: SessionInfo | undefined): SessionPhase {
+    const orders = this.st.payouts;
+    const single = (s: SessionInfo | undefined) => this.readPhase(s, this.st);
+    return orders ? payoutsPhase(snapshot, orders, single) : single(snapshot);
+  }
+
+  /** The amount check: of each payout against its own amount when the session holds several. */
+  private mismatchOf(snapshot: SessionInfo | undefined): string | undefined {
+    return this.st.payouts
+      ? payoutsMismatch(snapshot, this.st.payouts)
+      : amountMismatch(snapshot, this.st.request.money, this.st.finalizeAmount);
+  }
+
+  private followPhase(snapshot: SessionInfo | undefined, phase: SessionPhase): void {
+    const why = () =>
+      this.st.payouts ? payoutsReason(snapshot, this.st.payouts) : this.explain(failureReason(snapshot));
+    if (!this.st.final && isFinalPhase(phase)) this.settle(phase, why());
     else if (this.st.final && isFinalPhase(phase) && phase !== this.st.final.phase) this.drift(phase);
   }
 
@@ -440,17 +466,28 @@ export class Session {
    * Returns whether this call set it, so that a refused action can take its reason back (forget).
    */
   because(reason: string): boolean {
-    if (this.st.reason !== undefined || this.st.final) return false;
+    if (this.st.final) return false;
+    // Of a session of several payouts, the cause belongs to the payout being worked on.
+    const order = this.st.payouts && currentPayout(this.st.snapshot, this.st.payouts);
+    if (order) {
+      if (order.reason !== undefined) return false;
+      order.reason = reason;
+      return true;
+    }
+    if (this.st.reason !== undefined) return false;
     this.st.reason = reason;
     return true;
   }
   forget(reason: string): void {
-    if (!this.st.final && this.st.reason === reason) delete this.st.reason;
+    if (this.st.final) return;
+    const order = this.st.payouts && currentPayout(this.st.snapshot, this.st.payouts);
+    if (order?.reason === reason) delete order.reason;
+    else if (this.st.reason === reason) delete this.st.reason;
   }
 
   /** The amount or currency the provider shows is not what was asked (see snapshot.amountMismatch). */
   amountProblem(): string | undefined {
-    return amountMismatch(this.st.snapshot, this.st.request.money, this.st.finalizeAmount);
+    return this.mismatchOf(this.st.snapshot);
   }
 
   /** The snapshot is old enough that the provider may have moved on (a resend reads the state first). */
@@ -470,6 +507,25 @@ export class Session {
     if (this.st.attention?.reason === reason) return;
     this.needsAttention(reason);
     this.announce('session.drift_detected');
+  }
+
+  /** Announces each payout of a session of several once it ends (the event names it: data.operation). */
+  private announcePayouts(): void {
+    for (const order of this.st.payouts ?? []) {
+      const status = payoutStatus(order, this.st.snapshot);
+      const key = `payout:${order.reference}`;
+      if (!isFinalPayout(status) || this.st.announced.includes(key)) continue;
+      this.st.announced.push(key);
+      this.log('timer', `payout_${status}`, order.reference);
+      this.announce(
+        status === 'succeeded'
+          ? 'session.payout_succeeded'
+          : status === 'canceled'
+            ? 'session.payout_canceled'
+            : 'session.payout_failed',
+        order.reference,
+      );
+    }
   }
 
   /** Records refunds and chargebacks the provider shows (also after the result) once each. */
@@ -492,7 +548,12 @@ export class Session {
     wf.upsertSearchAttributes([{ key: PaymentStatus, value: phase }]);
     if (phase !== this.st.announcedPhase) {
       this.st.announcedPhase = phase;
-      if (phase !== 'starting' && phase !== 'processing') this.announce(`session.${phase}`);
+      // A decision on one of several payouts names the payout it is about.
+      const payout =
+        phase === 'awaiting_approval' && this.st.payouts
+          ? currentPayout(this.st.snapshot, this.st.payouts)?.reference
+          : undefined;
+      if (phase !== 'starting' && phase !== 'processing') this.announce(`session.${phase}`, payout);
     }
   }
 
@@ -531,9 +592,11 @@ export class Session {
    * session at that moment, without the provider's raw snapshot and the event log (the session shows
    * them).
    */
-  private announce(type: SessionEventType): void {
+  private announce(type: SessionEventType, payout?: string): void {
     const sequence = ++this.st.eventSequence;
-    const { lastSnapshot: _snapshot, events: _log, ...data } = this.view();
+    const { lastSnapshot: _snapshot, events: _log, ...view } = this.view();
+    const operation = payout ? view.payouts?.find((p) => p.reference === payout) : undefined;
+    const data = operation ? { ...view, operation: { kind: 'payout' as const, ...operation } } : view;
     this.recorder.announce({
       id: eventId(this.id, sequence),
       type,
@@ -543,6 +606,39 @@ export class Session {
       data,
     });
     this.log('timer', 'event', `${type} #${sequence}`);
+  }
+
+  /** The payouts of a session of several (absent: the session's one payout). */
+  get payouts(): readonly PayoutOrder[] | undefined {
+    return this.st.payouts;
+  }
+
+  /**
+   * Adds a payout to the session; a session of one payout takes it as its second, its own payout first.
+   */
+  addPayout(order: PayoutOrder): void {
+    const { money } = this.st.request;
+    this.st.payouts ??= [
+      {
+        reference: this.st.reference,
+        money: money ?? { amount: 0, currency: order.money.currency },
+        addedAt: this.st.createdAt,
+        first: true,
+      },
+    ];
+    this.st.payouts.push(order);
+    // What the session asks for is now every payout together (the view's money, the amount searched by).
+    const total = this.st.payouts.reduce((n, o) => n + o.money.amount, 0);
+    this.st.request = { ...this.st.request, money: { amount: total, currency: order.money.currency } };
+    wf.upsertSearchAttributes([{ key: AmountMinor, value: total }]);
+    this.payoutsChanged('payout_added', `${order.reference}: ${order.money.amount} ${order.money.currency}`);
+  }
+
+  /** A payout's record changed (sent, started, refused): logged, announced if it ended, phase read again. */
+  payoutsChanged(type: string, detail: string): void {
+    this.log('call', type, detail);
+    this.announcePayouts();
+    this.reread();
   }
 
   setPublicToken(token: string): void {

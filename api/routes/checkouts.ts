@@ -11,6 +11,7 @@ import type { Started } from '../../client/reads';
 import type { StartOptions } from '../../client/starter';
 import type { SessionView } from '../../common/views';
 import { endpoints } from '../../client/http/endpoints';
+import { PAYOUT_LIMITS } from '../../common/payouts';
 import type { ApiDeps } from '../deps';
 import {
   explainMissingReference,
@@ -137,13 +138,28 @@ export const checkoutRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => 
     endpoints.createPayout,
     {
       schema: routeSchema(
-        'Start a payout',
-        'To a card (raw or hashed card data, sent by the API, never through Temporal), a tokenized ' +
-          'card, a recurring token or an FPS account.',
-        docSchema(inputs.payoutInput, { optional: ['reference'] }),
+        'Start a payout, or several in one session',
+        'One payout: to a card (raw or hashed card data, sent by the API, never through Temporal), a ' +
+          'tokenized card, a recurring token or an FPS account. Several (`payouts: [...]`, at most ' +
+          `${PAYOUT_LIMITS.perSession}, each with its own reference, to a token or an FPS account): sent ` +
+          'one at a time in this order, each with its own approval and result (`payouts` of the session); ' +
+          'the session is final once every one is.',
+        {
+          oneOf: [
+            docSchema(inputs.payoutInput, { optional: ['reference'], description: 'One payout.' }),
+            docSchema(inputs.payoutBatchInput, {
+              optional: ['reference'],
+              description: 'Several payouts in one session. ' + referenceNote,
+            }),
+          ],
+        },
       ),
     },
-    create((body, _r, o) => payments.sessions.startPayout(body as inputs.PayoutInput, o)),
+    create((body, _r, o) =>
+      'payouts' in body
+        ? payments.payouts.startBatch(body as inputs.PayoutBatchInput, o)
+        : payments.sessions.startPayout(body as inputs.PayoutInput, o),
+    ),
   );
 
   tableRoute(

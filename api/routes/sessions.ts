@@ -175,6 +175,46 @@ export const sessionRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
 
   tableRoute(
     app,
+    endpoints.addPayout,
+    {
+      schema: {
+        tags: ['sessions'],
+        summary: 'Add a payout to a payout session',
+        description:
+          'Queued in the session and sent once the payouts before it have ended, with its own approval ' +
+          'and result (`payouts` of the session). Only while the session has not ended; to a token or an ' +
+          "FPS account, in the session's currency. The same reference (or Idempotency-Key) is the same " +
+          'payout.',
+        security: [{ bearerAuth: [] }],
+        params: sessionParams,
+        headers: idempotencyHeader,
+        body: docSchema(inputs.sessionPayoutInput, { optional: ['reference'] }),
+        response: {
+          201: { description: 'Added: the session with the payout queued.', ...SESSION_REF },
+          200: { description: 'The payout an earlier request with this reference added.', ...SESSION_REF },
+          404: notFound,
+          409: {
+            description:
+              'Not a payout session, the session has ended, it holds the most payouts it may, or the ' +
+              'reference names another payout.',
+            $ref: 'ApiError#',
+          },
+          ...errorResponses,
+        },
+      },
+    },
+    async (request, reply) => {
+      const id = sessionIdParam(request.params);
+      const body = withReference(request, objectBody(request.body));
+      const view = await explainMissingReference(body, () =>
+        payments.payouts.add(id, body as inputs.SessionPayoutInput),
+      );
+      return sendCreated(reply, view, links);
+    },
+  );
+
+  tableRoute(
+    app,
     endpoints.createRefund,
     {
       schema: {

@@ -101,7 +101,11 @@ export class PaysagaApiClient {
     create: (input: t.CheckoutInput, o?: CreateOptions) => this.request(e.createCheckout, {}, input, o),
   };
   readonly payouts = {
+    /** One payout, or a batch (`payouts: [...]`): several in one session, sent one at a time. */
     create: (input: t.PayoutInput, o?: CreateOptions) => this.request(e.createPayout, {}, input, o),
+    /** Adds a payout to a payout session that has not ended; the same reference: the same payout. */
+    add: (sessionId: string, input: t.SessionPayoutInput, o?: CreateOptions) =>
+      this.request(e.addPayout, { id: sessionId }, input, o),
   };
   readonly identityChecks = {
     create: (input: t.IdentityCheckInput, o?: CreateOptions) =>

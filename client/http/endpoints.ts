@@ -63,7 +63,10 @@ export type CheckoutInput =
   | ({ method: 'payment_form' } & Named<inputs.PaymentFormInput>)
   | ({ method: 'fps' } & Named<inputs.FpsPaymentInput>)
   | ({ method: 'recurring' } & Named<inputs.RecurringPaymentInput>);
-export type PayoutInput = Named<inputs.PayoutInput>;
+/** One payout, or several in one session (`payouts: [...]`, each with its own reference). */
+export type PayoutInput = Named<inputs.PayoutInput> | Named<inputs.PayoutBatchInput>;
+/** A payout added to a payout session that has not ended. */
+export type SessionPayoutInput = Named<inputs.SessionPayoutInput>;
 export type IdentityCheckInput = Named<inputs.IdentityCheckInput>;
 export type FpsBindingInput = Named<inputs.FpsBindingInput>;
 export type RefundInput = Named<inputs.RefundRequestInput>;
@@ -170,6 +173,7 @@ export const endpoints = {
   cancelSession: post<IdParams, CancelInput, Session>('/v1/sessions/{id}/cancel', 'payments'),
   finalizeSession: post<IdParams, FinalizeInput, Session>('/v1/sessions/{id}/finalize', 'payments'),
   createRefund: creating<IdParams, RefundInput, Session>('/v1/sessions/{id}/refunds'),
+  addPayout: creating<IdParams, SessionPayoutInput, Session>('/v1/sessions/{id}/payouts', false),
 
   createSubscription: creating<NoParams, SubscriptionInput, Subscription>('/v1/subscriptions', false),
   listSubscriptions: get<NoParams, SubscriptionList>('/v1/subscriptions'),

@@ -206,6 +206,7 @@ export class FakeProvider {
       finalize: async ({ sessionId }) => decide('finalize', sessionId, ['finalize'], (s) => succeeded(s)),
       startCheckout: notHere('start/checkout'),
       startTransfer: notHere('start/transfer'),
+      startPayout: notHere('start/transfer of one of several payouts'),
       // Completed at once; the key is the reference, so a resend of the same refund is the same refund.
       refund: async ({ sessionId, reference, amount }) => {
         const atMs = record('refund', sessionId);

@@ -1,18 +1,19 @@
 /**
  * The result: final only when the provider's operation is final (DESIGN decision 10). Past the session
  * deadline, paysaga cancels what can be canceled; what it cannot cancel it reports (needs attention) and
- * keeps following until the provider ends it.
+ * keeps following until the provider ends it. `ended`: what ends this wait (one payout of several ends
+ * before its session does).
  */
 import type { Session } from '../session';
 import { operationOf } from '../../common/snapshot';
 import { cancelable, cancelOwn } from './decisions';
 
-export async function outcome(s: Session, deadline: number): Promise<void> {
-  if (await s.until(() => s.isFinal(), deadline)) return;
+export async function outcome(s: Session, deadline: number, ended = () => s.isFinal()): Promise<void> {
+  if (await s.until(ended, deadline)) return;
   if (cancelable(s)) await cancelOwn(s, 'session_deadline: canceled when the session deadline passed');
-  if (!s.isFinal())
+  if (!ended())
     s.needsAttention(
       `session_deadline: the provider's operation is still ${operationOf(s.snapshot)?.transaction_status ?? 'not started'}; following it until it ends`,
     );
-  await s.until(() => s.isFinal());
+  await s.until(ended);
 }

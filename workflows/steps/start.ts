@@ -12,6 +12,7 @@ import { stepName } from '../../common/steps';
 import { provider } from '../calls';
 import type { Session } from '../session';
 import { operationOf } from '../../common/snapshot';
+import { startNextPayout } from './payouts';
 
 /** How long a claim of the starter holds the start deadline open (more than any provider call lasts). */
 const START_CLAIM_MS = 2 * 60_000;
@@ -63,6 +64,8 @@ export async function startOperation(s: Session, start: StartSpec): Promise<bool
       return waitForStarter(s);
     case 'widget':
       return widgetStart(s, start.widget, start.page);
+    case 'queue':
+      return startNextPayout(s);
   }
 }
 
