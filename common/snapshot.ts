@@ -52,12 +52,18 @@ export function isNewer(next: SessionInfo, current: SessionInfo | undefined): bo
   return p > 0;
 }
 
-export function latestPayment(s: SessionInfo | undefined): Payment | undefined {
-  return s?.payments?.at(-1);
+/**
+ * The payment the session is about: the latest one (an FPS payment renewed after its QR expired is a new
+ * payment), unless one has succeeded: the provider may add payments after it (a later split), which are
+ * listed in `operations` on their own and never taken for the session's result or amount.
+ */
+export function paymentOf(s: SessionInfo | undefined): Payment | undefined {
+  const payments = s?.payments ?? [];
+  return payments.find((p) => p.transaction_status === 'successful') ?? payments.at(-1);
 }
 
 export function operationOf(s: SessionInfo | undefined): Payment | Payout | undefined {
-  return latestPayment(s) ?? s?.payouts?.at(-1);
+  return paymentOf(s) ?? s?.payouts?.at(-1);
 }
 
 export function moneybackOf(s: SessionInfo | undefined): Moneyback[] {
@@ -90,7 +96,7 @@ export function pastApproval(s: SessionInfo | undefined): boolean {
 
 /** The latest payment's QR expired (an FPS payment the saga may start again). */
 export function qrExpired(s: SessionInfo | undefined): boolean {
-  const p = latestPayment(s);
+  const p = paymentOf(s);
   return p?.transaction_status === 'unsuccessful' && p.error?.error_code === 'qr_expired';
 }
 

@@ -5,7 +5,7 @@
 import type { SessionPhase } from '../common/kinds';
 import type { SessionState } from '../common/session-input';
 import type { PayoutView, SessionView } from '../common/views';
-import { latestPayment, operationsOf, totalsOf } from '../common/snapshot';
+import { paymentOf, operationsOf, totalsOf } from '../common/snapshot';
 import { isFinalPayout, payoutOf, payoutReason, payoutStatus, type PayoutOrder } from '../common/payouts';
 
 /** The phase a caller sees: final once final; needs_attention while paysaga keeps trying. */
@@ -16,7 +16,7 @@ export function phaseOfState(st: SessionState): SessionPhase {
 
 export function sessionViewOf(st: SessionState): SessionView {
   const phase = phaseOfState(st);
-  const payment = latestPayment(st.snapshot);
+  const payment = paymentOf(st.snapshot);
   const userAction = !st.final && st.providerPhase === 'awaiting_payer' ? payment?.user_action : undefined;
   const recurringToken = payment?.recurring_token_info?.token;
   const finalize = st.finalizeAmount;

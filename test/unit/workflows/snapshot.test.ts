@@ -120,3 +120,24 @@ it("operationsOf reports the provider's fee in either form of fee_info, and none
   expect(operationsOf(s).map((o) => o.fee)).toEqual([15, 30, undefined]);
   expect('fee' in operationsOf(s)[2]!).toBe(false);
 });
+
+describe('a payment and a later split made by the provider', () => {
+  const split = { ...payment('pending'), id: 'pm_2', sum_info: { sum: 400, currency_code: 'rub' } };
+  const paid = snap('active', 7, [payment('successful'), split]);
+  it('is shown operation by operation', () => {
+    expect(operationsOf(paid).map((o) => [o.id, o.status, o.amount])).toEqual([
+      ['pm_1', 'successful', 1000],
+      ['pm_2', 'pending', 400],
+    ]);
+  });
+  it("never takes the split for the session's result or amount", () => {
+    expect(phaseOf(paid)).toBe('succeeded');
+    expect(amountMismatch(paid, { amount: 1000, currency: 'rub' })).toBeUndefined();
+  });
+  it('an FPS payment renewed after its QR expired is still the latest payment', () => {
+    const renewed = snap('active', 6, [payment('unsuccessful'), { ...payment('pending'), id: 'pm_2' }], {
+      next_step: 'approve',
+    });
+    expect(phaseOf(renewed)).toBe('awaiting_approval');
+  });
+});
