@@ -23,6 +23,7 @@ export const DEMO_KINDS = [
   'hold',
   'refund',
   'payout',
+  'payouts',
   'identity-check',
   'chargeback',
   'fps-binding',
@@ -67,6 +68,7 @@ const FPS_PHONE = '+79001234567';
 /** The payer as the partner knows them (card payments need user_info). */
 const CUSTOMER = { user_id: 'demo-payer' };
 const SANDBOX_BANK = '100000000999';
+const FPS_ACCOUNT = { type: 'fps_account' as const, phone: FPS_PHONE, bankId: SANDBOX_BANK };
 const FINAL = new Set(['succeeded', 'failed', 'canceled']);
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -373,6 +375,53 @@ const SCENARIOS: Record<DemoKind, ScenarioFn> = {
       }),
     );
     return expectPhase(await s.final(view.sessionId), 'succeeded');
+  },
+
+  async payouts(s) {
+    // Several payouts in one session: sent one at a time, each with its own decision and result.
+    const [first, second, third] = ['-1', '-2', '-3'].map((suffix) => s.ref(suffix)) as [
+      string,
+      string,
+      string,
+    ];
+    const view = s.created(
+      await s.api.payouts.create({
+        reference: s.ref(),
+        settings: { approval: { mode: 'manual', deadlineMs: 10 * 60_000 } },
+        payouts: [
+          { reference: first, amount: rub(20_000), destination: FPS_ACCOUNT },
+          { reference: second, amount: rub(15_000), destination: FPS_ACCOUNT },
+        ],
+      }),
+    );
+    const statusOf = (v: Session, reference: string) =>
+      v.payouts?.find((p) => p.reference === reference)?.status;
+    const awaiting = async (reference: string) => {
+      const v = await s.until(
+        view.sessionId,
+        `payout ${reference} awaiting approval`,
+        (x) => statusOf(x, reference) === 'awaiting_approval' || FINAL.has(x.phase),
+      );
+      if (statusOf(v, reference) !== 'awaiting_approval')
+        throw new Error(`ended ${describe(v)} before ${reference}`);
+    };
+    await awaiting(first);
+    await s.api.payouts.add(view.sessionId, {
+      reference: third,
+      amount: rub(7_500),
+      destination: FPS_ACCOUNT,
+    });
+    s.say(`added payout ${third}; approving ${first}`);
+    await s.api.sessions.approve(view.sessionId);
+    await awaiting(second);
+    s.say(`canceling ${second}`);
+    await s.api.sessions.cancel(view.sessionId, { reason: 'demo: the wrong recipient' });
+    await awaiting(third);
+    s.say(`approving ${third}`);
+    await s.api.sessions.approve(view.sessionId);
+    const done = await s.final(view.sessionId);
+    expectPhase(done, 'succeeded');
+    return `succeeded: ${(done.payouts ?? []).map((p) => `${p.amount} ${p.status}`).join(', ')}`;
   },
 
   async 'identity-check'(s) {

@@ -31,7 +31,7 @@ import { HISTORY_SHARDS } from './temporal-server';
 import { searchAttributeSpecs } from '../../common/search-attributes';
 import { openStore } from '../../store/database';
 
-/** The kill happens once this many sessions exist (of the demo's 12 kinds), while they are in flight. */
+/** The kill happens once this many sessions exist (of the demo's 14 kinds), while they are in flight. */
 const KILL_AFTER_CREATED = 6;
 /** Per scenario; a session whose activity died with the worker waits out its 45 s startToCloseTimeout. */
 const SCENARIO_TIMEOUT_MS = 240_000;
@@ -52,6 +52,7 @@ const MOVEMENTS: Record<Exclude<DemoKind, 'subscription'>, string[]> = {
   fps: ['charge'],
   'fps-widget': ['charge'],
   payout: ['payout'],
+  payouts: ['payout', 'payout'], // one of three canceled
   'identity-check': [],
   'fps-binding': [], // binds an account, charges nothing
 };

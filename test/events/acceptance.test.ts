@@ -103,6 +103,19 @@ const EXPECTED: Record<DemoKind | 'charge', { required: EventType[] }> = {
   hold: { required: CARD },
   refund: { required: [...CARD, 'session.refunded'] },
   payout: { required: ['session.created', 'session.awaiting_approval', 'session.succeeded'] },
+  /** Three payouts one at a time (the second canceled by the partner): each decision and result named. */
+  payouts: {
+    required: [
+      'session.created',
+      'session.awaiting_approval',
+      'session.payout_succeeded',
+      'session.awaiting_approval',
+      'session.payout_canceled',
+      'session.awaiting_approval',
+      'session.payout_succeeded',
+      'session.succeeded',
+    ],
+  },
   'identity-check': { required: ['session.created', 'session.succeeded'] },
   chargeback: { required: [...CARD, 'session.chargeback'] },
   'fps-binding': { required: QR },
