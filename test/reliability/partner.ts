@@ -120,6 +120,20 @@ export function createRequest(
       return { route: 'POST /v1/checkouts', send: (api) => api.checkouts.create(input, wait) };
     }
     case 'payout': {
+      if (p.payout === 'batch') {
+        // Several payouts in one session, sent one at a time; the plan's customer on the first only.
+        const { amount: _one, customer: _c, ...rest } = common;
+        const batch: PayoutInput = {
+          ...rest,
+          payouts: Array.from({ length: p.batch ?? 2 }, (_, i) => ({
+            reference: `${p.reference}-${i + 1}`,
+            amount: { amount: p.amount + i * 7, currency: 'RUB' },
+            destination: { type: 'fps_account' as const, phone: '+79001234567', bankId: '100000000111' },
+            customer: i === 0 ? customer : { user_id: `u-${p.index}` },
+          })),
+        };
+        return { route: 'POST /v1/payouts', send: (api) => api.payouts.create(batch, wait) };
+      }
       const input: PayoutInput = {
         ...common,
         destination:

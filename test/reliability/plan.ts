@@ -88,7 +88,9 @@ export interface SessionPlan {
   payer?: 'pass' | 'fail' | 'abandon' | 'pay_first' | 'pay_renewed' | 'never';
   payerDelayMs?: number;
   qrRenewals?: number;
-  payout?: 'card' | 'token';
+  /** To a card, by a recurring token, or several to FPS accounts in one session (`batch` of 2 or 3). */
+  payout?: 'card' | 'token' | 'batch';
+  batch?: number;
   refunds: RefundPlan[];
   /** Two refunds sent at once. */
   concurrentRefunds?: boolean;
@@ -400,7 +402,8 @@ function shape(
       p.payerDelayMs = s.int('payer-delay', 0, 8_000);
       break;
     case 'payout':
-      p.payout = s.chance('by-token', 0.4) ? 'token' : 'card';
+      p.payout = s.weighted('payout-to', { card: 3, token: 2, batch: 2 });
+      if (p.payout === 'batch') p.batch = s.int('batch', 2, 3);
       p.approval = s.pick('approval', ['auto', 'manual'] as const);
       p.customer = s.chance('loser', 0.1) ? 'loser' : 'ok';
       break;
