@@ -139,13 +139,18 @@ export function currentPayout(
   return orders.find((o) => !isFinalPayout(payoutStatus(o, s)));
 }
 
-/** The next payout to send: the first queued one, once every payout before it is final. */
+/**
+ * The next payout to send, once every payout before it is final: the first queued one, or one sent
+ * whose answer a run that continued as new never heard (sent again under its key, after a look).
+ */
 export function nextQueued(
   s: SessionInfo | undefined,
   orders: readonly PayoutOrder[],
 ): PayoutOrder | undefined {
   const current = currentPayout(s, orders);
-  return current && payoutStatus(current, s) === 'queued' ? current : undefined;
+  if (!current || current.first) return undefined;
+  const status = payoutStatus(current, s);
+  return status === 'queued' || status === 'starting' ? current : undefined;
 }
 
 /** The payout being worked on has ended (the next one may be sent), or none was ever started. */

@@ -124,3 +124,18 @@ describe('several payouts in one session', () => {
     ).toBe('awaiting_approval');
   });
 });
+
+describe('a run that continued as new while a payout was being sent', () => {
+  it('sends it again (under its key, after a look) rather than taking it for started', () => {
+    const sent = [order('a', 100, { payoutId: 'po_1' }), order('b', 200, { knownBefore: ['po_1'] })];
+    const s = {
+      id: 'ps_1',
+      transaction_status: 'canceled',
+      payouts: [{ id: 'po_1', transaction_status: 'unsuccessful' }],
+    } as SessionInfo;
+    expect(payoutStatus(sent[1]!, s)).toBe('starting');
+    expect(nextQueued(s, sent)?.reference).toBe('b');
+    // The session's own first payout is started by the session's start, never from the queue.
+    expect(nextQueued(undefined, [order('x', 1, { first: true }), order('y', 2)])).toBeUndefined();
+  });
+});
