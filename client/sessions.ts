@@ -306,16 +306,24 @@ export class Sessions {
     );
   }
 
-  approve(sessionId: string, o: { waitMs?: number } = {}): Promise<DecisionResult> {
+  /** `payout`: the payout this approval is for (a session of several): refused unless it is the one waiting. */
+  approve(sessionId: string, o: { waitMs?: number; payout?: string } = {}): Promise<DecisionResult> {
     return this.decide(sessionId, 'approve', o, (h) =>
-      h.startUpdate(approveUpdate, { args: [], waitForStage: WorkflowUpdateStage.ACCEPTED }),
+      h.startUpdate(approveUpdate, {
+        args: [o.payout !== undefined ? { payout: o.payout } : {}],
+        waitForStage: WorkflowUpdateStage.ACCEPTED,
+      }),
     );
   }
 
-  cancel(sessionId: string, reason?: string, o: { waitMs?: number } = {}): Promise<DecisionResult> {
+  cancel(
+    sessionId: string,
+    reason?: string,
+    o: { waitMs?: number; payout?: string } = {},
+  ): Promise<DecisionResult> {
     return this.decide(sessionId, 'cancel', o, (h) =>
       h.startUpdate(cancelUpdate, {
-        args: [reason ? { reason } : {}],
+        args: [{ ...(reason ? { reason } : {}), ...(o.payout !== undefined ? { payout: o.payout } : {}) }],
         waitForStage: WorkflowUpdateStage.ACCEPTED,
       }),
     );

@@ -59,6 +59,10 @@ export const startReport = z.union([
 ]);
 
 export const cancelRequest = z.object({ reason: text(500).optional() });
+/** A session's decisions may name the payout they are for (a session of several payouts). */
+const payoutNamed = { payout: text(64).optional() };
+export const approveRequest = z.object(payoutNamed).optional();
+export const sessionCancelRequest = cancelRequest.extend(payoutNamed);
 /** Finalize and refund check their fields themselves (with the session's rules): an object is enough here. */
 export const finalizeRequest = z.looseObject({ amount: z.unknown().optional() });
 export const refundRequest = z.looseObject({

@@ -61,8 +61,15 @@ export const claimStartUpdate = defineUpdate<SessionView, []>('claimStart');
 export type StartReport = ({ snapshot: SessionInfo } | { refused: ProviderRefusal }) & { wait?: AwaitChange };
 export const reportStartUpdate = defineUpdate<SessionView, [StartReport]>('reportStart');
 
-export const approveUpdate = defineUpdate<SessionView, []>('approve');
-export const cancelUpdate = defineUpdate<SessionView, [{ reason?: string }]>('cancel');
+/**
+ * `payout`: the reference of the payout the decision is for (a session of several payouts): refused
+ * unless that payout is the one waiting, so a decision meant for one payout never lands on the next.
+ */
+export interface ApproveRequest {
+  payout?: string;
+}
+export const approveUpdate = defineUpdate<SessionView, [ApproveRequest]>('approve');
+export const cancelUpdate = defineUpdate<SessionView, [{ reason?: string; payout?: string }]>('cancel');
 /** Amount in minor units; omitted = the whole held amount. */
 export const finalizeUpdate = defineUpdate<SessionView, [{ amount?: number }]>('finalize');
 /**

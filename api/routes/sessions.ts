@@ -31,7 +31,19 @@ import {
   waitQuery,
 } from '../schemas';
 
-const cancelBody = z.object({ reason: z.string().min(1).max(500).optional() });
+const payoutNamed = {
+  payout: z
+    .string()
+    .min(1)
+    .max(64)
+    .optional()
+    .describe(
+      'A session of several payouts: the reference of the payout this decision is for (409 ' +
+        'payout_not_waiting unless it is the one waiting)',
+    ),
+};
+const approveBody = z.object(payoutNamed);
+const cancelBody = z.object({ reason: z.string().min(1).max(500).optional(), ...payoutNamed });
 const finalizeBody = z.object({ amount: z.number().int().positive().optional() });
 const readQuery = z.object({
   wait: z.coerce.number().int().min(0).max(MAX_WAIT_MS).optional(),
@@ -126,10 +138,15 @@ export const sessionRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
         summary: 'Approve a payment or payout waiting for a manual approval',
         security: [{ bearerAuth: [] }],
         params: sessionParams,
+        body: docSchema(approveBody),
         response: decisionResponses,
       },
     },
-    async (request, reply) => answer(reply, await payments.sessions.approve(sessionIdParam(request.params))),
+    async (request, reply) => {
+      const id = sessionIdParam(request.params);
+      const { payout } = parse(approveBody, objectBody(request.body));
+      return answer(reply, await payments.sessions.approve(id, payout !== undefined ? { payout } : {}));
+    },
   );
 
   tableRoute(
@@ -147,8 +164,11 @@ export const sessionRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
     },
     async (request, reply) => {
       const id = sessionIdParam(request.params);
-      const { reason } = parse(cancelBody, objectBody(request.body));
-      return answer(reply, await payments.sessions.cancel(id, reason));
+      const { reason, payout } = parse(cancelBody, objectBody(request.body));
+      return answer(
+        reply,
+        await payments.sessions.cancel(id, reason, payout !== undefined ? { payout } : {}),
+      );
     },
   );
 

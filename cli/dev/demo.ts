@@ -412,13 +412,13 @@ const SCENARIOS: Record<DemoKind, ScenarioFn> = {
       destination: FPS_ACCOUNT,
     });
     s.say(`added payout ${third}; approving ${first}`);
-    await s.api.sessions.approve(view.sessionId);
+    await s.api.sessions.approve(view.sessionId, { payout: first });
     await awaiting(second);
     s.say(`canceling ${second}`);
-    await s.api.sessions.cancel(view.sessionId, { reason: 'demo: the wrong recipient' });
+    await s.api.sessions.cancel(view.sessionId, { reason: 'demo: the wrong recipient', payout: second });
     await awaiting(third);
     s.say(`approving ${third}`);
-    await s.api.sessions.approve(view.sessionId);
+    await s.api.sessions.approve(view.sessionId, { payout: third });
     const done = await s.final(view.sessionId);
     expectPhase(done, 'succeeded');
     return `succeeded: ${(done.payouts ?? []).map((p) => `${p.amount} ${p.status}`).join(', ')}`;

@@ -134,8 +134,10 @@ export class PaysagaApiClient {
     /** Replays the session's recorded provider webhooks (changes nothing already applied). */
     replayProviderEvents: (id: string, o?: RequestOptions) =>
       this.request(e.replayProviderEvents, { id }, undefined, o),
-    approve: (id: string, o?: RequestOptions) => this.request(e.approveSession, { id }, undefined, o),
-    cancel: (id: string, input: t.CancelInput = {}, o?: RequestOptions) =>
+    /** `payout`: the payout of a session of several this approval is for (409 unless it waits). */
+    approve: (id: string, input: t.ApproveInput = {}, o?: RequestOptions) =>
+      this.request(e.approveSession, { id }, input, o),
+    cancel: (id: string, input: t.SessionCancelInput = {}, o?: RequestOptions) =>
       this.request(e.cancelSession, { id }, input, o),
     finalize: (id: string, input: t.FinalizeInput = {}, o?: RequestOptions) =>
       this.request(e.finalizeSession, { id }, input, o),

@@ -72,8 +72,14 @@ export type FpsBindingInput = Named<inputs.FpsBindingInput>;
 export type RefundInput = Named<inputs.RefundRequestInput>;
 export type SubscriptionInput = Named<inputs.SubscriptionStartInput>;
 export type SubscriptionChangeInput = inputs.SubscriptionChangeInput;
-/** Body of session and subscription cancels alike. */
+/** Body of a subscription's cancel. */
 export type CancelInput = z.input<typeof inputs.subscriptionCancelInput>;
+/** A session's decisions may name the payout they are for (a session of several payouts). */
+export interface ApproveInput {
+  payout?: string;
+}
+/** Body of a session's cancel. */
+export type SessionCancelInput = CancelInput & ApproveInput;
 export type ResumeInput = inputs.SubscriptionResumeInput;
 export interface FinalizeInput {
   /** Minor units, at most the held amount; omitted: the whole hold. */
@@ -169,8 +175,8 @@ export const endpoints = {
     '/v1/sessions/{id}/provider-events/replay',
     'admin',
   ),
-  approveSession: post<IdParams, void, Session>('/v1/sessions/{id}/approve', 'payments'),
-  cancelSession: post<IdParams, CancelInput, Session>('/v1/sessions/{id}/cancel', 'payments'),
+  approveSession: post<IdParams, ApproveInput, Session>('/v1/sessions/{id}/approve', 'payments'),
+  cancelSession: post<IdParams, SessionCancelInput, Session>('/v1/sessions/{id}/cancel', 'payments'),
   finalizeSession: post<IdParams, FinalizeInput, Session>('/v1/sessions/{id}/finalize', 'payments'),
   createRefund: creating<IdParams, RefundInput, Session>('/v1/sessions/{id}/refunds'),
   addPayout: creating<IdParams, SessionPayoutInput, Session>('/v1/sessions/{id}/payouts', false),

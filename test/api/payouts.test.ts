@@ -59,12 +59,19 @@ describe('several payouts in one session', () => {
       [b, 'queued'],
       [c, 'queued'],
     ]);
-    const canceled = await s.call('POST', `/v1/sessions/${id}/cancel`, { body: { reason: 'wrong account' } });
+    const canceled = await s.call('POST', `/v1/sessions/${id}/cancel`, {
+      body: { reason: 'wrong account', payout: a },
+    });
     expect(canceled.status).toBe(200);
     expect(canceled.body.final).toBe(false);
 
     await awaitingApproval(id, b);
-    expect((await s.call('POST', `/v1/sessions/${id}/approve`)).status).toBe(200);
+    // A decision that names a payout is for that payout only: one meant for another is refused.
+    const stale = await s.call('POST', `/v1/sessions/${id}/approve`, { body: { payout: a } });
+    expect(stale.status).toBe(409);
+    expect(stale.body.error.code).toBe('payout_not_waiting');
+    expect(stale.body.error.message).toBe(`payout ${a} does not wait for a decision (payout ${b} does)`);
+    expect((await s.call('POST', `/v1/sessions/${id}/approve`, { body: { payout: b } })).status).toBe(200);
     await awaitingApproval(id, c);
     expect((await s.call('POST', `/v1/sessions/${id}/approve`)).status).toBe(200);
 

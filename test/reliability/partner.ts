@@ -344,7 +344,7 @@ export class Partner {
         rec.plan.api,
         (api) =>
           d.kind === 'approve'
-            ? api.sessions.approve(id, { maxRetries: 0, timeoutMs: 40_000 })
+            ? api.sessions.approve(id, {}, { maxRetries: 0, timeoutMs: 40_000 })
             : d.kind === 'cancel'
               ? api.sessions.cancel(id, { reason: 'reliability' }, { maxRetries: 0, timeoutMs: 40_000 })
               : api.sessions.finalize(id, d.amount !== undefined ? { amount: d.amount } : {}, {

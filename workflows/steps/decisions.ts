@@ -8,7 +8,12 @@ import * as wf from '@temporalio/workflow';
 import type { Decision, SessionPhase } from '../../common/kinds';
 import { FAILURE_TYPES, failureOf, invalidArgument, stateConflict } from '../../common/failures';
 import { approveUpdate, cancelUpdate, finalizeUpdate } from '../../common/messages';
-import { cancelRequest, checkArgument, finalizeRequest } from '../../common/message-schemas';
+import {
+  approveRequest,
+  checkArgument,
+  finalizeRequest,
+  sessionCancelRequest,
+} from '../../common/message-schemas';
 import { stepName } from '../../common/steps';
 import { provider } from '../calls';
 import type { Session } from '../session';
@@ -88,7 +93,11 @@ export function acceptDecisions(s: Session, accepted: readonly Decision[]): void
     });
   if (accepted.includes('approve'))
     wf.setHandler(approveUpdate, () => decide('approve', () => carryOut(s, 'approve')), {
-      validator: () => mayDecide(s, 'approve'),
+      validator: (arg) => {
+        const { payout } = checkArgument(approveRequest, arg) ?? {};
+        mayDecide(s, 'approve');
+        decidesOn(s, payout);
+      },
     });
   if (accepted.includes('finalize'))
     wf.setHandler(finalizeUpdate, ({ amount }) => decide('finalize', () => carryOut(s, 'finalize', amount)), {
@@ -108,7 +117,26 @@ export function acceptDecisions(s: Session, accepted: readonly Decision[]): void
             throw err;
           }
         }),
-      { validator: (arg) => mayDecide(s, 'cancel', undefined, checkArgument(cancelRequest, arg)) },
+      {
+        validator: (arg) => {
+          const { payout } = checkArgument(sessionCancelRequest, arg);
+          mayDecide(s, 'cancel', undefined, arg);
+          decidesOn(s, payout);
+        },
+      },
+    );
+}
+
+/** A decision that names a payout is for that payout only: the one waiting must be it. */
+function decidesOn(s: Session, payout: string | undefined): void {
+  if (payout === undefined) return;
+  const payouts = s.view().payouts;
+  if (!payouts) throw invalidArgument('payout', 'only a payout session names a payout');
+  const waiting = payouts.find((p) => p.status === 'awaiting_approval');
+  if (waiting?.reference !== payout)
+    throw stateConflict(
+      `payout ${payout} does not wait for a decision${waiting ? ` (payout ${waiting.reference} does)` : ''}`,
+      { code: 'payout_not_waiting', phase: s.phase },
     );
 }
 
