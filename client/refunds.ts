@@ -9,7 +9,7 @@ import {
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
 } from '@temporalio/client';
-import { isPaymentKind, PAYMENT_KINDS, SESSION_WORKFLOW_TYPES } from '../common/kinds';
+import { isPaymentKind, PAYMENT_KINDS, workflowOf } from '../common/kinds';
 import { refundUpdate, type RefundRequest, type RefundResult } from '../common/messages';
 import { latestRun, reopenOptions, updateOutlivedRun } from '../common/session-runs';
 import type { SessionView } from '../common/views';
@@ -49,7 +49,7 @@ export class Refunds {
             : await this.ctx.temporal.workflow.executeUpdateWithStart(refundUpdate, {
                 args,
                 startWorkflowOperation: new WithStartWorkflowOperation(
-                  SESSION_WORKFLOW_TYPES[run.state.kind],
+                  workflowOf(run.state.kind),
                   reopenOptions(run.state, this.ctx.taskQueue),
                 ),
               });

@@ -153,6 +153,12 @@ function parseSearch<S extends z.ZodObject>(schema: S, input: unknown): z.output
     throw new InputValidationError([{ field: '(query)', rule: 'search parameters' }]);
   const defined = Object.fromEntries(Object.entries(given).filter(([, v]) => v !== undefined));
   checkParameters(defined, schema);
+  // `?amount_min=` is not "no filter": a number read from nothing would be 0 (schemathesis found it).
+  const blank = Object.keys(defined).filter(
+    (k) => typeof defined[k] === 'string' && !String(defined[k]).trim(),
+  );
+  if (blank.length > 0)
+    throw new InputValidationError(blank.map((field) => ({ field, rule: 'a value (it is empty)' })));
   const r = schema.safeParse(defined);
   if (!r.success) throw InputValidationError.fromZod(r.error);
   const q = r.data as { created_from?: Date; created_to?: Date; amount_min?: number; amount_max?: number };

@@ -10,7 +10,7 @@ import {
   WorkflowUpdateStage,
   type WorkflowHandle,
 } from '@temporalio/client';
-import { acceptsDecision, KIND_DECISIONS, type Decision } from '../common/kinds';
+import { acceptsDecision, KINDS, type Decision } from '../common/kinds';
 import {
   approveUpdate,
   cancelUpdate,
@@ -396,7 +396,7 @@ export class Sessions {
         const { kind } = await this.get(sessionId);
         if (!acceptsDecision(kind, decision))
           throw new SessionStateError(
-            `a ${kind} session takes no ${decision} (it takes: ${KIND_DECISIONS[kind].join(', ') || 'none'})`,
+            `a ${kind} session takes no ${decision} (it takes: ${KINDS[kind].decisions.join(', ') || 'none'})`,
             'not_accepted',
           );
       }

@@ -10,7 +10,7 @@
  */
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
 import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
-import { SESSION_WORKFLOW_TYPES, type SessionKind } from '../common/kinds';
+import { workflowOf, type SessionKind } from '../common/kinds';
 import { claimStartUpdate, reportStartUpdate, type StartReport } from '../common/messages';
 import { sessionSearchAttributes } from '../common/search-attributes';
 import { mergeSettings, type SettingsOverrides } from '../common/settings';
@@ -205,7 +205,7 @@ async function startSessionWorkflow(
     ...(spec.notify ? { notify: spec.notify } : {}),
   };
   try {
-    await ctx.temporal.workflow.start(SESSION_WORKFLOW_TYPES[spec.kind], {
+    await ctx.temporal.workflow.start(workflowOf(spec.kind), {
       workflowId: sessionId,
       taskQueue: ctx.taskQueue,
       args: [input],

@@ -15,48 +15,89 @@ export const SESSION_KINDS = [
 ] as const;
 export type SessionKind = (typeof SESSION_KINDS)[number];
 
-/** Kinds where the payer pays the partner: refunds and chargebacks can follow them. */
-export const PAYMENT_KINDS = [
-  'card_checkout',
-  'payment_form',
-  'recurring_payment',
-  'fps_payment',
-] as const satisfies readonly SessionKind[];
-
-/** Kinds that move money (the reconciler re-reads every one of them). */
-export const MONEY_KINDS = [...PAYMENT_KINDS, 'payout'] as const satisfies readonly SessionKind[];
-
-/** The workflow type that runs a session of each kind (workflows/session-workflows.ts has the functions). */
-export const SESSION_WORKFLOW_TYPES = {
-  card_checkout: 'checkoutWorkflow',
-  payment_form: 'checkoutWorkflow',
-  recurring_payment: 'checkoutWorkflow',
-  fps_payment: 'fpsPaymentWorkflow',
-  fps_binding: 'fpsBindingWorkflow',
-  payout: 'payoutWorkflow',
-  identity_check: 'identityCheckWorkflow',
-} as const satisfies Record<SessionKind, string>;
-
 /** The partner's decisions on a session, each an Update of the same name (common/messages.ts). */
 export const DECISIONS = ['approve', 'cancel', 'finalize'] as const;
 export type Decision = (typeof DECISIONS)[number];
 
 /**
- * The decisions each kind's workflow registers (`acceptDecisions` in workflows/<kind>.ts; the unit test
- * test/unit/session-messages.test.ts holds the two together). The client names a refused one by it.
+ * Every kind in one table: the workflow type that runs it (workflows/<file>.ts), and the messages that
+ * workflow accepts beyond those of every session (the provider's news, the reads, awaitChange):
+ * `decisions` (acceptDecisions), `refunds` (acceptRefunds: the payer paid, so money can go back),
+ * `starter` (acceptStarter: the creating request sends card data itself) and `payouts` (acceptPayouts).
+ * The client names a refused message by it; test/workflows/kind-messages.test.ts holds each workflow's
+ * registered handlers (its own `__temporal_workflow_metadata`) to it.
  */
-export const KIND_DECISIONS = {
-  card_checkout: ['approve', 'cancel', 'finalize'],
-  payment_form: ['approve', 'cancel', 'finalize'],
-  recurring_payment: ['approve', 'cancel', 'finalize'],
-  fps_payment: ['approve', 'cancel'],
-  fps_binding: ['approve', 'cancel'],
-  payout: ['approve', 'cancel'],
-  identity_check: [],
-} as const satisfies Record<SessionKind, readonly Decision[]>;
+export const KINDS = {
+  card_checkout: {
+    workflow: 'checkoutWorkflow',
+    decisions: ['approve', 'cancel', 'finalize'],
+    refunds: true,
+    starter: true,
+    payouts: false,
+  },
+  payment_form: {
+    workflow: 'checkoutWorkflow',
+    decisions: ['approve', 'cancel', 'finalize'],
+    refunds: true,
+    starter: true,
+    payouts: false,
+  },
+  recurring_payment: {
+    workflow: 'checkoutWorkflow',
+    decisions: ['approve', 'cancel', 'finalize'],
+    refunds: true,
+    starter: true,
+    payouts: false,
+  },
+  fps_payment: {
+    workflow: 'fpsPaymentWorkflow',
+    decisions: ['approve', 'cancel'],
+    refunds: true,
+    starter: false,
+    payouts: false,
+  },
+  fps_binding: {
+    workflow: 'fpsBindingWorkflow',
+    decisions: ['approve', 'cancel'],
+    refunds: false,
+    starter: false,
+    payouts: false,
+  },
+  payout: {
+    workflow: 'payoutWorkflow',
+    decisions: ['approve', 'cancel'],
+    refunds: false,
+    starter: true,
+    payouts: true,
+  },
+  identity_check: {
+    workflow: 'identityCheckWorkflow',
+    decisions: [],
+    refunds: false,
+    starter: false,
+    payouts: false,
+  },
+} as const satisfies Record<
+  SessionKind,
+  { workflow: string; decisions: readonly Decision[]; refunds: boolean; starter: boolean; payouts: boolean }
+>;
+
+/** The workflow types that run sessions. */
+export type SessionWorkflowType = (typeof KINDS)[SessionKind]['workflow'];
+
+/** Kinds where the payer pays the partner: refunds and chargebacks can follow them. */
+export const PAYMENT_KINDS: readonly SessionKind[] = SESSION_KINDS.filter((k) => KINDS[k].refunds);
+
+/** Kinds that move money (the reconciler re-reads every one of them). */
+export const MONEY_KINDS: readonly SessionKind[] = SESSION_KINDS.filter(
+  (k) => KINDS[k].refunds || KINDS[k].payouts,
+);
+
+/** The workflow type of a kind (the intake starts it; a later run reopens it). */
+export const workflowOf = (k: SessionKind): SessionWorkflowType => KINDS[k].workflow;
 
 export const acceptsDecision = (k: SessionKind, d: Decision): boolean =>
-  (KIND_DECISIONS[k] as readonly Decision[]).includes(d);
+  (KINDS[k].decisions as readonly Decision[]).includes(d);
 
 export const isPaymentKind = (k: SessionKind): boolean => (PAYMENT_KINDS as readonly string[]).includes(k);
 

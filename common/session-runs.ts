@@ -11,7 +11,7 @@ import {
   type WorkflowHandle,
 } from '@temporalio/client';
 import { ApplicationFailure, WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
-import { SESSION_WORKFLOW_TYPES } from './kinds';
+import { workflowOf } from './kinds';
 import { providerEventSignal, type ProviderEventDelivery } from './messages';
 import { sessionSearchAttributes } from './search-attributes';
 import type { SessionInput, SessionState } from './session-input';
@@ -151,7 +151,7 @@ export async function deliverProviderEvent(
       continue;
     }
     if (!isNewer(run.state)) return 'already_known';
-    await client.workflow.signalWithStart(SESSION_WORKFLOW_TYPES[run.state.kind], {
+    await client.workflow.signalWithStart(workflowOf(run.state.kind), {
       ...reopenOptions(run.state, taskQueue),
       signal: providerEventSignal,
       signalArgs: [delivery],

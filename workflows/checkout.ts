@@ -4,12 +4,11 @@
  *
  *   start -> approval -> the payer's action (3-D Secure) -> finalization (holds) -> outcome -> aftercare
  *
- * Signals: providerEvent, payerReturned. Queries: session, providerEvents, recordedProviderEvents.
- * Updates: awaitChange; approve, cancel, finalize (as the session's policy allows); refund; claimStart and
- * reportStart while the starter sends card data.
+ * The messages it accepts are registered below, in sight (common/kinds.ts KINDS says the same).
  */
 import type { SessionInput, SessionState } from '../common/session-input';
 import { Session } from './session';
+import { acceptProviderNews, answerReads } from './steps/messages';
 import { aftercare, acceptRefunds } from './steps/aftercare';
 import { acceptDecisions, approval, finalization } from './steps/decisions';
 import { outcome } from './steps/outcome';
@@ -18,6 +17,8 @@ import { acceptStarter, startOperation } from './steps/start';
 
 export async function checkoutWorkflow(input: SessionInput): Promise<SessionState> {
   const session = new Session(input);
+  acceptProviderNews(session);
+  answerReads(session);
   acceptStarter(session);
   acceptDecisions(session, ['approve', 'cancel', 'finalize']);
   acceptRefunds(session);

@@ -5,11 +5,11 @@
  *
  *   start -> approval -> the payer confirms in the bank app -> outcome (with the token) -> aftercare
  *
- * Signals: providerEvent, payerReturned. Queries: session, providerEvents, recordedProviderEvents.
- * Updates: awaitChange; approve, cancel (manual approval).
+ * The messages it accepts are registered below, in sight (common/kinds.ts KINDS says the same).
  */
 import type { SessionInput, SessionState } from '../common/session-input';
 import { Session } from './session';
+import { acceptProviderNews, answerReads } from './steps/messages';
 import { aftercare } from './steps/aftercare';
 import { acceptDecisions, approval } from './steps/decisions';
 import { outcome } from './steps/outcome';
@@ -18,6 +18,8 @@ import { startOperation } from './steps/start';
 
 export async function fpsBindingWorkflow(input: SessionInput): Promise<SessionState> {
   const session = new Session(input);
+  acceptProviderNews(session);
+  answerReads(session);
   acceptDecisions(session, ['approve', 'cancel']);
 
   if (await startOperation(session, input.start)) {

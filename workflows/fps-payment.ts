@@ -4,11 +4,11 @@
  *
  *   start -> (approval -> the payer pays in the bank app -> a new QR if it expired)* -> outcome -> aftercare
  *
- * Signals: providerEvent, payerReturned. Queries: session, providerEvents, recordedProviderEvents.
- * Updates: awaitChange; approve, cancel (manual approval); refund.
+ * The messages it accepts are registered below, in sight (common/kinds.ts KINDS says the same).
  */
 import type { SessionInput, SessionState } from '../common/session-input';
 import { Session } from './session';
+import { acceptProviderNews, answerReads } from './steps/messages';
 import { phaseOf, qrExpired } from '../common/snapshot';
 import { aftercare, acceptRefunds } from './steps/aftercare';
 import { acceptDecisions, approval } from './steps/decisions';
@@ -25,6 +25,8 @@ export async function fpsPaymentWorkflow(input: SessionInput): Promise<SessionSt
     phase: (snapshot, state) =>
       renewing && qrExpired(snapshot) && state.renewals < renewals ? 'processing' : phaseOf(snapshot),
   });
+  acceptProviderNews(session);
+  answerReads(session);
   acceptDecisions(session, ['approve', 'cancel']);
   acceptRefunds(session);
 

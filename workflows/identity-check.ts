@@ -5,12 +5,13 @@
  *
  *   outcome
  *
- * Signals: providerEvent. Queries: session, providerEvents, recordedProviderEvents. Updates: awaitChange.
+ * The messages it accepts are registered below, in sight (common/kinds.ts KINDS says the same).
  */
 import type { SessionPhase } from '../common/kinds';
 import type { SessionInput, SessionState } from '../common/session-input';
 import type { SessionInfo } from '../provider/schemas';
 import { Session } from './session';
+import { acceptProviderNews, answerReads } from './steps/messages';
 import { phaseOf } from '../common/snapshot';
 import { outcome } from './steps/outcome';
 
@@ -30,6 +31,8 @@ function explain(code: string | undefined): string {
 
 export async function identityCheckWorkflow(input: SessionInput): Promise<SessionState> {
   const session = new Session(input, { phase: identityPhase, explain });
+  acceptProviderNews(session);
+  answerReads(session);
   if (!session.isFinal()) await outcome(session, session.deadline());
   return session.close();
 }

@@ -5,12 +5,11 @@
  *
  *   start -> (approval -> outcome -> the next payout)* -> aftercare
  *
- * Signals: providerEvent. Queries: session, providerEvents, recordedProviderEvents.
- * Updates: awaitChange; approve, cancel (manual approval); addPayout; claimStart and reportStart while
- * the starter sends card data.
+ * The messages it accepts are registered below, in sight (common/kinds.ts KINDS says the same).
  */
 import type { SessionInput, SessionState } from '../common/session-input';
 import { Session } from './session';
+import { acceptProviderNews, answerReads } from './steps/messages';
 import { aftercare } from './steps/aftercare';
 import { acceptDecisions, approval } from './steps/decisions';
 import { outcome } from './steps/outcome';
@@ -19,6 +18,8 @@ import { acceptStarter, startOperation } from './steps/start';
 
 export async function payoutWorkflow(input: SessionInput): Promise<SessionState> {
   const session = new Session(input);
+  acceptProviderNews(session);
+  answerReads(session);
   acceptStarter(session);
   acceptDecisions(session, ['approve', 'cancel']);
   acceptPayouts(session);

@@ -13,6 +13,7 @@
  */
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import * as wf from '@temporalio/workflow';
+import { workflowOf } from '../common/kinds';
 import { FAILURE_TYPES, failureOf, providerRefused, type ProviderRefusal } from '../common/failures';
 import { registrationUpdate, sessionOpenedSignal } from '../common/messages';
 import { checkArgument, registrationRequest } from '../common/message-schemas';
@@ -20,7 +21,6 @@ import { NeedsAttention, sessionSearchAttributes } from '../common/search-attrib
 import { INIT_CHECKOUT_RESEND_WITHIN_MS, type ReferenceInput } from '../common/session-input';
 import type { Opened } from '../activities/types';
 import { intake, persist } from './calls';
-import { SESSION_WORKFLOWS } from './session-workflows';
 
 /** Continue-as-new past this many events (a reference repeated thousands of times). */
 const HISTORY_LIMIT = 2_000;
@@ -131,7 +131,7 @@ async function openSession(input: ReferenceInput): Promise<Opened> {
 async function startSession(input: ReferenceInput, { session, returnUrl }: Opened): Promise<void> {
   const { kind, reference, request } = input.session;
   try {
-    await wf.startChild(SESSION_WORKFLOWS[kind], {
+    await wf.startChild(workflowOf(kind), {
       workflowId: session.id,
       args: [
         {

@@ -8,17 +8,7 @@
 import * as wf from '@temporalio/workflow';
 import { eventId, type SessionEventType } from '../common/events';
 import { isFinalPhase, type SessionPhase } from '../common/kinds';
-import {
-  awaitChangeUpdate,
-  payerReturnedSignal,
-  providerEventSignal,
-  providerEventsQuery,
-  recordedProviderEventsQuery,
-  sessionQuery,
-  sessionSettledSignal,
-  type AwaitChange,
-  type ProviderEventDelivery,
-} from '../common/messages';
+import { sessionSettledSignal, type AwaitChange, type ProviderEventDelivery } from '../common/messages';
 import { AmountMinor, CreatedAt, NeedsAttention, PaymentStatus } from '../common/search-attributes';
 import type { ProviderRefusal } from '../common/failures';
 import type { RefundRecord, SessionInput, SessionState } from '../common/session-input';
@@ -34,13 +24,7 @@ import {
 import type { ProviderEventRecord, SessionEvent, SessionView } from '../common/views';
 import type { SessionInfo, WebhookEvent } from '../provider/schemas';
 import { persist, proofs, provider } from './calls';
-import {
-  awaitChange,
-  checkArgument,
-  parseMessage,
-  providerEventDelivery,
-  UNENCRYPTED,
-} from '../common/message-schemas';
+import { parseMessage, providerEventDelivery, UNENCRYPTED } from '../common/message-schemas';
 import type { ProviderEventProof } from '../activities/types';
 import { LocalLane } from './local-lane';
 import { SessionRecorder } from './session-recorder';
@@ -135,23 +119,15 @@ export class Session {
       ...(input.payouts ? { payouts: input.payouts } : {}),
     };
     this.recorder = new SessionRecorder(() => ({ state: this.st, view: this.view() }), this.lane);
-    // Created and the starting call's snapshot come first: setting the signal handler at once delivers
-    // the signals buffered for the first activation (a provider webhook sent before the workflow ran),
-    // which could otherwise announce the result before session.created.
+    // Created and the starting call's snapshot come first: the kind's file registers the signal handlers
+    // right after (steps/messages.ts), which delivers the signals buffered for the first activation (a
+    // provider webhook sent before the workflow ran) that could otherwise announce the result first.
     if (!input.carried) {
       this.log('call', 'created', `${input.kind} ${input.reference}`);
       this.announce('session.created');
       if (input.initialSnapshot) this.apply(input.initialSnapshot, 'call', 'initiate');
     }
     if (this.proofRequired) void this.judgeInOrder();
-    wf.setHandler(providerEventSignal, (d) => this.receive(d));
-    wf.setHandler(payerReturnedSignal, () => this.payerReturned());
-    wf.setHandler(sessionQuery, () => this.view());
-    wf.setHandler(providerEventsQuery, () => [...this.st.providerEvents]);
-    wf.setHandler(recordedProviderEventsQuery, () => [...this.st.recorded]);
-    wf.setHandler(awaitChangeUpdate, (w) => this.awaitChange(w), {
-      validator: (w) => void checkArgument(awaitChange, w),
-    });
     if (input.reopened) this.followAgain();
   }
 
@@ -226,7 +202,7 @@ export class Session {
    * news; anything unsigned is at most a reason to read transaction/state. Every delivery is in the
    * audit, a refused one with why. Nothing a signal carries can fail a workflow task.
    */
-  private receive(payload: unknown): void {
+  receive(payload: unknown): void {
     if (!this.proofRequired) {
       this.receiveVerified(payload as Required<Pick<ProviderEventDelivery, 'event'>> & ProviderEventDelivery);
       return;
@@ -339,7 +315,7 @@ export class Session {
     }
   }
 
-  private payerReturned(): void {
+  payerReturned(): void {
     if (!this.payerReturns.admit(Date.now())) return;
     this.log('payer', 'returned');
     this.pollRequested = true;
@@ -841,7 +817,7 @@ export class Session {
   }
 
   /** Long poll (awaitChange): the next change, or progress someone can act on, or the timeout. */
-  private async awaitChange(w: AwaitChange): Promise<SessionView> {
+  async awaitChange(w: AwaitChange): Promise<SessionView> {
     const after = w.afterVersion ?? this.st.version;
     const progress = () =>
       this.isFinal() ||
@@ -872,6 +848,11 @@ export class Session {
 
   view(): SessionView {
     return sessionViewOf(this.st);
+  }
+
+  /** The webhook audit trail, and the provider events kept for replay (both bounded). */
+  audited(): { records: ProviderEventRecord[]; recorded: ProviderEventDelivery[] } {
+    return { records: [...this.st.providerEvents], recorded: [...this.st.recorded] };
   }
 
   /**

@@ -146,7 +146,11 @@ export const checkoutRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => 
           'the session is final once every one is.',
         {
           oneOf: [
-            docSchema(inputs.payoutInput, { optional: ['reference'], description: 'One payout.' }),
+            // `payouts` makes it a batch: one payout is a body without it.
+            {
+              ...docSchema(inputs.payoutInput, { optional: ['reference'], description: 'One payout.' }),
+              not: { required: ['payouts'] },
+            },
             docSchema(inputs.payoutBatchInput, {
               optional: ['reference'],
               description: 'Several payouts in one session. ' + referenceNote,

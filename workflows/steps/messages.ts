@@ -1,0 +1,32 @@
+/**
+ * The messages every session accepts, in two groups its kind's file registers right after making the
+ * session: the provider's news (and the payer's return), and what callers read. The kind's own messages
+ * (decisions, refunds, the starter's, payouts) are registered by their steps beside them.
+ */
+import * as wf from '@temporalio/workflow';
+import {
+  awaitChangeUpdate,
+  payerReturnedSignal,
+  providerEventSignal,
+  providerEventsQuery,
+  recordedProviderEventsQuery,
+  sessionQuery,
+} from '../../common/messages';
+import { awaitChange, checkArgument } from '../../common/message-schemas';
+import type { Session } from '../session';
+
+/** Provider events (webhooks, state syncs, replays: proven before believed) and the payer's return. */
+export function acceptProviderNews(s: Session): void {
+  wf.setHandler(providerEventSignal, (d) => s.receive(d));
+  wf.setHandler(payerReturnedSignal, () => s.payerReturned());
+}
+
+/** The session, its webhook audit trail, the events kept for replay, and the long poll (awaitChange). */
+export function answerReads(s: Session): void {
+  wf.setHandler(sessionQuery, () => s.view());
+  wf.setHandler(providerEventsQuery, () => s.audited().records);
+  wf.setHandler(recordedProviderEventsQuery, () => s.audited().recorded);
+  wf.setHandler(awaitChangeUpdate, (w) => s.awaitChange(w), {
+    validator: (w) => void checkArgument(awaitChange, w),
+  });
+}
