@@ -16,8 +16,6 @@ import {
   type WorkflowHandle,
   type WorkflowHandleWithFirstExecutionRunId,
 } from '@temporalio/client';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { Worker } from '@temporalio/worker';
 import { failureOf } from '../../common/failures';
 import { claimStartUpdate, refundUpdate, sessionQuery } from '../../common/messages';
 import { updateOutlivedRun } from '../../common/session-runs';
@@ -27,7 +25,6 @@ import type { SessionInfo } from '../../provider/schemas';
 import type { checkoutWorkflow } from '../../workflows/checkout';
 import {
   awaitingApproval,
-  bySession,
   failed,
   FakeProvider,
   held,
@@ -36,8 +33,7 @@ import {
   succeeded,
   threeDs,
 } from '../helpers/fake-provider';
-import { sharedWorkflowBundlePath } from '../helpers/temporal';
-import { startTimeSkipping } from '../helpers/time-skipping';
+import { useFakeProviderWorker } from '../helpers/fake-provider-worker';
 
 jest.setTimeout(60_000);
 
@@ -45,29 +41,9 @@ const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
 
-let env: TestWorkflowEnvironment;
 /** Each session's fake provider, by session id: one worker (the bundle loaded once) serves every test. */
-const providers = new Map<string, FakeProvider>();
-const taskQueue = `deadlines-${randomUUID()}`;
-let worker: Worker | undefined;
-let working: Promise<void> | undefined;
-
-beforeAll(async () => {
-  env = await startTimeSkipping();
-  worker = await Worker.create({
-    connection: env.nativeConnection,
-    namespace: env.namespace ?? 'default',
-    taskQueue,
-    workflowBundle: { codePath: sharedWorkflowBundlePath() },
-    activities: bySession(providers),
-  });
-  working = worker.run();
-});
-afterAll(async () => {
-  worker?.shutdown();
-  await working;
-  await env?.teardown();
-});
+const fx = useFakeProviderWorker('deadlines');
+const { providers, taskQueue } = fx;
 
 /**
  * Polls at most every 10 minutes where the poll rate is not what a test is about: the deadlines and
@@ -97,11 +73,11 @@ async function withSession<T>(
 ): Promise<T> {
   const provider = new FakeProvider();
   const sessionId = `ps_${randomUUID().slice(0, 8)}`;
-  const t0 = await env.currentTimeMs();
+  const t0 = await fx.env.currentTimeMs();
   provider.open(initial(sessionId), t0);
   providers.set(sessionId, provider);
   const run: Run = {
-    client: env.client,
+    client: fx.env.client,
     provider,
     t0,
     start: (id, o) => {
@@ -115,7 +91,7 @@ async function withSession<T>(
         initialSnapshot: provider.stateAt(id, t0),
         ...(o.continueAsNewAfter ? { continueAsNewAfter: o.continueAsNewAfter } : {}),
       };
-      return env.client.workflow.start<typeof checkoutWorkflow>('checkoutWorkflow', {
+      return fx.env.client.workflow.start<typeof checkoutWorkflow>('checkoutWorkflow', {
         workflowId: id,
         taskQueue,
         args: [input],
@@ -235,7 +211,7 @@ describe('the start deadline', () => {
         start: { by: 'starter' },
         settings: { deadlines: { startMs: 5 * MINUTE }, followMs: DAY },
       });
-      await env.sleep(10 * MINUTE);
+      await fx.env.sleep(10 * MINUTE);
       // The skipped timers' workflow tasks may still be running: wait for the result by query.
       let view = await handle.query(sessionQuery);
       for (let i = 0; !view.final && i < 100; i++) {
@@ -273,7 +249,7 @@ describe('the follow window', () => {
         const state = await result(await start(id, { settings: { followMs: 3 * DAY, recheckMs: DAY } }));
         expect(state.final?.phase).toBe('succeeded');
         expect(state.followUntil! - t0).toBeGreaterThanOrEqual(3 * DAY);
-        expect((await env.currentTimeMs()) - t0).toBeGreaterThanOrEqual(3 * DAY);
+        expect((await fx.env.currentTimeMs()) - t0).toBeGreaterThanOrEqual(3 * DAY);
         // A re-read about every recheckMs while following (webhooks may be off).
         const rereads = provider.calls.filter((c) => c.name === 'getState' && c.atMs - t0 >= DAY);
         expect(rereads.length).toBeGreaterThanOrEqual(2);
@@ -307,7 +283,7 @@ describe('continue-as-new', () => {
         expect(types[0]).toBe('created');
         expect(types.filter((t) => t === 'continue_as_new').length).toBe(state.runs);
         expect(provider.count('cancel')).toBe(1);
-        const first = await env.client.workflow.getHandle(id, handle.firstExecutionRunId).describe();
+        const first = await fx.env.client.workflow.getHandle(id, handle.firstExecutionRunId).describe();
         expect(first.status.name).toBe('CONTINUED_AS_NEW');
       },
     ));
@@ -338,7 +314,7 @@ describe('FPS payment with QR renewals', () => {
           }),
           initialSnapshot: provider.stateAt(id, t0),
         };
-        const handle = await env.client.workflow.start('fpsPaymentWorkflow', {
+        const handle = await fx.env.client.workflow.start('fpsPaymentWorkflow', {
           workflowId: id,
           taskQueue,
           args: [input],
@@ -375,7 +351,7 @@ describe('refunds the run itself must send, while it would end or continue as ne
             settings: { ...fewPolls, followMs: 3 * DAY, recheckMs: DAY },
             continueAsNewAfter,
           });
-          const session = env.client.workflow.getHandle(id);
+          const session = fx.env.client.workflow.getHandle(id);
           for (let tries = 0; (await session.query(sessionQuery)).phase !== 'succeeded'; tries++)
             if (tries > 100) throw new Error('the session never succeeded');
           provider.refundsDownUntil = t0 + outageMs;
@@ -436,7 +412,7 @@ describe('refunds the run itself must send, while it would end or continue as ne
       async ({ start, provider, t0 }, id) => {
         // The first refund succeeds only after the follow window: the run ends right after announcing it.
         const handle = await start(id, { settings: { ...fewPolls, followMs: HOUR, recheckMs: HOUR } });
-        const session = env.client.workflow.getHandle(id);
+        const session = fx.env.client.workflow.getHandle(id);
         for (let tries = 0; (await session.query(sessionQuery)).phase !== 'succeeded'; tries++)
           if (tries > 100) throw new Error('the session never succeeded');
         provider.refundsDownUntil = t0 + 2 * HOUR;

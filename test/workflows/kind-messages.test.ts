@@ -5,39 +5,15 @@
  * bundle on the time-skipping server, with a fake provider; no time passes.
  */
 import { randomUUID } from 'node:crypto';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { Worker } from '@temporalio/worker';
 import { KINDS, SESSION_KINDS, workflowOf, type SessionKind } from '../../common/kinds';
 import type { SessionInput } from '../../common/session-input';
 import { DEFAULT_SETTINGS } from '../../common/settings';
-import { bySession, FakeProvider, opened } from '../helpers/fake-provider';
-import { sharedWorkflowBundlePath } from '../helpers/temporal';
-import { startTimeSkipping } from '../helpers/time-skipping';
+import { FakeProvider, opened } from '../helpers/fake-provider';
+import { useFakeProviderWorker } from '../helpers/fake-provider-worker';
 
 jest.setTimeout(60_000);
 
-let env: TestWorkflowEnvironment;
-const providers = new Map<string, FakeProvider>();
-const taskQueue = `kind-messages-${randomUUID()}`;
-let worker: Worker | undefined;
-let working: Promise<void> | undefined;
-
-beforeAll(async () => {
-  env = await startTimeSkipping();
-  worker = await Worker.create({
-    connection: env.nativeConnection,
-    namespace: env.namespace ?? 'default',
-    taskQueue,
-    workflowBundle: { codePath: sharedWorkflowBundlePath() },
-    activities: bySession(providers),
-  });
-  working = worker.run();
-});
-afterAll(async () => {
-  worker?.shutdown();
-  await working;
-  await env?.teardown();
-});
+const fx = useFakeProviderWorker('kind-messages');
 
 interface Metadata {
   definition?: {
@@ -74,9 +50,9 @@ describe.each(SESSION_KINDS)('%s', (kind) => {
   it(`its workflow (${workflowOf(kind)}) registers exactly what the table of kinds says`, async () => {
     const sessionId = `ps_${randomUUID().slice(0, 8)}`;
     const provider = new FakeProvider();
-    const t0 = await env.currentTimeMs();
+    const t0 = await fx.env.currentTimeMs();
     provider.open(opened(sessionId), t0);
-    providers.set(sessionId, provider);
+    fx.providers.set(sessionId, provider);
     const input: SessionInput = {
       sessionId,
       kind,
@@ -86,9 +62,9 @@ describe.each(SESSION_KINDS)('%s', (kind) => {
       settings: DEFAULT_SETTINGS,
       initialSnapshot: provider.stateAt(sessionId, t0),
     };
-    const handle = await env.client.workflow.start(workflowOf(kind), {
+    const handle = await fx.env.client.workflow.start(workflowOf(kind), {
       workflowId: sessionId,
-      taskQueue,
+      taskQueue: fx.taskQueue,
       args: [input],
     });
     try {
