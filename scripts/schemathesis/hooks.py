@@ -70,6 +70,13 @@ def filter_case(context, case):
     if body is not None and _breaks_json_bounds(body, _body_schema(case)):
         return False
 
+    # A batch of payouts (client/inputs.ts payoutBatchInput) is in one currency, each payout's reference
+    # used once: rules across the items of an array, which JSON Schema cannot state. Each payout's own
+    # customer and participant are bounded like the body's.
+    payouts = body.get("payouts") if body is not None else None
+    if isinstance(payouts, list) and not _batch_ok(payouts, _body_schema(case)):
+        return False
+
     # A subscription's first charge lies between a day back and two years ahead of now (client/inputs.ts
     # FIRST_CHARGE_WINDOW): relative to the clock, which a static document cannot state.
     if body is not None and "firstChargeAt" in body and not _in_charge_window(body["firstChargeAt"]):
@@ -151,6 +158,25 @@ def _bounds(schema, out):
                 if isinstance(candidate, dict) and "x-max-json-bytes" in candidate:
                     out[name] = (candidate["x-max-json-bytes"], candidate.get("x-max-depth"))
     return out
+
+
+def _batch_ok(payouts, schema):
+    items = [p for p in payouts if isinstance(p, dict)]
+    currencies = {
+        str(p["amount"].get("currency")).lower()
+        for p in items
+        if isinstance(p.get("amount"), dict) and isinstance(p["amount"].get("currency"), str)
+    }
+    references = [p.get("reference") for p in items if isinstance(p.get("reference"), str)]
+    if len(currencies) > 1 or len(references) != len(set(references)):
+        return False
+    item_schemas = [
+        (branch.get("properties") or {}).get("payouts", {}).get("items")
+        for branch in [schema, *(schema.get("oneOf") or [])]
+        if isinstance(branch, dict)
+    ]
+    item_schema = next((s for s in item_schemas if isinstance(s, dict)), {})
+    return not any(_breaks_json_bounds(p, item_schema) for p in items)
 
 
 def _depth(value):

@@ -198,6 +198,9 @@ describe('GET /v1/sessions', () => {
       ['limit=two', 'limit'],
       ['cursor=not-a-cursor', 'cursor'],
       ['sort=created', 'sort'],
+      // Empty is no value (a number read from nothing would be 0, no filter at all).
+      ['amount_min=', 'amount_min'],
+      ['amount_max=%20', 'amount_max'],
     ];
     for (const [qs, field] of cases) {
       const res = await s.call('GET', `/v1/sessions?${qs}`);
@@ -208,6 +211,8 @@ describe('GET /v1/sessions', () => {
         [field],
       ]);
     }
+    const waitEmpty = await s.call('GET', '/v1/sessions/ps_1?wait=&after=');
+    expect([waitEmpty.status, fields(waitEmpty)]).toEqual([400, ['wait', 'after']]);
     const sub = await s.call('GET', '/v1/subscriptions?status=succeeded');
     expect([sub.status, fields(sub)]).toEqual([400, ['status']]);
 
