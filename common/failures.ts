@@ -75,6 +75,13 @@ export function providerRefused(r: ProviderRefusal): ApplicationFailure {
 }
 
 /** The failure's type and first detail, whatever wraps it (ActivityFailure, WorkflowUpdateFailedError, ...). */
+/** The provider's refusal an error carries; anything else is thrown again (it is not the provider's no). */
+export function refusalOf(err: unknown): ProviderRefusal {
+  const f = failureOf(err);
+  if (f?.type !== FAILURE_TYPES.providerRefused) throw err;
+  return f.details as ProviderRefusal;
+}
+
 export function failureOf(err: unknown): { type?: string; message: string; details?: unknown } | undefined {
   let e: unknown = err;
   for (let depth = 0; e && typeof e === 'object' && depth < 5; depth++) {

@@ -5,14 +5,7 @@
  * it through its approval to its result like the first. The same reference is the same payout.
  */
 import * as wf from '@temporalio/workflow';
-import {
-  FAILURE_TYPES,
-  failureOf,
-  invalidArgument,
-  referenceConflict,
-  stateConflict,
-  type ProviderRefusal,
-} from '../../common/failures';
+import { invalidArgument, referenceConflict, refusalOf, stateConflict } from '../../common/failures';
 import { addPayoutUpdate, type PayoutRequest } from '../../common/messages';
 import { checkArgument, payoutRequest } from '../../common/message-schemas';
 import {
@@ -105,10 +98,9 @@ async function sendPayout(s: Session, order: PayoutOrder): Promise<boolean> {
     s.payoutsChanged('payout_started', `${order.reference}${order.payoutId ? ` ${order.payoutId}` : ''}`);
     return true;
   } catch (err) {
-    const f = failureOf(err);
-    if (f?.type !== FAILURE_TYPES.providerRefused) throw err;
-    order.refused = f.details as ProviderRefusal;
-    s.payoutsChanged('payout_refused', `${order.reference}: ${order.refused.errorCode}`);
+    const refusal = refusalOf(err);
+    order.refused = refusal;
+    s.payoutsChanged('payout_refused', `${order.reference}: ${refusal.errorCode}`);
     return false;
   }
 }

@@ -4,7 +4,7 @@
  * the provider call that made the session started it too).
  */
 import * as wf from '@temporalio/workflow';
-import { FAILURE_TYPES, failureOf, stateConflict, type ProviderRefusal } from '../../common/failures';
+import { refusalOf, stateConflict } from '../../common/failures';
 import { claimStartUpdate, reportStartUpdate } from '../../common/messages';
 import { checkArgument, startReport } from '../../common/message-schemas';
 import type { StartSpec } from '../../common/session-input';
@@ -67,12 +67,6 @@ export async function startOperation(s: Session, start: StartSpec): Promise<bool
     case 'queue':
       return startNextPayout(s);
   }
-}
-
-function refusalOf(err: unknown): ProviderRefusal {
-  const f = failureOf(err);
-  if (f?.type !== FAILURE_TYPES.providerRefused) throw err;
-  return f.details as ProviderRefusal;
 }
 
 /**
