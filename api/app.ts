@@ -8,6 +8,7 @@
 import Fastify, { type FastifyInstance, type FastifyPluginAsync, type FastifyReply } from 'fastify';
 import type { ApiDeps } from './deps';
 import { ApiError } from './errors';
+import { clientErrorHandler } from './client-errors';
 import { InputValidationError } from '../client/errors';
 import { assertCodecProtected, type ListenAddress, type Listener } from './listeners';
 import { authPlugin } from './plugins/auth';
@@ -107,6 +108,8 @@ function newInstance(deps: ApiDeps): FastifyInstance {
     // Long path parameters reach the routes, which refuse them by their own rules (the return page's
     // 404 page, /v1's error envelope); past this the router refuses them (below).
     routerOptions: { maxParamLength: 2048 },
+    // What Node's HTTP parser refuses leaves as the error envelope too (api/client-errors.ts).
+    clientErrorHandler,
     // The router's own refusals leave as the error envelope too. An id longer than any route allows
     // names nothing: 404, as an unknown id does, not fastify's bare 414.
     frameworkErrors: (err, _request, reply: FastifyReply) => {

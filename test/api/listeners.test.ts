@@ -201,6 +201,62 @@ describe('server timeouts', () => {
       expect(closedAfterMs).toBeGreaterThanOrEqual(1_400);
       expect(closedAfterMs).toBeLessThan(10_000);
       expect(answer).toMatch(/^HTTP\/1\.1 408/);
+      expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toEqual({
+        error: { code: 'request_timeout', message: 'the request was not sent in time', retryable: true },
+      });
+    } finally {
+      await api.close();
+    }
+  });
+});
+
+describe('requests Node cannot parse', () => {
+  /** Sends `raw` on a socket and resolves with all the server wrote before it closed the socket. */
+  function rawExchange(url: string, raw: string): Promise<string> {
+    const { hostname, port } = new URL(url);
+    return new Promise((resolve, reject) => {
+      let answer = '';
+      const socket = connect(Number(port), hostname, () => socket.write(raw));
+      socket.on('data', (d) => (answer += d.toString()));
+      socket.on('error', () => undefined);
+      socket.on('close', () => resolve(answer));
+      setTimeout(() => {
+        socket.destroy();
+        reject(new Error('the server neither answered nor closed in 10 s'));
+      }, 10_000).unref();
+    });
+  }
+
+  const bodyOf = (answer: string) => JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4));
+
+  // Found by schemathesis: a header line with no value for Content-Length (`content-length;` in curl)
+  // was answered with fastify's own `{error, message, statusCode}`, not the documented envelope.
+  it.each([
+    ['an empty Content-Length', 'POST /webhooks/provider HTTP/1.1\r\nHost: x\r\nContent-Length:\r\n\r\n'],
+    ['a header line without a colon', 'POST /webhooks/provider HTTP/1.1\r\nHost: x\r\nno colon here\r\n\r\n'],
+  ])('%s is a 400 in the error envelope', async (_what, raw) => {
+    const api = buildApi({ ...apiDepsFor(s.stack), apiTokens: [s.token] });
+    const { publicUrl } = await listenLocally(api);
+    try {
+      const answer = await rawExchange(publicUrl, raw);
+      expect(answer).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+      expect(answer).toContain('Content-Type: application/json; charset=utf-8');
+      expect(bodyOf(answer)).toEqual({
+        error: { code: 'invalid_request', message: 'the request is not valid HTTP', retryable: false },
+      });
+    } finally {
+      await api.close();
+    }
+  });
+
+  it("headers past Node's limit are a 431 in the error envelope", async () => {
+    const api = buildApi({ ...apiDepsFor(s.stack), apiTokens: [s.token] });
+    const { publicUrl } = await listenLocally(api);
+    try {
+      const huge = `x-big: ${'a'.repeat(20_000)}\r\n`;
+      const answer = await rawExchange(publicUrl, `GET /healthz HTTP/1.1\r\nHost: x\r\n${huge}\r\n`);
+      expect(answer).toMatch(/^HTTP\/1\.1 431 /);
+      expect(bodyOf(answer).error.code).toBe('headers_too_large');
     } finally {
       await api.close();
     }
