@@ -17,12 +17,13 @@
 import { randomUUID } from 'node:crypto';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { Pool } from 'undici';
-import { providerEventSignal, type ProviderEventDelivery } from '../common/messages';
+import { providerEventSignal } from '../common/messages';
 import { CardDetails, redactPans, scrubCardData, signBytes } from '../provider';
 import type { WebhookEvent } from '../provider/schemas';
 import { sandboxForApi, startBenchServer, startPaysaga, waitingSettings } from './lib/stack';
 import { machineLine, percentile, round1, runBounded } from './support';
 import { TEST_CARD } from '../sandbox/test-cards';
+import type { ProviderEventDelivery } from '../common/session-input';
 
 const THREE_DS_CARD = TEST_CARD.visa3ds;
 

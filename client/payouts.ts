@@ -5,7 +5,6 @@
  */
 import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { addPayoutUpdate, type PayoutRequest, type PayoutResult } from '../common/messages';
-import type { PayoutOrder } from '../common/payouts';
 import { latestRun, updateOutlivedRun } from '../common/session-runs';
 import type { Money, SessionView } from '../common/views';
 import { storedStates } from '../store/sessions';
@@ -16,6 +15,7 @@ import * as inputs from './inputs';
 import * as bodies from './provider-bodies';
 import { readSession, started, type Started } from './reads';
 import { startSession, type StartOptions } from './starter';
+import type { PayoutOrder } from '../common/session-input';
 
 type SessionPayout = ReturnType<typeof inputs.sessionPayoutInput.parse>;
 

@@ -31,7 +31,6 @@ import {
   scrubCardData,
 } from '../provider';
 import type { ProviderRefusal } from '../common/failures';
-import type { PayoutOrder } from '../common/payouts';
 import type { SessionInfo } from '../provider/schemas';
 import { findReference } from '../store/references';
 import { sessionState } from '../store/sessions';
@@ -40,6 +39,7 @@ import { fromWorkflowFailure, ProviderRefusedError, SessionStateError } from './
 import { requestFingerprint } from './fingerprint';
 import { awaitSession, started, type Started } from './reads';
 import { openByReference } from './references';
+import type { PayoutOrder } from '../common/session-input';
 
 export interface StartOptions {
   /** Wait up to this long for the payer's action (3-DS, QR), a decision point or a result before answering. */

@@ -10,17 +10,14 @@
  * started). Only an event the session never applied would be applied now.
  */
 import type { Client } from '@temporalio/client';
-import {
-  providerEventsQuery,
-  recordedProviderEventsQuery,
-  type ProviderEventDelivery,
-} from '../common/messages';
+import { providerEventsQuery, recordedProviderEventsQuery } from '../common/messages';
 import { deliverProviderEvent, type DeliveryOutcome, type StoredState } from '../common/session-runs';
 import type { ProviderEventRecord } from '../common/views';
 import type { WebhookEvent } from '../provider/schemas';
 import { isNewer } from '../common/snapshot';
 import { SessionNotFoundError } from './errors';
 import { queryWithRetry } from './query';
+import type { ProviderEventDelivery } from '../common/session-input';
 
 /** One recorded event, replayed. */
 export interface ReplayedEvent {

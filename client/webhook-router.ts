@@ -5,11 +5,11 @@
  * provider echoes.
  */
 import type { Client } from '@temporalio/client';
-import type { ProviderEventDelivery } from '../common/messages';
 import { deliverProviderEvent, type DeliveryOutcome, type StoredState } from '../common/session-runs';
 import { scrubCardData } from '../provider';
 import type { SessionInfo, WebhookEvent } from '../provider/schemas';
 import { isNewer } from '../common/snapshot';
+import type { ProviderEventDelivery } from '../common/session-input';
 
 export type RouteOutcome = DeliveryOutcome;
 

@@ -148,3 +148,15 @@ export type RefundStatus = (typeof REFUND_STATUSES)[number];
 /** Where an entry of a session's event log came from. */
 export const EVENT_SOURCES = ['webhook', 'poll', 'call', 'decision', 'payer', 'timer', 'partner'] as const;
 export type EventSource = (typeof EVENT_SOURCES)[number];
+
+/** The status of one payout of a session, as the partner sees it. */
+export const PAYOUT_STATUSES = [
+  'queued',
+  'starting',
+  'awaiting_approval',
+  'processing',
+  'succeeded',
+  'failed',
+  'canceled',
+] as const;
+export type PayoutStatus = (typeof PAYOUT_STATUSES)[number];

@@ -4,30 +4,14 @@
  * exactly the ones it accepts. Safe for workflow code.
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { SessionInfo, WebhookEvent } from '../provider/schemas';
+import type { SessionInfo } from '../provider/schemas';
 import type { ProviderRefusal } from './failures';
 import type { ProviderEventRecord, SessionView, SubscriptionView } from './views';
 import type { ScheduleRequest } from './subscription-input';
-import type { TransferStart } from './session-input';
+import type { ProviderEventDelivery, TransferStart } from './session-input';
 
 // ---- a payment session (workflow id = session id) ----
 
-/**
- * A provider event for this session (DESIGN decision 16: nobody can fake an outcome). A webhook, or its
- * replay, carries the body exactly as the provider signed it and the signature: the session has its
- * worker verify them again (verifyProviderEvent) before it believes a word. Without `signed` (a state
- * sync of the reconciler, a webhook whose body could not travel) the delivery is only a reason to read
- * transaction/state: what it claims is never applied. Runs from before the proof (not patched
- * `provider-proof`) applied `event` as it came.
- */
-export interface ProviderEventDelivery {
-  receivedAt: string;
-  via: 'webhook' | 'replay' | 'sync';
-  /** The webhook's raw body (UTF-8) and its X-Signature, as received. */
-  signed?: { body: string; signature: string };
-  /** What was heard, for the audit (type, updated_at) and for routing; never trusted by the session. */
-  event?: WebhookEvent;
-}
 export const providerEventSignal = defineSignal<[ProviderEventDelivery]>('providerEvent');
 
 /** The payer came back to back_url: check the state now (at most once per interval). */

@@ -5,49 +5,15 @@
  * session, not the payout) and reads each one's status, amount and result from the provider's snapshot.
  * Pure and deterministic: safe for workflow code.
  */
-import type { SessionPhase } from './kinds';
-import type { ProviderRefusal } from './failures';
-import type { Money } from './views';
+import type { PayoutStatus, SessionPhase } from './kinds';
 import type { Payout, SessionInfo } from '../provider/schemas';
-import type { TransferStart } from './session-input';
+import type { PayoutOrder } from './session-input';
 
 /** At most this many payouts in one session (its state, events and history stay bounded). */
 export const PAYOUT_LIMITS = { perSession: 20 } as const;
 
-/** The status of one payout of a session, as the partner sees it. */
-export const PAYOUT_STATUSES = [
-  'queued',
-  'starting',
-  'awaiting_approval',
-  'processing',
-  'succeeded',
-  'failed',
-  'canceled',
-] as const;
-export type PayoutStatus = (typeof PAYOUT_STATUSES)[number];
-
 const FINAL_STATUSES: readonly PayoutStatus[] = ['succeeded', 'failed', 'canceled'];
 export const isFinalPayout = (status: PayoutStatus): boolean => FINAL_STATUSES.includes(status);
-
-/** One payout the partner asked for in a session, as the session's workflow keeps it. */
-export interface PayoutOrder {
-  /** The partner's reference of this payout, unique inside the session. */
-  reference: string;
-  money: Money;
-  /** The start/transfer body (no card data: a token or an FPS account); absent for the session's first. */
-  body?: TransferStart;
-  addedAt: string;
-  /** The session's own first payout (started with the session): the provider's first payout record. */
-  first?: boolean;
-  /** The provider's payout (po_...) once its start/transfer was answered. */
-  payoutId?: string;
-  /** The provider's payouts that existed when this one was first sent (to tell it from them). */
-  knownBefore?: string[];
-  /** The provider refused its start/transfer: it never existed there. */
-  refused?: ProviderRefusal;
-  /** Why it ended other than successfully, when paysaga knows more than the provider's error code. */
-  reason?: string;
-}
 
 /** The provider's payout record of an order, once it exists. */
 export function payoutOf(order: PayoutOrder, s: SessionInfo | undefined): Payout | undefined {

@@ -4,9 +4,7 @@
  * ever hold card data (DESIGN decision 2).
  */
 import type { ProviderRefusal } from './failures';
-import type { PayoutOrder } from './payouts';
 import type { SessionKind, SessionPhase } from './kinds';
-import type { ProviderEventDelivery } from './messages';
 import type { SessionSettings } from './settings';
 import type { Attention, Money, ProviderEventRecord, RefundView, SessionEvent } from './views';
 import type {
@@ -16,6 +14,7 @@ import type {
   InitTransferRequest,
   SessionInfo,
   StartCheckoutRequest,
+  WebhookEvent,
   StartTransferRequest,
 } from '../provider/schemas';
 
@@ -190,3 +189,40 @@ export const referenceWorkflowId = (reference: string): string => `ref-${referen
 
 /** Why a session ended, as `reason` says (prefixes callers can match). */
 export type EndReason = string;
+
+/** One payout the partner asked for in a session, as the session's workflow keeps it. */
+export interface PayoutOrder {
+  /** The partner's reference of this payout, unique inside the session. */
+  reference: string;
+  money: Money;
+  /** The start/transfer body (no card data: a token or an FPS account); absent for the session's first. */
+  body?: TransferStart;
+  addedAt: string;
+  /** The session's own first payout (started with the session): the provider's first payout record. */
+  first?: boolean;
+  /** The provider's payout (po_...) once its start/transfer was answered. */
+  payoutId?: string;
+  /** The provider's payouts that existed when this one was first sent (to tell it from them). */
+  knownBefore?: string[];
+  /** The provider refused its start/transfer: it never existed there. */
+  refused?: ProviderRefusal;
+  /** Why it ended other than successfully, when paysaga knows more than the provider's error code. */
+  reason?: string;
+}
+
+/**
+ * A provider event for this session (DESIGN decision 16: nobody can fake an outcome). A webhook, or its
+ * replay, carries the body exactly as the provider signed it and the signature: the session has its
+ * worker verify them again (verifyProviderEvent) before it believes a word. Without `signed` (a state
+ * sync of the reconciler, a webhook whose body could not travel) the delivery is only a reason to read
+ * transaction/state: what it claims is never applied. Runs from before the proof (not patched
+ * `provider-proof`) applied `event` as it came.
+ */
+export interface ProviderEventDelivery {
+  receivedAt: string;
+  via: 'webhook' | 'replay' | 'sync';
+  /** The webhook's raw body (UTF-8) and its X-Signature, as received. */
+  signed?: { body: string; signature: string };
+  /** What was heard, for the audit (type, updated_at) and for routing; never trusted by the session. */
+  event?: WebhookEvent;
+}

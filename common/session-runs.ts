@@ -12,9 +12,9 @@ import {
 } from '@temporalio/client';
 import { ApplicationFailure, WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
 import { workflowOf } from './kinds';
-import { providerEventSignal, type ProviderEventDelivery } from './messages';
+import { providerEventSignal } from './messages';
 import { sessionSearchAttributes } from './search-attributes';
-import type { SessionInput, SessionState } from './session-input';
+import type { SessionInput, SessionState, ProviderEventDelivery } from './session-input';
 
 export type SessionRun =
   | { status: 'running'; handle: WorkflowHandle; runId: string }

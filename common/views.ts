@@ -5,11 +5,11 @@
  */
 import { z } from 'zod';
 import { BILLING_INTERVALS } from './billing-calendar';
-import { PAYOUT_STATUSES } from './payouts';
 import { sessionInfo, userAction } from '../provider/schemas/session';
 import {
   EVENT_SOURCES,
   OPERATION_KINDS,
+  PAYOUT_STATUSES,
   REFUND_STATUSES,
   SESSION_KINDS,
   SESSION_PHASES,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ERROR_HTTP_STATUS, type RequestErrorCode } from './errors';
-import type { DeliveryRecord } from './webhooks';
+import type { DeliveryLog } from './delivery-record';
 
 /*
  * Fault injection rules of the sandbox: what can go wrong between the partner and the provider,
@@ -175,8 +175,6 @@ export class FaultRulesError extends Error {
     super(message);
   }
 }
-
-export type DeliveryLog = (filter: { sessionId?: string }) => DeliveryRecord[];
 
 export class FaultInjector {
   private rules: RuleState[] = [];

@@ -1,6 +1,7 @@
 import { randomUUID, sign, type KeyObject } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import { Agent, request } from 'undici';
+import type { DeliveryRecord, DeliveryState } from './delivery-record';
 import type { FaultInjector } from './faults';
 import { MemoryStore, type SandboxStore } from './store';
 import { attemptTimeoutMs, GIVE_UP_AFTER_MS, nextPauseMs } from './webhook-schedule';
@@ -32,32 +33,6 @@ export interface WebhookTarget {
 export interface WebhookEventBody {
   type: string;
   session_info: unknown;
-}
-
-/**
- * State of the event after this record:
- * delivered (2xx), retrying (failed, another attempt is scheduled), given_up (failed, no more attempts),
- * dropped (the webhook_drop fault: never sent), not_sent (webhooks are disabled for the project).
- */
-export type DeliveryState = 'delivered' | 'retrying' | 'given_up' | 'dropped' | 'not_sent';
-
-/** One attempt to deliver one event (attempt 0 for events that were never sent). */
-export interface DeliveryRecord {
-  eventId: string;
-  /** 0 for the event, 1 for the second copy sent by the webhook_duplicate fault */
-  copy: number;
-  type: string;
-  sessionId: string | null;
-  projectId: string;
-  url: string;
-  attempt: number;
-  /** when the attempt started (ISO), or when the event was dropped / not sent */
-  at: string;
-  atMs: number;
-  durationMs: number;
-  httpStatus: number | null;
-  error: string | null;
-  state: DeliveryState;
 }
 
 export interface WebhookDispatcherOptions {

@@ -3,10 +3,10 @@
  * it, and the client reads a closed run's result with it, without replaying the run).
  */
 import type { SessionPhase } from '../common/kinds';
-import type { SessionState } from '../common/session-input';
+import type { SessionState, PayoutOrder } from '../common/session-input';
 import type { PayoutView, SessionView } from '../common/views';
 import { paymentOf, operationsOf, totalsOf } from '../common/snapshot';
-import { isFinalPayout, payoutOf, payoutReason, payoutStatus, type PayoutOrder } from '../common/payouts';
+import { isFinalPayout, payoutOf, payoutReason, payoutStatus } from '../common/payouts';
 
 /** The phase a caller sees: final once final; needs_attention while paysaga keeps trying. */
 export function phaseOfState(st: SessionState): SessionPhase {

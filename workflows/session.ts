@@ -8,10 +8,16 @@
 import * as wf from '@temporalio/workflow';
 import { eventId, type SessionEventType } from '../common/events';
 import { isFinalPhase, type SessionPhase } from '../common/kinds';
-import { sessionSettledSignal, type AwaitChange, type ProviderEventDelivery } from '../common/messages';
+import { sessionSettledSignal, type AwaitChange } from '../common/messages';
 import { AmountMinor, CreatedAt, NeedsAttention, PaymentStatus } from '../common/search-attributes';
 import type { ProviderRefusal } from '../common/failures';
-import type { RefundRecord, SessionInput, SessionState } from '../common/session-input';
+import type {
+  RefundRecord,
+  SessionInput,
+  SessionState,
+  ProviderEventDelivery,
+  PayoutOrder,
+} from '../common/session-input';
 import {
   currentPayout,
   isFinalPayout,
@@ -19,7 +25,6 @@ import {
   payoutsPhase,
   payoutsReason,
   payoutStatus,
-  type PayoutOrder,
 } from '../common/payouts';
 import type { ProviderEventRecord, SessionEvent, SessionView } from '../common/views';
 import type { SessionInfo, WebhookEvent } from '../provider/schemas';

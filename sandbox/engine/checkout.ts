@@ -3,7 +3,7 @@ import { timestamp } from '../clock';
 import { ApiError, invalid } from '../errors';
 import type { Echo, Money, PaymentRecord, SessionRecord } from '../model';
 import type { FlowContext } from './context';
-import type { Job, PaymentStep } from './jobs';
+import type { Job, PaymentStep } from './job';
 import { qrImage } from './qr-image';
 
 /*

@@ -9,7 +9,7 @@ import type { Scheduler } from '../scheduler';
 import type { SandboxState } from '../state';
 import { SessionView } from '../view';
 import type { WebhookDispatcher } from '../webhooks';
-import type { Job } from './jobs';
+import type { Job } from './job';
 
 /** Public status of an operation in a stage that is not final. */
 const OPEN_STAGE_STATUS: Record<Exclude<Stage, 'done'>, 'pending' | 'ongoing'> = {

@@ -3,7 +3,7 @@ import { randomDigits } from '../ids';
 import type { Echo, Money, PayoutRecord, SessionRecord } from '../model';
 import type { FlowContext } from './context';
 import { isRegisteredFpsPhone } from './instruments';
-import type { PayoutStep } from './jobs';
+import type { PayoutStep } from './job';
 
 /*
  * Payout flows (STATES.md): preparing -> approve_pending -> processing -> payout -> checkout_results.

@@ -1,5 +1,5 @@
 /**
- * Which top-level folders import which, read from the sources with TypeScript's own import scanner and
+ * Which files and top-level folders import which, read from the sources with TypeScript's own import scanner and
  * module resolution (imports, re-exports, `import type`, `require` and `import()` alike).
  */
 import * as fs from 'node:fs';
@@ -16,25 +16,39 @@ function sourceFiles(dir: string): string[] {
   });
 }
 
-/** Edges between `folders` (relative to `root`); imports inside one folder and of packages are left out. */
-export function folderGraph(root: string, folders: readonly string[]): FolderGraph {
+/** Each source file of `folders` with the files of ours it imports (packages left out), by path from `root`. */
+export function fileGraph(root: string, folders: readonly string[]): FolderGraph {
   const options: ts.CompilerOptions = {
     module: ts.ModuleKind.Node16,
     moduleResolution: ts.ModuleResolutionKind.Node16,
     allowJs: true,
   };
-  const topFolder = (file: string) => path.relative(root, file).split(path.sep)[0]!;
-  const graph: FolderGraph = new Map(folders.map((folder) => [folder, new Set<string>()]));
+  const graph: FolderGraph = new Map();
   for (const folder of folders) {
     for (const file of sourceFiles(path.join(root, folder))) {
+      const edges = new Set<string>();
       const { importedFiles } = ts.preProcessFile(fs.readFileSync(file, 'utf8'), true, true);
       for (const { fileName } of importedFiles) {
         if (!fileName.startsWith('.')) continue;
         const resolved = ts.resolveModuleName(fileName, file, options, ts.sys).resolvedModule;
         if (!resolved) throw new Error(`${path.relative(root, file)}: cannot resolve ${fileName}`);
-        const target = topFolder(resolved.resolvedFileName);
-        if (target !== folder && graph.has(target)) graph.get(folder)!.add(target);
+        edges.add(path.relative(root, resolved.resolvedFileName));
       }
+      graph.set(path.relative(root, file), edges);
+    }
+  }
+  return graph;
+}
+
+/** Edges between `folders` (relative to `root`); imports inside one folder and of packages are left out. */
+export function folderGraph(root: string, folders: readonly string[]): FolderGraph {
+  const topFolder = (file: string) => file.split(path.sep)[0]!;
+  const graph: FolderGraph = new Map(folders.map((folder) => [folder, new Set<string>()]));
+  for (const [file, imported] of fileGraph(root, folders)) {
+    const folder = topFolder(file);
+    for (const target of imported) {
+      const to = topFolder(target);
+      if (to !== folder && graph.has(to)) graph.get(folder)!.add(to);
     }
   }
   return graph;

@@ -8,18 +8,12 @@ import * as wf from '@temporalio/workflow';
 import { invalidArgument, referenceConflict, refusalOf, stateConflict } from '../../common/failures';
 import { addPayoutUpdate, type PayoutRequest } from '../../common/messages';
 import { checkArgument, payoutRequest } from '../../common/message-schemas';
-import {
-  nextQueued,
-  payoutEnded,
-  PAYOUT_LIMITS,
-  samePayout,
-  newPayoutId,
-  type PayoutOrder,
-} from '../../common/payouts';
+import { nextQueued, payoutEnded, PAYOUT_LIMITS, samePayout, newPayoutId } from '../../common/payouts';
 import { stepName } from '../../common/steps';
 import { provider } from '../calls';
 import { iso } from '../iso';
 import type { Session } from '../session';
+import type { PayoutOrder } from '../../common/session-input';
 
 /** Registers addPayout (payout sessions). */
 export function acceptPayouts(s: Session): void {

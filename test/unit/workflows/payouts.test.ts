@@ -11,10 +11,10 @@ import {
   payoutsPhase,
   payoutsReason,
   payoutStatus,
-  type PayoutOrder,
 } from '../../../common/payouts';
 import { phaseOf } from '../../../common/snapshot';
 import type { SessionInfo } from '../../../provider/schemas';
+import type { PayoutOrder } from '../../../common/session-input';
 
 const rub = (amount: number) => ({ amount, currency: 'rub' });
 const order = (reference: string, amount: number, extra: Partial<PayoutOrder> = {}): PayoutOrder => ({
