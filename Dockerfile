@@ -23,6 +23,7 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY bin ./bin
 COPY scripts/build-workflow-bundle.js ./scripts/
 COPY common ./common
+COPY platform ./platform
 COPY provider ./provider
 COPY sandbox ./sandbox
 COPY store ./store

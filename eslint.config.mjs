@@ -33,7 +33,7 @@ import { builtinModules } from 'node:module';
 import js from '@eslint/js';
 import { defineConfig, globalIgnores } from 'eslint/config';
 import tseslint from 'typescript-eslint';
-import { layersConfig, WORKFLOW_SAFE_COMMON } from './eslint.layers.mjs';
+import { layersConfig, WORKFLOW_SAFE } from './eslint.layers.mjs';
 
 /** Packages that do I/O or need Node: never loaded into the workflow bundle (their types are fine). */
 const NODE_ONLY_PACKAGES = [
@@ -83,8 +83,8 @@ export default defineConfig(
   },
   {
     // Workflow code runs in Temporal's deterministic sandbox: no Node built-ins, nothing that talks to the
-    // world (types are fine). Which files may reach workflow code at all: eslint.layers.mjs.
-    files: ['workflows/**/*.ts', ...WORKFLOW_SAFE_COMMON, 'test/fixtures/*workflow*.ts'],
+    // world (types are fine). Which folders may reach workflow code at all: eslint.layers.mjs.
+    files: [...WORKFLOW_SAFE.map((folder) => `${folder}/**/*.ts`), 'test/fixtures/*workflow*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',

@@ -1,19 +1,22 @@
 // The direction of imports between paysaga's top-level folders, enforced by eslint-plugin-boundaries
-// (README "What is where" and DESIGN "Layout" say the same in words). Each folder is an element; a few
-// files carry a category that narrows what may reach them:
-//   contract       the provider's wire contract: its zod schemas, the card type they parse card fields
-//                  into (and its redaction), and the endpoint table the client and the sandbox share;
-//   workflow-safe  files the workflow bundle may load: workflows/ and the common/ files listed below
-//                  (no Node built-ins, no Temporal client; the rule in eslint.config.mjs checks that);
-//   pure           the workflows/ files with no Temporal workflow API, read outside workflows too.
+// (README "What is where" draws the same picture). Each folder is an element, and what may load a file
+// is said by the folder it is in, never by a list of files:
+//   provider/schemas/  the provider's wire contract (zod schemas, the card type they parse card fields
+//                      into, the endpoint table the client and the sandbox share): loads nothing else;
+//   common/            what workflow code may load: the domain's plain data, rules and views (no Node
+//                      built-ins, no Temporal client; the rule in eslint.config.mjs checks that);
+//   platform/          Node only: the payload codec, signatures and secrets, Temporal's configuration
+//                      and connections, the outbound guard, and the calls to Temporal that both
+//                      activities and the client make (session-runs).
 // Anything not allowed below fails `npx eslint`; test/unit/layers.test.ts plants wrong imports to
-// prove it, and that the folders form no cycle.
+// prove it, and that neither the folders nor the files form a cycle.
 import boundaries from 'eslint-plugin-boundaries';
 
 /** Top-level folders, bottom first. Tests, benchmarks and scripts are no element: they may import all. */
 export const LAYERS = [
   'provider',
   'common',
+  'platform',
   'sandbox',
   'store',
   'activities',
@@ -24,28 +27,10 @@ export const LAYERS = [
   'cli',
 ];
 
-/** common/ files the workflow bundle may import; any other common/ file is for Node code only. */
-export const WORKFLOW_SAFE_COMMON = [
-  'billing-calendar',
-  'event-delivery',
-  'events',
-  'failures',
-  'json-bounds',
-  'kinds',
-  'message-schemas',
-  'messages',
-  'payouts',
-  'reconciler',
-  'search-attributes',
-  'session-input',
-  'settings',
-  'snapshot',
-  'steps',
-  'subscription-input',
-].map((name) => `common/${name}.ts`);
+/** Folders whose every file workflow code may load (eslint.config.mjs keeps Node out of them). */
+export const WORKFLOW_SAFE = ['workflows', 'common', 'provider/schemas'];
 
-const CONTRACT = ['provider/schemas/**', 'provider/card.ts', 'provider/endpoints.ts'];
-const PURE = ['workflows/session-view.ts'];
+const CONTRACT = 'provider/schemas/**';
 
 /** An element of a layer, narrowed to files of a category (`{ noneOf: [...] }` for files outside it). */
 const el = (type, categories) => ({ element: { type }, ...(categories ? { file: { categories } } : {}) });
@@ -62,30 +47,27 @@ const policies = [
   // The provider's client imports nothing of ours; its wire contract imports nothing but itself.
   { from: el('provider'), allow: values(el('provider')) },
   { from: el('provider', 'contract'), disallow: values(el('provider', not('contract'))) },
-  // The bottom module: shared contracts; of the provider, only its wire contract.
+  // The bottom of paysaga: what workflows may load; of the provider, only its wire contract.
   { from: el('common'), allow: values(el('common'), el('provider', 'contract')) },
-  // Workflow-safe common files reach only workflow-safe files (the contract's card type uses node:util).
-  {
-    from: el('common', 'workflow-safe'),
-    disallow: values(el('common', not('workflow-safe')), el('provider', 'contract')),
-  },
-  { from: el('common', 'workflow-safe'), allow: types(el('common'), el('provider', 'contract')) },
+  // Node's side of the shared code.
+  { from: el('platform'), allow: values(el('platform'), el('common'), el('provider')) },
   // The emulated provider shares only the provider's wire contract, nothing of paysaga.
   { from: el('sandbox'), allow: values(el('sandbox'), el('provider', 'contract')) },
   // The store: PostgreSQL tables and typed queries over common's shapes; never loaded by workflow code.
   { from: el('store'), allow: values(el('store'), el('common'), el('provider', 'contract')) },
+  { from: el('store'), allow: types(el('platform')) },
   {
     from: el('activities'),
-    allow: values(el('activities'), el('store'), el('common'), el('provider')),
+    allow: values(el('activities'), el('store'), el('common'), el('platform'), el('provider')),
   },
-  // Workflow code loads only workflow-safe files; activities, Node-only common files and the provider's
-  // schemas it knows as types.
-  { from: el('workflows'), allow: values(el('workflows'), el('common', 'workflow-safe')) },
-  { from: el('workflows'), allow: types(el('activities'), el('common'), el('provider', 'contract')) },
-  // The client reads workflow results with the pure workflow files, and starts workflows by their types.
+  // Workflow code loads only workflow code and common/; activities and the provider's schemas it knows as
+  // types.
+  { from: el('workflows'), allow: values(el('workflows'), el('common')) },
+  { from: el('workflows'), allow: types(el('activities'), el('provider', 'contract')) },
+  // The client starts workflows by their types.
   {
     from: el('client'),
-    allow: values(el('client'), el('store'), el('common'), el('provider'), el('workflows', 'pure')),
+    allow: values(el('client'), el('store'), el('common'), el('platform'), el('provider')),
   },
   { from: el('client'), allow: types(el('workflows')) },
   {
@@ -97,10 +79,14 @@ const policies = [
       el('client'),
       el('workflows'),
       el('common'),
+      el('platform'),
       el('provider'),
     ),
   },
-  { from: el('api'), allow: values(el('api'), el('client'), el('store'), el('common'), el('provider')) },
+  {
+    from: el('api'),
+    allow: values(el('api'), el('client'), el('store'), el('common'), el('platform'), el('provider')),
+  },
   { from: el('cli'), allow: values(...LAYERS.map((layer) => el(layer))) },
 ];
 
@@ -111,8 +97,6 @@ export const layersConfig = {
     'boundaries/elements': LAYERS.map((type) => ({ type, pattern: type, partialMatch: false })),
     'boundaries/files': [
       { category: 'contract', pattern: CONTRACT },
-      { category: 'workflow-safe', pattern: ['workflows/**', ...WORKFLOW_SAFE_COMMON] },
-      { category: 'pure', pattern: PURE },
       // every file has a category, so that `noneOf` selects the files outside the others
       { category: 'file', pattern: '**/*' },
     ],

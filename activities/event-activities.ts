@@ -7,7 +7,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { PaysagaEvent } from '../common/events';
 import { eventProblem } from '../common/event-publishing';
-import { scrubCardData } from '../provider/card';
+import { scrubCardData } from '../provider/schemas/card';
 import type { Store } from '../store/database';
 import { publishEvents, type FanOut } from '../store/events';
 

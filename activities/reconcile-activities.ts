@@ -9,7 +9,7 @@ import type { Store } from '../store/database';
 import { searchSessions, sessionState, storedStates, type SessionCursor } from '../store/sessions';
 import type { ReconcileOutcome } from '../common/reconciler';
 import { recordPass, type PassRecord } from '../store/reconciliation';
-import { deliverProviderEvent, latestRun } from '../common/session-runs';
+import { deliverProviderEvent, latestRun } from '../platform/session-runs';
 import { scrubCardData, type ProviderClient } from '../provider';
 import type { SessionView } from '../common/views';
 import type { SessionInfo } from '../provider/schemas';

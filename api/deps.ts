@@ -1,4 +1,4 @@
-import type { OutboundPolicy } from '../common/outbound-guard';
+import type { OutboundPolicy } from '../platform/outbound-guard';
 import type { ApiToken } from './api-tokens';
 import type { PublicRateLimit } from './plugins/public-rate-limit';
 import type { Client } from '@temporalio/client';
@@ -8,7 +8,7 @@ import type { PaymentsClient } from '../client/payments-client';
 import type { createWebhookVerifier, ProviderClient } from '../provider';
 import type { SessionSettings } from '../common/settings';
 import type { Store } from '../store/database';
-import type { SigningKeys } from '../common/event-secrets';
+import type { SigningKeys } from '../platform/event-secrets';
 
 /** Everything the API talks to, built once by the caller (startApiFromEnv, `paysaga dev`, tests). */
 export interface ApiDeps {

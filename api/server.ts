@@ -1,6 +1,6 @@
 /**
  * `startApiFromEnv()`: the API as a process of its own, configured by environment variables
- * (see api/README.md): Temporal through common/temporal-config.ts, the provider through provider/config.ts,
+ * (see api/README.md): Temporal through platform/temporal-config.ts, the provider through provider/config.ts,
  * its two listeners and the payer's return through api/listen-config.ts.
  * It listens and returns a handle; whoever runs it (the `paysaga api` command, `paysaga dev`)
  * decides when to close it.
@@ -8,7 +8,7 @@
 import { Client, type Connection } from '@temporalio/client';
 import { PaymentsClient } from '../client/payments-client';
 import { storeFromEnv } from '../store/from-env';
-import { signingKeysFromEnv } from '../common/event-secrets';
+import { signingKeysFromEnv } from '../platform/event-secrets';
 import type { Store } from '../store/database';
 import { DeferredReturnUrls, ReturnUrls } from '../client/return-url';
 import { DEFAULT_SETTINGS, type SessionSettings } from '../common/settings';
@@ -19,11 +19,11 @@ import {
   providerConfigFromEnv,
   resolveEnvironment,
 } from '../provider';
-import { assertCodecConfigured, codecFromEnv } from '../common/codec';
-import { hostsOf, outboundPolicyFromEnv } from '../common/outbound-guard';
-import { temporalSettingsFromEnv } from '../common/temporal-config';
-import { connectTemporalClient } from '../common/temporal-connection';
-import { assertSearchAttributesRegistered } from '../common/search-attribute-check';
+import { assertCodecConfigured, codecFromEnv } from '../platform/codec';
+import { hostsOf, outboundPolicyFromEnv } from '../platform/outbound-guard';
+import { temporalSettingsFromEnv } from '../platform/temporal-config';
+import { connectTemporalClient } from '../platform/temporal-connection';
+import { assertSearchAttributesRegistered } from '../platform/search-attribute-check';
 import { buildApi, type PaysagaApi } from './app';
 import { parseApiTokens } from './api-tokens';
 import { listenConfigFromEnv, type ListenOverrides } from './listen-config';

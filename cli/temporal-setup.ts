@@ -14,7 +14,7 @@ import { isGrpcServiceError, type Connection } from '@temporalio/client';
 import type { SearchAttributeType } from '@temporalio/common';
 import type { SearchAttributeKey } from '@temporalio/common/lib/search-attributes';
 import { msToTs } from '@temporalio/common/lib/time';
-import { compareSearchAttributes, INDEXED_VALUE_TYPE } from '../common/search-attribute-check';
+import { compareSearchAttributes, INDEXED_VALUE_TYPE } from '../platform/search-attribute-check';
 import { PAYSAGA_SEARCH_ATTRIBUTES, searchAttributeSpecs } from '../common/search-attributes';
 
 /** gRPC status codes setup tells apart. */

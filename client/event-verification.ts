@@ -10,7 +10,7 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import type { PaysagaEvent } from '../common/events';
-import { computeEventSignature, parseEventSignatureHeader } from '../common/event-signature';
+import { computeEventSignature, parseEventSignatureHeader } from '../platform/event-signature';
 
 /** Five minutes, as most providers use: enough for clock skew and queueing, short for replays. */
 export const DEFAULT_EVENT_TOLERANCE_SEC = 300;

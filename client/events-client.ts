@@ -15,9 +15,9 @@ import {
   endpointWants,
   type EventEndpoint,
 } from '../common/event-delivery';
-import { deriveEndpointSecret, type SigningKeys } from '../common/event-secrets';
+import { deriveEndpointSecret, type SigningKeys } from '../platform/event-secrets';
 import { parseEventId, type PaysagaEvent } from '../common/events';
-import { OutboundGuard, OutboundRefusedError, type OutboundPolicy } from '../common/outbound-guard';
+import { OutboundGuard, OutboundRefusedError, type OutboundPolicy } from '../platform/outbound-guard';
 import type {
   EndpointDeliveryView,
   EventDeliveries,
@@ -107,7 +107,7 @@ export class EventsClient {
     };
   }
 
-  /** The outbound edge (common/outbound-guard.ts): a URL inside the deployment is a 400 naming `url`. */
+  /** The outbound edge (platform/outbound-guard.ts): a URL inside the deployment is a 400 naming `url`. */
   private async checkDestination(url: string): Promise<void> {
     this.guard ??= new OutboundGuard(this.o.outbound ?? { allowHttp: false, allow: [] });
     try {

@@ -6,7 +6,7 @@
  *   for await (const row of exportRows(store, 'sessions', { from, to })) write(row);
  */
 import type { Store } from '../store/database';
-import { sessionViewOf } from '../workflows/session-view';
+import { sessionViewOf } from '../common/session-view';
 
 export const EXPORT_KINDS = ['sessions', 'events', 'refunds'] as const;
 export type ExportKind = (typeof EXPORT_KINDS)[number];

@@ -4,7 +4,7 @@
  * it (not even hashed: a PAN's hash is easily reversed); a card counts as its BIN, last 4 and expiry.
  */
 import { createHash } from 'node:crypto';
-import { isSensitiveCard } from '../provider/card';
+import { isSensitiveCard } from '../provider/schemas/card';
 
 function canonical(v: unknown): unknown {
   if (isSensitiveCard(v)) return v.toJSON();

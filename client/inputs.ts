@@ -3,7 +3,7 @@
  * so a bad request names the same field and rule whichever way it comes in.
  */
 import { z } from 'zod';
-import { CardDetails, HashedCardDetails } from '../provider/card';
+import { CardDetails, HashedCardDetails } from '../provider/schemas/card';
 import { SUBMERCHANT_ID_PATTERN } from '../provider/config';
 import { cardDetails, hashedCardDetails, participantInfo, userInfo } from '../provider/schemas';
 import { SETTINGS_BOUNDS } from '../common/settings';

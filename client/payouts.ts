@@ -5,7 +5,7 @@
  */
 import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { addPayoutUpdate, type PayoutRequest, type PayoutResult } from '../common/messages';
-import { latestRun, updateOutlivedRun } from '../common/session-runs';
+import { latestRun, updateOutlivedRun } from '../platform/session-runs';
 import type { Money, SessionView } from '../common/views';
 import { storedStates } from '../store/sessions';
 import type { ClientContext } from './context';

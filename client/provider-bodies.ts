@@ -4,7 +4,7 @@
  */
 import type { Money } from '../common/views';
 import type { CheckoutStart, TransferStart } from '../common/session-input';
-import type { CardDetails, HashedCardDetails } from '../provider/card';
+import type { CardDetails, HashedCardDetails } from '../provider/schemas/card';
 import type {
   IdentityCheckRequest,
   InitCheckoutRequest,

@@ -7,7 +7,7 @@ import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/cl
 import { awaitChangeUpdate, sessionQuery, type AwaitChange } from '../common/messages';
 import type { SessionView } from '../common/views';
 import { sessionState } from '../store/sessions';
-import { sessionViewOf } from '../workflows/session-view';
+import { sessionViewOf } from '../common/session-view';
 import type { ClientContext } from './context';
 import { SessionNotFoundError } from './errors';
 import { queryWithRetry } from './query';

@@ -11,7 +11,7 @@ import {
 } from '@temporalio/client';
 import { isPaymentKind, PAYMENT_KINDS, workflowOf } from '../common/kinds';
 import { refundUpdate, type RefundRequest, type RefundResult } from '../common/messages';
-import { latestRun, reopenOptions, updateOutlivedRun } from '../common/session-runs';
+import { latestRun, reopenOptions, updateOutlivedRun } from '../platform/session-runs';
 import type { SessionView } from '../common/views';
 import { storedStates } from '../store/sessions';
 import type { ClientContext } from './context';

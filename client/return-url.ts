@@ -1,10 +1,10 @@
 /**
  * The back_url paysaga gives the provider for a session (DESIGN decision 14): its own public return page,
- * `<public URL>/return/<session id>?t=<token>`, the token an HMAC of the session id (common/return-token.ts).
+ * `<public URL>/return/<session id>?t=<token>`, the token an HMAC of the session id (platform/return-token.ts).
  * It needs the session id, so it is sent with start/checkout (whose values add to or replace those of
  * initiate), never at initiate. Nothing depends on the provider adding parameters to it.
  */
-import { signedReturnUrl } from '../common/return-token';
+import { signedReturnUrl } from '../platform/return-token';
 
 /** Anything that can name a session's return page (a ReturnUrls, or one bound late by the API). */
 export interface SessionReturnUrls {

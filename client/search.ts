@@ -20,7 +20,7 @@ import { reference as referenceSchema } from './inputs';
 import type { Store } from '../store/database';
 import { searchSessions as searchStoredSessions, type SessionCursor } from '../store/sessions';
 import { searchSubscriptions as searchStoredSubscriptions } from '../store/subscriptions';
-import { sessionViewOf } from '../workflows/session-view';
+import { sessionViewOf } from '../common/session-view';
 
 export const MAX_SEARCH_LIMIT = 100;
 export const DEFAULT_SEARCH_LIMIT = 20;

@@ -20,13 +20,13 @@ import {
   type AwaitChange,
 } from '../common/messages';
 import type { ProviderEventRecord, SessionView } from '../common/views';
-import type { CardDetails, HashedCardDetails } from '../provider/card';
+import type { CardDetails, HashedCardDetails } from '../provider/schemas/card';
 import type { ClientContext } from './context';
 import { parse } from './context';
 import { fromWorkflowFailure, SessionNotFoundError, SessionStateError } from './errors';
 import * as inputs from './inputs';
 import * as bodies from './provider-bodies';
-import { updateOutlivedRun } from '../common/session-runs';
+import { updateOutlivedRun } from '../platform/session-runs';
 import { storedStates } from '../store/sessions';
 import { queryWithRetry } from './query';
 import { awaitSession, readSession, type Started } from './reads';

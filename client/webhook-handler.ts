@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import type { WebhookVerification } from '../provider';
-import type { StoredState } from '../common/session-runs';
+import type { StoredState } from '../platform/session-runs';
 import { SESSION_ID_PATTERN } from '../common/session-input';
 import { routeProviderEvent, type RouteOutcome } from './webhook-router';
 

@@ -2,7 +2,7 @@
  * Replaying a session's recorded provider webhooks (`paysaga webhooks replay`, POST
  * /v1/sessions/{id}/provider-events/replay): each event the session recorded (the query
  * `recordedProviderEvents`: webhooks and state syncs, with their payloads) goes through the same routing
- * as a webhook (common/session-runs.ts `deliverProviderEvent`), marked `via: 'replay'`.
+ * as a webhook (platform/session-runs.ts `deliverProviderEvent`), marked `via: 'replay'`.
  *
  * A replay changes nothing already applied: sessions apply snapshots only forward (common/snapshot.ts
  * isNewer), so a running session records each replayed event in its audit trail as a `duplicate` or
@@ -11,7 +11,7 @@
  */
 import type { Client } from '@temporalio/client';
 import { providerEventsQuery, recordedProviderEventsQuery } from '../common/messages';
-import { deliverProviderEvent, type DeliveryOutcome, type StoredState } from '../common/session-runs';
+import { deliverProviderEvent, type DeliveryOutcome, type StoredState } from '../platform/session-runs';
 import type { ProviderEventRecord } from '../common/views';
 import type { WebhookEvent } from '../provider/schemas';
 import { isNewer } from '../common/snapshot';

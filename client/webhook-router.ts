@@ -5,7 +5,7 @@
  * provider echoes.
  */
 import type { Client } from '@temporalio/client';
-import { deliverProviderEvent, type DeliveryOutcome, type StoredState } from '../common/session-runs';
+import { deliverProviderEvent, type DeliveryOutcome, type StoredState } from '../platform/session-runs';
 import { scrubCardData } from '../provider';
 import type { SessionInfo, WebhookEvent } from '../provider/schemas';
 import { isNewer } from '../common/snapshot';

@@ -1,7 +1,7 @@
 /**
  * How events reach backends (DESIGN decision 13): event endpoints and the delivery policy, shared by the
  * worker that delivers (workers/event-dispatcher.ts), the API and the HTTP client. No I/O here; the
- * signature itself is in common/event-signature.ts.
+ * signature itself is in platform/event-signature.ts.
  */
 import type { EventType } from './events';
 import type { EventEndpoint } from './event-views';

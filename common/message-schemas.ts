@@ -11,7 +11,7 @@ const text = (max: number) => z.string().max(max);
 
 /**
  * What a worker's codec hands the workflow in place of a payload nobody encrypted although codec keys
- * are set (common/codec.ts): every schema here refuses it, so it is recorded as refused.
+ * are set (platform/codec.ts): every schema here refuses it, so it is recorded as refused.
  */
 export const UNENCRYPTED_MARK = { paysagaRefused: 'unencrypted payload' } as const;
 

@@ -2,8 +2,8 @@
  * Pure reading of provider snapshots (session_info from webhooks, calls or polls): which is newer, what
  * phase it means, what moved, and whether it matches what was asked. Deterministic: no I/O, no clock.
  */
-import type { SessionPhase } from '../common/kinds';
-import type { Money, OperationView, Totals } from '../common/views';
+import type { SessionPhase } from './kinds';
+import type { Money, OperationView, Totals } from './views';
 import type { Moneyback, Payment, Payout, SessionInfo } from '../provider/schemas';
 
 const FINAL_OP = new Set(['successful', 'unsuccessful']);

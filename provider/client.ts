@@ -1,7 +1,7 @@
 import type { KeyObject } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, request, type Dispatcher } from 'undici';
-import { redactPans } from './card';
+import { redactPans } from './schemas/card';
 import {
   API_PREFIX,
   endpoints,
@@ -9,7 +9,7 @@ import {
   type EndpointName,
   type RequestOf,
   type ResponseOf,
-} from './endpoints';
+} from './schemas/endpoints';
 import {
   PaysagaProviderError,
   ProviderError,
@@ -120,7 +120,9 @@ export class ProviderClient {
     const project = options.projectId ?? this.opts.projectId;
     const signingKey = project === this.opts.projectId ? this.key : this.projectKeys.get(project);
     if (!signingKey)
-      throw new ProviderValidationError(def.path, [`project ${project} is not configured (PAYSAGA_PROJECTS)`]);
+      throw new ProviderValidationError(def.path, [
+        `project ${project} is not configured (PAYSAGA_PROJECTS)`,
+      ]);
     const headers: Record<string, string> = {
       'content-type': 'application/json',
       [this.opts.legacyHeaders ? 'x-partner-project' : 'x-project-id']: project,

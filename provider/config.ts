@@ -60,7 +60,8 @@ export const providerConfigSchema = z.object({
       const ids = new Set<string>();
       const uses = new Map<string, string>();
       projects.forEach((p, i) => {
-        if (ids.has(p.id)) ctx.addIssue({ code: 'custom', path: [i, 'id'], message: `${p.id} is listed twice` });
+        if (ids.has(p.id))
+          ctx.addIssue({ code: 'custom', path: [i, 'id'], message: `${p.id} is listed twice` });
         ids.add(p.id);
         for (const use of p.use) {
           const other = uses.get(use);

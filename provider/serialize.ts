@@ -1,4 +1,4 @@
-import { isSensitiveCard, revealCard } from './card';
+import { isSensitiveCard, revealCard } from './schemas/card';
 
 /**
  * The one place card data becomes plain text: the request body sent on the wire.

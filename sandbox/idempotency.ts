@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { maskCardData } from '../provider/card';
+import { maskCardData } from '../provider/schemas/card';
 import { MemoryStore, type SandboxStore } from './store';
 
 /*

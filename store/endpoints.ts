@@ -1,6 +1,6 @@
 /**
  * Event endpoints in the store. No secret is ever stored: an endpoint row names the master key and the
- * version its secret is derived from (common/event-secrets.ts); configured endpoints
+ * version its secret is derived from (platform/event-secrets.ts); configured endpoints
  * (PAYSAGA_EVENT_ENDPOINTS) keep theirs in the workers' configuration.
  */
 import { sql } from 'kysely';

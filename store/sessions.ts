@@ -6,7 +6,7 @@
 import type { Transaction } from 'kysely';
 import type { PaysagaEvent } from '../common/events';
 import type { SessionState } from '../common/session-input';
-import type { StoredState } from '../common/session-runs';
+import type { StoredState } from '../platform/session-runs';
 import type { OperationView, ProviderEventRecord } from '../common/views';
 import type { Store } from './database';
 import { appendEvents, eventsAppended, type FanOut } from './events';
@@ -173,7 +173,7 @@ export async function sessionState(store: Store, sessionId: string): Promise<Ses
   return row?.state;
 }
 
-/** The store as the source of closed sessions' states (common/session-runs.ts). */
+/** The store as the source of closed sessions' states (platform/session-runs.ts). */
 export const storedStates =
   (store: Store): StoredState =>
   (sessionId) =>

@@ -7,7 +7,7 @@
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { TEST_CARDS } from '../sandbox/test-cards';
-import { EVENT_SECRET_PREFIX } from '../common/event-signature';
+import { EVENT_SECRET_PREFIX } from '../platform/event-signature';
 
 /**
  * Test card numbers, card fields as JSON keys (`"card_details"` is also a legitimate type value), and

@@ -6,20 +6,20 @@
  * through the store; one that dies lets go when its leases end. A write in this process wakes it at
  * once; otherwise it looks every `pollMs`.
  *
- * Secrets are derived at sending time (common/event-secrets.ts) or come from this worker's
+ * Secrets are derived at sending time (platform/event-secrets.ts) or come from this worker's
  * PAYSAGA_EVENT_ENDPOINTS; none passes through the store or Temporal.
  */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { retryPauseMs, type DeliveryAttempt, type EventDeliveryPolicy } from '../common/event-delivery';
-import { deriveEndpointSecret, type SigningKeys } from '../common/event-secrets';
+import { deriveEndpointSecret, type SigningKeys } from '../platform/event-secrets';
 import type { PaysagaEvent } from '../common/events';
 import type { Store } from '../store/database';
 import { finishAttempt, takeDueDeliveries, type DueDelivery } from '../store/deliveries';
 import { getEndpoint, type EndpointRecord } from '../store/endpoints';
 import { eventsAppended, getEvent } from '../store/events';
-import type { OutboundGuard } from '../common/outbound-guard';
+import type { OutboundGuard } from '../platform/outbound-guard';
 import { sendEvent } from './event-sender';
 
 export interface DispatcherOptions {

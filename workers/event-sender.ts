@@ -1,12 +1,12 @@
 /**
- * One delivery attempt: the event as one signed POST (common/event-signature.ts), never failing for an
+ * One delivery attempt: the event as one signed POST (platform/event-signature.ts), never failing for an
  * HTTP reason: the outcome is an attempt record (status and latency, or why no answer came).
  */
 import { request } from 'undici';
 import type { DeliveryAttempt } from '../common/event-delivery';
 import { EVENT_ID_HEADER, EVENT_SIGNATURE_HEADER, type PaysagaEvent } from '../common/events';
-import { eventSignatureHeader } from '../common/event-signature';
-import { OutboundRefusedError, type OutboundGuard } from '../common/outbound-guard';
+import { eventSignatureHeader } from '../platform/event-signature';
+import { OutboundRefusedError, type OutboundGuard } from '../platform/outbound-guard';
 
 const USER_AGENT = 'paysaga-events/1';
 
@@ -16,7 +16,7 @@ export async function sendEvent(o: {
   secrets: string[];
   timeoutMs: number;
   redelivery?: boolean;
-  /** Checks the URL and every address connected to (common/outbound-guard.ts). */
+  /** Checks the URL and every address connected to (platform/outbound-guard.ts). */
   guard: OutboundGuard;
 }): Promise<DeliveryAttempt> {
   const at = new Date();

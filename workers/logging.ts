@@ -2,12 +2,12 @@
  * The worker's logs: pino JSON lines carrying `sessionId` (= workflow id) for everything a session does,
  * the Temporal SDK's logger over them, and the Runtime that forwards the SDK core's own logs. Card data
  * never reaches a worker (DESIGN decision 2); the formatter still blanks any card field
- * (provider/card.ts) and key material.
+ * (provider/schemas/card.ts) and key material.
  */
 import type { LogLevel, LogMetadata, Logger } from '@temporalio/common';
 import { Runtime } from '@temporalio/worker';
 import pino, { type Logger as PinoLogger } from 'pino';
-import { redactFields } from '../provider/card';
+import { redactFields } from '../provider/schemas/card';
 
 /** Key material and credentials, blanked like card fields. */
 const SECRET_FIELDS = ['privateKey', 'partnerPrivateKey', 'authorization'];

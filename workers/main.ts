@@ -1,6 +1,6 @@
 /**
  * The worker process: every session workflow and its activities, configured by environment variables
- * (Temporal: TEMPORAL_* of the standard client configuration, see common/temporal-config.ts, and
+ * (Temporal: TEMPORAL_* of the standard client configuration, see platform/temporal-config.ts, and
  * PAYSAGA_TASK_QUEUE; provider: PAYSAGA_PROVIDER_URL,
  * PAYSAGA_PROJECT_ID, PAYSAGA_PARTNER_PRIVATE_KEY, ...; logs: PAYSAGA_LOG_LEVEL; Prometheus metrics of the
  * SDK: PAYSAGA_WORKER_METRICS=host:port; the task queue's reconciler for webhooks-off deployments:
@@ -24,19 +24,19 @@ import {
   providerConfigFromEnv,
   resolveEnvironment,
 } from '../provider';
-import { assertCodecConfigured, codecFromEnv } from '../common/codec';
+import { assertCodecConfigured, codecFromEnv } from '../platform/codec';
 import {
   describeTemporalSettings,
   temporalSettingsFromEnv,
   type TemporalSettings,
-} from '../common/temporal-config';
-import { connectTemporalClient, temporalConnectionOptions } from '../common/temporal-connection';
-import { assertSearchAttributesRegistered } from '../common/search-attribute-check';
+} from '../platform/temporal-config';
+import { connectTemporalClient, temporalConnectionOptions } from '../platform/temporal-connection';
+import { assertSearchAttributesRegistered } from '../platform/search-attribute-check';
 import { EventsClient } from '../client/events-client';
 import { eventSettingsFromEnv } from './event-config';
-import { hostsOf, OutboundGuard, outboundPolicyFromEnv } from '../common/outbound-guard';
+import { hostsOf, OutboundGuard, outboundPolicyFromEnv } from '../platform/outbound-guard';
 import { EventDispatcher } from './event-dispatcher';
-import { signingKeysFromEnv } from '../common/event-secrets';
+import { signingKeysFromEnv } from '../platform/event-secrets';
 import { storeFromEnv } from '../store/from-env';
 import { describeStoreUrl } from '../store/config';
 import type { Store } from '../store/database';
@@ -124,7 +124,7 @@ export async function startWorkerFromEnv(o: StartWorkerOptions = {}): Promise<Ru
   const reconcile = reconcilerInputFromEnv(env);
   // PAYSAGA_EVENT_*: delivery policy and configured endpoints of outbound events.
   const events = eventSettingsFromEnv(env);
-  // PAYSAGA_EVENT_ALLOW_HTTP, PAYSAGA_EVENT_ALLOW_HOSTS: where deliveries may go (common/outbound-guard.ts).
+  // PAYSAGA_EVENT_ALLOW_HTTP, PAYSAGA_EVENT_ALLOW_HOSTS: where deliveries may go (platform/outbound-guard.ts).
   const outbound = outboundPolicyFromEnv(env, hostsOf([temporal.address]));
   // PAYSAGA_EVENT_SIGNING_KEY (else PAYSAGA_CODEC_KEYS): the endpoints' secrets derive from it.
   const signingKeys = signingKeysFromEnv(env);

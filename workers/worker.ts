@@ -33,7 +33,7 @@ export interface PaysagaWorkerOptions {
   returnUrl?: (sessionId: string) => string | undefined;
   /** A prebuilt bundle (production) — else workflows are bundled from source at start. */
   workflowBundlePath?: string;
-  /** With the payload codec (common/codec.ts), so that what enters Temporal is encrypted. */
+  /** With the payload codec (platform/codec.ts), so that what enters Temporal is encrypted. */
   dataConverter?: DataConverter;
   /**
    * Outbound events (workers/event-config.ts): delivery policy and PAYSAGA_EVENT_ENDPOINTS. Default:

@@ -34,7 +34,7 @@ import type { ProviderEventProof } from '../activities/types';
 import { LocalLane } from './local-lane';
 import { SessionRecorder } from './session-recorder';
 import { PayerReturnThrottle } from './payer-return';
-import { phaseOfState, sessionViewOf } from './session-view';
+import { phaseOfState, sessionViewOf } from '../common/session-view';
 import {
   amountMismatch,
   failureReason,

@@ -15,7 +15,7 @@ import { z } from 'zod';
 import { ApiError } from '../errors';
 import { objectBody, parse } from '../http';
 import { docSchema, errorResponses } from '../schemas';
-import { EncryptionCodec } from '../../common/codec';
+import { EncryptionCodec } from '../../platform/codec';
 
 export interface CodecRouteOptions {
   codec: PayloadCodec;

@@ -19,7 +19,7 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { SessionNotFoundError } from '../../client/errors';
 import type { PaymentsClient } from '../../client/payments-client';
-import { verifyReturnToken } from '../../common/return-token';
+import { verifyReturnToken } from '../../platform/return-token';
 import { SESSION_ID_PATTERN } from '../../common/session-input';
 import type { SessionView } from '../../common/views';
 import type { ApiDeps } from '../deps';

@@ -9,7 +9,7 @@ import { createServer } from 'node:net';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { request } from 'undici';
-import { redactPans } from '../../provider/card';
+import { redactPans } from '../../provider/schemas/card';
 
 const PROBE = path.resolve(__dirname, 'probe.js');
 

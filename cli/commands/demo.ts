@@ -6,7 +6,7 @@
 import * as fs from 'node:fs';
 import { InvalidArgumentError, type Command } from 'commander';
 import { PaysagaApiClient } from '../../client/http';
-import { temporalSettingsFromEnv } from '../../common/temporal-config';
+import { temporalSettingsFromEnv } from '../../platform/temporal-config';
 import { DEMO_KINDS, formatTable, runDemo, type DemoKind } from '../dev/demo';
 import { processAlive, readApiToken, readDevState, resolveDataDir } from '../dev/data-dir';
 

@@ -34,7 +34,7 @@ import {
 import { parsePort, settlePorts, type PortSpec } from '../dev/ports';
 import { startTemporalDevServer, type TemporalDevServer } from '../dev/temporal-server';
 import { describeTemporalCli, resolveTemporalCli } from '../temporal-cli';
-import { envForLocalTemporal } from '../../common/temporal-config';
+import { envForLocalTemporal } from '../../platform/temporal-config';
 import type { EmbeddedStore, startEmbeddedStore as StartEmbeddedStore } from '../../store/embedded';
 
 export const DEV_DEFAULTS = {
@@ -146,7 +146,7 @@ function portOption(flag: string | undefined, envValue: string | undefined, fall
 
 /** Signals this close to the first one are the same Ctrl-C delivered twice. */
 const DUPLICATE_SIGNAL_MS = 1_500;
-/** Where `paysaga dev` lets events go besides public https hosts: this machine (common/outbound-guard.ts). */
+/** Where `paysaga dev` lets events go besides public https hosts: this machine (platform/outbound-guard.ts). */
 const DEV_EVENT_ALLOW_HOSTS = 'localhost,127.0.0.0/8,::1';
 
 interface Step {

@@ -1,6 +1,6 @@
 /**
  * `paysaga setup`: prepares the Temporal cluster of the standard configuration (TEMPORAL_* variables or
- * a profile, common/temporal-config.ts) for paysaga: the namespace (registered when missing and
+ * a profile, platform/temporal-config.ts) for paysaga: the namespace (registered when missing and
  * allowed) and paysaga's search attributes, idempotently (cli/temporal-setup.ts); and the store
  * (PAYSAGA_DATABASE_URL, store/config.ts): its schema brought to the latest migration. Run it before
  * the workers and the API, and again after every upgrade (new migrations, new search attributes).
@@ -11,8 +11,8 @@ import {
   describeTemporalSettings,
   temporalSettingsFromEnv,
   type TemporalSettings,
-} from '../../common/temporal-config';
-import type * as TemporalConnection from '../../common/temporal-connection';
+} from '../../platform/temporal-config';
+import type * as TemporalConnection from '../../platform/temporal-connection';
 import type * as TemporalSetup from '../temporal-setup';
 import { describeStoreUrl, storeConfigFromEnv, type StoreConfig } from '../../store/config';
 import type * as StoreDatabase from '../../store/database';
@@ -77,8 +77,9 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function connectWithin(settings: TemporalSettings, waitSeconds: number, log: (l: string) => void) {
   // Loaded lazily so `paysaga --help` starts without the Temporal client.
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { connectTemporalClient } = require('../../common/temporal-connection') as typeof TemporalConnection;
+  const { connectTemporalClient } =
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    require('../../platform/temporal-connection') as typeof TemporalConnection;
   const deadline = Date.now() + waitSeconds * 1000;
   for (let attempt = 1; ; attempt++) {
     try {

@@ -12,7 +12,7 @@
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { generateCodecKeySpec } from '../../common/codec';
+import { generateCodecKeySpec } from '../../platform/codec';
 import { processAlive } from '../../sandbox/process-alive';
 import { generateKeys, KEY_FILES, type KeyFileName } from '../keys';
 

@@ -6,7 +6,7 @@
  * `client/inputs.ts` and the answers the views of `workflows/`, nothing of them is loaded at runtime.
  */
 import type { z } from 'zod';
-import type { RequestOf, ResponseOf } from '../../provider/endpoints';
+import type { RequestOf, ResponseOf } from '../../provider/schemas/endpoints';
 import type { EventType, PaysagaEvent } from '../../common/events';
 import type * as ev from '../../common/event-views';
 import type {

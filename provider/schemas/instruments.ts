@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { CardDetails, HashedCardDetails } from '../card';
+import { CardDetails, HashedCardDetails } from './card';
 
 /**
  * Payment and payout instruments. Examples in the spec also use `card` and `recurrent`

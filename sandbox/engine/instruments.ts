@@ -1,4 +1,4 @@
-import { revealCard, type CardDetails, type HashedCardDetails } from '../../provider/card';
+import { revealCard, type CardDetails, type HashedCardDetails } from '../../provider/schemas/card';
 import type { PaymentInfoRequest, PayoutInfoRequest } from '../../provider/schemas';
 import { isFpsBank } from '../banks';
 import { invalid, notFound } from '../errors';

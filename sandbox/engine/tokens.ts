@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { revealCard, type HashedCardDetails } from '../../provider/card';
+import { revealCard, type HashedCardDetails } from '../../provider/schemas/card';
 import type * as s from '../../provider/schemas';
 import { tokenTimestamp } from '../clock';
 import { invalid, notFound } from '../errors';

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { EndpointName, Endpoints } from '../../provider/endpoints';
+import type { EndpointName, Endpoints } from '../../provider/schemas/endpoints';
 import { FPS_BANKS } from '../banks';
 import type { FlowContext } from '../engine/context';
 import { approve, cancel, finalize } from '../engine/decisions';

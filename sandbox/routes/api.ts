@@ -1,7 +1,12 @@
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
-import { endpoints, IDEMPOTENCY_HEADER, type EndpointDef, type EndpointName } from '../../provider/endpoints';
+import {
+  endpoints,
+  IDEMPOTENCY_HEADER,
+  type EndpointDef,
+  type EndpointName,
+} from '../../provider/schemas/endpoints';
 import { innermostIssue, issuePath, issueRule } from '../../provider/schemas';
 import { authenticate, submerchantOf } from '../auth';
 import type { FlowContext } from '../engine/context';
@@ -10,7 +15,7 @@ import { requestFingerprint } from '../idempotency';
 import { apiHandlers } from './api-handlers';
 
 /*
- * /api/v1: every endpoint of provider/endpoints.ts. Order of checks, each refusing without side effects:
+ * /api/v1: every endpoint of provider/schemas/endpoints.ts. Order of checks, each refusing without side effects:
  * signature over the raw bytes -> content type -> JSON -> idempotency header -> request schema ->
  * idempotency record -> the endpoint's own checks. Only then does anything change.
  */

@@ -7,7 +7,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { resolveTemporalCli } from '../../cli/temporal-cli';
-import { EncryptionCodec, generateCodecKeySpec, parseCodecKeys } from '../../common/codec';
+import { EncryptionCodec, generateCodecKeySpec, parseCodecKeys } from '../../platform/codec';
 import { testAddress, testNamespace } from '../helpers/temporal';
 import { card, finished, FRICTIONLESS, ref, rub, useApiStack } from './api-stack';
 

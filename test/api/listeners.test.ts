@@ -8,7 +8,7 @@ import { request } from 'undici';
 import { connect } from 'node:net';
 import { buildApi } from '../../api/app';
 import { CodecExposedError } from '../../api/listeners';
-import { EncryptionCodec, generateCodecKeySpec, parseCodecKeys } from '../../common/codec';
+import { EncryptionCodec, generateCodecKeySpec, parseCodecKeys } from '../../platform/codec';
 import { apiDepsFor, listenLocally, useApiStack } from './api-stack';
 
 jest.setTimeout(60_000);

@@ -8,11 +8,11 @@ import { Agent, request } from 'undici';
 import { buildApi } from '../../api/app';
 import { startApiFromEnv } from '../../api/server';
 import { runApi } from '../../cli/commands/api';
-import { EncryptionCodec, generateCodecKeySpec, parseCodecKeys } from '../../common/codec';
+import { EncryptionCodec, generateCodecKeySpec, parseCodecKeys } from '../../platform/codec';
 import { startStack, type TestStack } from '../helpers/stack';
 import { finalView } from '../helpers/final';
 import { testAddress, testNamespace } from '../helpers/temporal';
-import { returnToken, verifyReturnToken } from '../../common/return-token';
+import { returnToken, verifyReturnToken } from '../../platform/return-token';
 import { completeThreeDs } from '../helpers/payer';
 import {
   apiDepsFor,

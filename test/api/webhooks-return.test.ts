@@ -7,7 +7,7 @@
 import { sign, generateKeyPairSync } from 'node:crypto';
 import { request } from 'undici';
 import { buildApi } from '../../api/app';
-import { returnToken, verifyReturnToken } from '../../common/return-token';
+import { returnToken, verifyReturnToken } from '../../platform/return-token';
 import { finalView } from '../helpers/final';
 import { completeThreeDs } from '../helpers/payer';
 import {

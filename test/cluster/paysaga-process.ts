@@ -6,7 +6,7 @@
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import * as path from 'node:path';
 import type { Readable } from 'node:stream';
-import { redactPans } from '../../provider/card';
+import { redactPans } from '../../provider/schemas/card';
 
 const ROOT = path.resolve(__dirname, '../..');
 export const PAYSAGA_BIN = path.join(ROOT, 'bin', 'paysaga.js');

@@ -24,7 +24,7 @@ import { DEMO_KINDS, runDemo, type DemoKind, type DemoResult } from '../../cli/d
 import { PaysagaApiClient, verifyPaysagaEvent } from '../../client/http';
 import { PaymentsClient } from '../../client/payments-client';
 import { DeferredReturnUrls, ReturnUrls } from '../../client/return-url';
-import { EncryptionCodec, generateCodecKeySpec, parseCodecKeys } from '../../common/codec';
+import { EncryptionCodec, generateCodecKeySpec, parseCodecKeys } from '../../platform/codec';
 import type { EventType, PaysagaEvent } from '../../common/events';
 import { DEFAULT_SETTINGS, mergeSettings } from '../../common/settings';
 import { createWebhookVerifier, ProviderClient } from '../../provider';
@@ -34,7 +34,7 @@ import { startRecordingServer } from '../helpers/recording-server';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox';
 import { connectTestClient, uniqueTaskQueue, type TestClient } from '../helpers/temporal';
 import { testStore, type TestStore } from '../helpers/store';
-import { signingKeysFromEnv } from '../../common/event-secrets';
+import { signingKeysFromEnv } from '../../platform/event-secrets';
 import { spawnWorkerProcess, type WorkerProcess } from '../helpers/worker-process';
 import { testOutboundPolicy } from '../helpers/outbound';
 

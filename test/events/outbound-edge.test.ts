@@ -11,7 +11,7 @@ import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import type { Socket } from 'node:net';
 import { buildApi } from '../../api/app';
 import { DEFAULT_EVENT_DELIVERY } from '../../common/event-delivery';
-import type { OutboundPolicy } from '../../common/outbound-guard';
+import type { OutboundPolicy } from '../../platform/outbound-guard';
 import { apiDepsFor, listenLocally, useApiStack } from '../api/api-stack';
 import {
   newSubject,

@@ -10,7 +10,7 @@ import { listenLocally } from '../api/api-stack';
 import { PaymentsClient } from '../../client/payments-client';
 import { DEFAULT_SETTINGS } from '../../common/settings';
 import { verifyPaysagaEvent } from '../../client/http';
-import { EncryptionCodec, generateCodecKeySpec, parseCodecKeys } from '../../common/codec';
+import { EncryptionCodec, generateCodecKeySpec, parseCodecKeys } from '../../platform/codec';
 import { createWebhookVerifier, ProviderClient } from '../../provider';
 import {
   acceptedBySubject,

@@ -3,7 +3,7 @@
  * resolver that answers `localhost` only, so no test's event endpoint makes a DNS query leave the
  * machine or a delivery reach anything but loopback.
  */
-import type { OutboundPolicy } from '../../common/outbound-guard';
+import type { OutboundPolicy } from '../../platform/outbound-guard';
 
 export const LOOPBACK_ALLOWED = ['localhost', '127.0.0.0/8', '::1'];
 

@@ -19,13 +19,13 @@ import type { EventWorkerSettings } from '../../workers/event-config';
 import { createPaysagaWorker } from '../../workers/worker';
 import { EventDispatcher } from '../../workers/event-dispatcher';
 import { DEFAULT_EVENT_DELIVERY } from '../../common/event-delivery';
-import { parseSigningKeys, type SigningKeys } from '../../common/event-secrets';
+import { parseSigningKeys, type SigningKeys } from '../../platform/event-secrets';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import type { SessionSettings } from '../../common/settings';
 import { startTestSandbox, type TestSandbox, type TestSandboxOptions } from './sandbox';
 import { testStore, type TestStore } from './store';
 import { storedStates } from '../../store/sessions';
-import { OutboundGuard, type OutboundPolicy } from '../../common/outbound-guard';
+import { OutboundGuard, type OutboundPolicy } from '../../platform/outbound-guard';
 import { testOutboundPolicy } from './outbound';
 import {
   connectTestClient,

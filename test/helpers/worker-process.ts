@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import type { Readable } from 'node:stream';
 import type { TestSandbox } from './sandbox';
 import { sharedWorkflowBundlePath, testAddress, testNamespace } from './temporal';
-import { redactPans } from '../../provider/card';
+import { redactPans } from '../../provider/schemas/card';
 import { LOOPBACK_ALLOWED } from './outbound';
 
 const BIN = path.resolve(__dirname, '../../bin/paysaga.js');

@@ -7,11 +7,11 @@
  */
 import { Client, Connection } from '@temporalio/client';
 import type { PaysagaApiClient, Session, Subscription } from '../../client/http';
-import { codecFromEnv } from '../../common/codec';
+import { codecFromEnv } from '../../platform/codec';
 import type { PaysagaEvent } from '../../common/events';
 import { openStore } from '../../store/database';
 import { sessionState } from '../../store/sessions';
-import { sessionViewOf } from '../../workflows/session-view';
+import { sessionViewOf } from '../../common/session-view';
 import { ProviderClient } from '../../provider';
 import type { SessionInfo } from '../../provider/schemas';
 import type { FaultRuleView } from '../../sandbox/faults';

@@ -1,4 +1,4 @@
-import { endpoints, type EndpointName } from '../../provider/endpoints';
+import { endpoints, type EndpointName } from '../../provider/schemas/endpoints';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox';
 import { eventTypes, waitForEvent } from './flow';
 import { cardPayment, cardPayout, isFinal, RUB, user } from './fixtures';
@@ -15,7 +15,7 @@ describe('sandbox: every endpoint, envelope and validation', () => {
 
   const errorOf = (res: { body: any }) => res.body.error;
 
-  it('answers all 15 endpoints of provider/endpoints.ts with status ok', async () => {
+  it('answers all 15 endpoints of provider/schemas/endpoints.ts with status ok', async () => {
     const seen = new Set<EndpointName>();
     const ok = async (name: EndpointName, body: unknown) => {
       const def = endpoints[name];

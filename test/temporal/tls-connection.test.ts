@@ -1,5 +1,5 @@
 /**
- * Temporal over TLS, configured the standard way (common/temporal-config.ts). The run's dev server
+ * Temporal over TLS, configured the standard way (platform/temporal-config.ts). The run's dev server
  * serves plaintext, so a local TLS proxy (test/helpers/tls-proxy.ts, certificates made by openssl now)
  * stands in front of it, and nothing but the proxy's address is given to paysaga:
  *
@@ -16,12 +16,12 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import { request } from 'undici';
 import { finalView } from '../helpers/final';
 import { startApiFromEnv, type RunningApi } from '../../api/server';
-import { temporalSettingsFromEnv } from '../../common/temporal-config';
+import { temporalSettingsFromEnv } from '../../platform/temporal-config';
 import {
   connectTemporalClient,
   TemporalConnectError,
   temporalConnectionOptions,
-} from '../../common/temporal-connection';
+} from '../../platform/temporal-connection';
 import { startWorkerFromEnv, type RunningWorker } from '../../workers/main';
 import { Client } from '@temporalio/client';
 import { trivialWorkflow } from '../fixtures/trivial-workflow';

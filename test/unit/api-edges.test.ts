@@ -7,7 +7,7 @@ import { listenConfigFromEnv } from '../../api/listen-config';
 import { assertCodecProtected, isLoopback } from '../../api/listeners';
 import { ReturnChecks } from '../../api/return-checks';
 import { ReturnUrls } from '../../client/return-url';
-import { RETURN_TOKEN_TTL_MS, returnToken, verifyReturnToken } from '../../common/return-token';
+import { RETURN_TOKEN_TTL_MS, returnToken, verifyReturnToken } from '../../platform/return-token';
 import { PayerReturnThrottle } from '../../workflows/payer-return';
 
 const SECRET = 's'.repeat(32);

@@ -8,7 +8,7 @@ import {
   ENCRYPTED_ENCODING,
   generateCodecKeySpec,
   parseCodecKeys,
-} from '../../common/codec';
+} from '../../platform/codec';
 
 const payload = (v: unknown) => defaultPayloadConverter.toPayload(v)!;
 

@@ -9,7 +9,7 @@ import { request } from 'undici';
 import { buildApi, type ApiDeps } from '../../api/app';
 import { boundedJson, EXTRA_INFO_BOUNDS } from '../../common/json-bounds';
 import { z } from 'zod';
-import { EncryptionCodec, generateCodecKeySpec, parseCodecKeys } from '../../common/codec';
+import { EncryptionCodec, generateCodecKeySpec, parseCodecKeys } from '../../platform/codec';
 
 type Schema = Record<string, unknown>;
 

@@ -6,7 +6,7 @@
  */
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { createServer, type Server, type Socket } from 'node:net';
-import { OutboundGuard, OutboundRefusedError, outboundPolicyFromEnv } from '../../common/outbound-guard';
+import { OutboundGuard, OutboundRefusedError, outboundPolicyFromEnv } from '../../platform/outbound-guard';
 import { sendEvent } from '../../workers/event-sender';
 import type { PaysagaEvent } from '../../common/events';
 

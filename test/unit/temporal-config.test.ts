@@ -1,5 +1,5 @@
 /**
- * Temporal connection settings from the standard client configuration (common/temporal-config.ts):
+ * Temporal connection settings from the standard client configuration (platform/temporal-config.ts):
  * variables, profiles of a config file, paysaga's defaults and the mistakes refused before connecting.
  * The connection over TLS itself is proven in test/temporal/tls-connection.test.ts.
  */
@@ -11,8 +11,8 @@ import {
   envForLocalTemporal,
   TemporalConfigError,
   temporalSettingsFromEnv,
-} from '../../common/temporal-config';
-import { temporalConnectionOptions } from '../../common/temporal-connection';
+} from '../../platform/temporal-config';
+import { temporalConnectionOptions } from '../../platform/temporal-connection';
 
 let dir: string;
 beforeAll(() => {

@@ -4,7 +4,7 @@ import {
   ENCRYPTED_ENCODING,
   generateCodecKeySpec,
   parseCodecKeys,
-} from '../../common/codec';
+} from '../../platform/codec';
 import { startStack, type TestStack } from '../helpers/stack';
 import { connectTestClient } from '../helpers/temporal';
 import { finalView } from '../helpers/final';

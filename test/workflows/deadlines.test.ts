@@ -18,7 +18,7 @@ import {
 } from '@temporalio/client';
 import { failureOf } from '../../common/failures';
 import { claimStartUpdate, refundUpdate, sessionQuery } from '../../common/messages';
-import { updateOutlivedRun } from '../../common/session-runs';
+import { updateOutlivedRun } from '../../platform/session-runs';
 import type { SessionInput, SessionState, StartSpec } from '../../common/session-input';
 import { DEFAULT_SETTINGS, mergeSettings, type SettingsOverrides } from '../../common/settings';
 import type { SessionInfo } from '../../provider/schemas';

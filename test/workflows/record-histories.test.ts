@@ -11,7 +11,7 @@
 import type { temporal } from '@temporalio/proto';
 import { CardDetails } from '../../provider';
 import type { SessionState } from '../../common/session-input';
-import { sessionViewOf } from '../../workflows/session-view';
+import { sessionViewOf } from '../../common/session-view';
 import { writeHistory } from '../fixtures/histories/io';
 import { completeThreeDs, payFpsQr } from '../helpers/payer';
 import { startStack, type TestStack } from '../helpers/stack';

@@ -1,10 +1,10 @@
 /**
  * The verification helper backends use (client/event-verification.ts), against signatures made the
- * way the delivery activity makes them (common/event-signature.ts) and, independently, by hand with
+ * way the delivery activity makes them (platform/event-signature.ts) and, independently, by hand with
  * node:crypto following the algorithm in api/README.md.
  */
 import { createHmac } from 'node:crypto';
-import { eventSignatureHeader, generateEventSecret } from '../../../common/event-signature';
+import { eventSignatureHeader, generateEventSecret } from '../../../platform/event-signature';
 import { eventId, type PaysagaEvent } from '../../../common/events';
 import {
   PaysagaEventVerificationError,

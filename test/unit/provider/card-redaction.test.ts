@@ -1,5 +1,11 @@
-/** provider/card.ts: the one place card data is masked, dropped or blanked. */
-import { CardDetails, maskCardData, redactFields, redactPans, scrubCardData } from '../../../provider/card';
+/** provider/schemas/card.ts: the one place card data is masked, dropped or blanked. */
+import {
+  CardDetails,
+  maskCardData,
+  redactFields,
+  redactPans,
+  scrubCardData,
+} from '../../../provider/schemas/card';
 import { requestFingerprint } from '../../../sandbox/idempotency';
 import { TEST_CARD } from '../../../sandbox/test-cards';
 

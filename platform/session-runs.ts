@@ -11,10 +11,10 @@ import {
   type WorkflowHandle,
 } from '@temporalio/client';
 import { ApplicationFailure, WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
-import { workflowOf } from './kinds';
-import { providerEventSignal } from './messages';
-import { sessionSearchAttributes } from './search-attributes';
-import type { SessionInput, SessionState, ProviderEventDelivery } from './session-input';
+import { workflowOf } from '../common/kinds';
+import { providerEventSignal } from '../common/messages';
+import { sessionSearchAttributes } from '../common/search-attributes';
+import type { SessionInput, SessionState, ProviderEventDelivery } from '../common/session-input';
 
 export type SessionRun =
   | { status: 'running'; handle: WorkflowHandle; runId: string }

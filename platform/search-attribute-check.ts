@@ -7,7 +7,7 @@ import { isGrpcServiceError, type Connection } from '@temporalio/client';
 import { SearchAttributeType } from '@temporalio/common';
 import type { SearchAttributeKey } from '@temporalio/common/lib/search-attributes';
 import { temporal } from '@temporalio/proto';
-import { PAYSAGA_SEARCH_ATTRIBUTES } from './search-attributes';
+import { PAYSAGA_SEARCH_ATTRIBUTES } from '../common/search-attributes';
 
 type IndexedValueType = temporal.api.enums.v1.IndexedValueType;
 const Indexed = temporal.api.enums.v1.IndexedValueType;

@@ -11,7 +11,7 @@ import {
   type PayloadCodec,
 } from '@temporalio/common';
 import { envFlag } from './env-flag';
-import { UNENCRYPTED_MARK } from './message-schemas';
+import { UNENCRYPTED_MARK } from '../common/message-schemas';
 import { temporal } from '@temporalio/proto';
 
 export const ENCRYPTED_ENCODING = 'binary/encrypted';

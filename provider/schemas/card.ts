@@ -1,5 +1,3 @@
-import { inspect } from 'node:util';
-
 /**
  * Card data the partner holds. The real values are reachable only through `revealCard`,
  * which the request serializer uses; everything else (JSON, string, inspect, pino) sees BIN + last 4.
@@ -26,7 +24,9 @@ abstract class SensitiveCard {
   toString(): string {
     return `${this.constructor.name}(${Object.values(this.masked()).join(' ')})`;
   }
-  [inspect.custom](): string {
+  // Node's `util.inspect.custom`, by its registered name: the contract loads in any runtime (the
+  // workflow bundle too), and console.log / util.inspect still see the masked form.
+  [Symbol.for('nodejs.util.inspect.custom')](): string {
     return this.toString();
   }
 }

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import * as s from './schemas';
+import * as s from './index';
 
 export interface EndpointDef<Req extends z.ZodType = z.ZodType, Res extends z.ZodType = z.ZodType> {
   /** Path below `/api/v1`. */

@@ -1,5 +1,5 @@
 /**
- * Opening connections to Temporal from {@link TemporalSettings} (common/temporal-config.ts): the same
+ * Opening connections to Temporal from {@link TemporalSettings} (platform/temporal-config.ts): the same
  * address, TLS, API key and headers for the worker's `NativeConnection` and the client `Connection` of
  * the API and the CLI.
  *

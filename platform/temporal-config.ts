@@ -12,7 +12,7 @@
  * namespace `default`, no TLS. `TEMPORAL_CONFIG_FILE=` (set, empty) reads no file at all. An empty
  * variable counts as unset, as everywhere else in paysaga. PAYSAGA_TASK_QUEUE is paysaga's own.
  *
- * The connection itself is opened by common/temporal-connection.ts.
+ * The connection itself is opened by platform/temporal-connection.ts.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';

@@ -2,11 +2,11 @@
  * The session as callers see it, read from the state a session carries (pure: the workflow's query uses
  * it, and the client reads a closed run's result with it, without replaying the run).
  */
-import type { SessionPhase } from '../common/kinds';
-import type { SessionState, PayoutOrder } from '../common/session-input';
-import type { PayoutView, SessionView } from '../common/views';
-import { paymentOf, operationsOf, totalsOf } from '../common/snapshot';
-import { isFinalPayout, payoutOf, payoutReason, payoutStatus } from '../common/payouts';
+import type { SessionPhase } from './kinds';
+import type { SessionState, PayoutOrder } from './session-input';
+import type { PayoutView, SessionView } from './views';
+import { paymentOf, operationsOf, totalsOf } from './snapshot';
+import { isFinalPayout, payoutOf, payoutReason, payoutStatus } from './payouts';
 
 /** The phase a caller sees: final once final; needs_attention while paysaga keeps trying. */
 export function phaseOfState(st: SessionState): SessionPhase {
