@@ -1,7 +1,7 @@
 /**
  * The activities workflows call, in one place, with named option sets. Temporal's retry policy owns
  * retries of provider calls (each attempt visible in the activity's history): a few quick attempts, then
- * the workflow takes over with its own capped backoff (Session.call), so a provider that is down for
+ * the workflow takes over with its own capped backoff (runtime `call`, workflows/session/runtime.ts), so a provider that is down for
  * hours never ends a session while money may move.
  */
 import * as wf from '@temporalio/workflow';

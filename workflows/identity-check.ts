@@ -33,6 +33,6 @@ export async function identityCheckWorkflow(input: SessionInput): Promise<Sessio
   const session = new Session(input, { phase: identityPhase, explain });
   acceptProviderNews(session);
   answerReads(session);
-  if (!session.isFinal()) await outcome(session, session.deadline());
+  if (!session.isFinal()) await outcome(session, session.rules.deadline());
   return session.close();
 }

@@ -25,12 +25,12 @@ export async function payoutWorkflow(input: SessionInput): Promise<SessionState>
   acceptPayouts(session);
 
   if (await startOperation(session, input.start)) {
-    let deadline = session.deadline();
+    let deadline = session.rules.deadline();
     do {
       await approval(session, deadline);
       await outcome(session, deadline, () => currentPayoutEnded(session));
       // Each later payout has a session's time of its own from when it is sent.
-      deadline = Date.now() + session.settings.deadlines.sessionMs;
+      deadline = Date.now() + session.state.settings.deadlines.sessionMs;
     } while (await startNextPayout(session));
   }
   await aftercare(session);

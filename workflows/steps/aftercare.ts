@@ -32,9 +32,9 @@ const REFERENCE = /^[A-Za-z0-9._:-]{4,64}$/;
 /** What can still be refunded: captured, less chargebacks, less every refund made or asked for. */
 export function refundable(s: Session): number {
   const view = s.view();
-  const asked = s.refunds.filter((r) => r.status !== 'failed');
+  const asked = s.state.refunds.filter((r) => r.status !== 'failed');
   const ours = new Set(asked.map((r) => r.refundId).filter((id): id is string => !!id));
-  const elsewhere = moneybackOf(s.snapshot).filter(
+  const elsewhere = moneybackOf(s.state.snapshot).filter(
     (m) => !ours.has(m.id) && m.transaction_status !== 'unsuccessful',
   );
   return (
@@ -44,15 +44,35 @@ export function refundable(s: Session): number {
   );
 }
 
+/** A refund the partner asked for: kept in the session's state until it is done (or failed). */
+function addRefund(s: Session, r: RefundRecord): void {
+  s.state.refunds.push(r);
+  s.record.log('partner', 'refund_requested', `${r.reference}: ${r.amount} ${r.currency}`);
+}
+
+function updateRefund(s: Session, reference: string, change: Partial<RefundRecord>): void {
+  const r = s.state.refunds.find((x) => x.reference === reference);
+  if (!r) return;
+  Object.assign(r, change);
+  const detail = `${reference}${r.refundId ? ` ${r.refundId}` : ''}${r.reason ? `: ${r.reason}` : ''}`;
+  s.record.log('call', `refund_${r.status}`, detail);
+}
+
+/** When following the finished session ends (set once, carried across runs). */
+function followUntil(s: Session): number {
+  s.state.followUntil ??= Date.now() + s.state.settings.followMs;
+  return s.state.followUntil;
+}
+
 /** Registers the refund Update (payment kinds only). */
 export function acceptRefunds(s: Session): void {
   wf.setHandler(
     refundUpdate,
     async ({ reference, amount, extraInfo }) => {
-      const created = !s.refunds.some((r) => r.reference === reference);
+      const created = !s.state.refunds.some((r) => r.reference === reference);
       if (created) {
-        const currency = s.view().totals.currency ?? s.request.money?.currency ?? '';
-        s.addRefund({
+        const currency = s.view().totals.currency ?? s.state.request.money?.currency ?? '';
+        addRefund(s, {
           reference,
           amount: amount ?? refundable(s),
           currency,
@@ -61,8 +81,10 @@ export function acceptRefunds(s: Session): void {
           ...(extraInfo !== undefined ? { extraInfo } : {}),
         });
       }
-      await wf.condition(() => s.refunds.find((r) => r.reference === reference)?.status !== 'requested');
-      const refusal = s.refunds.find((r) => r.reference === reference)?.refusal;
+      await wf.condition(
+        () => s.state.refunds.find((r) => r.reference === reference)?.status !== 'requested',
+      );
+      const refusal = s.state.refunds.find((r) => r.reference === reference)?.refusal;
       if (refusal) throw providerRefused(refusal);
       return { session: s.view(), created };
     },
@@ -74,7 +96,7 @@ export function acceptRefunds(s: Session): void {
         if (problem) throw invalidArgument('extraInfo', problem);
       },
       // A run that must continue as new during a long outage leaves a waiting refund to the next run
-      // (Session.continueAsNewIfDue): the caller's retry of the same reference waits there.
+      // (runtime.ts continueAsNewIfDue): the caller's retry of the same reference waits there.
       unfinishedPolicy: HandlerUnfinishedPolicy.ABANDON,
     },
   );
@@ -85,7 +107,7 @@ function mayRefund(s: Session, reference: unknown, amount: unknown): void {
     throw invalidArgument('reference', '4 to 64 letters, digits or . _ : -');
   if (amount !== undefined && (typeof amount !== 'number' || !Number.isSafeInteger(amount) || amount <= 0))
     throw invalidArgument('amount', 'a positive integer (minor units)');
-  const earlier = s.refunds.find((r) => r.reference === reference);
+  const earlier = s.state.refunds.find((r) => r.reference === reference);
   if (earlier) {
     if (amount !== undefined && amount !== earlier.amount)
       throw referenceConflict(`already used for a refund of ${earlier.amount}`);
@@ -104,16 +126,16 @@ function mayRefund(s: Session, reference: unknown, amount: unknown): void {
 
 /** Sends one refund (key `refund:<reference>`) and follows its record to the end. */
 async function carryOutRefund(s: Session, r: RefundRecord): Promise<void> {
-  const known = r.knownBefore ?? moneybackOf(s.snapshot).map((m) => m.id);
+  const known = r.knownBefore ?? moneybackOf(s.state.snapshot).map((m) => m.id);
   if (r.status === 'requested') {
     r.knownBefore = known;
     const step = stepName({ kind: 'refund', reference: r.reference });
-    const verifyFirst = s.sentAt(step) !== undefined || s.stale();
-    s.noteSent(step);
+    const verifyFirst = s.runtime.sentAt(step) !== undefined || s.runtime.stale();
+    s.runtime.noteSent(step);
     try {
-      const answer = await s.call('transaction/refund', () =>
+      const answer = await s.runtime.call('transaction/refund', () =>
         provider.refund({
-          ...s.callArgs(),
+          ...s.runtime.callArgs(),
           reference: r.reference,
           amount: { amount: r.amount, currency: r.currency },
           knownRefundIds: known,
@@ -123,14 +145,14 @@ async function carryOutRefund(s: Session, r: RefundRecord): Promise<void> {
       );
       // The provider has it: the session keeps no copy (a session may take many refunds).
       delete r.extraInfo;
-      s.apply(answer, 'call', 'transaction/refund');
-      const refundId = refundRecordOf(answer, known) ?? refundRecordOf(s.snapshot, known);
-      s.updateRefund(r.reference, { status: 'processing', ...(refundId ? { refundId } : {}) });
+      s.rules.apply(answer, 'call', 'transaction/refund');
+      const refundId = refundRecordOf(answer, known) ?? refundRecordOf(s.state.snapshot, known);
+      updateRefund(s, r.reference, { status: 'processing', ...(refundId ? { refundId } : {}) });
     } catch (err) {
       const f = failureOf(err);
       if (f?.type !== FAILURE_TYPES.providerRefused) throw err;
       delete r.extraInfo;
-      s.updateRefund(r.reference, {
+      updateRefund(s, r.reference, {
         status: 'failed',
         reason: f.message,
         refusal: f.details as ProviderRefusal,
@@ -140,18 +162,18 @@ async function carryOutRefund(s: Session, r: RefundRecord): Promise<void> {
     }
   }
   const record = () => {
-    const id = r.refundId ?? refundRecordOf(s.snapshot, known);
-    return moneybackOf(s.snapshot).find((m) => m.id === id);
+    const id = r.refundId ?? refundRecordOf(s.state.snapshot, known);
+    return moneybackOf(s.state.snapshot).find((m) => m.id === id);
   };
   const done = () => ['completed', 'repaid'].includes(record()?.transaction_status ?? '');
-  if (!(await s.until(done, Date.now() + s.settings.deadlines.sessionMs))) {
-    s.needsAttention(
+  if (!(await s.runtime.until(done, Date.now() + s.state.settings.deadlines.sessionMs))) {
+    s.record.needsAttention(
       `refund ${r.reference}: still ${record()?.transaction_status ?? 'unknown'} at the provider; following it`,
     );
-    await s.until(done);
+    await s.runtime.until(done);
   }
-  s.updateRefund(r.reference, { status: 'succeeded', refundId: record()!.id, finishedAt: iso(Date.now()) });
-  if (s.view().attention?.reason.startsWith(`refund ${r.reference}:`)) s.clearAttention();
+  updateRefund(s, r.reference, { status: 'succeeded', refundId: record()!.id, finishedAt: iso(Date.now()) });
+  if (s.view().attention?.reason.startsWith(`refund ${r.reference}:`)) s.record.clearAttention();
 }
 
 /**
@@ -162,30 +184,34 @@ async function carryOutRefund(s: Session, r: RefundRecord): Promise<void> {
  */
 export async function aftercare(s: Session): Promise<void> {
   for (;;) {
-    const due = s.refunds.find((r) => r.status === 'requested' || r.status === 'processing');
+    const due = s.state.refunds.find((r) => r.status === 'requested' || r.status === 'processing');
     if (due) {
       await carryOutRefund(s, due);
       continue;
     }
-    if (s.isFinal() && s.providerPhase === 'awaiting_approval' && s.decisionInProgress === undefined) {
-      s.log('timer', 'late_operation', 'an operation appeared after the result: canceled');
+    if (
+      s.isFinal() &&
+      s.state.providerPhase === 'awaiting_approval' &&
+      s.decisions.inProgress === undefined
+    ) {
+      s.record.log('timer', 'late_operation', 'an operation appeared after the result: canceled');
       await carryOut(s, 'cancel').catch((err) => {
         if (failureOf(err)?.type !== FAILURE_TYPES.providerRefused) throw err;
       });
       continue;
     }
-    const left = s.followUntil() - Date.now();
+    const left = followUntil(s) - Date.now();
     // The end, once no Update runs or waits for a refund this loop must send (settled says which).
     if (left <= 0) {
-      if (await s.settled()) return;
+      if (await s.runtime.settled()) return;
       continue;
     }
-    const seen = s.snapshot;
-    const woken = await s.rest(
-      () => s.snapshot !== seen || s.owesWork() || s.lookRequested,
-      Math.min(left, s.settings.recheckMs),
+    const seen = s.state.snapshot;
+    const woken = await s.runtime.rest(
+      () => s.state.snapshot !== seen || s.runtime.owesWork() || s.inbox.lookRequested,
+      Math.min(left, s.state.settings.recheckMs),
     );
-    if (s.lookRequested) await s.look();
-    else if (!woken && s.followUntil() > Date.now()) await s.poll();
+    if (s.inbox.lookRequested) await s.runtime.look();
+    else if (!woken && followUntil(s) > Date.now()) await s.runtime.poll();
   }
 }

@@ -19,36 +19,49 @@ import { provider } from '../calls';
 import type { Session } from '../session';
 import { operationOf, pastApproval } from '../../common/snapshot';
 
+/** The amount a finalize charges (none: the whole hold); what the session is worth follows it. */
+function noteFinalize(s: Session, amount: number | undefined): void {
+  if (amount === undefined) {
+    delete s.state.finalizeAmount;
+    return;
+  }
+  s.state.finalizeAmount = amount;
+  // A partial finalize changes what the session is worth: keep the search attribute current.
+  s.record.worth(amount);
+}
+
 /**
  * Sends a decision on the operation waiting for it and applies the provider's answer. A refusal is
  * thrown after one look at the state (the truth after a refusal).
  */
 export async function carryOut(s: Session, decision: Decision, amount?: number): Promise<void> {
-  const op = operationOf(s.snapshot);
+  const op = operationOf(s.state.snapshot);
   if (!op) throw stateConflict('no operation to decide on', { code: 'no_operation', phase: s.phase });
   const step = stepName({ kind: decision, operationId: op.id });
   const args = {
-    ...s.callArgs(),
+    ...s.runtime.callArgs(),
     operationId: op.id,
-    verifyFirst: s.sentAt(step) !== undefined || s.stale(),
+    verifyFirst: s.runtime.sentAt(step) !== undefined || s.runtime.stale(),
   };
-  s.noteSent(step);
-  if (decision === 'finalize') s.noteFinalize(amount);
+  s.runtime.noteSent(step);
+  if (decision === 'finalize') noteFinalize(s, amount);
   const money =
-    amount !== undefined && s.request.money ? { amount, currency: s.request.money.currency } : undefined;
+    amount !== undefined && s.state.request.money
+      ? { amount, currency: s.state.request.money.currency }
+      : undefined;
   try {
-    const answer = await s.call(`transaction/${decision}`, () =>
+    const answer = await s.runtime.call(`transaction/${decision}`, () =>
       decision === 'finalize'
         ? provider.finalize({ ...args, ...(money ? { amount: money } : {}) })
         : provider[decision](args),
     );
-    s.log('call', decision, money ? `${money.amount} ${money.currency}` : undefined);
-    s.apply(answer, 'call', `transaction/${decision}`);
+    s.record.log('call', decision, money ? `${money.amount} ${money.currency}` : undefined);
+    s.rules.apply(answer, 'call', `transaction/${decision}`);
   } catch (err) {
     if (failureOf(err)?.type !== FAILURE_TYPES.providerRefused) throw err;
-    if (decision === 'finalize') s.noteFinalize(undefined);
-    s.log('call', `${decision}_refused`, failureOf(err)?.message);
-    await s.poll();
+    if (decision === 'finalize') noteFinalize(s, undefined);
+    s.record.log('call', `${decision}_refused`, failureOf(err)?.message);
+    await s.runtime.poll();
     throw err;
   }
 }
@@ -56,7 +69,8 @@ export async function carryOut(s: Session, decision: Decision, amount?: number):
 /** The provider waits for a partner decision that paysaga may still send (and can release a hold). */
 export function cancelable(s: Session): boolean {
   return (
-    !s.isFinal() && (s.providerPhase === 'awaiting_approval' || s.providerPhase === 'awaiting_finalization')
+    !s.isFinal() &&
+    (s.state.providerPhase === 'awaiting_approval' || s.state.providerPhase === 'awaiting_finalization')
   );
 }
 
@@ -66,29 +80,29 @@ export function cancelable(s: Session): boolean {
  */
 export async function cancelOwn(s: Session, reason: string): Promise<void> {
   if (!cancelable(s)) return;
-  const set = s.because(reason);
+  const set = s.rules.because(reason);
   // Marked as a decision in progress, so that a partner's decision arriving meanwhile is refused.
-  s.beginDecision('cancel');
+  s.decisions.begin('cancel');
   try {
     await carryOut(s, 'cancel');
   } catch (err) {
     if (failureOf(err)?.type !== FAILURE_TYPES.providerRefused) throw err;
-    if (set) s.forget(reason);
+    if (set) s.rules.forget(reason);
   } finally {
-    s.endDecision();
+    s.decisions.end();
   }
 }
 
 /** Registers the decisions this kind accepts, each validated against the policy, phase and amount. */
 export function acceptDecisions(s: Session, accepted: readonly Decision[]): void {
   const decide = (decision: Decision, run: () => Promise<void>) =>
-    s.inUpdate(async () => {
-      s.beginDecision(decision);
+    s.decisions.run(async () => {
+      s.decisions.begin(decision);
       try {
         await run();
         return s.view();
       } finally {
-        s.endDecision();
+        s.decisions.end();
       }
     });
   if (accepted.includes('approve'))
@@ -109,11 +123,11 @@ export function acceptDecisions(s: Session, accepted: readonly Decision[]): void
       ({ reason }) =>
         decide('cancel', async () => {
           const why = reason ? `canceled_by_partner: ${reason}` : 'canceled_by_partner';
-          const set = s.because(why);
+          const set = s.rules.because(why);
           try {
             await carryOut(s, 'cancel');
           } catch (err) {
-            if (set) s.forget(why);
+            if (set) s.rules.forget(why);
             throw err;
           }
         }),
@@ -146,13 +160,16 @@ const PHASE_OF: Record<Exclude<Decision, 'cancel'>, SessionPhase> = {
 };
 
 function mayDecide(s: Session, decision: Decision, amount?: number, arg?: unknown): void {
-  const phase = s.providerPhase;
+  const phase = s.state.providerPhase;
   const conflict = (message: string, code: string) => stateConflict(message, { code, phase: s.phase });
   if (s.isFinal())
     throw conflict(`the session has ended (${s.phase}); there is nothing to decide`, 'session_final');
-  if (s.decisionInProgress)
-    throw conflict(`a ${s.decisionInProgress} decision is already being carried out`, 'decision_in_progress');
-  const { approval, finalization } = s.settings;
+  if (s.decisions.inProgress)
+    throw conflict(
+      `a ${s.decisions.inProgress} decision is already being carried out`,
+      'decision_in_progress',
+    );
+  const { approval, finalization } = s.state.settings;
   if (decision === 'cancel') {
     if (arg !== undefined && (typeof arg !== 'object' || arg === null))
       throw invalidArgument('(body)', 'an object with an optional reason');
@@ -180,7 +197,7 @@ function mayDecide(s: Session, decision: Decision, amount?: number, arg?: unknow
   if (decision === 'finalize' && amount !== undefined) {
     if (!Number.isSafeInteger(amount) || amount <= 0)
       throw invalidArgument('amount', 'a positive integer (minor units)');
-    const held = operationOf(s.snapshot)?.sum_info?.sum;
+    const held = operationOf(s.state.snapshot)?.sum_info?.sum;
     if (held !== undefined && amount > held)
       throw invalidArgument('amount', `at most the held amount ${held}`);
   }
@@ -196,10 +213,10 @@ async function partnerDecision(
   deadline: number,
   what: string,
 ): Promise<void> {
-  const moved = () => s.providerPhase !== phase || s.isFinal();
+  const moved = () => s.state.providerPhase !== phase || s.isFinal();
   for (;;) {
-    await s.until(() => moved() || s.decisionInProgress !== undefined, deadline);
-    await s.decisionsSettled();
+    await s.runtime.until(() => moved() || s.decisions.inProgress !== undefined, deadline);
+    await s.decisions.settled();
     if (moved()) return;
     if (Date.now() >= deadline) {
       await cancelOwn(s, `decision_deadline: no ${what} decision in time`);
@@ -224,13 +241,13 @@ async function automatic(s: Session, decision: Decision, amount?: number): Promi
  * is not what was asked is never approved.
  */
 export async function approval(s: Session, deadline: number): Promise<void> {
-  await s.until(
-    () => s.providerPhase === 'awaiting_approval' || pastApproval(s.snapshot) || s.isFinal(),
+  await s.runtime.until(
+    () => s.state.providerPhase === 'awaiting_approval' || pastApproval(s.state.snapshot) || s.isFinal(),
     deadline,
   );
-  if (s.providerPhase !== 'awaiting_approval' || s.isFinal()) return;
-  const mismatch = s.amountProblem();
-  const policy = s.settings.approval;
+  if (s.state.providerPhase !== 'awaiting_approval' || s.isFinal()) return;
+  const mismatch = s.rules.amountProblem();
+  const policy = s.state.settings.approval;
   if (mismatch) await cancelOwn(s, `amount_mismatch: ${mismatch}`);
   else if (policy.mode === 'auto') await automatic(s, 'approve');
   else
@@ -240,7 +257,7 @@ export async function approval(s: Session, deadline: number): Promise<void> {
       Math.min(Date.now() + policy.deadlineMs, deadline),
       'approve',
     );
-  await s.until(() => s.providerPhase !== 'awaiting_approval' || s.isFinal(), deadline);
+  await s.runtime.until(() => s.state.providerPhase !== 'awaiting_approval' || s.isFinal(), deadline);
 }
 
 /**
@@ -248,10 +265,10 @@ export async function approval(s: Session, deadline: number): Promise<void> {
  * (manual, with a deadline after which the hold is released).
  */
 export async function finalization(s: Session, deadline: number): Promise<void> {
-  await s.until(() => s.providerPhase === 'awaiting_finalization' || s.isFinal(), deadline);
-  if (s.providerPhase !== 'awaiting_finalization' || s.isFinal()) return;
-  const mismatch = s.amountProblem();
-  const policy = s.settings.finalization;
+  await s.runtime.until(() => s.state.providerPhase === 'awaiting_finalization' || s.isFinal(), deadline);
+  if (s.state.providerPhase !== 'awaiting_finalization' || s.isFinal()) return;
+  const mismatch = s.rules.amountProblem();
+  const policy = s.state.settings.finalization;
   if (mismatch) await cancelOwn(s, `amount_mismatch: ${mismatch}`);
   else if (policy.mode === 'auto') await automatic(s, 'finalize');
   else if (policy.mode === 'auto_partial') await automatic(s, 'finalize', policy.amount);
@@ -262,5 +279,5 @@ export async function finalization(s: Session, deadline: number): Promise<void> 
       Math.min(Date.now() + policy.deadlineMs, deadline),
       'finalize',
     );
-  await s.until(() => s.providerPhase !== 'awaiting_finalization' || s.isFinal(), deadline);
+  await s.runtime.until(() => s.state.providerPhase !== 'awaiting_finalization' || s.isFinal(), deadline);
 }

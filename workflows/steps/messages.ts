@@ -17,15 +17,15 @@ import type { Session } from '../session';
 
 /** Provider events (webhooks, state syncs, replays: proven before believed) and the payer's return. */
 export function acceptProviderNews(s: Session): void {
-  wf.setHandler(providerEventSignal, (d) => s.receive(d));
-  wf.setHandler(payerReturnedSignal, () => s.payerReturned());
+  wf.setHandler(providerEventSignal, (d) => s.inbox.receive(d));
+  wf.setHandler(payerReturnedSignal, () => s.inbox.payerReturned());
 }
 
 /** The session, its webhook audit trail, the events kept for replay, and the long poll (awaitChange). */
 export function answerReads(s: Session): void {
   wf.setHandler(sessionQuery, () => s.view());
-  wf.setHandler(providerEventsQuery, () => s.audited().records);
-  wf.setHandler(recordedProviderEventsQuery, () => s.audited().recorded);
+  wf.setHandler(providerEventsQuery, () => s.inbox.audited().records);
+  wf.setHandler(recordedProviderEventsQuery, () => s.inbox.audited().recorded);
   wf.setHandler(awaitChangeUpdate, (w) => s.awaitChange(w), {
     validator: (w) => void checkArgument(awaitChange, w),
   });

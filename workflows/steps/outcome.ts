@@ -9,11 +9,11 @@ import { operationOf } from '../../common/snapshot';
 import { cancelable, cancelOwn } from './decisions';
 
 export async function outcome(s: Session, deadline: number, ended = () => s.isFinal()): Promise<void> {
-  if (await s.until(ended, deadline)) return;
+  if (await s.runtime.until(ended, deadline)) return;
   if (cancelable(s)) await cancelOwn(s, 'session_deadline: canceled when the session deadline passed');
   if (!ended())
-    s.needsAttention(
-      `session_deadline: the provider's operation is still ${operationOf(s.snapshot)?.transaction_status ?? 'not started'}; following it until it ends`,
+    s.record.needsAttention(
+      `session_deadline: the provider's operation is still ${operationOf(s.state.snapshot)?.transaction_status ?? 'not started'}; following it until it ends`,
     );
-  await s.until(ended);
+  await s.runtime.until(ended);
 }

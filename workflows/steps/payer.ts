@@ -9,14 +9,22 @@ import { sendStart } from './start';
 import type { StartSpec } from '../../common/session-input';
 
 export async function payerAction(s: Session, deadline: number): Promise<void> {
-  await s.until(
-    () => s.providerPhase === 'awaiting_payer' || s.providerPhase === 'awaiting_finalization' || s.isFinal(),
+  await s.runtime.until(
+    () =>
+      s.state.providerPhase === 'awaiting_payer' ||
+      s.state.providerPhase === 'awaiting_finalization' ||
+      s.isFinal(),
     deadline,
   );
-  if (s.providerPhase !== 'awaiting_payer' || s.isFinal()) return;
-  const payerDeadline = Math.min(Date.now() + s.settings.deadlines.payerActionMs, deadline);
-  if (await s.until(() => s.providerPhase !== 'awaiting_payer' || s.isFinal(), payerDeadline)) return;
-  s.log('timer', 'payer_action_deadline', 'the payer did not act in time; following the provider to its end');
+  if (s.state.providerPhase !== 'awaiting_payer' || s.isFinal()) return;
+  const payerDeadline = Math.min(Date.now() + s.state.settings.deadlines.payerActionMs, deadline);
+  if (await s.runtime.until(() => s.state.providerPhase !== 'awaiting_payer' || s.isFinal(), payerDeadline))
+    return;
+  s.record.log(
+    'timer',
+    'payer_action_deadline',
+    'the payer did not act in time; following the provider to its end',
+  );
 }
 
 /**
@@ -28,9 +36,10 @@ export async function renewExpiredQr(
   start: StartSpec,
   renewalsAllowed: number,
 ): Promise<boolean> {
-  if (start.by !== 'workflow' || !qrExpired(s.snapshot) || s.renewals >= renewalsAllowed) return false;
-  const n = s.noteRenewal();
-  s.log('call', 'renew_payment', `qr_expired: new payment #${n} of ${renewalsAllowed}`);
+  if (start.by !== 'workflow' || !qrExpired(s.state.snapshot) || s.state.renewals >= renewalsAllowed)
+    return false;
+  const n = ++s.state.renewals;
+  s.record.log('call', 'renew_payment', `qr_expired: new payment #${n} of ${renewalsAllowed}`);
   await sendStart(s, start, n);
   return true;
 }

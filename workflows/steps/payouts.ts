@@ -20,16 +20,37 @@ export function acceptPayouts(s: Session): void {
   wf.setHandler(
     addPayoutUpdate,
     ({ reference, money, body }) => {
-      const created = !s.payouts?.some((o) => o.reference === reference);
-      if (created) s.addPayout({ reference, money, body, addedAt: iso(Date.now()) });
+      const created = !s.state.payouts?.some((o) => o.reference === reference);
+      if (created) addPayout(s, { reference, money, body, addedAt: iso(Date.now()) });
       return { session: s.view(), created };
     },
     { validator: (arg) => mayAdd(s, checkArgument(payoutRequest, arg)) },
   );
 }
 
+/**
+ * Adds a payout to the session; a session of one payout takes it as its second, its own payout first.
+ * What the session asks for is then every payout together (the view's money, the amount searched by).
+ */
+function addPayout(s: Session, order: PayoutOrder): void {
+  const st = s.state;
+  st.payouts ??= [
+    {
+      reference: st.reference,
+      money: st.request.money ?? { amount: 0, currency: order.money.currency },
+      addedAt: st.createdAt,
+      first: true,
+    },
+  ];
+  st.payouts.push(order);
+  const total = st.payouts.reduce((n, o) => n + o.money.amount, 0);
+  st.request = { ...st.request, money: { amount: total, currency: order.money.currency } };
+  s.record.worth(total);
+  s.rules.payoutsChanged('payout_added', `${order.reference}: ${order.money.amount} ${order.money.currency}`);
+}
+
 function mayAdd(s: Session, r: PayoutRequest & { body: { sum_info: { sum: number } } }): void {
-  const earlier = s.payouts?.find((o) => o.reference === r.reference);
+  const earlier = s.state.payouts?.find((o) => o.reference === r.reference);
   if (earlier) {
     if (earlier.first || !samePayout(earlier, r))
       throw referenceConflict(
@@ -37,19 +58,19 @@ function mayAdd(s: Session, r: PayoutRequest & { body: { sum_info: { sum: number
       );
     return;
   }
-  if (!s.payouts && r.reference === s.view().reference)
+  if (!s.state.payouts && r.reference === s.state.reference)
     throw referenceConflict("the session's reference names its first payout");
   if (s.isFinal())
     throw stateConflict(`the session has ended (${s.phase}); another payout needs a session of its own`, {
       code: 'session_final',
       phase: s.phase,
     });
-  if ((s.payouts?.length ?? 1) >= PAYOUT_LIMITS.perSession)
+  if ((s.state.payouts?.length ?? 1) >= PAYOUT_LIMITS.perSession)
     throw stateConflict(`a session holds at most ${PAYOUT_LIMITS.perSession} payouts`, {
       code: 'too_many_payouts',
       phase: s.phase,
     });
-  const currency = s.request.money?.currency;
+  const currency = s.state.request.money?.currency;
   if (currency && r.money.currency !== currency)
     throw invalidArgument('amount.currency', `the session's currency (${currency})`);
   if (r.body.sum_info.sum !== r.money.amount) throw invalidArgument('body.sum_info.sum', 'the payout amount');
@@ -57,7 +78,7 @@ function mayAdd(s: Session, r: PayoutRequest & { body: { sum_info: { sum: number
 
 /** The payout being worked on has ended (or the whole session has): the next one may go. */
 export function currentPayoutEnded(s: Session): boolean {
-  return s.isFinal() || (s.payouts !== undefined && payoutEnded(s.snapshot, s.payouts));
+  return s.isFinal() || (s.state.payouts !== undefined && payoutEnded(s.state.snapshot, s.state.payouts));
 }
 
 /**
@@ -66,7 +87,7 @@ export function currentPayoutEnded(s: Session): boolean {
  */
 export async function startNextPayout(s: Session): Promise<boolean> {
   for (;;) {
-    const order = s.payouts && !s.isFinal() ? nextQueued(s.snapshot, s.payouts) : undefined;
+    const order = s.state.payouts && !s.isFinal() ? nextQueued(s.state.snapshot, s.state.payouts) : undefined;
     if (!order) return false;
     if (await sendPayout(s, order)) return true;
   }
@@ -74,12 +95,15 @@ export async function startNextPayout(s: Session): Promise<boolean> {
 
 async function sendPayout(s: Session, order: PayoutOrder): Promise<boolean> {
   const step = stepName({ kind: 'payout', reference: order.reference });
-  const knownBefore = (order.knownBefore ??= (s.snapshot?.payouts ?? []).map((p) => p.id));
-  const args = { ...s.callArgs(), verifyFirst: s.sentAt(step) !== undefined || s.stale() };
-  s.noteSent(step);
-  s.payoutsChanged('payout_sent', order.reference);
+  const knownBefore = (order.knownBefore ??= (s.state.snapshot?.payouts ?? []).map((p) => p.id));
+  const args = {
+    ...s.runtime.callArgs(),
+    verifyFirst: s.runtime.sentAt(step) !== undefined || s.runtime.stale(),
+  };
+  s.runtime.noteSent(step);
+  s.rules.payoutsChanged('payout_sent', order.reference);
   try {
-    const answer = await s.call('start/transfer', () =>
+    const answer = await s.runtime.call('start/transfer', () =>
       provider.startPayout({
         ...args,
         body: order.body!,
@@ -88,13 +112,16 @@ async function sendPayout(s: Session, order: PayoutOrder): Promise<boolean> {
       }),
     );
     order.payoutId ??= newPayoutId(answer, knownBefore);
-    s.apply(answer, 'call', 'start/transfer');
-    s.payoutsChanged('payout_started', `${order.reference}${order.payoutId ? ` ${order.payoutId}` : ''}`);
+    s.rules.apply(answer, 'call', 'start/transfer');
+    s.rules.payoutsChanged(
+      'payout_started',
+      `${order.reference}${order.payoutId ? ` ${order.payoutId}` : ''}`,
+    );
     return true;
   } catch (err) {
     const refusal = refusalOf(err);
     order.refused = refusal;
-    s.payoutsChanged('payout_refused', `${order.reference}: ${refusal.errorCode}`);
+    s.rules.payoutsChanged('payout_refused', `${order.reference}: ${refusal.errorCode}`);
     return false;
   }
 }

@@ -4,7 +4,7 @@
  * the provider call that made the session started it too).
  */
 import * as wf from '@temporalio/workflow';
-import { refusalOf, stateConflict } from '../../common/failures';
+import { refusalOf, stateConflict, type ProviderRefusal } from '../../common/failures';
 import { claimStartUpdate, reportStartUpdate } from '../../common/messages';
 import { checkArgument, startReport } from '../../common/message-schemas';
 import type { StartSpec } from '../../common/session-input';
@@ -24,14 +24,17 @@ export async function sendStart(
   n = 0,
 ): Promise<void> {
   const step = stepName({ kind: 'start', n });
-  const args = { ...s.callArgs(), verifyFirst: s.sentAt(step) !== undefined || s.stale() };
-  s.noteSent(step);
-  const answer = await s.call(`start/${start.operation}`, () =>
+  const args = {
+    ...s.runtime.callArgs(),
+    verifyFirst: s.runtime.sentAt(step) !== undefined || s.runtime.stale(),
+  };
+  s.runtime.noteSent(step);
+  const answer = await s.runtime.call(`start/${start.operation}`, () =>
     start.operation === 'checkout'
       ? provider.startCheckout({ ...args, body: withReturn(s, start.body), n })
       : provider.startTransfer({ ...args, body: start.body }),
   );
-  s.apply(answer, 'call', `start/${start.operation}`);
+  s.rules.apply(answer, 'call', `start/${start.operation}`);
 }
 
 /**
@@ -39,7 +42,7 @@ export async function sendStart(
  * when a public URL is configured, else the partner's own page.
  */
 function withReturn<B extends { payment_settings?: Record<string, unknown> }>(s: Session, body: B): B {
-  const back = s.request.returnUrl ?? s.request.backUrl;
+  const back = s.state.request.returnUrl ?? s.state.request.backUrl;
   if (!back) return body;
   return { ...body, payment_settings: { ...body.payment_settings, back_url: back } };
 }
@@ -47,7 +50,7 @@ function withReturn<B extends { payment_settings?: Record<string, unknown> }>(s:
 /** Gets the operation going; false when it never started (the session is then final). */
 export async function startOperation(s: Session, start: StartSpec): Promise<boolean> {
   if (s.isFinal()) return false;
-  if (operationOf(s.snapshot)) return true;
+  if (operationOf(s.state.snapshot)) return true;
   switch (start.by) {
     case 'provider':
       return true;
@@ -57,7 +60,7 @@ export async function startOperation(s: Session, start: StartSpec): Promise<bool
         return true;
       } catch (err) {
         const refusal = refusalOf(err);
-        s.settle('failed', `start_failed: ${refusal.errorCode}: ${refusal.description}`);
+        s.rules.settle('failed', `start_failed: ${refusal.errorCode}: ${refusal.description}`);
         return false;
       }
     case 'starter':
@@ -69,6 +72,18 @@ export async function startOperation(s: Session, start: StartSpec): Promise<bool
   }
 }
 
+/** The starter is sending card data: the start stays open for it this long. */
+function claimStart(s: Session, forMs: number): void {
+  s.state.startClaimUntil = Date.now() + forMs;
+  s.record.log('call', 'start_claimed', 'the starter is sending card data');
+}
+
+/** The provider refused the starter's card (reported by reportStart): the session fails with it. */
+function refuseStart(s: Session, refusal: ProviderRefusal): void {
+  s.state.startRefusal = refusal;
+  s.record.log('call', 'start_refused', `${refusal.errorCode}: ${refusal.description}`);
+}
+
 /**
  * Card data is sent by the starter, outside Temporal (claimStart, then reportStart). Registered by every
  * kind whose card the starter may send; refused once the start is no longer open, so card data is never
@@ -78,12 +93,17 @@ export function acceptStarter(s: Session): void {
   wf.setHandler(
     claimStartUpdate,
     () => {
-      s.claimStart(START_CLAIM_MS);
+      claimStart(s, START_CLAIM_MS);
       return s.view();
     },
     {
       validator: () => {
-        if (s.isFinal() || operationOf(s.snapshot) || s.startRefusal || s.startClaimUntil === undefined)
+        if (
+          s.isFinal() ||
+          operationOf(s.state.snapshot) ||
+          s.state.startRefusal ||
+          s.state.startClaimUntil === undefined
+        )
           throw stateConflict(`the start is not open (the session is ${s.phase})`, {
             code: 'start_not_open',
             phase: s.phase,
@@ -94,9 +114,10 @@ export function acceptStarter(s: Session): void {
   wf.setHandler(
     reportStartUpdate,
     async (report) => {
-      if ('refused' in report) s.refuseStart(report.refused);
-      else s.applyClaim(report.snapshot, 'start (starter)');
-      if (report.wait) await wf.condition(() => s.isFinal() || s.waitsForSomeone(), report.wait.timeoutMs);
+      if ('refused' in report) refuseStart(s, report.refused);
+      else s.inbox.claim(report.snapshot, 'start (starter)');
+      if (report.wait)
+        await wf.condition(() => s.isFinal() || s.rules.waitsForSomeone(), report.wait.timeoutMs);
       return s.view();
     },
     { validator: (report) => void checkArgument(startReport, report) },
@@ -110,16 +131,21 @@ export function acceptStarter(s: Session): void {
  * start it any more.
  */
 async function waitForStarter(s: Session): Promise<boolean> {
-  if (s.startClaimUntil === undefined) s.claimStart(START_CLAIM_MS);
-  const { startMs } = s.settings.deadlines;
-  const closesAt = () => Math.max(Date.parse(s.view().createdAt) + startMs, s.startClaimUntil ?? 0);
-  while (!(await s.until(() => !!operationOf(s.snapshot) || s.startRefusal !== undefined, closesAt()))) {
+  if (s.state.startClaimUntil === undefined) claimStart(s, START_CLAIM_MS);
+  const { startMs } = s.state.settings.deadlines;
+  const closesAt = () => Math.max(Date.parse(s.view().createdAt) + startMs, s.state.startClaimUntil ?? 0);
+  while (
+    !(await s.runtime.until(
+      () => !!operationOf(s.state.snapshot) || s.state.startRefusal !== undefined,
+      closesAt(),
+    ))
+  ) {
     if (Date.now() >= closesAt()) break;
   }
-  if (operationOf(s.snapshot)) return true;
-  const refused = s.startRefusal;
-  if (refused) s.settle('failed', `start_failed: ${refused.errorCode}: ${refused.description}`);
-  else s.settle('canceled', 'not_started: card data was never submitted');
+  if (operationOf(s.state.snapshot)) return true;
+  const refused = s.state.startRefusal;
+  if (refused) s.rules.settle('failed', `start_failed: ${refused.errorCode}: ${refused.description}`);
+  else s.rules.settle('canceled', 'not_started: card data was never submitted');
   return false;
 }
 
@@ -136,31 +162,30 @@ async function widgetStart(
 ): Promise<boolean> {
   if (!s.view().publicToken) {
     try {
-      s.setPublicToken(
-        await s.call('public_token', () =>
-          page === 'fps'
-            ? provider.createFpsWidgetToken({
-                ...s.callArgs(),
-                widget: widget.lang ? { lang: widget.lang } : {},
-              })
-            : provider.createPaymentFormToken({ ...s.callArgs(), widget }),
-        ),
+      s.state.publicToken = await s.runtime.call('public_token', () =>
+        page === 'fps'
+          ? provider.createFpsWidgetToken({
+              ...s.runtime.callArgs(),
+              widget: widget.lang ? { lang: widget.lang } : {},
+            })
+          : provider.createPaymentFormToken({ ...s.runtime.callArgs(), widget }),
       );
+      s.record.log('call', 'public_token', 'widget token created');
     } catch (err) {
       const refusal = refusalOf(err);
       if (!/not_unique/.test(refusal.description)) {
-        s.settle('failed', `public_token_refused: ${refusal.errorCode}: ${refusal.description}`);
+        s.rules.settle('failed', `public_token_refused: ${refusal.errorCode}: ${refusal.description}`);
         return false;
       }
-      s.because('payment_form_token_lost: the provider made a token whose answer never arrived');
-      s.needsAttention(
+      s.rules.because('payment_form_token_lost: the provider made a token whose answer never arrived');
+      s.record.needsAttention(
         'payment_form_token_lost: the provider made a token whose answer never arrived; no payer can use it',
       );
     }
   }
-  const deadline = Date.now() + s.settings.deadlines.payerActionMs;
-  if (await s.until(() => !!operationOf(s.snapshot), deadline)) return true;
-  s.because('payer_did_not_use_the_payment_form');
-  s.settle('canceled');
+  const deadline = Date.now() + s.state.settings.deadlines.payerActionMs;
+  if (await s.runtime.until(() => !!operationOf(s.state.snapshot), deadline)) return true;
+  s.rules.because('payer_did_not_use_the_payment_form');
+  s.rules.settle('canceled');
   return false;
 }

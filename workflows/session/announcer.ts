@@ -1,0 +1,48 @@
+/**
+ * Carries out what the session's rules ask of the world (reducer.ts `Effect`), each at once and in order,
+ * so that the commands a run sends keep the order its history recorded: search attributes, the outbound
+ * event handed to the store's record (SessionRecorder), a warning in the worker's log, the metric of
+ * sessions needing attention, and the signal that tells a charge's subscription its result.
+ */
+import * as wf from '@temporalio/workflow';
+import { sessionSettledSignal } from '../../common/messages';
+import type { SessionRecorder } from '../session-recorder';
+import type { Effect } from './reducer';
+
+export class SessionAnnouncer {
+  constructor(
+    private readonly sessionId: string,
+    private readonly recorder: SessionRecorder,
+    /** The subscription whose charge this session is (told the result at once). */
+    private readonly notify: string | undefined,
+  ) {}
+
+  perform(effect: Effect): void {
+    switch (effect.kind) {
+      case 'search':
+        wf.upsertSearchAttributes(effect.attributes);
+        return;
+      case 'event':
+        this.recorder.announce(effect.event);
+        return;
+      case 'warn':
+        wf.log.warn(effect.message, effect.fields);
+        return;
+      case 'attention':
+        wf.metricMeter.createCounter('paysaga_sessions_needing_attention_total').add(1);
+        return;
+      case 'settled':
+        // The subscription also reads the provider itself: a lost signal delays it, never misleads it.
+        if (this.notify)
+          void wf
+            .getExternalWorkflowHandle(this.notify)
+            .signal(sessionSettledSignal, {
+              sessionId: this.sessionId,
+              phase: effect.phase,
+              ...(effect.reason ? { reason: effect.reason } : {}),
+            })
+            .catch(() => undefined);
+        return;
+    }
+  }
+}

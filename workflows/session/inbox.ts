@@ -1,0 +1,228 @@
+/**
+ * How news of the provider reaches a session (DESIGN decision 16: nobody can fake an outcome). Signal
+ * handlers only queue a delivery; the session's own loop judges them one at a time, in the order they
+ * came: a signed one is verified again by this worker (a local activity) and applied if it is news;
+ * anything unsigned (a state sync, a payer's return, a claim the starter reported) is at most a reason
+ * to read transaction/state (`lookAsked`). Every delivery is in the webhook audit trail, a refused one
+ * with why. Nothing a signal carries can fail a workflow task.
+ */
+import * as wf from '@temporalio/workflow';
+import { isFinalPhase } from '../../common/kinds';
+import { parseMessage, providerEventDelivery, UNENCRYPTED } from '../../common/message-schemas';
+import type { ProviderEventDelivery, SessionState } from '../../common/session-input';
+import { isNewer, moneybackOf } from '../../common/snapshot';
+import type { ProviderEventRecord } from '../../common/views';
+import type { ProviderEventProof } from '../../activities/types';
+import type { SessionInfo, WebhookEvent } from '../../provider/schemas';
+import { proofs } from '../calls';
+import { iso } from '../iso';
+import type { LocalLane } from '../local-lane';
+import { PayerReturnThrottle } from '../payer-return';
+import type { SessionReducer } from './reducer';
+
+const MAX_PROVIDER_EVENTS = 200;
+const MAX_RECORDED = 40;
+/** How far ahead of the workflow's clock a reported snapshot's updated_at may be (clocks differ). */
+const CLOCK_SKEW_MS = 5 * 60_000;
+
+/** A provider delivery as the signal handler queued it: what it claims, its proof if any, or why not. */
+interface HeardDelivery {
+  heard: { receivedAt: string; type: string; via: ProviderEventDelivery['via'] };
+  signed?: { body: string; signature: string };
+  refused?: string;
+}
+
+export class ProviderInbox {
+  /** A look at transaction/state is wanted (the session's waits take it: runtime.ts). */
+  lookAsked = false;
+  /** A flood of payer returns is one state check per interval (DESIGN decision 14). */
+  private readonly payerReturns = new PayerReturnThrottle();
+  /** Unproven deliveries (syncs, unsigned claims) ask for a state read at most this often, too. */
+  private readonly looks = new PayerReturnThrottle();
+  /** Deliveries heard and not yet judged, oldest first. */
+  private readonly heard: HeardDelivery[] = [];
+
+  /**
+   * `proofRequired`: runs from before DESIGN decision 16 (not patched `provider-proof`) applied signaled
+   * events as they came, and replay as they ran.
+   */
+  constructor(
+    private readonly st: SessionState,
+    private readonly rules: SessionReducer,
+    private readonly lane: LocalLane,
+    readonly proofRequired: boolean,
+  ) {
+    if (proofRequired) void this.judgeInOrder();
+  }
+
+  /**
+   * A look at transaction/state was asked for (a payer's return, an unproven provider event) after the
+   * result (waits before it look on their own: runtime `until`). Runs from before the proof never looked
+   * here, and replay as they ran.
+   */
+  get lookRequested(): boolean {
+    return this.proofRequired && this.lookAsked;
+  }
+
+  /** Nothing heard is waiting to be judged. */
+  get empty(): boolean {
+    return this.heard.length === 0;
+  }
+
+  /** A provider event signal: parsed, then queued for judging. */
+  receive(payload: unknown): void {
+    if (!this.proofRequired) {
+      this.receiveVerified(payload as Required<Pick<ProviderEventDelivery, 'event'>> & ProviderEventDelivery);
+      return;
+    }
+    const parsed = parseMessage(providerEventDelivery, payload);
+    if (!parsed.ok) {
+      const heard = { receivedAt: iso(Date.now()), type: 'unknown', via: 'webhook' as const };
+      this.heard.push({
+        heard,
+        refused: parsed.why === UNENCRYPTED ? parsed.why : `malformed: ${parsed.why}`,
+      });
+      return;
+    }
+    const d = parsed.value;
+    const heard = { receivedAt: d.receivedAt, type: d.event?.type ?? 'unknown', via: d.via };
+    this.heard.push(d.signed ? { heard, signed: d.signed } : { heard });
+  }
+
+  /** The payer came back: a look at the state, at most once per interval. */
+  payerReturned(): void {
+    if (!this.payerReturns.admit(Date.now())) return;
+    this.rules.record.log('payer', 'returned');
+    this.lookAsked = true;
+  }
+
+  /**
+   * A snapshot reported by someone other than this worker's own provider calls (the starter's answer to
+   * its start call, which carried card data outside Temporal). It may move the session along (a 3-D
+   * Secure redirect, an operation to approve: what the session does next is a provider call of its own,
+   * which the provider answers truthfully); a result, money back, a time ahead of the clock (which would
+   * make the provider's real states look older) or a shape the session cannot read is confirmed by
+   * transaction/state first. Runs from before the proof applied every report as it came.
+   */
+  claim(snapshot: SessionInfo, type: string): void {
+    if (!this.proofRequired || this.readable(snapshot)) {
+      this.rules.apply(snapshot, 'call', type);
+      return;
+    }
+    this.rules.record.log('call', type, 'reported: confirming with transaction/state');
+    this.lookAsked = true;
+  }
+
+  /** The webhook audit trail, and the provider events kept for replay (both bounded). */
+  audited(): { records: ProviderEventRecord[]; recorded: ProviderEventDelivery[] } {
+    return { records: [...this.st.providerEvents], recorded: [...this.st.recorded] };
+  }
+
+  /** A claimed snapshot the session may apply on its word (see claim). */
+  private readable(snapshot: SessionInfo): boolean {
+    try {
+      const updated = snapshot.updated_at ? Date.parse(snapshot.updated_at) : NaN;
+      return (
+        snapshot.id === this.st.sessionId &&
+        Number.isFinite(updated) &&
+        updated <= Date.now() + CLOCK_SKEW_MS &&
+        !isFinalPhase(this.rules.phaseOf(snapshot)) &&
+        moneybackOf(snapshot).length === 0 &&
+        (this.rules.mismatchOf(snapshot), true)
+      );
+    } catch {
+      return false;
+    }
+  }
+
+  /** Judges deliveries one at a time, in the order they came, from the workflow's own loop. */
+  private async judgeInOrder(): Promise<void> {
+    for (;;) {
+      await wf.condition(() => this.heard.length > 0);
+      try {
+        await this.judge(this.heard[0]!);
+      } finally {
+        this.heard.shift();
+      }
+    }
+  }
+
+  private async judge({ heard, signed, refused }: HeardDelivery): Promise<void> {
+    if (refused) {
+      this.audit(heard, 'refused', refused);
+      return;
+    }
+    if (!signed) {
+      // A state sync (the reconciler read it), or a webhook that could not travel signed: look for ourselves.
+      if (heard.via === 'sync') this.audit(heard, 'confirming');
+      else this.audit(heard, 'refused', 'unsigned');
+      if (this.looks.admit(Date.now())) this.lookAsked = true;
+      return;
+    }
+    let proof: ProviderEventProof;
+    try {
+      proof = await this.lane.run(() => proofs.verifyProviderEvent(signed));
+    } catch (err) {
+      // The worker could not check it (no service key configured, a fault): the provider's state decides.
+      const why = err instanceof wf.ActivityFailure ? (err.cause?.message ?? err.message) : String(err);
+      this.audit(heard, 'confirming', `not verified: ${why}`);
+      this.lookAsked = true;
+      return;
+    }
+    if (!proof.ok) this.audit(heard, 'refused', proof.reason);
+    else if (proof.event.session_info.id !== this.st.sessionId)
+      this.audit({ ...heard, type: proof.event.type }, 'refused', 'signed for another session');
+    else this.receiveVerified({ receivedAt: heard.receivedAt, via: heard.via, signed, event: proof.event });
+  }
+
+  /** A provider event the provider signed: recorded, then applied if it is news. */
+  private receiveVerified(d: ProviderEventDelivery & { event: WebhookEvent }): void {
+    const held = this.st.snapshot;
+    const applied = d.event.session_info.id === this.st.sessionId && isNewer(d.event.session_info, held);
+    const outcome = applied ? 'applied' : held && isNewer(held, d.event.session_info) ? 'older' : 'duplicate';
+    this.audit(
+      {
+        receivedAt: d.receivedAt,
+        type: d.event.type,
+        via: d.via,
+        ...(d.event.session_info.updated_at ? { updatedAt: d.event.session_info.updated_at } : {}),
+      },
+      outcome,
+    );
+    if (d.via !== 'replay') {
+      // Kept for `paysaga webhooks replay` as it came: signed, so a replay is verified again.
+      const { event: _verified, ...kept } = d;
+      this.st.recorded.push(this.proofRequired ? kept : d);
+      if (this.st.recorded.length > MAX_RECORDED)
+        this.st.recorded.splice(0, this.st.recorded.length - MAX_RECORDED);
+    }
+    const source = d.via === 'webhook' || d.via === 'replay' ? 'webhook' : 'poll';
+    if (applied) this.rules.apply(d.event.session_info, source, d.event.type);
+    else this.rules.record.log(source, d.event.type, `ignored: ${outcome}`);
+  }
+
+  /** One entry of the webhook audit trail (and of the event log when it changes nothing). */
+  private audit(
+    heard: Omit<ProviderEventRecord, 'outcome' | 'detail'>,
+    outcome: ProviderEventRecord['outcome'],
+    detail?: string,
+  ): void {
+    this.st.providerEvents.push({ ...heard, outcome, ...(detail ? { detail } : {}) });
+    this.st.auditCount = (this.st.auditCount ?? 0) + 1;
+    if (this.st.providerEvents.length > MAX_PROVIDER_EVENTS)
+      this.st.providerEvents.splice(0, this.st.providerEvents.length - MAX_PROVIDER_EVENTS);
+    if (outcome === 'refused' || outcome === 'confirming') {
+      this.rules.record.log(
+        heard.via === 'sync' ? 'poll' : 'webhook',
+        heard.type,
+        `${outcome}${detail ? `: ${detail}` : ''}`,
+      );
+      if (outcome === 'refused')
+        wf.log.warn('provider event refused', {
+          sessionId: this.st.sessionId,
+          via: heard.via,
+          reason: detail,
+        });
+    }
+  }
+}

@@ -1,0 +1,127 @@
+/**
+ * What a session tells about itself, without Temporal: its event log, the attention it needs, its phase
+ * as search attributes and its outbound events (DESIGN decision 13), each numbered and carrying the
+ * session as it is at that moment. Changes go to the state it is given; what else must happen is
+ * emitted as an effect (reducer.ts `Effect`), in order.
+ */
+import type { SearchAttributeUpdatePair } from '@temporalio/common';
+import { eventId, type PaysagaEvent, type SessionEventType } from '../../common/events';
+import type { SessionPhase } from '../../common/kinds';
+import { currentPayout } from '../../common/payouts';
+import { AmountMinor, NeedsAttention, PaymentStatus } from '../../common/search-attributes';
+import type { SessionState } from '../../common/session-input';
+import { phaseOfState, sessionViewOf } from '../../common/session-view';
+import type { SessionEvent } from '../../common/views';
+import { iso } from '../iso';
+
+const MAX_EVENTS = 300;
+
+/** What a change asks of the world besides the state, in the order it happened. */
+export type Effect =
+  | { kind: 'search'; attributes: SearchAttributeUpdatePair[] }
+  | { kind: 'event'; event: PaysagaEvent }
+  | { kind: 'warn'; message: string; fields: Record<string, unknown> }
+  /** The session needs attention for the first time (a metric counts it). */
+  | { kind: 'attention' }
+  /** The result is known (the charge's subscription, if any, is told). */
+  | { kind: 'settled'; phase: SessionPhase; reason?: string };
+
+export interface RecordDeps {
+  now(): number;
+  emit(effect: Effect): void;
+}
+
+export class SessionRecord {
+  constructor(
+    private readonly st: SessionState,
+    private readonly deps: RecordDeps,
+  ) {}
+
+  /** The phase a caller sees: final once final; needs_attention while paysaga keeps trying. */
+  get phase(): SessionPhase {
+    return phaseOfState(this.st);
+  }
+
+  /** One line of the session's event log (bounded); every change of the state counts as a version. */
+  log(source: SessionEvent['source'], type: string, detail?: string): void {
+    this.st.events.push({ at: iso(this.deps.now()), source, type, ...(detail ? { detail } : {}) });
+    if (this.st.events.length > MAX_EVENTS) this.st.events.splice(0, this.st.events.length - MAX_EVENTS);
+    this.touch();
+  }
+
+  /** The state changed without a line in the log (a long poll's readers see a new version). */
+  touch(): void {
+    this.st.version++;
+  }
+
+  /**
+   * paysaga cannot learn or act for now (the provider unreachable past every retry, a deadline that
+   * could not cancel): a non-final phase (unless the result is final), a search attribute, a metric and
+   * a log line, until clearAttention.
+   */
+  needsAttention(reason: string): void {
+    if (this.st.attention?.reason === reason) return;
+    const before = this.phase;
+    const first = !this.st.attention;
+    this.st.attention = { reason, since: iso(this.deps.now()) };
+    this.log('timer', 'needs_attention', reason);
+    this.deps.emit({
+      kind: 'warn',
+      message: 'session needs attention',
+      fields: { sessionId: this.st.sessionId, reason },
+    });
+    if (first) {
+      this.deps.emit({ kind: 'search', attributes: [{ key: NeedsAttention, value: true }] });
+      this.deps.emit({ kind: 'attention' });
+    }
+    if (this.phase !== before) this.phaseChanged();
+    else if (this.st.final) this.announce('session.needs_attention');
+  }
+
+  clearAttention(): void {
+    if (!this.st.attention) return;
+    const before = this.phase;
+    this.log('timer', 'attention_cleared', this.st.attention.reason);
+    delete this.st.attention;
+    this.deps.emit({ kind: 'search', attributes: [{ key: NeedsAttention, value: false }] });
+    if (this.phase !== before) this.phaseChanged();
+  }
+
+  /** The amount the session is worth changed (a partial finalize, payouts added): searched by it. */
+  worth(amount: number): void {
+    this.deps.emit({ kind: 'search', attributes: [{ key: AmountMinor, value: amount }] });
+  }
+
+  /** The phase may have changed: the search attribute follows, and each new phase is announced once. */
+  phaseChanged(): void {
+    const phase = this.phase;
+    this.deps.emit({ kind: 'search', attributes: [{ key: PaymentStatus, value: phase }] });
+    if (phase === this.st.announcedPhase) return;
+    this.st.announcedPhase = phase;
+    // A decision on one of several payouts names the payout it is about.
+    const payout =
+      phase === 'awaiting_approval' && this.st.payouts
+        ? currentPayout(this.st.snapshot, this.st.payouts)?.reference
+        : undefined;
+    if (phase !== 'starting' && phase !== 'processing') this.announce(`session.${phase}`, payout);
+  }
+
+  /**
+   * An event for the partner's backend: numbered per session, carried across runs so a later run goes
+   * on counting. Its data is the session at this moment, without the provider's raw snapshot and the
+   * event log (the session shows them); a payout's event names it (`data.operation`).
+   */
+  announce(type: SessionEventType, payout?: string): void {
+    const sequence = ++this.st.eventSequence;
+    const { lastSnapshot: _snapshot, events: _log, ...view } = sessionViewOf(this.st);
+    const operation = payout ? view.payouts?.find((p) => p.reference === payout) : undefined;
+    const data = operation ? { ...view, operation: { kind: 'payout' as const, ...operation } } : view;
+    const id = this.st.sessionId;
+    const created = iso(this.deps.now());
+    this.deps.emit({
+      kind: 'event',
+      event: { id: eventId(id, sequence), type, created, session_id: id, sequence, data },
+    });
+    this.log('timer', 'event', `${type} #${sequence}`);
+  }
+}

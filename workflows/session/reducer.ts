@@ -1,0 +1,233 @@
+/**
+ * The session's rules, without Temporal: what a provider snapshot means for the session (its phase,
+ * final once final; the result and why; drift after the result; an amount that is not what was asked;
+ * payouts, refunds and chargebacks, each announced once). The state it is given is its draft: the
+ * reducer changes it and emits effects in the order they happen (record.ts `Effect`); the workflow
+ * performs each at once (announcer.ts), so that commands keep the order the history recorded. Unit tests
+ * give it a clock and collect the effects (test/unit/workflows/session-reducer.test.ts).
+ *
+ *   const rules = new SessionReducer(state, { now: () => clock, emit: (e) => effects.push(e) });
+ *   rules.apply(snapshot, 'poll', 'state');  // true: it was news
+ */
+import { isFinalPhase, type SessionPhase } from '../../common/kinds';
+import {
+  currentPayout,
+  isFinalPayout,
+  payoutsMismatch,
+  payoutsPhase,
+  payoutsReason,
+  payoutStatus,
+} from '../../common/payouts';
+import type { PayoutOrder, SessionState } from '../../common/session-input';
+import {
+  amountMismatch,
+  failureReason,
+  isNewer,
+  moneybackOf,
+  operationOf,
+  phaseOf,
+} from '../../common/snapshot';
+import type { SessionEvent } from '../../common/views';
+import type { SessionInfo } from '../../provider/schemas';
+import { iso } from '../iso';
+import { SessionRecord, type RecordDeps } from './record';
+
+export type { Effect } from './record';
+
+/** How a kind reads the provider (identity checks and FPS renewals differ from payments). */
+export interface Reading {
+  /** The phase a snapshot means (the session's state says what else the kind knows, e.g. renewals). */
+  phase?: (s: SessionInfo | undefined, st: SessionState) => SessionPhase;
+  /** The reason of an end other than success, from the provider's error code. */
+  explain?: (code: string | undefined) => string | undefined;
+}
+
+export class SessionReducer {
+  /** The event log, attention, search attributes and outbound events (record.ts). */
+  readonly record: SessionRecord;
+  private readonly readPhase: NonNullable<Reading['phase']>;
+  private readonly explain: NonNullable<Reading['explain']>;
+
+  constructor(
+    private readonly st: SessionState,
+    private readonly deps: RecordDeps & { reading?: Reading },
+  ) {
+    this.record = new SessionRecord(st, deps);
+    this.readPhase = deps.reading?.phase ?? ((s) => phaseOf(s));
+    this.explain = deps.reading?.explain ?? ((code) => code);
+  }
+
+  /**
+   * Applies a snapshot if it is newer than the one held; returns whether it was. The phase follows it
+   * until it is final; after that, refunds and chargebacks are recorded and announced, and a provider
+   * state that contradicts the final phase is reported, never written over it.
+   */
+  apply(snapshot: SessionInfo, source: SessionEvent['source'], type = 'snapshot'): boolean {
+    if (snapshot.id !== this.st.sessionId || !isNewer(snapshot, this.st.snapshot)) return false;
+    this.st.snapshot = snapshot;
+    this.st.snapshotAt = this.deps.now();
+    const phase = this.phaseOf(snapshot);
+    const status = `${snapshot.transaction_status}/${operationOf(snapshot)?.transaction_status ?? '-'}`;
+    this.record.log(source, type, `${status} -> ${phase}`);
+    const before = this.record.phase;
+    this.st.providerPhase = phase;
+    const mismatch = this.mismatchOf(snapshot);
+    if (mismatch) this.noteMismatch(mismatch);
+    this.announcePayouts();
+    this.followPhase(snapshot, phase);
+    this.announceMoneyback();
+    if (this.record.phase !== before) this.record.phaseChanged();
+    return true;
+  }
+
+  /**
+   * Reads the held snapshot again after the session's own reading of it changed (an FPS payment whose
+   * expired QR will not be replaced any more; a payout added or sent).
+   */
+  reread(): void {
+    const snapshot = this.st.snapshot;
+    const phase = this.phaseOf(snapshot);
+    if (phase === this.st.providerPhase) return;
+    const before = this.record.phase;
+    this.record.log('timer', 'reread', `${snapshot?.transaction_status ?? '-'} -> ${phase}`);
+    this.st.providerPhase = phase;
+    this.followPhase(snapshot, phase);
+    if (this.record.phase !== before) this.record.phaseChanged();
+  }
+
+  /** The phase a snapshot means: over every payout when the session holds several (common/payouts.ts). */
+  phaseOf(snapshot: SessionInfo | undefined): SessionPhase {
+    const orders = this.st.payouts;
+    const single = (s: SessionInfo | undefined) => this.readPhase(s, this.st);
+    return orders ? payoutsPhase(snapshot, orders, single) : single(snapshot);
+  }
+
+  /** The amount check: of each payout against its own amount when the session holds several. */
+  mismatchOf(snapshot: SessionInfo | undefined): string | undefined {
+    return this.st.payouts
+      ? payoutsMismatch(snapshot, this.st.payouts)
+      : amountMismatch(snapshot, this.st.request.money, this.st.finalizeAmount);
+  }
+
+  /** The amount or currency the provider shows is not what was asked (see snapshot.amountMismatch). */
+  amountProblem(): string | undefined {
+    return this.mismatchOf(this.st.snapshot);
+  }
+
+  /** The payer or the partner (manual policy) has to act. */
+  waitsForSomeone(): boolean {
+    const { approval, finalization } = this.st.settings;
+    const phase = this.st.providerPhase;
+    if (phase === 'awaiting_payer') return true;
+    if (phase === 'awaiting_approval') return approval.mode === 'manual';
+    return phase === 'awaiting_finalization' && finalization.mode === 'manual';
+  }
+
+  /** The session deadline: from creation, so that a continued run does not extend it. */
+  deadline(): number {
+    return Date.parse(this.st.createdAt) + this.st.settings.deadlines.sessionMs;
+  }
+
+  /** The result is known: final from now on. `reason` says why when it is not a success. */
+  settle(phase: SessionPhase, reason?: string): void {
+    if (this.st.final) return;
+    const why = phase === 'succeeded' ? undefined : (this.st.reason ?? reason);
+    this.st.final = { phase, at: iso(this.deps.now()), ...(why ? { reason: why } : {}) };
+    if (why) this.st.reason = why;
+    // Nothing is left to wait for: what kept the session busy is over with its result.
+    if (this.st.attention && !this.st.attention.reason.startsWith('amount_mismatch'))
+      this.record.clearAttention();
+    this.record.log('timer', 'final', `${phase}${why ? `: ${why}` : ''}`);
+    this.record.phaseChanged();
+    this.deps.emit({ kind: 'settled', phase, ...(why ? { reason: why } : {}) });
+  }
+
+  /**
+   * Why the session will end other than successfully (kept once set: the first cause is the cause).
+   * Returns whether this call set it, so that a refused action can take its reason back (forget).
+   */
+  because(reason: string): boolean {
+    if (this.st.final) return false;
+    // Of a session of several payouts, the cause belongs to the payout being worked on.
+    const order = this.workedOn();
+    if (order) {
+      if (order.reason !== undefined) return false;
+      order.reason = reason;
+      return true;
+    }
+    if (this.st.reason !== undefined) return false;
+    this.st.reason = reason;
+    return true;
+  }
+
+  /** Takes back a reason `because` set (the action it was for did not happen). */
+  forget(reason: string): void {
+    if (this.st.final) return;
+    const order = this.workedOn();
+    if (order?.reason === reason) delete order.reason;
+    else if (this.st.reason === reason) delete this.st.reason;
+  }
+
+  /** A payout's record changed (added, sent, started, refused): logged, announced if it ended, read again. */
+  payoutsChanged(type: string, detail: string): void {
+    this.record.log('call', type, detail);
+    this.announcePayouts();
+    this.reread();
+  }
+
+  private workedOn(): PayoutOrder | undefined {
+    return this.st.payouts && currentPayout(this.st.snapshot, this.st.payouts);
+  }
+
+  private followPhase(snapshot: SessionInfo | undefined, phase: SessionPhase): void {
+    const why = () =>
+      this.st.payouts ? payoutsReason(snapshot, this.st.payouts) : this.explain(failureReason(snapshot));
+    if (!this.st.final && isFinalPhase(phase)) this.settle(phase, why());
+    else if (this.st.final && isFinalPhase(phase) && phase !== this.st.final.phase) this.drift(phase);
+  }
+
+  private noteMismatch(mismatch: string): void {
+    const reason = `amount_mismatch: ${mismatch}`;
+    if (this.st.attention?.reason === reason) return;
+    this.because(reason);
+    this.record.needsAttention(reason);
+  }
+
+  private drift(providerPhase: SessionPhase): void {
+    const reason = `drift: the provider now shows ${providerPhase}, the session ended ${this.st.final!.phase}`;
+    if (this.st.attention?.reason === reason) return;
+    this.record.needsAttention(reason);
+    this.record.announce('session.drift_detected');
+  }
+
+  /** Announces each payout of a session of several once it ends (the event names it: data.operation). */
+  private announcePayouts(): void {
+    for (const order of this.st.payouts ?? []) {
+      const status = payoutStatus(order, this.st.snapshot);
+      const key = `payout:${order.reference}`;
+      if (!isFinalPayout(status) || this.st.announced.includes(key)) continue;
+      this.st.announced.push(key);
+      this.record.log('timer', `payout_${status}`, order.reference);
+      this.record.announce(
+        status === 'succeeded'
+          ? 'session.payout_succeeded'
+          : status === 'canceled'
+            ? 'session.payout_canceled'
+            : 'session.payout_failed',
+        order.reference,
+      );
+    }
+  }
+
+  /** Records refunds and chargebacks the provider shows (also after the result) once each. */
+  private announceMoneyback(): void {
+    for (const m of moneybackOf(this.st.snapshot)) {
+      const done = m.transaction_status === 'completed' || m.transaction_status === 'repaid';
+      if (!done || this.st.announced.includes(m.id)) continue;
+      this.st.announced.push(m.id);
+      const kind = m.chargeback ? 'chargeback' : 'refunded';
+      this.record.log('webhook', kind, `${m.id} ${m.sum_info?.sum ?? ''}`.trim());
+      this.record.announce(m.chargeback ? 'session.chargeback' : 'session.refunded');
+    }
+  }
+}

@@ -1,0 +1,178 @@
+/**
+ * How a session waits and talks to the provider: provider calls that are never given up (the session
+ * needs attention while one fails, and goes on trying), waits that take news by signal and poll
+ * transaction/state when news is late, the partner's decisions carried out one at a time, and
+ * continue-as-new by one rule (the history limit, or the server's suggestion) that never cuts an Update
+ * or a refund short.
+ */
+import * as wf from '@temporalio/workflow';
+import type { SessionInput, SessionState } from '../../common/session-input';
+import { persist, provider } from '../calls';
+import type { SessionRecorder } from '../session-recorder';
+import type { Decisions } from './decisions';
+import type { ProviderInbox } from './inbox';
+import type { SessionReducer } from './reducer';
+
+/** Continue-as-new past this many history events unless the server suggests it earlier. */
+const DEFAULT_HISTORY_LIMIT = 8_000;
+/** Older than this, a snapshot is read again before a money-moving call is sent on its word. */
+const STALE_MS = 10 * 60_000;
+
+export class SessionRuntime {
+  private readonly historyLimit: number;
+
+  constructor(
+    private readonly input: SessionInput,
+    private readonly st: SessionState,
+    private readonly rules: SessionReducer,
+    private readonly inbox: ProviderInbox,
+    private readonly recorder: SessionRecorder,
+    private readonly decisions: Decisions,
+  ) {
+    this.historyLimit = input.continueAsNewAfter ?? DEFAULT_HISTORY_LIMIT;
+  }
+
+  /** When `step` was first sent (it is resent only after a look at the state), or undefined. */
+  sentAt(step: string): number | undefined {
+    return this.st.sent[step];
+  }
+  noteSent(step: string): void {
+    this.st.sent[step] ??= Date.now();
+  }
+
+  /** The snapshot is old enough that the provider may have moved on (a resend reads the state first). */
+  stale(): boolean {
+    return this.st.snapshotAt === undefined || Date.now() - this.st.snapshotAt > STALE_MS;
+  }
+
+  /** Reads the state for a look asked for (inbox `lookRequested`). */
+  async look(): Promise<void> {
+    this.inbox.lookAsked = false;
+    await this.poll();
+  }
+
+  /**
+   * A provider call that must eventually be answered. Temporal retries it a few times (its policy);
+   * when those run out, the session needs attention and the call is tried again on a capped backoff
+   * until the provider answers. A refusal (the provider says no for good) is thrown to the caller;
+   * for reads (`readOnly`) nothing is final, so they are retried too.
+   */
+  async call<T>(what: string, send: () => Promise<T>, readOnly = false): Promise<T> {
+    const { polling } = this.st.settings;
+    const answer = await persist(send, {
+      pauseMs: polling.initialMs,
+      maxMs: polling.maxMs,
+      retryRefusals: readOnly,
+      onTrouble: (message) => this.rules.record.needsAttention(`${what}: ${message}`),
+      // An outage of days must not outgrow the history. Not from inside an Update (continue-as-new
+      // waits for handlers to finish): the process resumes from its state and resends after a look.
+      between: () => (this.decisions.running === 0 ? this.continueAsNewIfDue() : Promise.resolve()),
+    });
+    if (this.st.attention?.reason.startsWith(`${what}:`)) this.rules.record.clearAttention();
+    return answer;
+  }
+
+  /** Reads transaction/state and applies it. */
+  async poll(): Promise<void> {
+    const c = this.callArgs();
+    this.rules.apply(await this.call('transaction/state', () => provider.getState(c), true), 'poll', 'state');
+  }
+
+  /** The session id, sub-merchant and project every call of this session carries. */
+  callArgs(): { sessionId: string; submerchantId?: string; projectId?: string } {
+    const { submerchantId, projectId } = this.st.request;
+    return {
+      sessionId: this.st.sessionId,
+      ...(submerchantId ? { submerchantId } : {}),
+      ...(projectId ? { projectId } : {}),
+    };
+  }
+
+  /**
+   * Waits, forward only, until `pred` holds; false if `deadline` (epoch ms) passed first (after one last
+   * look at the provider). News comes by signal; when it is late (with webhooks on, `lateAfterMs`; off,
+   * at once) the state is polled on a backoff. A duplicate or older snapshot never counts as news.
+   * Continues-as-new when the history grows long, carrying everything.
+   */
+  async until(pred: () => boolean, deadline = Infinity): Promise<boolean> {
+    const { polling } = this.st.settings;
+    const first = polling.webhooks ? polling.lateAfterMs : polling.initialMs;
+    let wait = first;
+    let interval = polling.initialMs;
+    for (;;) {
+      if (pred()) return true;
+      const remaining = deadline - Date.now();
+      if (remaining <= 0) {
+        await this.poll();
+        return pred();
+      }
+      await this.continueAsNewIfDue();
+      const seen = this.st.snapshot;
+      await wf.condition(
+        () => this.st.snapshot !== seen || this.inbox.lookAsked || pred(),
+        Math.min(wait, remaining),
+      );
+      if (pred()) return true;
+      if (this.st.snapshot !== seen) {
+        // News: the next wait is for the next event again.
+        wait = first;
+        interval = polling.initialMs;
+        continue;
+      }
+      if (Date.now() >= deadline && !this.inbox.lookAsked) continue;
+      this.inbox.lookAsked = false;
+      await this.poll();
+      if (this.st.snapshot === seen) {
+        wait = interval;
+        interval = Math.min(interval * polling.factor, polling.maxMs);
+      }
+    }
+  }
+
+  /** Waits up to `ms` for `wake` (continuing as new first when the history grows long); true if woken. */
+  async rest(wake: () => boolean, ms: number): Promise<boolean> {
+    await this.continueAsNewIfDue();
+    return wf.condition(wake, ms);
+  }
+
+  /**
+   * No handler running and every event handed over, checked together (an Update accepted while the
+   * events were being flushed would otherwise fail when the run ends right after): true. False at once
+   * when the process owes work a running Update waits for (a refund asked for and not yet sent): only
+   * the caller can do it, so waiting here for that handler would wait forever.
+   */
+  async settled(): Promise<boolean> {
+    do {
+      await wf.condition(() => (wf.allHandlersFinished() && this.inbox.empty) || this.owesWork());
+      if (this.owesWork()) return false;
+      await this.recorder.flushed();
+    } while (!wf.allHandlersFinished() || !this.inbox.empty);
+    return true;
+  }
+
+  /** Work only the process itself does that a partner's Update may be waiting for (a refund to send). */
+  owesWork(): boolean {
+    return this.st.refunds.some((r) => r.status === 'requested');
+  }
+
+  private async continueAsNewIfDue(): Promise<void> {
+    const info = wf.workflowInfo();
+    if (!info.continueAsNewSuggested && info.historyLength < this.historyLimit) return;
+    if (!(await this.settled())) {
+      // A refund waits to be sent, and its Update waits for this loop: go on and send it first. Only a
+      // history of twice the limit (an outage of days) continues as new anyway, once no decision is
+      // being carried out: the waiting refund Updates then end with the run (their callers ask again
+      // and reach the next run), and the next run sends the refund, carried as requested, under its key.
+      if (info.historyLength < 2 * this.historyLimit) return;
+      await wf.condition(() => this.decisions.running === 0);
+      await this.recorder.flushed();
+    }
+    this.rules.record.log('timer', 'continue_as_new', `history ${info.historyLength} events`);
+    // The same workflow type with the same input, carrying everything (search attributes are inherited).
+    await wf.continueAsNew({
+      ...this.input,
+      carried: { ...this.st, runs: this.st.runs + 1 },
+      reopened: false,
+    });
+  }
+}
