@@ -113,13 +113,17 @@ describe('the session reducer', () => {
   });
 
   it('forget takes back a cause whose action did not happen; nothing changes a final session', () => {
-    const { st, rules, snap } = setup();
+    const { st, rules, snap, events } = setup();
     rules.because('approval: refused');
     rules.forget('approval: refused');
     expect(st.reason).toBeUndefined();
     rules.apply(snap('completed', { transaction_status: 'successful' }), 'poll');
+    const final = st.final;
     expect(rules.because('too late')).toBe(false);
+    rules.settle('failed', 'deadline: too late');
+    expect(st.final).toBe(final);
     expect(st.final?.reason).toBeUndefined();
+    expect(events()).toEqual(['session.succeeded']);
   });
 
   it('final is final: a later contradicting state is drift (attention and an event), never a new result', () => {
