@@ -11,7 +11,7 @@ import {
   SessionNotFoundError,
   SessionStateError,
 } from '../client/errors';
-import type { ProviderRefusal } from '../common/failures';
+import { refusedField, type ProviderRefusal } from '../common/failures';
 import { isStoreUnavailable } from '../store/errors';
 import { WorkflowTaskFailingError } from '../client/workflow-health';
 import type { ErrorEnvelope, FieldIssue } from '../common/views';
@@ -50,12 +50,10 @@ export class ApiError extends Error {
   }
 }
 
-/** `path.rule` strings of the provider client (e.g. `card_tokenize.not_null`) as {field, rule}. */
+/** `path.rule` strings of the provider client (e.g. `card_tokenize.not_null`), in the API's field names. */
 function splitProviderField(s: string): FieldIssue {
-  const dot = s.lastIndexOf('.');
-  return dot < 0
-    ? { field: '(body)', rule: s }
-    : { field: apiField(s.slice(0, dot)), rule: s.slice(dot + 1) };
+  const { field, rule } = refusedField(s);
+  return { field: field === '(body)' ? field : apiField(field), rule };
 }
 
 /**

@@ -11,6 +11,7 @@ import {
   type ConflictDetails,
   type FieldRule,
   type ProviderRefusal,
+  type StateConflictCode,
 } from '../common/failures';
 import { innermostIssue } from '../provider/schemas/validation';
 
@@ -52,7 +53,7 @@ export class SubscriptionNotFoundError extends SessionNotFoundError {
 export class SessionStateError extends Error {
   constructor(
     message: string,
-    readonly code = 'invalid_state',
+    readonly code: StateConflictCode = 'invalid_state',
   ) {
     super(message);
     this.name = 'SessionStateError';

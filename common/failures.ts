@@ -24,10 +24,43 @@ export interface FieldRule {
   rule: string;
 }
 
+/**
+ * Every reason a request can be refused with 409 because of where a session (or subscription) is: a
+ * closed list, each code written out (api/README.md lists them; the API's error envelope carries them).
+ */
+export const STATE_CONFLICT_CODES = [
+  // sessions
+  'approve_automatic',
+  'finalize_automatic',
+  'not_awaiting_approval',
+  'not_awaiting_finalization',
+  'not_cancelable',
+  'decision_in_progress',
+  'no_operation',
+  'session_final',
+  'not_refundable',
+  'fully_refunded',
+  'start_not_open',
+  'too_many_payouts',
+  'payout_not_waiting',
+  'not_accepted',
+  'retry_window_passed',
+  // subscriptions
+  'not_pauseable',
+  'not_resumeable',
+  'not_changeable',
+  'period_started',
+  'too_many_pending_changes',
+  'calendar_schedule',
+  'subscription_final',
+  // a conflict whose cause was not said (an older worker's failure without details)
+  'invalid_state',
+] as const;
+export type StateConflictCode = (typeof STATE_CONFLICT_CODES)[number];
+
 /** Why a state conflict happened, in words a caller can act on. */
 export interface ConflictDetails {
-  /** A stable code: `not_awaiting_approval`, `approval_automatic`, `decision_in_progress`, ... */
-  code: string;
+  code: StateConflictCode;
   phase?: string;
 }
 
@@ -36,6 +69,17 @@ export interface ProviderRefusal {
   errorCode: string;
   description: string;
   httpStatus?: number;
+}
+
+/**
+ * The field and rule of a provider's `invalid_request` refusal: its description is `path.rule` (e.g.
+ * `payment_form_config.session_id.not_unique`), a structured value, read here and nowhere else.
+ */
+export function refusedField(description: string): FieldRule {
+  const dot = description.lastIndexOf('.');
+  return dot < 0
+    ? { field: '(body)', rule: description }
+    : { field: description.slice(0, dot), rule: description.slice(dot + 1) };
 }
 
 export function invalidArgument(field: string, rule: string): ApplicationFailure {
@@ -74,7 +118,6 @@ export function providerRefused(r: ProviderRefusal): ApplicationFailure {
   });
 }
 
-/** The failure's type and first detail, whatever wraps it (ActivityFailure, WorkflowUpdateFailedError, ...). */
 /** The provider's refusal an error carries; anything else is thrown again (it is not the provider's no). */
 export function refusalOf(err: unknown): ProviderRefusal {
   const f = failureOf(err);
@@ -82,6 +125,7 @@ export function refusalOf(err: unknown): ProviderRefusal {
   return f.details as ProviderRefusal;
 }
 
+/** The failure's type and first detail, whatever wraps it (ActivityFailure, WorkflowUpdateFailedError, ...). */
 export function failureOf(err: unknown): { type?: string; message: string; details?: unknown } | undefined {
   let e: unknown = err;
   for (let depth = 0; e && typeof e === 'object' && depth < 5; depth++) {

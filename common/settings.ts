@@ -4,6 +4,10 @@
  * also continues-as-new), and the merge of per-session overrides. Safe for workflow code.
  */
 
+/** Who approves an operation, and who finalizes a hold (and whether partially). */
+export const APPROVAL_MODES = ['auto', 'manual'] as const;
+export const FINALIZATION_MODES = ['auto', 'auto_partial', 'manual'] as const;
+
 export type ApprovalPolicy = { mode: 'auto' } | { mode: 'manual'; deadlineMs: number };
 
 export type FinalizationPolicy =

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { BILLING_INTERVALS } from './billing-calendar';
+import { APPROVAL_MODES, FINALIZATION_MODES } from './settings';
 import { sessionInfo, userAction } from '../provider/schemas/session';
 import {
   EVENT_SOURCES,
@@ -91,8 +92,8 @@ export const sessionRequestView = z.object({
   backUrl: z.string().optional().describe("The partner's page the payer is sent to after returning"),
   submerchantId: z.string().optional(),
   projectId: z.string().optional().describe('The provider project of its calls, when not the default'),
-  approval: z.string().describe('auto or manual'),
-  finalization: z.string().describe('auto, auto_partial or manual'),
+  approval: z.enum(APPROVAL_MODES).describe('Who approves: the policy (auto) or the partner (manual)'),
+  finalization: z.enum(FINALIZATION_MODES).describe('Who finalizes a hold, and whether partially'),
   webhooks: z.boolean(),
 });
 export type SessionRequestView = z.infer<typeof sessionRequestView>;

@@ -20,7 +20,7 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import * as wf from '@temporalio/workflow';
 import { eventId, type SubscriptionEventType } from '../common/events';
-import { failureOf, invalidArgument, stateConflict } from '../common/failures';
+import { failureOf, invalidArgument, stateConflict, type StateConflictCode } from '../common/failures';
 import type { SubscriptionStatus } from '../common/kinds';
 import {
   cancelSubscriptionUpdate,
@@ -68,6 +68,14 @@ export const DEFAULT_PERIODS_PER_RUN = 100;
 /** The charge history the workflow keeps (and carries across continue-as-new); totals count them all. */
 export const MAX_CHARGES_KEPT = 50;
 /** How long paysaga keeps a charge's reference (and so never opens a second session for it). */
+/** The code a refused change of a subscription answers with, for each change. */
+const NOT_ABLE = {
+  cancel: 'not_cancelable',
+  pause: 'not_pauseable',
+  resume: 'not_resumeable',
+  change: 'not_changeable',
+} as const satisfies Record<string, StateConflictCode>;
+
 const DEFAULT_KEEP_REFERENCE_MS = 400 * 24 * 3_600_000;
 /** Marks runs whose charges open with one init/checkout (older runs: initiate, then start/checkout). */
 const CHARGE_INIT_CHECKOUT_PATCH = 'charge-init-checkout';
@@ -491,10 +499,10 @@ class Subscription {
     wf.log.warn('signal refused: its payload does not parse', { message, why });
   }
 
-  private refuseWhen(statuses: SubscriptionStatus[], what: string): void {
+  private refuseWhen(statuses: SubscriptionStatus[], what: keyof typeof NOT_ABLE): void {
     if (statuses.includes(this.state.status))
       throw stateConflict(`${what} is not possible while the subscription is ${this.state.status}`, {
-        code: `not_${what}able`,
+        code: NOT_ABLE[what],
         phase: this.state.status,
       });
   }

@@ -331,7 +331,8 @@ export class PaysagaApiClient {
           // quoted. A gateway's 502-504 may be retried where sending again is safe.
           new PaysagaApiError(call, {
             ...base,
-            code: status < 400 ? 'invalid_response' : `http_${status}`,
+            // `status` says which HTTP status came; the code says what kind of answer it was.
+            code: status < 400 ? 'invalid_response' : 'not_an_error_envelope',
             message: status < 400 ? 'the answer is not JSON' : 'the answer is not an API error envelope',
             fields: [],
             retryable: resendable && status >= 502 && status <= 504,

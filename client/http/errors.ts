@@ -40,6 +40,10 @@ export abstract class PaysagaError extends Error {
 export class PaysagaApiError extends PaysagaError {
   override name = 'PaysagaApiError';
   readonly status: number;
+  /**
+   * The envelope's code (api/README.md lists them); for an answer that is not the API's envelope (a
+   * proxy in between), `invalid_response` (a 2xx or 3xx that is not JSON) or `not_an_error_envelope`.
+   */
   readonly code: string;
   /** The API's own message (`message` adds method, path, status and code). */
   readonly apiMessage: string;

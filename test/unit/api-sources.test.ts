@@ -5,11 +5,14 @@
  * - the session and subscription views are the zod schemas of common/views.ts, and no other answer,
  *   header or query is a hand-written JSON Schema in api/ either (events, endpoints, deliveries, health,
  *   the error envelope: common/views.ts and common/event-views.ts);
- * - no error is understood by matching its message.
+ * - no error is understood by matching its message;
+ * - every state conflict code is a literal of one closed list (common/failures.ts), each listed in
+ *   api/README.md, and none is built from a template.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { endpoints } from '../../client/http/endpoints';
+import { STATE_CONFLICT_CODES } from '../../common/failures';
 
 const ROOT = path.resolve(__dirname, '../..');
 const read = (rel: string) => fs.readFileSync(path.join(ROOT, rel), 'utf8');
@@ -89,5 +92,17 @@ describe('API sources', () => {
         /\.(test|exec|match)\(\s*\w*\.?message\b|\.message\)?\s*\.(match|matchAll)\(/.test(read(file)),
       );
     expect(offenders).toEqual([]);
+  });
+
+  it('every state conflict code is in api/README.md, and no code is built from a template', () => {
+    const readme = read('api/README.md');
+    expect(STATE_CONFLICT_CODES.filter((code) => !readme.includes(`\`${code}\``))).toEqual([]);
+    // A code-shaped template (no spaces: `not_${what}able`) as a `code:` or inside a conflict's call.
+    const codeTemplate = /`[a-z_]*\$\{[^}]+\}[a-z_]*`/;
+    const calls = /(?:code:|[cC]onflict\(|SessionStateError\()[\s\S]*?(?:\);|,\n)/g;
+    const templated = ['workflows', 'client', 'api', 'common']
+      .flatMap(tsFiles)
+      .filter((file) => (read(file).match(calls) ?? []).some((call) => codeTemplate.test(call)));
+    expect(templated).toEqual([]);
   });
 });

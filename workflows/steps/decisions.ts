@@ -6,7 +6,13 @@
  */
 import * as wf from '@temporalio/workflow';
 import type { Decision, SessionPhase } from '../../common/kinds';
-import { FAILURE_TYPES, failureOf, invalidArgument, stateConflict } from '../../common/failures';
+import {
+  FAILURE_TYPES,
+  failureOf,
+  invalidArgument,
+  stateConflict,
+  type StateConflictCode,
+} from '../../common/failures';
 import { approveUpdate, cancelUpdate, finalizeUpdate } from '../../common/messages';
 import {
   approveRequest,
@@ -161,7 +167,8 @@ const PHASE_OF: Record<Exclude<Decision, 'cancel'>, SessionPhase> = {
 
 function mayDecide(s: Session, decision: Decision, amount?: number, arg?: unknown): void {
   const phase = s.state.providerPhase;
-  const conflict = (message: string, code: string) => stateConflict(message, { code, phase: s.phase });
+  const conflict = (message: string, code: StateConflictCode) =>
+    stateConflict(message, { code, phase: s.phase });
   if (s.isFinal())
     throw conflict(`the session has ended (${s.phase}); there is nothing to decide`, 'session_final');
   if (s.decisions.inProgress)
@@ -187,12 +194,12 @@ function mayDecide(s: Session, decision: Decision, amount?: number, arg?: unknow
   if (policy.mode !== 'manual')
     throw conflict(
       `${decision} is automatic for this session (policy ${policy.mode})`,
-      `${decision}_automatic`,
+      decision === 'approve' ? 'approve_automatic' : 'finalize_automatic',
     );
   if (phase !== PHASE_OF[decision])
     throw conflict(
       `${decision} is possible only in ${PHASE_OF[decision]} (now ${s.phase})`,
-      `not_${PHASE_OF[decision]}`,
+      decision === 'approve' ? 'not_awaiting_approval' : 'not_awaiting_finalization',
     );
   if (decision === 'finalize' && amount !== undefined) {
     if (!Number.isSafeInteger(amount) || amount <= 0)

@@ -4,7 +4,7 @@
  * the provider call that made the session started it too).
  */
 import * as wf from '@temporalio/workflow';
-import { refusalOf, stateConflict, type ProviderRefusal } from '../../common/failures';
+import { refusalOf, refusedField, stateConflict, type ProviderRefusal } from '../../common/failures';
 import { claimStartUpdate, reportStartUpdate } from '../../common/messages';
 import { checkArgument, startReport } from '../../common/message-schemas';
 import type { StartSpec } from '../../common/session-input';
@@ -173,7 +173,9 @@ async function widgetStart(
       s.record.log('call', 'public_token', 'widget token created');
     } catch (err) {
       const refusal = refusalOf(err);
-      if (!/not_unique/.test(refusal.description)) {
+      const taken =
+        refusal.errorCode === 'invalid_request' && refusedField(refusal.description).rule === 'not_unique';
+      if (!taken) {
         s.rules.settle('failed', `public_token_refused: ${refusal.errorCode}: ${refusal.description}`);
         return false;
       }
