@@ -31,6 +31,8 @@ export interface RecordedCall {
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
+/** The amount a start body asks for (its sum_info, typed loosely by the request schema). */
+const sumOf = (body: { sum_info?: unknown }) => (body.sum_info as { sum?: number } | undefined)?.sum ?? 0;
 const money = (amount: number) => ({ sum: amount, currency_code: 'rub' });
 
 function payment(s: SessionInfo): Payment {
@@ -42,11 +44,15 @@ function payment(s: SessionInfo): Payment {
 const moneybackIds = (s: SessionInfo) =>
   (s.payments ?? []).flatMap((p) => (p.moneyback ?? []).map((m) => m.id));
 
-function withPayment(s: SessionInfo, session: Partial<SessionInfo>, change: Partial<Payment>): SessionInfo {
+/** The session with its latest operation (the latest payment, else the latest payout) changed. */
+function withPayment(s: SessionInfo, session: Partial<SessionInfo>, change: object): SessionInfo {
   const { next_step: _step, ...rest } = s;
-  const p = payment(s);
-  const { user_action: _action, ...op } = p;
-  return { ...rest, ...session, payments: [{ ...op, ...change }] };
+  const list = s.payments?.length ? 'payments' : 'payouts';
+  const ops = (s[list] ?? []) as Payment[];
+  const last = ops.at(-1);
+  if (!last) throw new Error(`fake provider: session ${s.id} has no operation`);
+  const { user_action: _action, ...op } = last;
+  return { ...rest, ...session, [list]: [...ops.slice(0, -1), { ...op, ...change }] };
 }
 
 /** A session the provider opened, with nothing started on it yet. */
@@ -99,6 +105,29 @@ export const failed = (s: SessionInfo, code: string): SessionInfo =>
     { transaction_status: 'unsuccessful', error: { error_code: code } },
   );
 
+/** A payout the provider holds for the partner's approval (start/transfer's answer). */
+export const payoutAwaitingApproval = (id: string, amount: number): SessionInfo => ({
+  id,
+  transaction_status: 'pending',
+  next_step: 'approve',
+  payouts: [{ id: `po_${id}`, transaction_status: 'pending', sum_info: money(amount) }],
+});
+
+/** An FPS payment whose QR the payer is to scan (start/checkout's answer); `n` > 0 is a renewal. */
+export const fpsQr = (s: SessionInfo, amount: number, n = 0): SessionInfo => ({
+  ...s,
+  transaction_status: 'ongoing',
+  payments: [
+    ...(s.payments ?? []),
+    {
+      id: `pm_${s.id}_${n}`,
+      transaction_status: 'ongoing',
+      sum_info: money(amount),
+      user_action: { type: 'qr', qr_image: 'data:image/png;base64,AA==' },
+    },
+  ],
+});
+
 /** A completed refund of the payment (a moneyback record), as transaction/refund leaves it. */
 export const refunded = (s: SessionInfo, id: string, amount: number): SessionInfo => {
   const p = payment(s);
@@ -130,9 +159,13 @@ export class FakeProvider {
   }
   private readonly timelines = new Map<string, { fromMs: number; info: SessionInfo }[]>();
 
-  /** The session exists from `fromMs` on, showing `info`. */
-  open(info: SessionInfo, fromMs: number): void {
+  /** What each session was opened for (transaction/initiate's sum): a start without a sum takes it. */
+  private readonly opening = new Map<string, number>();
+
+  /** The session exists from `fromMs` on, showing `info`; `amount` is what initiate asked for. */
+  open(info: SessionInfo, fromMs: number, amount?: number): void {
     this.timelines.set(info.id, [{ fromMs, info: { ...info, updated_at: iso(fromMs) } }]);
+    if (amount !== undefined) this.opening.set(info.id, amount);
   }
 
   /** From `fromMs` on, the provider shows `change` of what it showed just before. */
@@ -204,8 +237,20 @@ export class FakeProvider {
       cancel: async ({ sessionId }) =>
         decide('cancel', sessionId, ['approve', 'finalize'], (s) => failed(s, 'canceled_by_partner')),
       finalize: async ({ sessionId }) => decide('finalize', sessionId, ['finalize'], (s) => succeeded(s)),
-      startCheckout: notHere('start/checkout'),
-      startTransfer: notHere('start/transfer'),
+      // FPS: a new payment with its QR each time (a renewal after qr_expired is start n > 0).
+      startCheckout: async ({ sessionId, body, n }) => {
+        const atMs = record('startCheckout', sessionId);
+        if (!this.stateAt(sessionId, atMs).payments?.some((p) => p.id === `pm_${sessionId}_${n}`))
+          this.at(sessionId, atMs, (s) => fpsQr(s, sumOf(body) || (this.opening.get(sessionId) ?? 0), n));
+        return this.stateAt(sessionId, atMs);
+      },
+      // A payout waits for the partner's approval, like the sandbox's.
+      startTransfer: async ({ sessionId, body }) => {
+        const atMs = record('startTransfer', sessionId);
+        if (!this.stateAt(sessionId, atMs).payouts?.length)
+          this.at(sessionId, atMs, () => payoutAwaitingApproval(sessionId, sumOf(body)));
+        return this.stateAt(sessionId, atMs);
+      },
       startPayout: notHere('start/transfer of one of several payouts'),
       // Completed at once; the key is the reference, so a resend of the same refund is the same refund.
       refund: async ({ sessionId, reference, amount }) => {

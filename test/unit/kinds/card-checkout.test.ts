@@ -1,0 +1,78 @@
+/**
+ * The card checkout's process on the time-skipping server with a fake provider: the partner's decisions
+ * (approve, finalize), a decision deadline, and a refund after the result. Seconds, not minutes; the
+ * full-stack tests (test/workflows/card-checkout.test.ts) show the same against the sandbox.
+ */
+import { approveUpdate, finalizeUpdate, refundUpdate } from '../../../common/messages';
+import { awaitingApproval, held, succeeded } from '../../helpers/fake-provider';
+import { announced, HOUR, MINUTE, useKindWorker } from '../../helpers/kind-worker';
+
+jest.setTimeout(60_000);
+const kind = useKindWorker('card_checkout');
+const manual = (deadlineMs = HOUR) => ({ mode: 'manual' as const, deadlineMs });
+
+it('a manual approval: approved by the partner, then the provider succeeds', async () => {
+  const { id, provider, t0, handle } = await kind.start({
+    initial: (id) => awaitingApproval(id, 5_000),
+    settings: { approval: manual() },
+  });
+  await kind.reaches(handle, 'awaiting_approval');
+  await handle.executeUpdate(approveUpdate, { args: [{}] });
+  provider.at(id, t0 + 5 * MINUTE, succeeded);
+
+  const state = await kind.result(handle);
+  expect(state.final?.phase).toBe('succeeded');
+  expect(provider.count('approve')).toBe(1);
+  expect(announced(provider, id)).toEqual([
+    'session.created',
+    'session.awaiting_approval',
+    'session.succeeded',
+  ]);
+});
+
+it('a hold finalized by the partner: charged once', async () => {
+  const { id, provider, handle } = await kind.start({
+    initial: (id) => held(id, 5_000),
+    settings: { finalization: manual() },
+  });
+  await kind.reaches(handle, 'awaiting_finalization');
+  const view = await handle.executeUpdate(finalizeUpdate, { args: [{}] });
+  expect(view.phase).toBe('succeeded');
+
+  const state = await kind.result(handle);
+  expect(state.final?.phase).toBe('succeeded');
+  expect(provider.count('finalize')).toBe(1);
+  expect(announced(provider, id)).toContain('session.awaiting_finalization');
+});
+
+it('no approval within the deadline: canceled at the provider, with the reason', async () => {
+  const { provider, t0, handle } = await kind.start({
+    initial: (id) => awaitingApproval(id, 5_000),
+    settings: { approval: manual(30 * MINUTE) },
+  });
+  const state = await kind.result(handle);
+  expect(state.final).toMatchObject({
+    phase: 'canceled',
+    reason: 'decision_deadline: no approve decision in time',
+  });
+  const [cancel] = provider.calls.filter((c) => c.name === 'cancel');
+  expect(cancel!.atMs - t0).toBeGreaterThanOrEqual(30 * MINUTE);
+});
+
+it('a refund after the result: sent once under its reference, announced once', async () => {
+  const { id, provider, t0, handle } = await kind.start({ initial: (id) => awaitingApproval(id, 5_000) });
+  provider.at(id, t0 + MINUTE, succeeded);
+  await kind.env.sleep(5 * MINUTE); // time skips: the session polls and finds the result
+  await kind.reaches(handle, 'succeeded');
+  const refund = { reference: 'refund-1', amount: 2_000 };
+  const [first, again] = [
+    await handle.executeUpdate(refundUpdate, { args: [refund] }),
+    await handle.executeUpdate(refundUpdate, { args: [refund] }),
+  ];
+  expect([first.created, again.created]).toEqual([true, false]);
+
+  const state = await kind.result(handle);
+  expect(state.refunds).toEqual([expect.objectContaining({ reference: 'refund-1', status: 'succeeded' })]);
+  expect(provider.count('refund')).toBe(1);
+  expect(announced(provider, id).filter((t) => t === 'session.refunded')).toHaveLength(1);
+});
