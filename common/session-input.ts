@@ -226,3 +226,30 @@ export interface ProviderEventDelivery {
   /** What was heard, for the audit (type, updated_at) and for routing; never trusted by the session. */
   event?: WebhookEvent;
 }
+
+/** A new session's state: nothing heard yet, nothing sent (a workflow's first run, and tests). */
+export function newSessionState(
+  input: Pick<SessionInput, 'sessionId' | 'kind' | 'reference' | 'request' | 'settings' | 'payouts'>,
+  createdAt: string,
+): SessionState {
+  return {
+    sessionId: input.sessionId,
+    kind: input.kind,
+    reference: input.reference,
+    request: input.request,
+    settings: input.settings,
+    createdAt,
+    providerPhase: 'starting',
+    sent: {},
+    renewals: 0,
+    refunds: [],
+    events: [],
+    providerEvents: [],
+    recorded: [],
+    eventSequence: 0,
+    announced: [],
+    version: 0,
+    runs: 0,
+    ...(input.payouts ? { payouts: input.payouts } : {}),
+  };
+}

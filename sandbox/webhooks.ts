@@ -50,14 +50,11 @@ export interface WebhookDispatcherOptions {
  */
 type DeliveryPhase = 'scheduled' | 'held' | 'waiting';
 
-/** A delivery as the store keeps it. */
-interface StoredDelivery {
-  eventId: string;
-  copy: number;
-  type: string;
-  sessionId: string | null;
-  projectId: string;
-  url: string;
+/** A delivery as the store keeps it: which event, to whom, and where its attempts stand. */
+interface StoredDelivery extends Pick<
+  DeliveryRecord,
+  'eventId' | 'copy' | 'type' | 'sessionId' | 'projectId' | 'url'
+> {
   body: string;
   signature: string;
   firstAttemptAtMs: number | null;

@@ -18,7 +18,7 @@ import * as wf from '@temporalio/workflow';
 import type { SessionPhase } from '../common/kinds';
 import type { AwaitChange } from '../common/messages';
 import { CreatedAt } from '../common/search-attributes';
-import type { SessionInput, SessionState } from '../common/session-input';
+import { newSessionState, type SessionInput, type SessionState } from '../common/session-input';
 import { sessionViewOf } from '../common/session-view';
 import { operationOf } from '../common/snapshot';
 import type { SessionView } from '../common/views';
@@ -34,29 +34,9 @@ import { SessionRuntime } from './session/runtime';
 
 export type { Reading } from './session/reducer';
 
-/** A new session's state: nothing heard yet, nothing sent. */
-function freshState(input: SessionInput): SessionState {
-  return {
-    sessionId: input.sessionId,
-    kind: input.kind,
-    reference: input.reference,
-    request: input.request,
-    settings: input.settings,
-    // The CreatedAt search attribute it was started with, so that a search by time finds what the view says.
-    createdAt: iso(wf.workflowInfo().typedSearchAttributes.get(CreatedAt)?.getTime() ?? Date.now()),
-    providerPhase: 'starting',
-    sent: {},
-    renewals: 0,
-    refunds: [],
-    events: [],
-    providerEvents: [],
-    recorded: [],
-    eventSequence: 0,
-    announced: [],
-    version: 0,
-    runs: 0,
-    ...(input.payouts ? { payouts: input.payouts } : {}),
-  };
+/** The CreatedAt search attribute it was started with, so that a search by time finds what the view says. */
+function createdAt(): number {
+  return wf.workflowInfo().typedSearchAttributes.get(CreatedAt)?.getTime() ?? Date.now();
 }
 
 export class Session {
@@ -70,7 +50,7 @@ export class Session {
   constructor(input: SessionInput, reading: Reading = {}) {
     // Runs from before DESIGN decision 16 applied signaled events as they came (replayed as they ran).
     const proofRequired = wf.patched('provider-proof');
-    const st = (this.state = input.carried ?? freshState(input));
+    const st = (this.state = input.carried ?? newSessionState(input, iso(createdAt())));
     // The recorder's writes and webhook verifications take turns (see LocalLane).
     const lane = new LocalLane();
     // Writes the session's record and its events to the store (DESIGN decision 15).

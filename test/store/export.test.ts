@@ -9,7 +9,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { operationsOf } from '../../common/snapshot';
 import { DEFAULT_SETTINGS } from '../../common/settings';
-import type { SessionState } from '../../common/session-input';
+import { newSessionState, type SessionState } from '../../common/session-input';
 import type { SessionInfo } from '../../provider/schemas';
 import { recordSession } from '../../store/sessions';
 import { runPaysaga } from '../helpers/cli-run';
@@ -51,28 +51,18 @@ function checkout(i: number): SessionState {
       },
     ],
   } as unknown as SessionInfo;
+  const request = { money: { amount: 1_000 + i, currency: 'RUB' }, customerId: `c${i % 3}` };
+  // a reference with a comma and a quote: CSV must quote it
+  const reference = i === 5 ? 'order "5", special' : `order-${i}`;
+  const identity = { sessionId: `ps_${100_000 + i}`, kind: 'card_checkout' as const, reference, request };
   return {
-    sessionId: `ps_${100_000 + i}`,
-    kind: 'card_checkout',
-    // a reference with a comma and a quote: CSV must quote it
-    reference: i === 5 ? 'order "5", special' : `order-${i}`,
-    request: { money: { amount: 1_000 + i, currency: 'RUB' }, customerId: `c${i % 3}` },
-    settings: DEFAULT_SETTINGS,
-    createdAt: created,
+    ...newSessionState({ ...identity, settings: DEFAULT_SETTINGS }, created),
     snapshot,
     providerPhase: 'succeeded',
     final: { phase: 'succeeded', at: created },
-    sent: {},
-    renewals: 0,
-    refunds: [],
-    events: [],
-    providerEvents: [],
-    recorded: [],
     eventSequence: 1,
-    announced: [],
     version: 3,
-    runs: 0,
-  } as unknown as SessionState;
+  };
 }
 
 beforeAll(async () => {

@@ -4,33 +4,19 @@
  * the amount check, attention, money back and payouts announced once, events numbered in order.
  */
 import { DEFAULT_SETTINGS } from '../../../common/settings';
-import type { PayoutOrder, SessionState } from '../../../common/session-input';
+import { newSessionState, type PayoutOrder, type SessionState } from '../../../common/session-input';
 import type { SessionInfo } from '../../../provider/schemas';
 import { SessionReducer, type Effect, type Reading } from '../../../workflows/session/reducer';
 
 const T0 = Date.parse('2026-11-27T10:00:00.000Z');
 
 function sessionState(extra: Partial<SessionState> = {}): SessionState {
+  const request = { money: { amount: 1000, currency: 'rub' } };
+  const base = { sessionId: 'ps_1', kind: 'card_checkout' as const, reference: 'order-1', request };
   return {
-    sessionId: 'ps_1',
-    kind: 'card_checkout',
-    reference: 'order-1',
-    request: { money: { amount: 1000, currency: 'rub' } },
-    settings: DEFAULT_SETTINGS,
-    createdAt: new Date(T0).toISOString(),
-    providerPhase: 'starting',
-    sent: {},
-    renewals: 0,
-    refunds: [],
-    events: [],
-    providerEvents: [],
-    recorded: [],
-    eventSequence: 0,
-    announced: [],
-    version: 0,
-    runs: 0,
+    ...newSessionState({ ...base, settings: DEFAULT_SETTINGS }, new Date(T0).toISOString()),
     ...extra,
-  } as SessionState;
+  };
 }
 
 /** A reducer over a fresh state, its clock (advanced one second per snapshot) and what it emitted. */
