@@ -1,8 +1,8 @@
 /**
  * The activities workflows call, in one place, with named option sets. Temporal's retry policy owns
  * retries of provider calls (each attempt visible in the activity's history): a few quick attempts, then
- * the workflow takes over with its own capped backoff (runtime `call`, workflows/session/runtime.ts), so a provider that is down for
- * hours never ends a session while money may move.
+ * the workflow takes over with its own capped backoff (`untilAnswered`, used by the session runtime's
+ * `call`), so a provider that is down for hours never ends a session while money may move.
  */
 import * as wf from '@temporalio/workflow';
 import type { IntakeActivities, ProofActivities, ProviderActivities } from '../activities/types';
@@ -22,7 +22,7 @@ export const proofs = wf.proxyLocalActivities<ProofActivities>({
   retry: { initialInterval: '200ms', maximumAttempts: 3 },
 });
 
-export interface PersistOptions {
+export interface UntilAnsweredOptions {
   /** The first pause after Temporal's attempts ran out; it doubles up to `maxMs`. */
   pauseMs: number;
   maxMs: number;
@@ -39,7 +39,7 @@ export interface PersistOptions {
  * call is tried again after a pause that doubles up to `maxMs`: a provider down for hours delays the
  * session, it never ends it while money may move (DESIGN decision 10).
  */
-export async function persist<T>(send: () => Promise<T>, o: PersistOptions): Promise<T> {
+export async function untilAnswered<T>(send: () => Promise<T>, o: UntilAnsweredOptions): Promise<T> {
   let pause = o.pauseMs;
   for (;;) {
     try {

@@ -21,7 +21,7 @@ import {
   type ReconcilerInput,
   type ReconcilerState,
 } from '../common/reconciler';
-import { persist } from './calls';
+import { untilAnswered } from './calls';
 
 const acts = wf.proxyActivities<ReconcileActivities>({
   startToCloseTimeout: '1 minute',
@@ -52,7 +52,7 @@ export async function reconcilerWorkflow(input: ReconcilerInput, carried?: Recon
       failed: 0,
     });
     const createdAfter = new Date(Date.parse(pass.startedAt) - input.windowMs).toISOString();
-    const page = await persist(
+    const page = await untilAnswered(
       () =>
         acts.listSessions({
           createdAfter,
@@ -93,7 +93,7 @@ export async function reconcilerWorkflow(input: ReconcilerInput, carried?: Recon
     // Histories from before the store (a reconciler already running at the upgrade) replay without it.
     if (wf.patched('reconciliation-in-store')) {
       const { cursor: _cursor, ...counts } = pass;
-      await persist(
+      await untilAnswered(
         () =>
           acts.recordReconciliation({
             id: `${wf.workflowInfo().taskQueue}/${pass.startedAt}`,

@@ -20,7 +20,7 @@ import { checkArgument, registrationRequest } from '../common/message-schemas';
 import { NeedsAttention, sessionSearchAttributes } from '../common/search-attributes';
 import { INIT_CHECKOUT_RESEND_WITHIN_MS, type ReferenceInput } from '../common/session-input';
 import type { Opened } from '../activities/types';
-import { intake, persist } from './calls';
+import { intake, untilAnswered } from './calls';
 
 /** Continue-as-new past this many events (a reference repeated thousands of times). */
 const HISTORY_LIMIT = 2_000;
@@ -87,7 +87,7 @@ async function openSession(input: ReferenceInput): Promise<Opened> {
   const keyed = { reference: input.reference, fingerprint: input.fingerprint, ...extra };
   const open = input.open;
   const firstTry = Date.now();
-  const session = await persist(
+  const session = await untilAnswered(
     () => {
       switch (open.by) {
         case 'initiate':

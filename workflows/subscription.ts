@@ -57,7 +57,7 @@ import {
   resumeAt,
   upcomingDueDates,
 } from './billing';
-import { persist, provider } from './calls';
+import { untilAnswered, provider } from './calls';
 import { EventPublisher } from './event-publisher';
 import { SUBSCRIPTION_RECORDED_PATCH, SubscriptionRecorder } from './subscription-recorder';
 import { referenceWorkflow } from './reference';
@@ -374,7 +374,7 @@ class Subscription {
     const reported = () => this.settled.get(record.sessionId);
     for (;;) {
       if (await this.restOrContinue(() => reported() !== undefined, wait)) break;
-      const state = await persist(() => provider.getState({ sessionId: record.sessionId }), {
+      const state = await untilAnswered(() => provider.getState({ sessionId: record.sessionId }), {
         pauseMs: polling.initialMs,
         maxMs: polling.maxMs,
         retryRefusals: true,

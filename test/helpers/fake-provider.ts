@@ -30,7 +30,7 @@ export interface RecordedCall {
   atMs: number;
 }
 
-const iso = (ms: number) => new Date(ms).toISOString();
+import { iso } from '../../workflows/iso';
 /** The amount a start body asks for (its sum_info, typed loosely by the request schema). */
 const sumOf = (body: { sum_info?: unknown }) => (body.sum_info as { sum?: number } | undefined)?.sum ?? 0;
 const money = (amount: number) => ({ sum: amount, currency_code: 'rub' });

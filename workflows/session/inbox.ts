@@ -47,7 +47,7 @@ export class ProviderInbox {
    * events as they came, and replay as they ran.
    */
   constructor(
-    private readonly st: SessionState,
+    private readonly state: SessionState,
     private readonly rules: SessionReducer,
     private readonly lane: LocalLane,
     readonly proofRequired: boolean,
@@ -115,7 +115,7 @@ export class ProviderInbox {
 
   /** The webhook audit trail, and the provider events kept for replay (both bounded). */
   audited(): { records: ProviderEventRecord[]; recorded: ProviderEventDelivery[] } {
-    return { records: [...this.st.providerEvents], recorded: [...this.st.recorded] };
+    return { records: [...this.state.providerEvents], recorded: [...this.state.recorded] };
   }
 
   /** A claimed snapshot the session may apply on its word (see claim). */
@@ -123,7 +123,7 @@ export class ProviderInbox {
     try {
       const updated = snapshot.updated_at ? Date.parse(snapshot.updated_at) : NaN;
       return (
-        snapshot.id === this.st.sessionId &&
+        snapshot.id === this.state.sessionId &&
         Number.isFinite(updated) &&
         updated <= Date.now() + CLOCK_SKEW_MS &&
         !isFinalPhase(this.rules.phaseOf(snapshot)) &&
@@ -170,15 +170,15 @@ export class ProviderInbox {
       return;
     }
     if (!proof.ok) this.audit(heard, 'refused', proof.reason);
-    else if (proof.event.session_info.id !== this.st.sessionId)
+    else if (proof.event.session_info.id !== this.state.sessionId)
       this.audit({ ...heard, type: proof.event.type }, 'refused', 'signed for another session');
     else this.receiveVerified({ receivedAt: heard.receivedAt, via: heard.via, signed, event: proof.event });
   }
 
   /** A provider event the provider signed: recorded, then applied if it is news. */
   private receiveVerified(d: ProviderEventDelivery & { event: WebhookEvent }): void {
-    const held = this.st.snapshot;
-    const applied = d.event.session_info.id === this.st.sessionId && isNewer(d.event.session_info, held);
+    const held = this.state.snapshot;
+    const applied = d.event.session_info.id === this.state.sessionId && isNewer(d.event.session_info, held);
     const outcome = applied ? 'applied' : held && isNewer(held, d.event.session_info) ? 'older' : 'duplicate';
     this.audit(
       {
@@ -192,9 +192,9 @@ export class ProviderInbox {
     if (d.via !== 'replay') {
       // Kept for `paysaga webhooks replay` as it came: signed, so a replay is verified again.
       const { event: _verified, ...kept } = d;
-      this.st.recorded.push(this.proofRequired ? kept : d);
-      if (this.st.recorded.length > MAX_RECORDED)
-        this.st.recorded.splice(0, this.st.recorded.length - MAX_RECORDED);
+      this.state.recorded.push(this.proofRequired ? kept : d);
+      if (this.state.recorded.length > MAX_RECORDED)
+        this.state.recorded.splice(0, this.state.recorded.length - MAX_RECORDED);
     }
     const source = d.via === 'webhook' || d.via === 'replay' ? 'webhook' : 'poll';
     if (applied) this.rules.apply(d.event.session_info, source, d.event.type);
@@ -207,10 +207,10 @@ export class ProviderInbox {
     outcome: ProviderEventRecord['outcome'],
     detail?: string,
   ): void {
-    this.st.providerEvents.push({ ...heard, outcome, ...(detail ? { detail } : {}) });
-    this.st.auditCount = (this.st.auditCount ?? 0) + 1;
-    if (this.st.providerEvents.length > MAX_PROVIDER_EVENTS)
-      this.st.providerEvents.splice(0, this.st.providerEvents.length - MAX_PROVIDER_EVENTS);
+    this.state.providerEvents.push({ ...heard, outcome, ...(detail ? { detail } : {}) });
+    this.state.auditCount = (this.state.auditCount ?? 0) + 1;
+    if (this.state.providerEvents.length > MAX_PROVIDER_EVENTS)
+      this.state.providerEvents.splice(0, this.state.providerEvents.length - MAX_PROVIDER_EVENTS);
     if (outcome === 'refused' || outcome === 'confirming') {
       this.rules.record.log(
         heard.via === 'sync' ? 'poll' : 'webhook',
@@ -219,7 +219,7 @@ export class ProviderInbox {
       );
       if (outcome === 'refused')
         wf.log.warn('provider event refused', {
-          sessionId: this.st.sessionId,
+          sessionId: this.state.sessionId,
           via: heard.via,
           reason: detail,
         });

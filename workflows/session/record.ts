@@ -33,25 +33,26 @@ export interface RecordDeps {
 
 export class SessionRecord {
   constructor(
-    private readonly st: SessionState,
+    private readonly state: SessionState,
     private readonly deps: RecordDeps,
   ) {}
 
   /** The phase a caller sees: final once final; needs_attention while paysaga keeps trying. */
   get phase(): SessionPhase {
-    return phaseOfState(this.st);
+    return phaseOfState(this.state);
   }
 
   /** One line of the session's event log (bounded); every change of the state counts as a version. */
   log(source: SessionEvent['source'], type: string, detail?: string): void {
-    this.st.events.push({ at: iso(this.deps.now()), source, type, ...(detail ? { detail } : {}) });
-    if (this.st.events.length > MAX_EVENTS) this.st.events.splice(0, this.st.events.length - MAX_EVENTS);
+    this.state.events.push({ at: iso(this.deps.now()), source, type, ...(detail ? { detail } : {}) });
+    if (this.state.events.length > MAX_EVENTS)
+      this.state.events.splice(0, this.state.events.length - MAX_EVENTS);
     this.touch();
   }
 
   /** The state changed without a line in the log (a long poll's readers see a new version). */
   touch(): void {
-    this.st.version++;
+    this.state.version++;
   }
 
   /**
@@ -60,29 +61,29 @@ export class SessionRecord {
    * a log line, until clearAttention.
    */
   needsAttention(reason: string): void {
-    if (this.st.attention?.reason === reason) return;
+    if (this.state.attention?.reason === reason) return;
     const before = this.phase;
-    const first = !this.st.attention;
-    this.st.attention = { reason, since: iso(this.deps.now()) };
+    const first = !this.state.attention;
+    this.state.attention = { reason, since: iso(this.deps.now()) };
     this.log('timer', 'needs_attention', reason);
     this.deps.emit({
       kind: 'warn',
       message: 'session needs attention',
-      fields: { sessionId: this.st.sessionId, reason },
+      fields: { sessionId: this.state.sessionId, reason },
     });
     if (first) {
       this.deps.emit({ kind: 'search', attributes: [{ key: NeedsAttention, value: true }] });
       this.deps.emit({ kind: 'attention' });
     }
     if (this.phase !== before) this.phaseChanged();
-    else if (this.st.final) this.announce('session.needs_attention');
+    else if (this.state.final) this.announce('session.needs_attention');
   }
 
   clearAttention(): void {
-    if (!this.st.attention) return;
+    if (!this.state.attention) return;
     const before = this.phase;
-    this.log('timer', 'attention_cleared', this.st.attention.reason);
-    delete this.st.attention;
+    this.log('timer', 'attention_cleared', this.state.attention.reason);
+    delete this.state.attention;
     this.deps.emit({ kind: 'search', attributes: [{ key: NeedsAttention, value: false }] });
     if (this.phase !== before) this.phaseChanged();
   }
@@ -96,12 +97,12 @@ export class SessionRecord {
   phaseChanged(): void {
     const phase = this.phase;
     this.deps.emit({ kind: 'search', attributes: [{ key: PaymentStatus, value: phase }] });
-    if (phase === this.st.announcedPhase) return;
-    this.st.announcedPhase = phase;
+    if (phase === this.state.announcedPhase) return;
+    this.state.announcedPhase = phase;
     // A decision on one of several payouts names the payout it is about.
     const payout =
-      phase === 'awaiting_approval' && this.st.payouts
-        ? currentPayout(this.st.snapshot, this.st.payouts)?.reference
+      phase === 'awaiting_approval' && this.state.payouts
+        ? currentPayout(this.state.snapshot, this.state.payouts)?.reference
         : undefined;
     if (phase !== 'starting' && phase !== 'processing') this.announce(`session.${phase}`, payout);
   }
@@ -112,11 +113,11 @@ export class SessionRecord {
    * event log (the session shows them); a payout's event names it (`data.operation`).
    */
   announce(type: SessionEventType, payout?: string): void {
-    const sequence = ++this.st.eventSequence;
-    const { lastSnapshot: _snapshot, events: _log, ...view } = sessionViewOf(this.st);
+    const sequence = ++this.state.eventSequence;
+    const { lastSnapshot: _snapshot, events: _log, ...view } = sessionViewOf(this.state);
     const operation = payout ? view.payouts?.find((p) => p.reference === payout) : undefined;
     const data = operation ? { ...view, operation: { kind: 'payout' as const, ...operation } } : view;
-    const id = this.st.sessionId;
+    const id = this.state.sessionId;
     const created = iso(this.deps.now());
     this.deps.emit({
       kind: 'event',

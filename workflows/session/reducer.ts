@@ -37,7 +37,7 @@ export type { Effect } from './record';
 /** How a kind reads the provider (identity checks and FPS renewals differ from payments). */
 export interface Reading {
   /** The phase a snapshot means (the session's state says what else the kind knows, e.g. renewals). */
-  phase?: (s: SessionInfo | undefined, st: SessionState) => SessionPhase;
+  phase?: (snapshot: SessionInfo | undefined, state: SessionState) => SessionPhase;
   /** The reason of an end other than success, from the provider's error code. */
   explain?: (code: string | undefined) => string | undefined;
 }
@@ -49,10 +49,10 @@ export class SessionReducer {
   private readonly explain: NonNullable<Reading['explain']>;
 
   constructor(
-    private readonly st: SessionState,
+    private readonly state: SessionState,
     private readonly deps: RecordDeps & { reading?: Reading },
   ) {
-    this.record = new SessionRecord(st, deps);
+    this.record = new SessionRecord(state, deps);
     this.readPhase = deps.reading?.phase ?? ((s) => phaseOf(s));
     this.explain = deps.reading?.explain ?? ((code) => code);
   }
@@ -63,14 +63,14 @@ export class SessionReducer {
    * state that contradicts the final phase is reported, never written over it.
    */
   apply(snapshot: SessionInfo, source: SessionEvent['source'], type = 'snapshot'): boolean {
-    if (snapshot.id !== this.st.sessionId || !isNewer(snapshot, this.st.snapshot)) return false;
-    this.st.snapshot = snapshot;
-    this.st.snapshotAt = this.deps.now();
+    if (snapshot.id !== this.state.sessionId || !isNewer(snapshot, this.state.snapshot)) return false;
+    this.state.snapshot = snapshot;
+    this.state.snapshotAt = this.deps.now();
     const phase = this.phaseOf(snapshot);
     const status = `${snapshot.transaction_status}/${operationOf(snapshot)?.transaction_status ?? '-'}`;
     this.record.log(source, type, `${status} -> ${phase}`);
     const before = this.record.phase;
-    this.st.providerPhase = phase;
+    this.state.providerPhase = phase;
     const mismatch = this.mismatchOf(snapshot);
     if (mismatch) this.noteMismatch(mismatch);
     this.announcePayouts();
@@ -85,39 +85,39 @@ export class SessionReducer {
    * expired QR will not be replaced any more; a payout added or sent).
    */
   reread(): void {
-    const snapshot = this.st.snapshot;
+    const snapshot = this.state.snapshot;
     const phase = this.phaseOf(snapshot);
-    if (phase === this.st.providerPhase) return;
+    if (phase === this.state.providerPhase) return;
     const before = this.record.phase;
     this.record.log('timer', 'reread', `${snapshot?.transaction_status ?? '-'} -> ${phase}`);
-    this.st.providerPhase = phase;
+    this.state.providerPhase = phase;
     this.followPhase(snapshot, phase);
     if (this.record.phase !== before) this.record.phaseChanged();
   }
 
   /** The phase a snapshot means: over every payout when the session holds several (common/payouts.ts). */
   phaseOf(snapshot: SessionInfo | undefined): SessionPhase {
-    const orders = this.st.payouts;
-    const single = (s: SessionInfo | undefined) => this.readPhase(s, this.st);
+    const orders = this.state.payouts;
+    const single = (s: SessionInfo | undefined) => this.readPhase(s, this.state);
     return orders ? payoutsPhase(snapshot, orders, single) : single(snapshot);
   }
 
   /** The amount check: of each payout against its own amount when the session holds several. */
   mismatchOf(snapshot: SessionInfo | undefined): string | undefined {
-    return this.st.payouts
-      ? payoutsMismatch(snapshot, this.st.payouts)
-      : amountMismatch(snapshot, this.st.request.money, this.st.finalizeAmount);
+    return this.state.payouts
+      ? payoutsMismatch(snapshot, this.state.payouts)
+      : amountMismatch(snapshot, this.state.request.money, this.state.finalizeAmount);
   }
 
   /** The amount or currency the provider shows is not what was asked (see snapshot.amountMismatch). */
   amountProblem(): string | undefined {
-    return this.mismatchOf(this.st.snapshot);
+    return this.mismatchOf(this.state.snapshot);
   }
 
   /** The payer or the partner (manual policy) has to act. */
   waitsForSomeone(): boolean {
-    const { approval, finalization } = this.st.settings;
-    const phase = this.st.providerPhase;
+    const { approval, finalization } = this.state.settings;
+    const phase = this.state.providerPhase;
     if (phase === 'awaiting_payer') return true;
     if (phase === 'awaiting_approval') return approval.mode === 'manual';
     return phase === 'awaiting_finalization' && finalization.mode === 'manual';
@@ -125,17 +125,17 @@ export class SessionReducer {
 
   /** The session deadline: from creation, so that a continued run does not extend it. */
   deadline(): number {
-    return Date.parse(this.st.createdAt) + this.st.settings.deadlines.sessionMs;
+    return Date.parse(this.state.createdAt) + this.state.settings.deadlines.sessionMs;
   }
 
   /** The result is known: final from now on. `reason` says why when it is not a success. */
   settle(phase: SessionPhase, reason?: string): void {
-    if (this.st.final) return;
-    const why = phase === 'succeeded' ? undefined : (this.st.reason ?? reason);
-    this.st.final = { phase, at: iso(this.deps.now()), ...(why ? { reason: why } : {}) };
-    if (why) this.st.reason = why;
+    if (this.state.final) return;
+    const why = phase === 'succeeded' ? undefined : (this.state.reason ?? reason);
+    this.state.final = { phase, at: iso(this.deps.now()), ...(why ? { reason: why } : {}) };
+    if (why) this.state.reason = why;
     // Nothing is left to wait for: what kept the session busy is over with its result.
-    if (this.st.attention && !this.st.attention.reason.startsWith('amount_mismatch'))
+    if (this.state.attention && !this.state.attention.reason.startsWith('amount_mismatch'))
       this.record.clearAttention();
     this.record.log('timer', 'final', `${phase}${why ? `: ${why}` : ''}`);
     this.record.phaseChanged();
@@ -144,10 +144,10 @@ export class SessionReducer {
 
   /**
    * Why the session will end other than successfully (kept once set: the first cause is the cause).
-   * Returns whether this call set it, so that a refused action can take its reason back (forget).
+   * Returns whether this call set it, so that a refused action can take its reason back (withdrawCause).
    */
-  because(reason: string): boolean {
-    if (this.st.final) return false;
+  noteCause(reason: string): boolean {
+    if (this.state.final) return false;
     // Of a session of several payouts, the cause belongs to the payout being worked on.
     const order = this.workedOn();
     if (order) {
@@ -155,17 +155,17 @@ export class SessionReducer {
       order.reason = reason;
       return true;
     }
-    if (this.st.reason !== undefined) return false;
-    this.st.reason = reason;
+    if (this.state.reason !== undefined) return false;
+    this.state.reason = reason;
     return true;
   }
 
-  /** Takes back a reason `because` set (the action it was for did not happen). */
-  forget(reason: string): void {
-    if (this.st.final) return;
+  /** Takes back a reason `noteCause` set (the action it was for did not happen). */
+  withdrawCause(reason: string): void {
+    if (this.state.final) return;
     const order = this.workedOn();
     if (order?.reason === reason) delete order.reason;
-    else if (this.st.reason === reason) delete this.st.reason;
+    else if (this.state.reason === reason) delete this.state.reason;
   }
 
   /** A payout's record changed (added, sent, started, refused): logged, announced if it ended, read again. */
@@ -176,37 +176,39 @@ export class SessionReducer {
   }
 
   private workedOn(): PayoutOrder | undefined {
-    return this.st.payouts && currentPayout(this.st.snapshot, this.st.payouts);
+    return this.state.payouts && currentPayout(this.state.snapshot, this.state.payouts);
   }
 
   private followPhase(snapshot: SessionInfo | undefined, phase: SessionPhase): void {
     const why = () =>
-      this.st.payouts ? payoutsReason(snapshot, this.st.payouts) : this.explain(failureReason(snapshot));
-    if (!this.st.final && isFinalPhase(phase)) this.settle(phase, why());
-    else if (this.st.final && isFinalPhase(phase) && phase !== this.st.final.phase) this.drift(phase);
+      this.state.payouts
+        ? payoutsReason(snapshot, this.state.payouts)
+        : this.explain(failureReason(snapshot));
+    if (!this.state.final && isFinalPhase(phase)) this.settle(phase, why());
+    else if (this.state.final && isFinalPhase(phase) && phase !== this.state.final.phase) this.drift(phase);
   }
 
   private noteMismatch(mismatch: string): void {
     const reason = `amount_mismatch: ${mismatch}`;
-    if (this.st.attention?.reason === reason) return;
-    this.because(reason);
+    if (this.state.attention?.reason === reason) return;
+    this.noteCause(reason);
     this.record.needsAttention(reason);
   }
 
   private drift(providerPhase: SessionPhase): void {
-    const reason = `drift: the provider now shows ${providerPhase}, the session ended ${this.st.final!.phase}`;
-    if (this.st.attention?.reason === reason) return;
+    const reason = `drift: the provider now shows ${providerPhase}, the session ended ${this.state.final!.phase}`;
+    if (this.state.attention?.reason === reason) return;
     this.record.needsAttention(reason);
     this.record.announce('session.drift_detected');
   }
 
   /** Announces each payout of a session of several once it ends (the event names it: data.operation). */
   private announcePayouts(): void {
-    for (const order of this.st.payouts ?? []) {
-      const status = payoutStatus(order, this.st.snapshot);
+    for (const order of this.state.payouts ?? []) {
+      const status = payoutStatus(order, this.state.snapshot);
       const key = `payout:${order.reference}`;
-      if (!isFinalPayout(status) || this.st.announced.includes(key)) continue;
-      this.st.announced.push(key);
+      if (!isFinalPayout(status) || this.state.announced.includes(key)) continue;
+      this.state.announced.push(key);
       this.record.log('timer', `payout_${status}`, order.reference);
       this.record.announce(
         status === 'succeeded'
@@ -221,10 +223,10 @@ export class SessionReducer {
 
   /** Records refunds and chargebacks the provider shows (also after the result) once each. */
   private announceMoneyback(): void {
-    for (const m of moneybackOf(this.st.snapshot)) {
+    for (const m of moneybackOf(this.state.snapshot)) {
       const done = m.transaction_status === 'completed' || m.transaction_status === 'repaid';
-      if (!done || this.st.announced.includes(m.id)) continue;
-      this.st.announced.push(m.id);
+      if (!done || this.state.announced.includes(m.id)) continue;
+      this.state.announced.push(m.id);
       const kind = m.chargeback ? 'chargeback' : 'refunded';
       this.record.log('webhook', kind, `${m.id} ${m.sum_info?.sum ?? ''}`.trim());
       this.record.announce(m.chargeback ? 'session.chargeback' : 'session.refunded');

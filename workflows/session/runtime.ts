@@ -7,7 +7,7 @@
  */
 import * as wf from '@temporalio/workflow';
 import type { SessionInput, SessionState } from '../../common/session-input';
-import { persist, provider } from '../calls';
+import { untilAnswered, provider } from '../calls';
 import type { SessionRecorder } from '../session-recorder';
 import type { Decisions } from './decisions';
 import type { ProviderInbox } from './inbox';
@@ -23,7 +23,7 @@ export class SessionRuntime {
 
   constructor(
     private readonly input: SessionInput,
-    private readonly st: SessionState,
+    private readonly state: SessionState,
     private readonly rules: SessionReducer,
     private readonly inbox: ProviderInbox,
     private readonly recorder: SessionRecorder,
@@ -34,15 +34,15 @@ export class SessionRuntime {
 
   /** When `step` was first sent (it is resent only after a look at the state), or undefined. */
   sentAt(step: string): number | undefined {
-    return this.st.sent[step];
+    return this.state.sent[step];
   }
   noteSent(step: string): void {
-    this.st.sent[step] ??= Date.now();
+    this.state.sent[step] ??= Date.now();
   }
 
   /** The snapshot is old enough that the provider may have moved on (a resend reads the state first). */
   stale(): boolean {
-    return this.st.snapshotAt === undefined || Date.now() - this.st.snapshotAt > STALE_MS;
+    return this.state.snapshotAt === undefined || Date.now() - this.state.snapshotAt > STALE_MS;
   }
 
   /** Reads the state for a look asked for (inbox `lookRequested`). */
@@ -58,8 +58,8 @@ export class SessionRuntime {
    * for reads (`readOnly`) nothing is final, so they are retried too.
    */
   async call<T>(what: string, send: () => Promise<T>, readOnly = false): Promise<T> {
-    const { polling } = this.st.settings;
-    const answer = await persist(send, {
+    const { polling } = this.state.settings;
+    const answer = await untilAnswered(send, {
       pauseMs: polling.initialMs,
       maxMs: polling.maxMs,
       retryRefusals: readOnly,
@@ -68,7 +68,7 @@ export class SessionRuntime {
       // waits for handlers to finish): the process resumes from its state and resends after a look.
       between: () => (this.decisions.running === 0 ? this.continueAsNewIfDue() : Promise.resolve()),
     });
-    if (this.st.attention?.reason.startsWith(`${what}:`)) this.rules.record.clearAttention();
+    if (this.state.attention?.reason.startsWith(`${what}:`)) this.rules.record.clearAttention();
     return answer;
   }
 
@@ -80,9 +80,9 @@ export class SessionRuntime {
 
   /** The session id, sub-merchant and project every call of this session carries. */
   callArgs(): { sessionId: string; submerchantId?: string; projectId?: string } {
-    const { submerchantId, projectId } = this.st.request;
+    const { submerchantId, projectId } = this.state.request;
     return {
-      sessionId: this.st.sessionId,
+      sessionId: this.state.sessionId,
       ...(submerchantId ? { submerchantId } : {}),
       ...(projectId ? { projectId } : {}),
     };
@@ -95,7 +95,7 @@ export class SessionRuntime {
    * Continues-as-new when the history grows long, carrying everything.
    */
   async until(pred: () => boolean, deadline = Infinity): Promise<boolean> {
-    const { polling } = this.st.settings;
+    const { polling } = this.state.settings;
     const first = polling.webhooks ? polling.lateAfterMs : polling.initialMs;
     let wait = first;
     let interval = polling.initialMs;
@@ -107,13 +107,13 @@ export class SessionRuntime {
         return pred();
       }
       await this.continueAsNewIfDue();
-      const seen = this.st.snapshot;
+      const seen = this.state.snapshot;
       await wf.condition(
-        () => this.st.snapshot !== seen || this.inbox.lookAsked || pred(),
+        () => this.state.snapshot !== seen || this.inbox.lookAsked || pred(),
         Math.min(wait, remaining),
       );
       if (pred()) return true;
-      if (this.st.snapshot !== seen) {
+      if (this.state.snapshot !== seen) {
         // News: the next wait is for the next event again.
         wait = first;
         interval = polling.initialMs;
@@ -122,7 +122,7 @@ export class SessionRuntime {
       if (Date.now() >= deadline && !this.inbox.lookAsked) continue;
       this.inbox.lookAsked = false;
       await this.poll();
-      if (this.st.snapshot === seen) {
+      if (this.state.snapshot === seen) {
         wait = interval;
         interval = Math.min(interval * polling.factor, polling.maxMs);
       }
@@ -130,7 +130,7 @@ export class SessionRuntime {
   }
 
   /** Waits up to `ms` for `wake` (continuing as new first when the history grows long); true if woken. */
-  async rest(wake: () => boolean, ms: number): Promise<boolean> {
+  async waitFor(wake: () => boolean, ms: number): Promise<boolean> {
     await this.continueAsNewIfDue();
     return wf.condition(wake, ms);
   }
@@ -152,7 +152,7 @@ export class SessionRuntime {
 
   /** Work only the process itself does that a partner's Update may be waiting for (a refund to send). */
   owesWork(): boolean {
-    return this.st.refunds.some((r) => r.status === 'requested');
+    return this.state.refunds.some((r) => r.status === 'requested');
   }
 
   private async continueAsNewIfDue(): Promise<void> {
@@ -171,7 +171,7 @@ export class SessionRuntime {
     // The same workflow type with the same input, carrying everything (search attributes are inherited).
     await wf.continueAsNew({
       ...this.input,
-      carried: { ...this.st, runs: this.st.runs + 1 },
+      carried: { ...this.state, runs: this.state.runs + 1 },
       reopened: false,
     });
   }

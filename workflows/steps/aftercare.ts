@@ -207,7 +207,7 @@ export async function aftercare(s: Session): Promise<void> {
       continue;
     }
     const seen = s.state.snapshot;
-    const woken = await s.runtime.rest(
+    const woken = await s.runtime.waitFor(
       () => s.state.snapshot !== seen || s.runtime.owesWork() || s.inbox.lookRequested,
       Math.min(left, s.state.settings.recheckMs),
     );

@@ -86,14 +86,14 @@ export function cancelable(s: Session): boolean {
  */
 export async function cancelOwn(s: Session, reason: string): Promise<void> {
   if (!cancelable(s)) return;
-  const set = s.rules.because(reason);
+  const set = s.rules.noteCause(reason);
   // Marked as a decision in progress, so that a partner's decision arriving meanwhile is refused.
   s.decisions.begin('cancel');
   try {
     await carryOut(s, 'cancel');
   } catch (err) {
     if (failureOf(err)?.type !== FAILURE_TYPES.providerRefused) throw err;
-    if (set) s.rules.forget(reason);
+    if (set) s.rules.withdrawCause(reason);
   } finally {
     s.decisions.end();
   }
@@ -129,11 +129,11 @@ export function acceptDecisions(s: Session, accepted: readonly Decision[]): void
       ({ reason }) =>
         decide('cancel', async () => {
           const why = reason ? `canceled_by_partner: ${reason}` : 'canceled_by_partner';
-          const set = s.rules.because(why);
+          const set = s.rules.noteCause(why);
           try {
             await carryOut(s, 'cancel');
           } catch (err) {
-            if (set) s.rules.forget(why);
+            if (set) s.rules.withdrawCause(why);
             throw err;
           }
         }),

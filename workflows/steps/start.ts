@@ -179,7 +179,7 @@ async function widgetStart(
         s.rules.settle('failed', `public_token_refused: ${refusal.errorCode}: ${refusal.description}`);
         return false;
       }
-      s.rules.because('payment_form_token_lost: the provider made a token whose answer never arrived');
+      s.rules.noteCause('payment_form_token_lost: the provider made a token whose answer never arrived');
       s.record.needsAttention(
         'payment_form_token_lost: the provider made a token whose answer never arrived; no payer can use it',
       );
@@ -187,7 +187,7 @@ async function widgetStart(
   }
   const deadline = Date.now() + s.state.settings.deadlines.payerActionMs;
   if (await s.runtime.until(() => !!operationOf(s.state.snapshot), deadline)) return true;
-  s.rules.because('payer_did_not_use_the_payment_form');
+  s.rules.noteCause('payer_did_not_use_the_payment_form');
   s.rules.settle('canceled');
   return false;
 }

@@ -85,8 +85,8 @@ describe('the session reducer', () => {
     expect(explained.st.final?.reason).toBe('declined (insufficient_funds)');
 
     const caused = setup();
-    expect(caused.rules.because('deadline: approval not given in time')).toBe(true);
-    expect(caused.rules.because('another cause')).toBe(false);
+    expect(caused.rules.noteCause('deadline: approval not given in time')).toBe(true);
+    expect(caused.rules.noteCause('another cause')).toBe(false);
     caused.rules.apply(
       caused.snap('completed', { ...failed, error: { error_code: 'canceled_by_partner' } }),
       'poll',
@@ -100,12 +100,12 @@ describe('the session reducer', () => {
 
   it('forget takes back a cause whose action did not happen; nothing changes a final session', () => {
     const { st, rules, snap, events } = setup();
-    rules.because('approval: refused');
-    rules.forget('approval: refused');
+    rules.noteCause('approval: refused');
+    rules.withdrawCause('approval: refused');
     expect(st.reason).toBeUndefined();
     rules.apply(snap('completed', { transaction_status: 'successful' }), 'poll');
     const final = st.final;
-    expect(rules.because('too late')).toBe(false);
+    expect(rules.noteCause('too late')).toBe(false);
     rules.settle('failed', 'deadline: too late');
     expect(st.final).toBe(final);
     expect(st.final?.reason).toBeUndefined();
