@@ -22,13 +22,13 @@ import {
   type ReconcilerState,
 } from '../common/reconciler';
 import { untilAnswered } from './calls';
+import { HISTORY_LIMITS, historyLong } from './history';
 
 const acts = wf.proxyActivities<ReconcileActivities>({
   startToCloseTimeout: '1 minute',
   retry: { initialInterval: '1s', maximumInterval: '30s', maximumAttempts: 5 },
 });
 
-const HISTORY_LIMIT = 5_000;
 const RECENT_KEPT = 50;
 
 export async function reconcilerWorkflow(input: ReconcilerInput, carried?: ReconcilerState): Promise<void> {
@@ -113,8 +113,7 @@ export async function reconcilerWorkflow(input: ReconcilerInput, carried?: Recon
     }
     // The pause between passes comes before a continue-as-new: the new run starts the next pass at once.
     if (!page.next) await wf.sleep(input.everyMs);
-    const { continueAsNewSuggested, historyLength } = wf.workflowInfo();
-    if (continueAsNewSuggested || historyLength > (input.continueAsNewAfter ?? HISTORY_LIMIT))
+    if (historyLong(input.continueAsNewAfter ?? HISTORY_LIMITS.reconciler))
       await wf.continueAsNew<typeof reconcilerWorkflow>(input, { ...state, runs: state.runs + 1 });
   }
 }

@@ -21,9 +21,7 @@ import { NeedsAttention, sessionSearchAttributes } from '../common/search-attrib
 import { INIT_CHECKOUT_RESEND_WITHIN_MS, type ReferenceInput } from '../common/session-input';
 import type { Opened } from '../activities/types';
 import { intake, untilAnswered } from './calls';
-
-/** Continue-as-new past this many events (a reference repeated thousands of times). */
-const HISTORY_LIMIT = 2_000;
+import { HISTORY_LIMITS, historyLong } from './history';
 
 export interface ReferenceCarried {
   sessionId: string;
@@ -68,10 +66,7 @@ export async function referenceWorkflow(input: ReferenceInput, carried?: Referen
 
   const keepUntil = carried?.keepUntil ?? Date.now() + input.keepMs;
   while (Date.now() < keepUntil) {
-    const long = await wf.condition(
-      () => wf.workflowInfo().historyLength > HISTORY_LIMIT,
-      keepUntil - Date.now(),
-    );
+    const long = await wf.condition(() => historyLong(HISTORY_LIMITS.reference), keepUntil - Date.now());
     if (long) {
       await wf.condition(wf.allHandlersFinished);
       await wf.continueAsNew<typeof referenceWorkflow>(input, { sessionId, keepUntil });

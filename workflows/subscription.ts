@@ -63,6 +63,7 @@ import { SUBSCRIPTION_RECORDED_PATCH, SubscriptionRecorder } from './subscriptio
 import { referenceWorkflow } from './reference';
 import { phaseOf } from '../common/snapshot';
 import { iso } from './iso';
+import { HISTORY_LIMITS, historyLong } from './history';
 
 export const DEFAULT_PERIODS_PER_RUN = 100;
 /** The charge history the workflow keeps (and carries across continue-as-new); totals count them all. */
@@ -81,8 +82,6 @@ const DEFAULT_KEEP_REFERENCE_MS = 400 * 24 * 3_600_000;
 const CHARGE_INIT_CHECKOUT_PATCH = 'charge-init-checkout';
 /** How long an Update's answer waits for its change to be stored. */
 const STORED_WITHIN_MS = 10_000;
-/** Continue-as-new past this many events even mid-charge. */
-const HISTORY_LIMIT = 8_000;
 
 interface Outcome {
   ok: boolean;
@@ -229,9 +228,9 @@ class Subscription {
     return this.current() !== undefined;
   }
 
+  /** Continue-as-new is due (workflows/history.ts), even mid-charge. */
   historyLong(): boolean {
-    const info = wf.workflowInfo();
-    return info.continueAsNewSuggested || info.historyLength > HISTORY_LIMIT;
+    return historyLong(HISTORY_LIMITS.subscription);
   }
 
   async continueAsNew(): Promise<never> {

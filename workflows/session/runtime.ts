@@ -12,9 +12,8 @@ import type { SessionRecorder } from '../session-recorder';
 import type { Decisions } from './decisions';
 import type { ProviderInbox } from './inbox';
 import type { SessionReducer } from './reducer';
+import { HISTORY_LIMITS, historyLong } from '../history';
 
-/** Continue-as-new past this many history events unless the server suggests it earlier. */
-const DEFAULT_HISTORY_LIMIT = 8_000;
 /** Older than this, a snapshot is read again before a money-moving call is sent on its word. */
 const STALE_MS = 10 * 60_000;
 
@@ -29,7 +28,7 @@ export class SessionRuntime {
     private readonly recorder: SessionRecorder,
     private readonly decisions: Decisions,
   ) {
-    this.historyLimit = input.continueAsNewAfter ?? DEFAULT_HISTORY_LIMIT;
+    this.historyLimit = input.continueAsNewAfter ?? HISTORY_LIMITS.session;
   }
 
   /** When `step` was first sent (it is resent only after a look at the state), or undefined. */
@@ -156,8 +155,8 @@ export class SessionRuntime {
   }
 
   private async continueAsNewIfDue(): Promise<void> {
+    if (!historyLong(this.historyLimit)) return;
     const info = wf.workflowInfo();
-    if (!info.continueAsNewSuggested && info.historyLength < this.historyLimit) return;
     if (!(await this.settled())) {
       // A refund waits to be sent, and its Update waits for this loop: go on and send it first. Only a
       // history of twice the limit (an outage of days) continues as new anyway, once no decision is
