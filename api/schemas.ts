@@ -39,7 +39,14 @@ function tidy(node: unknown): unknown {
  */
 export function docSchema(
   schema: z.ZodType,
-  patch: { description?: string; optional?: string[]; extra?: Json; io?: 'input' | 'output' } = {},
+  patch: {
+    description?: string;
+    optional?: string[];
+    extra?: Json;
+    io?: 'input' | 'output';
+    /** A request body's name: it becomes a component of the document (api/plugins/openapi.ts). */
+    name?: string;
+  } = {},
 ): Json {
   const json = tidy(z.toJSONSchema(schema, { io: patch.io ?? 'input', unrepresentable: 'any' })) as Json;
   if (patch.optional && Array.isArray(json.required)) {
@@ -47,6 +54,7 @@ export function docSchema(
   }
   if (patch.extra) json.properties = { ...patch.extra, ...(json.properties as Json) };
   if (patch.description) json.description = patch.description;
+  if (patch.name) json.title = patch.name;
   return json;
 }
 

@@ -94,6 +94,45 @@ function markOptionalBodies(doc: Doc): void {
   }
 }
 
+type Json = Record<string, unknown>;
+
+/**
+ * Request bodies named by their `title` (docSchema's `name`) become components the operation refers to,
+ * so that a client generated from the document has `CardCheckoutRequest`, not `PostV1CheckoutsBodyType0`.
+ * The branches of a oneOf are named one by one, and a discriminator maps its values to them.
+ */
+function nameBodies(doc: Doc): void {
+  const schemas = ((doc.components ??= {}).schemas ??= {});
+  const named = (schema: Json): Json => {
+    const title = schema.title;
+    if (typeof title !== 'string') return schema;
+    const earlier = schemas[title];
+    if (earlier !== undefined && JSON.stringify(earlier) !== JSON.stringify(schema))
+      throw new Error(`two different request bodies are named ${title}`);
+    schemas[title] = schema;
+    return { $ref: `#/components/schemas/${title}` };
+  };
+  for (const operation of operations(doc)) {
+    const content = operation.requestBody?.content?.['application/json'];
+    if (!content?.schema) continue;
+    const body = content.schema;
+    const branches = body.oneOf as Json[] | undefined;
+    if (Array.isArray(branches)) {
+      body.oneOf = branches.map(named);
+      const by = (body.discriminator as { propertyName?: string } | undefined)?.propertyName;
+      if (by) {
+        const mapping = branches.flatMap((branch, i) => {
+          const value = ((branch.properties as Json | undefined)?.[by] as Json | undefined)?.const;
+          const ref = (body.oneOf as Json[])[i]!.$ref;
+          return typeof value === 'string' && typeof ref === 'string' ? [[value, ref]] : [];
+        });
+        body.discriminator = { propertyName: by, mapping: Object.fromEntries(mapping) };
+      }
+    }
+    content.schema = named(body);
+  }
+}
+
 function mergeInto(doc: Doc, other: Doc): void {
   doc.paths ??= {};
   for (const [path, item] of Object.entries(other.paths ?? {}))
@@ -134,6 +173,7 @@ export const openapiPlugin = rootPlugin<OpenapiOptions>('paysaga-openapi', async
       const doc = (document as { openapiObject: Doc }).openapiObject;
       markListener(doc, opts.listener);
       markOptionalBodies(doc);
+      nameBodies(doc);
       for (const other of others) mergeInto(doc, other.swagger() as Doc);
       return doc as ReturnType<SwaggerTransformObject>;
     },

@@ -46,6 +46,14 @@ const checkoutVariants: Record<Method, z.ZodType> = {
   recurring: inputs.recurringPaymentInput,
 };
 
+/** Each method's body, as the document names it. */
+const CHECKOUT_NAMES: Record<Method, string> = {
+  card: 'CardCheckoutRequest',
+  payment_form: 'PaymentFormCheckoutRequest',
+  fps: 'FpsCheckoutRequest',
+  recurring: 'RecurringCheckoutRequest',
+};
+
 const checkoutBody = {
   description:
     '`method` selects the kind; the other fields are those of the matching PaymentsClient input. ' +
@@ -56,6 +64,7 @@ const checkoutBody = {
       optional: ['reference'],
       extra: { method: { type: 'string', const: m } },
       description: `method ${m}. ${referenceNote}`,
+      name: CHECKOUT_NAMES[m],
     }),
   ).map((s) => ({ ...s, required: ['method', ...((s.required as string[] | undefined) ?? [])] })),
   discriminator: { propertyName: 'method' },
@@ -148,12 +157,17 @@ export const checkoutRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => 
           oneOf: [
             // `payouts` makes it a batch: one payout is a body without it.
             {
-              ...docSchema(inputs.payoutInput, { optional: ['reference'], description: 'One payout.' }),
+              ...docSchema(inputs.payoutInput, {
+                optional: ['reference'],
+                description: 'One payout.',
+                name: 'PayoutRequest',
+              }),
               not: { required: ['payouts'] },
             },
             docSchema(inputs.payoutBatchInput, {
               optional: ['reference'],
               description: 'Several payouts in one session. ' + referenceNote,
+              name: 'PayoutBatchRequest',
             }),
           ],
         },
@@ -173,7 +187,7 @@ export const checkoutRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => 
       schema: routeSchema(
         'Check an FPS recipient',
         'Succeeds when the phone is registered in FPS with the bank, else the session is canceled.',
-        docSchema(inputs.identityCheckInput, { optional: ['reference'] }),
+        docSchema(inputs.identityCheckInput, { optional: ['reference'], name: 'IdentityCheckRequest' }),
       ),
     },
     create((body, _r, o) => payments.identityChecks.start(body as inputs.IdentityCheckInput, o)),
@@ -186,7 +200,7 @@ export const checkoutRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => 
       schema: routeSchema(
         'Bind an FPS account for recurring payments',
         'Nothing is charged; the recurring token arrives with the result (recurringToken).',
-        docSchema(inputs.fpsBindingInput, { optional: ['reference'] }),
+        docSchema(inputs.fpsBindingInput, { optional: ['reference'], name: 'FpsBindingRequest' }),
       ),
     },
     create((body, _r, o) => payments.sessions.startFpsBinding(body as inputs.FpsBindingInput, o)),

@@ -105,7 +105,7 @@ export const codecRoutes: FastifyPluginAsync<CodecRouteOptions> = async (app, op
           description:
             'Set as the codec endpoint of the Temporal UI and CLI (`<internal URL>/codec`). Needs ' +
             '`Authorization: Bearer <codec token>` when PAYSAGA_CODEC_TOKENS is set.',
-          body: docSchema(payloadsBody),
+          body: docSchema(payloadsBody, { name: 'CodecPayloads' }),
           response: {
             200: { description: `The payloads, ${op}d.`, ...docSchema(payloadsBody, { io: 'output' }) },
             400: errorResponses[400],

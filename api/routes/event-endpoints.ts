@@ -45,7 +45,7 @@ export const eventEndpointRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps
           'paysaga POSTs every event of the chosen types (all when `events` is omitted) to `url`, signed ' +
           'with the secret in this answer (shown once).',
         security,
-        body: docSchema(eventEndpointInput),
+        body: docSchema(eventEndpointInput, { name: 'EventEndpointRequest' }),
         response: {
           201: withSecret('Registered (Location: /v1/event-endpoints/{id}).'),
           409: {
@@ -128,7 +128,7 @@ export const eventEndpointRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps
           'meanwhile every delivery carries a `v1=` for each, so the receiver can switch at any moment.',
         security,
         params: idParams,
-        body: docSchema(rotateSecretInput),
+        body: docSchema(rotateSecretInput, { name: 'RotateSecretRequest' }),
         response: {
           200: withSecret('The endpoint with its new secret.'),
           404: notFound,

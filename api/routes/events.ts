@@ -92,7 +92,7 @@ export const eventRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
           'the other events to that endpoint. Works after the outbox has closed, as long as the event is kept.',
         security,
         params: idParams,
-        body: docSchema(redeliverInput),
+        body: docSchema(redeliverInput, { name: 'RedeliverRequest' }),
         response: {
           202: docSchema(redeliveryAcceptedView, { io: 'output' }),
           404: notFound,

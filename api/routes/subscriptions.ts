@@ -44,14 +44,14 @@ export const subscriptionRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps)
     return { ...view, links };
   };
   const idOf = (params: unknown) => parse(subscriptionIdParams, params).id;
-  const action = (summary: string, description: string, body?: z.ZodType) => ({
+  const action = (summary: string, description: string, body?: z.ZodType, name?: string) => ({
     schema: {
       tags: ['subscriptions'],
       summary,
       description,
       security: [{ bearerAuth: [] }],
       params: idParams,
-      ...(body ? { body: docSchema(body) } : {}),
+      ...(body ? { body: docSchema(body, name ? { name } : {}) } : {}),
       response: changeResponses,
     },
   });
@@ -76,7 +76,7 @@ export const subscriptionRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps)
           '`reference` (or Idempotency-Key) returns the same subscription.',
         security: [{ bearerAuth: [] }],
         headers: idempotencyHeader,
-        body: docSchema(inputs.subscriptionInput, { optional: ['reference'] }),
+        body: docSchema(inputs.subscriptionInput, { optional: ['reference'], name: 'SubscriptionRequest' }),
         response: {
           201: { ...SUBSCRIPTION, description: 'Created (Location: /v1/subscriptions/{id}).' },
           200: {
@@ -135,6 +135,7 @@ export const subscriptionRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps)
         '(charged at once, the schedule anchored there). With intervalMs, a due time that has passed is ' +
         'charged at once.',
       inputs.subscriptionResumeInput,
+      'ResumeSubscriptionRequest',
     ),
     async (request) => {
       const id = idOf(request.params);
@@ -150,6 +151,7 @@ export const subscriptionRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps)
       'Cancel a subscription',
       'No further charge; a charge already started finishes.',
       inputs.subscriptionCancelInput,
+      'CancelSubscriptionRequest',
     ),
     async (request) => {
       const id = idOf(request.params);
@@ -169,6 +171,7 @@ export const subscriptionRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps)
         'previous due date, never before the change. A new token is used from the next attempt (a ' +
         'dunning retry included). intervalMs only changes subscriptions started with it.',
       inputs.subscriptionChangeInput,
+      'ChangeSubscriptionRequest',
     ),
     async (request) => {
       const id = idOf(request.params);

@@ -55,7 +55,7 @@ export const tokenRoutes: FastifyPluginAsync<ApiDeps> = async (app, { provider }
         'Create a public token for a widget',
         'Exactly the provider public_token request: one of card_tokenize (allow_tokenization, lang), ' +
           'payment_form_config (session_id, show_autopay_option, lang) or fps_widget. Valid 24 h, one operation.',
-        docSchema(publicTokenBody),
+        docSchema(publicTokenBody, { name: 'PublicTokenRequest' }),
         answer(schemas.publicTokenResponse, 201, 'The public token.'),
       ),
     },
@@ -89,7 +89,7 @@ export const tokenRoutes: FastifyPluginAsync<ApiDeps> = async (app, { provider }
         'Information about a card, public or recurring token',
         'Exactly the provider public_token/state request: type card_info (hashed_card_details), ' +
           'public_token or recurring_token, and the object of that name.',
-        docSchema(tokenStateBody),
+        docSchema(tokenStateBody, { name: 'TokenStateRequest' }),
         answer(schemas.publicTokenStateResponse, 200, 'What the provider knows of it.'),
       ),
     },
@@ -107,7 +107,7 @@ export const tokenRoutes: FastifyPluginAsync<ApiDeps> = async (app, { provider }
       schema: passThrough(
         'Disable a recurring token',
         'Payments with the token fail afterwards; the answer shows token_active false.',
-        docSchema(disableBody),
+        docSchema(disableBody, { name: 'DisableTokenRequest' }),
         answer(schemas.recurringTokenDisableResponse, 200, 'The token, now inactive.'),
       ),
     },

@@ -163,7 +163,17 @@ describe('API documentation', () => {
     expect(checkout.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`)).toEqual(
       expect.arrayContaining(['header:idempotency-key', 'query:wait']),
     );
-    const variants = checkout.requestBody.content['application/json'].schema.oneOf;
+    // Request bodies are named components (generated clients read like written ones).
+    const named = (schema: { $ref?: string }) => doc.components.schemas[schema.$ref!.split('/').pop()!];
+    const body = checkout.requestBody.content['application/json'].schema;
+    expect(body.oneOf.map((v: { $ref: string }) => v.$ref)).toEqual([
+      '#/components/schemas/CardCheckoutRequest',
+      '#/components/schemas/PaymentFormCheckoutRequest',
+      '#/components/schemas/FpsCheckoutRequest',
+      '#/components/schemas/RecurringCheckoutRequest',
+    ]);
+    expect(body.discriminator.mapping.card).toBe('#/components/schemas/CardCheckoutRequest');
+    const variants = body.oneOf.map(named);
     expect(variants).toHaveLength(4);
     const cardVariant = variants.find((v: { properties: { method: { enum?: string[]; const?: string } } }) =>
       (v.properties.method.enum ?? [v.properties.method.const]).includes('card'),
@@ -173,6 +183,29 @@ describe('API documentation', () => {
       '#/components/schemas/ApiError',
     );
     expect(doc.paths['/webhooks/provider'].post.security).toBeUndefined();
+  });
+
+  it('every request body is a named component, or a choice of named components', async () => {
+    const doc = (await s.call('GET', '/openapi.json', { token: null })).body;
+    const anonymous: string[] = [];
+    type Op = { requestBody?: { content?: Record<string, { schema?: { oneOf?: object[] } }> } };
+    for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, Op>>))
+      for (const [method, op] of Object.entries(item)) {
+        const schema = op?.requestBody?.content?.['application/json']?.schema;
+        if (!schema) continue;
+        const refs = schema.oneOf ?? [schema];
+        if (
+          !refs.every(
+            (r: { $ref?: string }) =>
+              typeof r.$ref === 'string' && doc.components.schemas[r.$ref.split('/').pop()!],
+          )
+        )
+          anonymous.push(`${method.toUpperCase()} ${path}`);
+      }
+    expect(anonymous).toEqual([]);
+    expect(Object.keys(doc.components.schemas)).toEqual(
+      expect.arrayContaining(['PayoutRequest', 'PayoutBatchRequest', 'RefundRequest', 'SubscriptionRequest']),
+    );
   });
 
   it('GET /docs: Swagger UI', async () => {
