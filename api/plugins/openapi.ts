@@ -122,7 +122,9 @@ function nameBodies(doc: Doc): void {
       const by = (body.discriminator as { propertyName?: string } | undefined)?.propertyName;
       if (by) {
         const mapping = branches.flatMap((branch, i) => {
-          const value = ((branch.properties as Json | undefined)?.[by] as Json | undefined)?.const;
+          // The branch's value of the discriminator: `const`, or the one-value `enum` swagger makes of it.
+          const prop = (branch.properties as Json | undefined)?.[by] as { const?: unknown; enum?: unknown[] };
+          const value = prop?.const ?? (prop?.enum?.length === 1 ? prop.enum[0] : undefined);
           const ref = (body.oneOf as Json[])[i]!.$ref;
           return typeof value === 'string' && typeof ref === 'string' ? [[value, ref]] : [];
         });
