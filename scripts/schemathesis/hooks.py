@@ -140,7 +140,24 @@ def _body_schema(case):
     definition = getattr(case.operation, "definition", None)
     raw = getattr(definition, "raw", None) or {}
     content = (raw.get("requestBody") or {}).get("content") or {}
-    return (content.get("application/json") or {}).get("schema") or {}
+    # Request bodies are named components (api/plugins/openapi.ts): read them from the whole document.
+    document = getattr(getattr(case.operation, "schema", None), "raw_schema", None) or {}
+    return _resolved((content.get("application/json") or {}).get("schema") or {}, document)
+
+
+def _resolved(schema, document, depth=0):
+    """The schema with every `#/components/schemas/...` reference replaced by what it names."""
+    if depth > 20:
+        return schema
+    if isinstance(schema, list):
+        return [_resolved(v, document, depth + 1) for v in schema]
+    if not isinstance(schema, dict):
+        return schema
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/components/schemas/"):
+        named = ((document.get("components") or {}).get("schemas") or {}).get(ref.rsplit("/", 1)[-1])
+        return _resolved(named or {}, document, depth + 1)
+    return {k: _resolved(v, document, depth + 1) for k, v in schema.items()}
 
 
 def _bounds(schema, out):
