@@ -311,6 +311,10 @@ describe('/v1/subscriptions', () => {
     expect(create.responses['400'].content['application/json'].schema.$ref).toBe(
       '#/components/schemas/ApiError',
     );
-    expect(create.requestBody.content['application/json'].schema.properties.intervalMs).toBeDefined();
+    // The body is a named component (api/plugins/openapi.ts).
+    expect(create.requestBody.content['application/json'].schema.$ref).toBe(
+      '#/components/schemas/SubscriptionRequest',
+    );
+    expect(doc.body.components.schemas.SubscriptionRequest.properties.intervalMs).toBeDefined();
   });
 });

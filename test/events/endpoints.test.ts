@@ -193,9 +193,10 @@ describe('event endpoints API', () => {
       '/v1/events/{id}/redeliver',
     ])
       expect(Object.keys(doc.paths)).toContain(p);
-    expect(
-      doc.paths['/v1/event-endpoints'].post.requestBody.content['application/json'].schema.properties.url,
-    ).toBeDefined();
+    expect(doc.paths['/v1/event-endpoints'].post.requestBody.content['application/json'].schema.$ref).toBe(
+      '#/components/schemas/EventEndpointRequest',
+    );
+    expect(doc.components.schemas.EventEndpointRequest.properties.url).toBeDefined();
     expect(doc.paths['/v1/events'].get.parameters.map((p: any) => p.name)).toEqual(
       expect.arrayContaining(['session_id', 'subscription_id', 'type', 'after', 'limit']),
     );
