@@ -40,7 +40,7 @@ export class Decisions {
   }
 
   /** Waits for a decision in flight to finish. */
-  async settled(): Promise<void> {
+  async finished(): Promise<void> {
     await wf.condition(() => this.current === undefined);
   }
 }

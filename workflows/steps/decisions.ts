@@ -223,7 +223,7 @@ async function partnerDecision(
   const moved = () => s.state.providerPhase !== phase || s.isFinal();
   for (;;) {
     await s.runtime.until(() => moved() || s.decisions.inProgress !== undefined, deadline);
-    await s.decisions.settled();
+    await s.decisions.finished();
     if (moved()) return;
     if (Date.now() >= deadline) {
       await cancelOwn(s, `decision_deadline: no ${what} decision in time`);
