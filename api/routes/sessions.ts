@@ -64,7 +64,8 @@ const decisionResponses = {
   409: {
     description:
       'Not possible now: the policy is automatic, the session does not wait for this decision, another ' +
-      'decision is under way, the session has ended, or the provider refused it (code provider_refused).',
+      'decision is under way, the session has ended, a finalize amount is above the hold (code exceeds_held), ' +
+      'or the provider refused it (code provider_refused).',
     $ref: 'ApiError#',
   },
   ...errorResponses,
@@ -215,8 +216,9 @@ export const sessionRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
           404: notFound,
           409: {
             description:
-              'Not a payout session, the session has ended, it holds the most payouts it may, or the ' +
-              'reference names another payout.',
+              'Not a payout session, the session has ended, it holds the most payouts it may, the payout is ' +
+              "in another currency than the session's (code currency_mismatch), or the reference names " +
+              'another payout.',
             $ref: 'ApiError#',
           },
           ...errorResponses,
@@ -254,8 +256,8 @@ export const sessionRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
           404: notFound,
           409: {
             description:
-              'No successful payment, nothing left, the reference names another refund, or the provider ' +
-              'refused it.',
+              'No successful payment, nothing left, more than is left (code exceeds_refundable), the ' +
+              'reference names another refund, or the provider refused it.',
             $ref: 'ApiError#',
           },
           ...errorResponses,

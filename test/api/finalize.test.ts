@@ -24,8 +24,11 @@ describe('POST /v1/sessions/{id}/finalize', () => {
     const above = await s.call('POST', `/v1/sessions/${started.sessionId}/finalize`, {
       body: { amount: 9_000 },
     });
-    expect(above.status).toBe(400);
-    expect(above.body.error.fields).toEqual([{ field: 'amount', rule: 'at most the held amount 5000' }]);
+    expect(above.status).toBe(409);
+    expect(above.body.error).toMatchObject({
+      code: 'exceeds_held',
+      message: 'amount: at most the held amount 5000',
+    });
     const res = await s.call('POST', `/v1/sessions/${started.sessionId}/finalize`, {
       body: { amount: 3_000 },
     });

@@ -137,10 +137,11 @@ describe('several payouts in one session', () => {
     const currency = await s.call('POST', `/v1/sessions/${id}/payouts`, {
       body: { ...extra, reference: `${reference}-3`, amount: { amount: 10, currency: 'usd' } },
     });
-    expect(currency.status).toBe(400);
-    expect(currency.body.error.fields).toEqual([
-      { field: 'amount.currency', rule: "the session's currency (rub)" },
-    ]);
+    expect(currency.status).toBe(409);
+    expect(currency.body.error).toMatchObject({
+      code: 'currency_mismatch',
+      message: "amount.currency: the session's currency (rub)",
+    });
     const card = await s.call('POST', `/v1/sessions/${id}/payouts`, {
       body: {
         ...extra,

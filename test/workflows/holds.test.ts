@@ -97,8 +97,9 @@ describe.each([true, false])('held payments (webhooks %s)', (webhooks) => {
     const started = await start('over', 1_000, manual);
     expect(started.phase).toBe('awaiting_finalization');
     await expect(stack.payments.sessions.finalize(started.sessionId, 1_001)).rejects.toMatchObject({
-      name: 'InputValidationError',
-      fields: [{ field: 'amount', rule: 'at most the held amount 1000' }],
+      name: 'SessionStateError',
+      code: 'exceeds_held',
+      message: 'amount: at most the held amount 1000',
     });
     await expect(stack.payments.sessions.finalize(started.sessionId, 0)).rejects.toMatchObject({
       name: 'InputValidationError',

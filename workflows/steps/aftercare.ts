@@ -121,7 +121,11 @@ function mayRefund(s: Session, reference: unknown, amount: unknown): void {
   const left = refundable(s);
   if (left <= 0) throw stateConflict('nothing is left to refund', { code: 'fully_refunded', phase: s.phase });
   if (amount !== undefined && amount > left)
-    throw invalidArgument('amount', `at most ${left} is left to refund`);
+    // Not a bad request: the same amount is fine on a payment with more left, so this is the session's state.
+    throw stateConflict(`amount: at most ${left} is left to refund`, {
+      code: 'exceeds_refundable',
+      phase: s.phase,
+    });
 }
 
 /** Sends one refund (key `refund:<reference>`) and follows its record to the end. */

@@ -151,7 +151,8 @@ export function acceptDecisions(s: Session, accepted: readonly Decision[]): void
 function decidesOn(s: Session, payout: string | undefined): void {
   if (payout === undefined) return;
   const payouts = s.view().payouts;
-  if (!payouts) throw invalidArgument('payout', 'only a payout session names a payout');
+  if (!payouts)
+    throw stateConflict('only a payout session names a payout', { code: 'not_accepted', phase: s.phase });
   const waiting = payouts.find((p) => p.status === 'awaiting_approval');
   if (waiting?.reference !== payout)
     throw stateConflict(
@@ -205,8 +206,9 @@ function mayDecide(s: Session, decision: Decision, amount?: number, arg?: unknow
     if (!Number.isSafeInteger(amount) || amount <= 0)
       throw invalidArgument('amount', 'a positive integer (minor units)');
     const held = operationOf(s.state.snapshot)?.sum_info?.sum;
+    // What is held is the session's state: the same amount may finalize another hold.
     if (held !== undefined && amount > held)
-      throw invalidArgument('amount', `at most the held amount ${held}`);
+      throw conflict(`amount: at most the held amount ${held}`, 'exceeds_held');
   }
 }
 

@@ -72,7 +72,10 @@ function mayAdd(s: Session, r: PayoutRequest & { body: { sum_info: { sum: number
     });
   const currency = s.state.request.money?.currency;
   if (currency && r.money.currency !== currency)
-    throw invalidArgument('amount.currency', `the session's currency (${currency})`);
+    throw stateConflict(`amount.currency: the session's currency (${currency})`, {
+      code: 'currency_mismatch',
+      phase: s.phase,
+    });
   if (r.body.sum_info.sum !== r.money.amount) throw invalidArgument('body.sum_info.sum', 'the payout amount');
 }
 
