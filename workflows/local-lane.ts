@@ -1,11 +1,13 @@
 /**
- * One local activity at a time per workflow. The SDK's core matches recorded local-activity markers to
- * the commands a replay produces in order; two running at once (the recorder's write and a webhook's
- * verification) may complete in either order, and a replay that meets them the other way round fails as
+ * One local activity at a time per workflow: webhook verifications (and the record's writes in runs
+ * begun before workflows/session-recorder.ts scheduled them where the change is made). The SDK's core
+ * matches recorded local-activity markers to the commands a replay produces in order; two running at once
+ * may complete in either order, and a replay that meets them the other way round fails as
  * nondeterministic (measured: a legacy query on a session that verified a webhook while it wrote).
+ * Only a verification waits here, and what follows it depends on its result anyway.
  *
  *   const lane = new LocalLane();
- *   await lane.run(() => store.recordSession(record));
+ *   const proof = await lane.run(() => proofs.verifyProviderEvent(signed));
  */
 import * as wf from '@temporalio/workflow';
 

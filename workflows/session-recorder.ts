@@ -1,13 +1,22 @@
 /**
  * Writes a session's record to the store (DESIGN decision 15): after every activation that changed the
  * session, one local activity writes its state (forward only by version), the operations, the provider
- * events received and the outbound events announced since the last write, in one transaction. Writes
- * never overlap; changes made while one is under way go in the next. A store that is down only delays
- * the write (retried without end); the process goes on meanwhile.
+ * events received and the outbound events announced and not confirmed stored yet, in one transaction.
+ * A store that is down only delays the write (retried without end); the process goes on meanwhile.
  *
- *   const recorder = new SessionRecorder(() => ({ state, view }));
+ *   const recorder = new SessionRecorder(() => ({ state, view }), lane);
  *   recorder.announce(event);      // goes out with the next write
  *   await recorder.flushed();      // before the run ends or continues as new
+ *
+ * A write is scheduled where the change is made and nothing waits for the one before it: the same
+ * command at the same point live and on replay, whatever the store's speed. Writes may overlap; the store
+ * keeps the newest version, and events and audit entries are keyed, so a second copy changes nothing.
+ * Runs begun before (no `record-at-change` marker) queue each write behind the one before, as they ran.
+ * That queue is what made seed ea49ebefc3 fail to replay: a write scheduled when the one before it
+ * finished depends on when that write's result reaches the workflow, which is not the same live and
+ * on replay when its workflow task timed out meanwhile (a killed worker); it then took the place of an
+ * Update's provider call in the history. Scheduled at the change, a write depends on nothing but the
+ * history, and what its result does (confirmations) schedules nothing.
  */
 import * as wf from '@temporalio/workflow';
 import type { StoreActivities, SessionRecord } from '../activities/store-activities';
@@ -21,75 +30,116 @@ const store = wf.proxyLocalActivities<StoreActivities>({
   retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '15s' },
 });
 
+/** Marks runs whose writes are scheduled where the change is made (older runs queue them). */
+export const RECORD_AT_CHANGE_PATCH = 'record-at-change';
+
 export interface Recorded {
   state: SessionState;
   view: SessionView;
 }
 
 export class SessionRecorder {
-  private pending: PaysagaEvent[] = [];
-  private writtenVersion = -1;
-  private writing = false;
+  /** Announced and not confirmed stored: every write carries them all, in order. */
+  private unconfirmed: PaysagaEvent[] = [];
+  /** How many of `unconfirmed` no write has carried yet. */
+  private unsent = 0;
+  private scheduledVersion = -1;
+  private writing = 0;
 
   constructor(
     private readonly source: () => Recorded,
     private readonly lane = new LocalLane(),
   ) {
-    void this.run();
+    void (wf.patched(RECORD_AT_CHANGE_PATCH) ? this.writeAtChange() : this.writeQueued());
   }
 
   /** Queues an outbound event: stored (and so delivered) with the next write. */
   announce(event: PaysagaEvent): void {
-    this.pending.push(event);
+    this.unconfirmed.push(event);
+    this.unsent++;
   }
 
   /** Resolves once every change and event so far is in the store. */
   async flushed(): Promise<void> {
-    await wf.condition(() => !this.writing && !this.due());
+    await wf.condition(() => this.writing === 0 && !this.due());
   }
 
   private due(): boolean {
-    return this.pending.length > 0 || this.source().state.version !== this.writtenVersion;
+    return this.unsent > 0 || this.source().state.version !== this.scheduledVersion;
   }
 
-  private async run(): Promise<void> {
+  /** What the store is given: the session as it is now, with what it has not confirmed yet. */
+  private record(events: PaysagaEvent[]): SessionRecord {
+    const { state, view } = this.source();
+    const audited = state.auditRecorded ?? 0;
+    const total = state.auditCount ?? 0;
+    const fresh = state.providerEvents.slice(Math.max(0, state.providerEvents.length - (total - audited)));
+    return {
+      state,
+      summary: {
+        phase: view.phase,
+        final: view.final,
+        needsAttention: view.attention !== undefined,
+        ...(view.request.money
+          ? {
+              amount: state.finalizeAmount ?? view.request.money.amount,
+              currency: view.request.money.currency,
+            }
+          : {}),
+        ...(state.request.customerId ? { customerId: state.request.customerId } : {}),
+        createdAt: view.createdAt,
+        ...(view.finalAt ? { finalAt: view.finalAt } : {}),
+      },
+      operations: view.operations,
+      audit: fresh.map((e, i) => ({ ...e, seq: total - fresh.length + i + 1 })),
+      events,
+    };
+  }
+
+  /** Confirms what a write stored: its events and audit entries need not be carried again. */
+  private stored(record: SessionRecord): void {
+    this.unconfirmed = this.unconfirmed.filter((e) => !record.events.includes(e));
+    const { state } = this.source();
+    state.auditRecorded = Math.max(state.auditRecorded ?? 0, record.audit.at(-1)?.seq ?? 0);
+  }
+
+  private async writeAtChange(): Promise<void> {
     for (;;) {
       await wf.condition(() => this.due());
-      this.writing = true;
+      const record = this.record([...this.unconfirmed]);
+      this.scheduledVersion = record.state.version;
+      this.unsent = 0;
+      this.writing++;
+      // Not awaited: the next change schedules its own write at once, whatever this one is doing.
+      void store
+        .recordSession(record)
+        .then(() => this.stored(record))
+        .catch((err: unknown) =>
+          wf.log.error('session not recorded', {
+            version: record.state.version,
+            error: err instanceof wf.ActivityFailure ? (err.cause?.message ?? err.message) : String(err),
+          }),
+        )
+        .finally(() => this.writing--);
+    }
+  }
+
+  /** Runs begun before `record-at-change`: one write at a time, each after the one before. */
+  private async writeQueued(): Promise<void> {
+    for (;;) {
+      await wf.condition(() => this.due());
+      this.writing++;
       try {
-        const { state, view } = this.source();
-        const version = state.version;
-        const events = this.pending.splice(0);
-        const audited = state.auditRecorded ?? 0;
-        const total = state.auditCount ?? 0;
-        const fresh = state.providerEvents.slice(
-          Math.max(0, state.providerEvents.length - (total - audited)),
-        );
-        const record: SessionRecord = {
-          state,
-          summary: {
-            phase: view.phase,
-            final: view.final,
-            needsAttention: view.attention !== undefined,
-            ...(view.request.money
-              ? {
-                  amount: state.finalizeAmount ?? view.request.money.amount,
-                  currency: view.request.money.currency,
-                }
-              : {}),
-            ...(state.request.customerId ? { customerId: state.request.customerId } : {}),
-            createdAt: view.createdAt,
-            ...(view.finalAt ? { finalAt: view.finalAt } : {}),
-          },
-          operations: view.operations,
-          audit: fresh.map((e, i) => ({ ...e, seq: total - fresh.length + i + 1 })),
-          events,
-        };
+        const version = this.source().state.version;
+        const total = this.source().state.auditCount ?? 0;
+        const record = this.record(this.unconfirmed.splice(0));
+        this.unsent = 0;
         await this.lane.run(() => store.recordSession(record));
+        const { state } = this.source();
         state.auditRecorded = Math.max(state.auditRecorded ?? 0, total);
-        this.writtenVersion = version;
+        this.scheduledVersion = version;
       } finally {
-        this.writing = false;
+        this.writing--;
       }
     }
   }

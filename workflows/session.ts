@@ -51,7 +51,8 @@ export class Session {
     // Runs from before DESIGN decision 16 applied signaled events as they came (replayed as they ran).
     const proofRequired = wf.patched('provider-proof');
     const st = (this.state = input.carried ?? newSessionState(input, iso(createdAt())));
-    // The recorder's writes and webhook verifications take turns (see LocalLane).
+    // Webhook verifications take turns (see LocalLane), and so do the writes of runs begun before
+    // the recorder scheduled them where the change is made.
     const lane = new LocalLane();
     // Writes the session's record and its events to the store (DESIGN decision 15).
     const recorder = new SessionRecorder(() => ({ state: st, view: this.view() }), lane);

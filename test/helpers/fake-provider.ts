@@ -143,6 +143,10 @@ export class FakeProvider {
   readonly events: PaysagaEvent[] = [];
   /** transaction/refund answers 503 (retryable, nothing done) until this server time. */
   refundsDownUntil = 0;
+  /** How long (real milliseconds) each write of the session's record takes: a store of random speed. */
+  recordDelayMs: () => number = () => 0;
+  /** Writes of the record begun and not finished. */
+  writesUnderWay = 0;
   private readonly heldEvents = new Map<string, { reached: () => void; released: Promise<void> }>();
 
   /**
@@ -267,8 +271,15 @@ export class FakeProvider {
       publishEvent: async (event: PaysagaEvent) => publish(event),
       // The session's record: its events are what the test watches (the store itself is not faked).
       recordSession: async (record) => {
-        for (const event of record.events) await publish(event);
-        return { applied: true, eventsAdded: record.events.length };
+        this.writesUnderWay++;
+        try {
+          const delay = this.recordDelayMs();
+          if (delay > 0) await new Promise((r) => setTimeout(r, delay));
+          for (const event of record.events) await publish(event);
+          return { applied: true, eventsAdded: record.events.length };
+        } finally {
+          this.writesUnderWay--;
+        }
       },
       recordSubscription: async (record) => {
         for (const event of record.events) await publish(event);
