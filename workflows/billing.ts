@@ -66,11 +66,14 @@ export function pastTheEnd(input: SubscriptionInput, period: number, dueAt: numb
 }
 
 /** Takes the changes accepted for `period` (or earlier) out of the queue; what they change. */
-function takeChanges(s: SubscriptionState, period: number): { amount?: number; schedule?: BillingSchedule } {
-  const due = (s.pendingChanges ?? []).filter((c) => c.fromPeriod <= period);
+function takeChanges(
+  subscription: SubscriptionState,
+  period: number,
+): { amount?: number; schedule?: BillingSchedule } {
+  const due = (subscription.pendingChanges ?? []).filter((c) => c.fromPeriod <= period);
   if (!due.length) return {};
-  s.pendingChanges = s.pendingChanges!.filter((c) => c.fromPeriod > period);
-  if (!s.pendingChanges.length) delete s.pendingChanges;
+  subscription.pendingChanges = subscription.pendingChanges!.filter((c) => c.fromPeriod > period);
+  if (!subscription.pendingChanges.length) delete subscription.pendingChanges;
   return Object.assign(
     {},
     ...due.map(({ amount, schedule }) => ({
@@ -84,51 +87,52 @@ function takeChanges(s: SubscriptionState, period: number): { amount?: number; s
  * Moves the state to the next period: its number, the changes accepted for it, and its due date.
  * Answers the amount a change set (the workflow shows it), if any.
  */
-export function advance(s: SubscriptionState, now: number): { amount?: number } {
-  const previous = s.periodDueAt;
-  s.lastDueAt = previous;
-  s.period++;
-  s.attempt = 0;
-  delete s.periodAmount;
-  delete s.chargeToken;
-  const changed = takeChanges(s, s.period);
-  if (changed.amount !== undefined) s.amount = { ...s.amount, amount: changed.amount };
+export function advance(subscription: SubscriptionState, now: number): { amount?: number } {
+  const previous = subscription.periodDueAt;
+  subscription.lastDueAt = previous;
+  subscription.period++;
+  subscription.attempt = 0;
+  delete subscription.periodAmount;
+  delete subscription.chargeToken;
+  const changed = takeChanges(subscription, subscription.period);
+  if (changed.amount !== undefined) subscription.amount = { ...subscription.amount, amount: changed.amount };
   if (changed.schedule) {
-    s.schedule = changed.schedule;
-    s.periodDueAt = firstDueAtOrAfter(s.schedule, Math.max(previous + 1, now)).at;
-  } else if (s.schedule) s.periodDueAt = firstDueAfter(s.schedule, previous).at;
-  else s.periodDueAt = Math.max(previous + (s.intervalMs ?? 0), now);
-  s.nextChargeAt = s.periodDueAt;
+    subscription.schedule = changed.schedule;
+    subscription.periodDueAt = firstDueAtOrAfter(subscription.schedule, Math.max(previous + 1, now)).at;
+  } else if (subscription.schedule)
+    subscription.periodDueAt = firstDueAfter(subscription.schedule, previous).at;
+  else subscription.periodDueAt = Math.max(previous + (subscription.intervalMs ?? 0), now);
+  subscription.nextChargeAt = subscription.periodDueAt;
   return changed.amount !== undefined ? { amount: changed.amount } : {};
 }
 
 /** Resuming: a due time passed while paused moves to the first due date from now (or now, restarting). */
-export function resumeAt(s: SubscriptionState, now: number, restart: boolean): void {
-  if (restart && s.schedule) {
-    s.schedule = { ...s.schedule, anchor: iso(now) };
-    s.periodDueAt = now;
-    s.nextChargeAt = now;
+export function resumeAt(subscription: SubscriptionState, now: number, restart: boolean): void {
+  if (restart && subscription.schedule) {
+    subscription.schedule = { ...subscription.schedule, anchor: iso(now) };
+    subscription.periodDueAt = now;
+    subscription.nextChargeAt = now;
     return;
   }
-  if (s.nextChargeAt >= now) return;
-  if (s.attempt > 0) {
+  if (subscription.nextChargeAt >= now) return;
+  if (subscription.attempt > 0) {
     // A dunning retry that fell due while paused is made now.
-    s.nextChargeAt = now;
+    subscription.nextChargeAt = now;
     return;
   }
-  s.periodDueAt = s.schedule ? firstDueAtOrAfter(s.schedule, now).at : now;
-  s.nextChargeAt = s.periodDueAt;
+  subscription.periodDueAt = subscription.schedule ? firstDueAtOrAfter(subscription.schedule, now).at : now;
+  subscription.nextChargeAt = subscription.periodDueAt;
 }
 
 /** The first period a change may still apply to: the current one unless its charge has started. */
-export function firstOpenPeriod(s: SubscriptionState, chargeStarted: boolean): number {
-  return chargeStarted || s.attempt > 0 ? s.period + 1 : s.period;
+export function firstOpenPeriod(subscription: SubscriptionState, chargeStarted: boolean): number {
+  return chargeStarted || subscription.attempt > 0 ? subscription.period + 1 : subscription.period;
 }
 
 /** The synchronous refusal of a bad change: names the field and the rule. */
 export function checkChange(
   change: SubscriptionChange | undefined,
-  s: SubscriptionState,
+  subscription: SubscriptionState,
   firstOpen: number,
 ): void {
   if (!change || typeof change !== 'object')
@@ -150,10 +154,10 @@ export function checkChange(
     if (schedule !== undefined)
       throw invalidArgument('intervalMs', 'not with schedule (send schedule instead)');
     // Whether it bills on a calendar is the subscription's state, not the request's shape: a conflict.
-    if (s.schedule)
+    if (subscription.schedule)
       throw stateConflict('this subscription bills on a calendar schedule: send schedule instead', {
         code: 'calendar_schedule',
-        phase: s.status,
+        phase: subscription.status,
       });
     if (
       !Number.isSafeInteger(intervalMs) ||
@@ -168,21 +172,25 @@ export function checkChange(
       throw invalidArgument('fromPeriod', 'applies to amount and schedule, not intervalMs');
   }
   if (schedule !== undefined)
-    resolveSchedule(schedule, s.schedule?.anchor ?? iso(s.periodDueAt), s.schedule?.timeZone);
+    resolveSchedule(
+      schedule,
+      subscription.schedule?.anchor ?? iso(subscription.periodDueAt),
+      subscription.schedule?.timeZone,
+    );
   if (fromPeriod !== undefined && (!Number.isSafeInteger(fromPeriod) || fromPeriod < 1))
     throw invalidArgument('fromPeriod', 'a positive integer');
   // Which periods have started is the subscription's state, not the request's shape: a conflict.
   if (fromPeriod !== undefined && fromPeriod < firstOpen)
     throw stateConflict(`period ${fromPeriod} has started: a change applies from period ${firstOpen} on`, {
       code: 'period_started',
-      phase: s.status,
+      phase: subscription.status,
     });
   const queued = fromPeriod !== undefined && fromPeriod > firstOpen;
-  if (queued && !(s.pendingChanges ?? []).some((c) => c.fromPeriod === fromPeriod))
-    if ((s.pendingChanges ?? []).length >= MAX_PENDING_CHANGES)
+  if (queued && !(subscription.pendingChanges ?? []).some((c) => c.fromPeriod === fromPeriod))
+    if ((subscription.pendingChanges ?? []).length >= MAX_PENDING_CHANGES)
       throw stateConflict(`at most ${MAX_PENDING_CHANGES} changes may wait for later periods`, {
         code: 'too_many_pending_changes',
-        phase: s.status,
+        phase: subscription.status,
       });
 }
 
@@ -194,16 +202,20 @@ export const MAX_PENDING_CHANGES = 12;
  * yet gets its new due date here), otherwise queued for its period. The token applies at once.
  */
 export function acceptChange(
-  s: SubscriptionState,
+  subscription: SubscriptionState,
   change: SubscriptionChange,
   firstOpen: number,
   now: number,
 ): void {
-  if (change.token !== undefined) s.token = change.token;
-  if (change.intervalMs !== undefined) s.intervalMs = change.intervalMs;
+  if (change.token !== undefined) subscription.token = change.token;
+  if (change.intervalMs !== undefined) subscription.intervalMs = change.intervalMs;
   const schedule =
     change.schedule &&
-    resolveSchedule(change.schedule, s.schedule?.anchor ?? iso(s.periodDueAt), s.schedule?.timeZone);
+    resolveSchedule(
+      change.schedule,
+      subscription.schedule?.anchor ?? iso(subscription.periodDueAt),
+      subscription.schedule?.timeZone,
+    );
   const fromPeriod = change.fromPeriod ?? firstOpen;
   if (fromPeriod > firstOpen) {
     const queued: PendingChange = {
@@ -212,34 +224,39 @@ export function acceptChange(
       ...(schedule ? { schedule } : {}),
     };
     if (queued.amount === undefined && !queued.schedule) return;
-    const others = (s.pendingChanges ?? []).filter((c) => c.fromPeriod !== fromPeriod);
-    const same = (s.pendingChanges ?? []).find((c) => c.fromPeriod === fromPeriod);
-    s.pendingChanges = [...others, { ...same, ...queued }].sort((a, b) => a.fromPeriod - b.fromPeriod);
+    const others = (subscription.pendingChanges ?? []).filter((c) => c.fromPeriod !== fromPeriod);
+    const same = (subscription.pendingChanges ?? []).find((c) => c.fromPeriod === fromPeriod);
+    subscription.pendingChanges = [...others, { ...same, ...queued }].sort(
+      (a, b) => a.fromPeriod - b.fromPeriod,
+    );
     return;
   }
   // For the first open period: a period in flight keeps its amount (periodAmount), the next one uses it.
-  if (change.amount !== undefined) s.amount = { ...s.amount, amount: change.amount };
+  if (change.amount !== undefined) subscription.amount = { ...subscription.amount, amount: change.amount };
   if (!schedule) return;
-  s.schedule = schedule;
-  delete s.intervalMs;
-  if (firstOpen === s.period) {
-    s.periodDueAt = firstDueAtOrAfter(schedule, Math.max((s.lastDueAt ?? now) + 1, now)).at;
-    s.nextChargeAt = s.periodDueAt;
+  subscription.schedule = schedule;
+  delete subscription.intervalMs;
+  if (firstOpen === subscription.period) {
+    subscription.periodDueAt = firstDueAtOrAfter(
+      schedule,
+      Math.max((subscription.lastDueAt ?? now) + 1, now),
+    ).at;
+    subscription.nextChargeAt = subscription.periodDueAt;
   } else {
     // The period in flight keeps its due date; the next one is located from it on the new schedule.
-    (s.pendingChanges ??= []).unshift({ fromPeriod: firstOpen, schedule });
+    (subscription.pendingChanges ??= []).unshift({ fromPeriod: firstOpen, schedule });
   }
 }
 
 /** Up to `n` next due dates from the state, with the changes queued for later periods and the end. */
 export function upcomingDueDates(
   input: SubscriptionInput,
-  s: SubscriptionState,
+  subscription: SubscriptionState,
   chargeStarted: boolean,
   now: number,
   n = 3,
 ): number[] {
-  const copy: SubscriptionState = structuredCopy(s);
+  const copy: SubscriptionState = structuredCopy(subscription);
   const out: number[] = [];
   if (!chargeStarted && copy.attempt === 0) {
     if (pastTheEnd(input, copy.period, copy.periodDueAt)) return out;
@@ -254,10 +271,12 @@ export function upcomingDueDates(
 }
 
 /** What advance() touches, copied so a look ahead changes nothing. */
-function structuredCopy(s: SubscriptionState): SubscriptionState {
+function structuredCopy(subscription: SubscriptionState): SubscriptionState {
   return {
-    ...s,
-    amount: { ...s.amount },
-    ...(s.pendingChanges ? { pendingChanges: s.pendingChanges.map((c) => ({ ...c })) } : {}),
+    ...subscription,
+    amount: { ...subscription.amount },
+    ...(subscription.pendingChanges
+      ? { pendingChanges: subscription.pendingChanges.map((c) => ({ ...c })) }
+      : {}),
   };
 }

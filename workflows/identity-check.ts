@@ -16,8 +16,8 @@ import { phaseOf } from '../common/snapshot';
 import { outcome } from './steps/outcome';
 
 /** Confirmed automatically: a pending check waits for the provider, not for the partner. */
-function identityPhase(s: SessionInfo | undefined): SessionPhase {
-  const p = phaseOf(s);
+function identityPhase(info: SessionInfo | undefined): SessionPhase {
+  const p = phaseOf(info);
   if (p === 'awaiting_approval') return 'processing';
   // The spec's wording: an unregistered recipient cancels the session (it is not a failed payout).
   return p === 'failed' ? 'canceled' : p;

@@ -94,17 +94,17 @@ export class Session {
   }
 
   /** Long poll (awaitChange): the next change, or progress someone can act on, or the timeout. */
-  async awaitChange(w: AwaitChange): Promise<SessionView> {
+  async awaitChange(wait: AwaitChange): Promise<SessionView> {
     const st = this.state;
-    const after = w.afterVersion ?? st.version;
+    const after = wait.afterVersion ?? st.version;
     const progress = () =>
       this.isFinal() ||
       this.phase === 'needs_attention' ||
       this.rules.waitsForSomeone() ||
       (st.publicToken !== undefined && !operationOf(st.snapshot));
     await wf.condition(
-      () => (w.until === 'progress' ? progress() : st.version > after),
-      Math.max(1, Math.min(w.timeoutMs, 60_000)),
+      () => (wait.until === 'progress' ? progress() : st.version > after),
+      Math.max(1, Math.min(wait.timeoutMs, 60_000)),
     );
     return this.view();
   }

@@ -176,29 +176,36 @@ export class ProviderInbox {
   }
 
   /** A provider event the provider signed: recorded, then applied if it is news. */
-  private receiveVerified(d: ProviderEventDelivery & { event: WebhookEvent }): void {
+  private receiveVerified(delivery: ProviderEventDelivery & { event: WebhookEvent }): void {
     const held = this.state.snapshot;
-    const applied = d.event.session_info.id === this.state.sessionId && isNewer(d.event.session_info, held);
-    const outcome = applied ? 'applied' : held && isNewer(held, d.event.session_info) ? 'older' : 'duplicate';
+    const applied =
+      delivery.event.session_info.id === this.state.sessionId && isNewer(delivery.event.session_info, held);
+    const outcome = applied
+      ? 'applied'
+      : held && isNewer(held, delivery.event.session_info)
+        ? 'older'
+        : 'duplicate';
     this.audit(
       {
-        receivedAt: d.receivedAt,
-        type: d.event.type,
-        via: d.via,
-        ...(d.event.session_info.updated_at ? { updatedAt: d.event.session_info.updated_at } : {}),
+        receivedAt: delivery.receivedAt,
+        type: delivery.event.type,
+        via: delivery.via,
+        ...(delivery.event.session_info.updated_at
+          ? { updatedAt: delivery.event.session_info.updated_at }
+          : {}),
       },
       outcome,
     );
-    if (d.via !== 'replay') {
+    if (delivery.via !== 'replay') {
       // Kept for `paysaga webhooks replay` as it came: signed, so a replay is verified again.
-      const { event: _verified, ...kept } = d;
-      this.state.recorded.push(this.proofRequired ? kept : d);
+      const { event: _verified, ...kept } = delivery;
+      this.state.recorded.push(this.proofRequired ? kept : delivery);
       if (this.state.recorded.length > MAX_RECORDED)
         this.state.recorded.splice(0, this.state.recorded.length - MAX_RECORDED);
     }
-    const source = d.via === 'webhook' || d.via === 'replay' ? 'webhook' : 'poll';
-    if (applied) this.rules.apply(d.event.session_info, source, d.event.type);
-    else this.rules.record.log(source, d.event.type, `ignored: ${outcome}`);
+    const source = delivery.via === 'webhook' || delivery.via === 'replay' ? 'webhook' : 'poll';
+    if (applied) this.rules.apply(delivery.event.session_info, source, delivery.event.type);
+    else this.rules.record.log(source, delivery.event.type, `ignored: ${outcome}`);
   }
 
   /** One entry of the webhook audit trail (and of the event log when it changes nothing). */

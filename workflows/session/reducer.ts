@@ -98,7 +98,7 @@ export class SessionReducer {
   /** The phase a snapshot means: over every payout when the session holds several (common/payouts.ts). */
   phaseOf(snapshot: SessionInfo | undefined): SessionPhase {
     const orders = this.state.payouts;
-    const single = (s: SessionInfo | undefined) => this.readPhase(s, this.state);
+    const single = (info: SessionInfo | undefined) => this.readPhase(info, this.state);
     return orders ? payoutsPhase(snapshot, orders, single) : single(snapshot);
   }
 

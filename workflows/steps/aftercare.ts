@@ -30,11 +30,11 @@ import { iso } from '../iso';
 const REFERENCE = /^[A-Za-z0-9._:-]{4,64}$/;
 
 /** What can still be refunded: captured, less chargebacks, less every refund made or asked for. */
-export function refundable(s: Session): number {
-  const view = s.view();
-  const asked = s.state.refunds.filter((r) => r.status !== 'failed');
+export function refundable(session: Session): number {
+  const view = session.view();
+  const asked = session.state.refunds.filter((r) => r.status !== 'failed');
   const ours = new Set(asked.map((r) => r.refundId).filter((id): id is string => !!id));
-  const elsewhere = moneybackOf(s.state.snapshot).filter(
+  const elsewhere = moneybackOf(session.state.snapshot).filter(
     (m) => !ours.has(m.id) && m.transaction_status !== 'unsuccessful',
   );
   return (
@@ -45,36 +45,40 @@ export function refundable(s: Session): number {
 }
 
 /** A refund the partner asked for: kept in the session's state until it is done (or failed). */
-function addRefund(s: Session, r: RefundRecord): void {
-  s.state.refunds.push(r);
-  s.record.log('partner', 'refund_requested', `${r.reference}: ${r.amount} ${r.currency}`);
+function addRefund(session: Session, refund: RefundRecord): void {
+  session.state.refunds.push(refund);
+  session.record.log(
+    'partner',
+    'refund_requested',
+    `${refund.reference}: ${refund.amount} ${refund.currency}`,
+  );
 }
 
-function updateRefund(s: Session, reference: string, change: Partial<RefundRecord>): void {
-  const r = s.state.refunds.find((x) => x.reference === reference);
+function updateRefund(session: Session, reference: string, change: Partial<RefundRecord>): void {
+  const r = session.state.refunds.find((x) => x.reference === reference);
   if (!r) return;
   Object.assign(r, change);
   const detail = `${reference}${r.refundId ? ` ${r.refundId}` : ''}${r.reason ? `: ${r.reason}` : ''}`;
-  s.record.log('call', `refund_${r.status}`, detail);
+  session.record.log('call', `refund_${r.status}`, detail);
 }
 
 /** When following the finished session ends (set once, carried across runs). */
-function followUntil(s: Session): number {
-  s.state.followUntil ??= Date.now() + s.state.settings.followMs;
-  return s.state.followUntil;
+function followUntil(session: Session): number {
+  session.state.followUntil ??= Date.now() + session.state.settings.followMs;
+  return session.state.followUntil;
 }
 
 /** Registers the refund Update (payment kinds only). */
-export function acceptRefunds(s: Session): void {
+export function acceptRefunds(session: Session): void {
   wf.setHandler(
     refundUpdate,
     async ({ reference, amount, extraInfo }) => {
-      const created = !s.state.refunds.some((r) => r.reference === reference);
+      const created = !session.state.refunds.some((r) => r.reference === reference);
       if (created) {
-        const currency = s.view().totals.currency ?? s.state.request.money?.currency ?? '';
-        addRefund(s, {
+        const currency = session.view().totals.currency ?? session.state.request.money?.currency ?? '';
+        addRefund(session, {
           reference,
-          amount: amount ?? refundable(s),
+          amount: amount ?? refundable(session),
           currency,
           status: 'requested',
           requestedAt: iso(Date.now()),
@@ -82,16 +86,16 @@ export function acceptRefunds(s: Session): void {
         });
       }
       await wf.condition(
-        () => s.state.refunds.find((r) => r.reference === reference)?.status !== 'requested',
+        () => session.state.refunds.find((r) => r.reference === reference)?.status !== 'requested',
       );
-      const refusal = s.state.refunds.find((r) => r.reference === reference)?.refusal;
+      const refusal = session.state.refunds.find((r) => r.reference === reference)?.refusal;
       if (refusal) throw providerRefused(refusal);
-      return { session: s.view(), created };
+      return { session: session.view(), created };
     },
     {
       validator: (arg) => {
         const { reference, amount, extraInfo } = checkArgument(refundRequest, arg);
-        mayRefund(s, reference, amount);
+        mayRefund(session, reference, amount);
         const problem = jsonBoundsProblem(extraInfo, REFUND_EXTRA_INFO_BOUNDS);
         if (problem) throw invalidArgument('extraInfo', problem);
       },
@@ -102,61 +106,62 @@ export function acceptRefunds(s: Session): void {
   );
 }
 
-function mayRefund(s: Session, reference: unknown, amount: unknown): void {
+function mayRefund(session: Session, reference: unknown, amount: unknown): void {
   if (typeof reference !== 'string' || !REFERENCE.test(reference))
     throw invalidArgument('reference', '4 to 64 letters, digits or . _ : -');
   if (amount !== undefined && (typeof amount !== 'number' || !Number.isSafeInteger(amount) || amount <= 0))
     throw invalidArgument('amount', 'a positive integer (minor units)');
-  const earlier = s.state.refunds.find((r) => r.reference === reference);
+  const earlier = session.state.refunds.find((r) => r.reference === reference);
   if (earlier) {
     if (amount !== undefined && amount !== earlier.amount)
       throw referenceConflict(`already used for a refund of ${earlier.amount}`);
     return;
   }
-  if (s.phase !== 'succeeded')
-    throw stateConflict(`a refund needs a successful payment (the session is ${s.phase})`, {
+  if (session.phase !== 'succeeded')
+    throw stateConflict(`a refund needs a successful payment (the session is ${session.phase})`, {
       code: 'not_refundable',
-      phase: s.phase,
+      phase: session.phase,
     });
-  const left = refundable(s);
-  if (left <= 0) throw stateConflict('nothing is left to refund', { code: 'fully_refunded', phase: s.phase });
+  const left = refundable(session);
+  if (left <= 0)
+    throw stateConflict('nothing is left to refund', { code: 'fully_refunded', phase: session.phase });
   if (amount !== undefined && amount > left)
     // Not a bad request: the same amount is fine on a payment with more left, so this is the session's state.
     throw stateConflict(`amount: at most ${left} is left to refund`, {
       code: 'exceeds_refundable',
-      phase: s.phase,
+      phase: session.phase,
     });
 }
 
 /** Sends one refund (key `refund:<reference>`) and follows its record to the end. */
-async function carryOutRefund(s: Session, r: RefundRecord): Promise<void> {
-  const known = r.knownBefore ?? moneybackOf(s.state.snapshot).map((m) => m.id);
-  if (r.status === 'requested') {
-    r.knownBefore = known;
-    const step = stepName({ kind: 'refund', reference: r.reference });
-    const verifyFirst = s.runtime.sentAt(step) !== undefined || s.runtime.stale();
-    s.runtime.noteSent(step);
+async function carryOutRefund(session: Session, refund: RefundRecord): Promise<void> {
+  const known = refund.knownBefore ?? moneybackOf(session.state.snapshot).map((m) => m.id);
+  if (refund.status === 'requested') {
+    refund.knownBefore = known;
+    const step = stepName({ kind: 'refund', reference: refund.reference });
+    const verifyFirst = session.runtime.sentAt(step) !== undefined || session.runtime.stale();
+    session.runtime.noteSent(step);
     try {
-      const answer = await s.runtime.call('transaction/refund', () =>
+      const answer = await session.runtime.call('transaction/refund', () =>
         provider.refund({
-          ...s.runtime.callArgs(),
-          reference: r.reference,
-          amount: { amount: r.amount, currency: r.currency },
+          ...session.runtime.callArgs(),
+          reference: refund.reference,
+          amount: { amount: refund.amount, currency: refund.currency },
           knownRefundIds: known,
           verifyFirst,
-          ...(r.extraInfo !== undefined ? { extraInfo: r.extraInfo } : {}),
+          ...(refund.extraInfo !== undefined ? { extraInfo: refund.extraInfo } : {}),
         }),
       );
       // The provider has it: the session keeps no copy (a session may take many refunds).
-      delete r.extraInfo;
-      s.rules.apply(answer, 'call', 'transaction/refund');
-      const refundId = refundRecordOf(answer, known) ?? refundRecordOf(s.state.snapshot, known);
-      updateRefund(s, r.reference, { status: 'processing', ...(refundId ? { refundId } : {}) });
+      delete refund.extraInfo;
+      session.rules.apply(answer, 'call', 'transaction/refund');
+      const refundId = refundRecordOf(answer, known) ?? refundRecordOf(session.state.snapshot, known);
+      updateRefund(session, refund.reference, { status: 'processing', ...(refundId ? { refundId } : {}) });
     } catch (err) {
       const f = failureOf(err);
       if (f?.type !== FAILURE_TYPES.providerRefused) throw err;
-      delete r.extraInfo;
-      updateRefund(s, r.reference, {
+      delete refund.extraInfo;
+      updateRefund(session, refund.reference, {
         status: 'failed',
         reason: f.message,
         refusal: f.details as ProviderRefusal,
@@ -166,18 +171,23 @@ async function carryOutRefund(s: Session, r: RefundRecord): Promise<void> {
     }
   }
   const record = () => {
-    const id = r.refundId ?? refundRecordOf(s.state.snapshot, known);
-    return moneybackOf(s.state.snapshot).find((m) => m.id === id);
+    const id = refund.refundId ?? refundRecordOf(session.state.snapshot, known);
+    return moneybackOf(session.state.snapshot).find((m) => m.id === id);
   };
   const done = () => ['completed', 'repaid'].includes(record()?.transaction_status ?? '');
-  if (!(await s.runtime.until(done, Date.now() + s.state.settings.deadlines.sessionMs))) {
-    s.record.needsAttention(
-      `refund ${r.reference}: still ${record()?.transaction_status ?? 'unknown'} at the provider; following it`,
+  if (!(await session.runtime.until(done, Date.now() + session.state.settings.deadlines.sessionMs))) {
+    session.record.needsAttention(
+      `refund ${refund.reference}: still ${record()?.transaction_status ?? 'unknown'} at the provider; following it`,
     );
-    await s.runtime.until(done);
+    await session.runtime.until(done);
   }
-  updateRefund(s, r.reference, { status: 'succeeded', refundId: record()!.id, finishedAt: iso(Date.now()) });
-  if (s.view().attention?.reason.startsWith(`refund ${r.reference}:`)) s.record.clearAttention();
+  updateRefund(session, refund.reference, {
+    status: 'succeeded',
+    refundId: record()!.id,
+    finishedAt: iso(Date.now()),
+  });
+  if (session.view().attention?.reason.startsWith(`refund ${refund.reference}:`))
+    session.record.clearAttention();
 }
 
 /**
@@ -186,36 +196,36 @@ async function carryOutRefund(s: Session, r: RefundRecord): Promise<void> {
  * records what the provider reports, re-reads the state every `recheckMs`, and cancels any operation
  * that appears at approve_pending after the result (a payment form used after the payer's time ran out).
  */
-export async function aftercare(s: Session): Promise<void> {
+export async function aftercare(session: Session): Promise<void> {
   for (;;) {
-    const due = s.state.refunds.find((r) => r.status === 'requested' || r.status === 'processing');
+    const due = session.state.refunds.find((r) => r.status === 'requested' || r.status === 'processing');
     if (due) {
-      await carryOutRefund(s, due);
+      await carryOutRefund(session, due);
       continue;
     }
     if (
-      s.isFinal() &&
-      s.state.providerPhase === 'awaiting_approval' &&
-      s.decisions.inProgress === undefined
+      session.isFinal() &&
+      session.state.providerPhase === 'awaiting_approval' &&
+      session.decisions.inProgress === undefined
     ) {
-      s.record.log('timer', 'late_operation', 'an operation appeared after the result: canceled');
-      await carryOut(s, 'cancel').catch((err) => {
+      session.record.log('timer', 'late_operation', 'an operation appeared after the result: canceled');
+      await carryOut(session, 'cancel').catch((err) => {
         if (failureOf(err)?.type !== FAILURE_TYPES.providerRefused) throw err;
       });
       continue;
     }
-    const left = followUntil(s) - Date.now();
+    const left = followUntil(session) - Date.now();
     // The end, once no Update runs or waits for a refund this loop must send (settled says which).
     if (left <= 0) {
-      if (await s.runtime.settled()) return;
+      if (await session.runtime.settled()) return;
       continue;
     }
-    const seen = s.state.snapshot;
-    const woken = await s.runtime.waitFor(
-      () => s.state.snapshot !== seen || s.runtime.owesWork() || s.inbox.lookRequested,
-      Math.min(left, s.state.settings.recheckMs),
+    const seen = session.state.snapshot;
+    const woken = await session.runtime.waitFor(
+      () => session.state.snapshot !== seen || session.runtime.owesWork() || session.inbox.lookRequested,
+      Math.min(left, session.state.settings.recheckMs),
     );
-    if (s.inbox.lookRequested) await s.runtime.look();
-    else if (!woken && followUntil(s) > Date.now()) await s.runtime.poll();
+    if (session.inbox.lookRequested) await session.runtime.look();
+    else if (!woken && followUntil(session) > Date.now()) await session.runtime.poll();
   }
 }

@@ -26,57 +26,58 @@ import type { Session } from '../session';
 import { operationOf, pastApproval } from '../../common/snapshot';
 
 /** The amount a finalize charges (none: the whole hold); what the session is worth follows it. */
-function noteFinalize(s: Session, amount: number | undefined): void {
+function noteFinalize(session: Session, amount: number | undefined): void {
   if (amount === undefined) {
-    delete s.state.finalizeAmount;
+    delete session.state.finalizeAmount;
     return;
   }
-  s.state.finalizeAmount = amount;
+  session.state.finalizeAmount = amount;
   // A partial finalize changes what the session is worth: keep the search attribute current.
-  s.record.worth(amount);
+  session.record.worth(amount);
 }
 
 /**
  * Sends a decision on the operation waiting for it and applies the provider's answer. A refusal is
  * thrown after one look at the state (the truth after a refusal).
  */
-export async function carryOut(s: Session, decision: Decision, amount?: number): Promise<void> {
-  const op = operationOf(s.state.snapshot);
-  if (!op) throw stateConflict('no operation to decide on', { code: 'no_operation', phase: s.phase });
+export async function carryOut(session: Session, decision: Decision, amount?: number): Promise<void> {
+  const op = operationOf(session.state.snapshot);
+  if (!op) throw stateConflict('no operation to decide on', { code: 'no_operation', phase: session.phase });
   const step = stepName({ kind: decision, operationId: op.id });
   const args = {
-    ...s.runtime.callArgs(),
+    ...session.runtime.callArgs(),
     operationId: op.id,
-    verifyFirst: s.runtime.sentAt(step) !== undefined || s.runtime.stale(),
+    verifyFirst: session.runtime.sentAt(step) !== undefined || session.runtime.stale(),
   };
-  s.runtime.noteSent(step);
-  if (decision === 'finalize') noteFinalize(s, amount);
+  session.runtime.noteSent(step);
+  if (decision === 'finalize') noteFinalize(session, amount);
   const money =
-    amount !== undefined && s.state.request.money
-      ? { amount, currency: s.state.request.money.currency }
+    amount !== undefined && session.state.request.money
+      ? { amount, currency: session.state.request.money.currency }
       : undefined;
   try {
-    const answer = await s.runtime.call(`transaction/${decision}`, () =>
+    const answer = await session.runtime.call(`transaction/${decision}`, () =>
       decision === 'finalize'
         ? provider.finalize({ ...args, ...(money ? { amount: money } : {}) })
         : provider[decision](args),
     );
-    s.record.log('call', decision, money ? `${money.amount} ${money.currency}` : undefined);
-    s.rules.apply(answer, 'call', `transaction/${decision}`);
+    session.record.log('call', decision, money ? `${money.amount} ${money.currency}` : undefined);
+    session.rules.apply(answer, 'call', `transaction/${decision}`);
   } catch (err) {
     if (failureOf(err)?.type !== FAILURE_TYPES.providerRefused) throw err;
-    if (decision === 'finalize') noteFinalize(s, undefined);
-    s.record.log('call', `${decision}_refused`, failureOf(err)?.message);
-    await s.runtime.poll();
+    if (decision === 'finalize') noteFinalize(session, undefined);
+    session.record.log('call', `${decision}_refused`, failureOf(err)?.message);
+    await session.runtime.poll();
     throw err;
   }
 }
 
 /** The provider waits for a partner decision that paysaga may still send (and can release a hold). */
-export function cancelable(s: Session): boolean {
+export function cancelable(session: Session): boolean {
   return (
-    !s.isFinal() &&
-    (s.state.providerPhase === 'awaiting_approval' || s.state.providerPhase === 'awaiting_finalization')
+    !session.isFinal() &&
+    (session.state.providerPhase === 'awaiting_approval' ||
+      session.state.providerPhase === 'awaiting_finalization')
   );
 }
 
@@ -84,80 +85,88 @@ export function cancelable(s: Session): boolean {
  * paysaga's own cancel (a deadline, an amount that is not what was asked): the reason is the cause of
  * the end once the provider confirms. Refused (the provider moved on meanwhile): the state decides.
  */
-export async function cancelOwn(s: Session, reason: string): Promise<void> {
-  if (!cancelable(s)) return;
-  const set = s.rules.noteCause(reason);
+export async function cancelOwn(session: Session, reason: string): Promise<void> {
+  if (!cancelable(session)) return;
+  const set = session.rules.noteCause(reason);
   // Marked as a decision in progress, so that a partner's decision arriving meanwhile is refused.
-  s.decisions.begin('cancel');
+  session.decisions.begin('cancel');
   try {
-    await carryOut(s, 'cancel');
+    await carryOut(session, 'cancel');
   } catch (err) {
     if (failureOf(err)?.type !== FAILURE_TYPES.providerRefused) throw err;
-    if (set) s.rules.withdrawCause(reason);
+    if (set) session.rules.withdrawCause(reason);
   } finally {
-    s.decisions.end();
+    session.decisions.end();
   }
 }
 
 /** Registers the decisions this kind accepts, each validated against the policy, phase and amount. */
-export function acceptDecisions(s: Session, accepted: readonly Decision[]): void {
+export function acceptDecisions(session: Session, accepted: readonly Decision[]): void {
   const decide = (decision: Decision, run: () => Promise<void>) =>
-    s.decisions.run(async () => {
-      s.decisions.begin(decision);
+    session.decisions.run(async () => {
+      session.decisions.begin(decision);
       try {
         await run();
-        return s.view();
+        return session.view();
       } finally {
-        s.decisions.end();
+        session.decisions.end();
       }
     });
   if (accepted.includes('approve'))
-    wf.setHandler(approveUpdate, () => decide('approve', () => carryOut(s, 'approve')), {
+    wf.setHandler(approveUpdate, () => decide('approve', () => carryOut(session, 'approve')), {
       validator: (arg) => {
         const { payout } = checkArgument(approveRequest, arg) ?? {};
-        mayDecide(s, 'approve');
-        decidesOn(s, payout);
+        mayDecide(session, 'approve');
+        decidesOn(session, payout);
       },
     });
   if (accepted.includes('finalize'))
-    wf.setHandler(finalizeUpdate, ({ amount }) => decide('finalize', () => carryOut(s, 'finalize', amount)), {
-      validator: (arg) => mayDecide(s, 'finalize', checkArgument(finalizeRequest, arg).amount as number),
-    });
+    wf.setHandler(
+      finalizeUpdate,
+      ({ amount }) => decide('finalize', () => carryOut(session, 'finalize', amount)),
+      {
+        validator: (arg) =>
+          mayDecide(session, 'finalize', checkArgument(finalizeRequest, arg).amount as number),
+      },
+    );
   if (accepted.includes('cancel'))
     wf.setHandler(
       cancelUpdate,
       ({ reason }) =>
         decide('cancel', async () => {
           const why = reason ? `canceled_by_partner: ${reason}` : 'canceled_by_partner';
-          const set = s.rules.noteCause(why);
+          const set = session.rules.noteCause(why);
           try {
-            await carryOut(s, 'cancel');
+            await carryOut(session, 'cancel');
           } catch (err) {
-            if (set) s.rules.withdrawCause(why);
+            if (set) session.rules.withdrawCause(why);
             throw err;
           }
         }),
       {
         validator: (arg) => {
           const { payout } = checkArgument(sessionCancelRequest, arg);
-          mayDecide(s, 'cancel', undefined, arg);
-          decidesOn(s, payout);
+          mayDecide(session, 'cancel', undefined, arg);
+          decidesOn(session, payout);
         },
       },
     );
 }
 
 /** A decision that names a payout is for that payout only: the one waiting must be it. */
-function decidesOn(s: Session, payout: string | undefined): void {
+function decidesOn(session: Session, payout: string | undefined): void {
   if (payout === undefined) return;
-  const payouts = s.view().payouts;
+  const payouts = session.view().payouts;
   if (!payouts)
-    throw stateConflict('only a payout session names a payout', { code: 'not_accepted', phase: s.phase });
+    throw stateConflict('only a payout session names a payout', {
+      code: 'not_accepted',
+      phase: session.phase,
+    });
   const waiting = payouts.find((p) => p.status === 'awaiting_approval');
   if (waiting?.reference !== payout)
     throw stateConflict(
       `payout ${payout} does not wait for a decision${waiting ? ` (payout ${waiting.reference} does)` : ''}`,
-      { code: 'payout_not_waiting', phase: s.phase },
+      { code: 'payout_not_waiting', phase: session.phase },
     );
 }
 
@@ -166,18 +175,18 @@ const PHASE_OF: Record<Exclude<Decision, 'cancel'>, SessionPhase> = {
   finalize: 'awaiting_finalization',
 };
 
-function mayDecide(s: Session, decision: Decision, amount?: number, arg?: unknown): void {
-  const phase = s.state.providerPhase;
+function mayDecide(session: Session, decision: Decision, amount?: number, arg?: unknown): void {
+  const phase = session.state.providerPhase;
   const conflict = (message: string, code: StateConflictCode) =>
-    stateConflict(message, { code, phase: s.phase });
-  if (s.isFinal())
-    throw conflict(`the session has ended (${s.phase}); there is nothing to decide`, 'session_final');
-  if (s.decisions.inProgress)
+    stateConflict(message, { code, phase: session.phase });
+  if (session.isFinal())
+    throw conflict(`the session has ended (${session.phase}); there is nothing to decide`, 'session_final');
+  if (session.decisions.inProgress)
     throw conflict(
-      `a ${s.decisions.inProgress} decision is already being carried out`,
+      `a ${session.decisions.inProgress} decision is already being carried out`,
       'decision_in_progress',
     );
-  const { approval, finalization } = s.state.settings;
+  const { approval, finalization } = session.state.settings;
   if (decision === 'cancel') {
     if (arg !== undefined && (typeof arg !== 'object' || arg === null))
       throw invalidArgument('(body)', 'an object with an optional reason');
@@ -186,7 +195,7 @@ function mayDecide(s: Session, decision: Decision, amount?: number, arg?: unknow
       (phase === 'awaiting_finalization' && finalization.mode === 'manual');
     if (!manualHere)
       throw conflict(
-        `cancel is possible only while the session waits for a manual approval or finalization (now ${s.phase})`,
+        `cancel is possible only while the session waits for a manual approval or finalization (now ${session.phase})`,
         'not_cancelable',
       );
     return;
@@ -199,13 +208,13 @@ function mayDecide(s: Session, decision: Decision, amount?: number, arg?: unknow
     );
   if (phase !== PHASE_OF[decision])
     throw conflict(
-      `${decision} is possible only in ${PHASE_OF[decision]} (now ${s.phase})`,
+      `${decision} is possible only in ${PHASE_OF[decision]} (now ${session.phase})`,
       decision === 'approve' ? 'not_awaiting_approval' : 'not_awaiting_finalization',
     );
   if (decision === 'finalize' && amount !== undefined) {
     if (!Number.isSafeInteger(amount) || amount <= 0)
       throw invalidArgument('amount', 'a positive integer (minor units)');
-    const held = operationOf(s.state.snapshot)?.sum_info?.sum;
+    const held = operationOf(session.state.snapshot)?.sum_info?.sum;
     // What is held is the session's state: the same amount may finalize another hold.
     if (held !== undefined && amount > held)
       throw conflict(`amount: at most the held amount ${held}`, 'exceeds_held');
@@ -217,30 +226,30 @@ function mayDecide(s: Session, decision: Decision, amount?: number, arg?: unknow
  * the provider still waits at the deadline, paysaga cancels (a hold is released, not abandoned).
  */
 async function partnerDecision(
-  s: Session,
+  session: Session,
   phase: SessionPhase,
   deadline: number,
   what: string,
 ): Promise<void> {
-  const moved = () => s.state.providerPhase !== phase || s.isFinal();
+  const moved = () => session.state.providerPhase !== phase || session.isFinal();
   for (;;) {
-    await s.runtime.until(() => moved() || s.decisions.inProgress !== undefined, deadline);
-    await s.decisions.finished();
+    await session.runtime.until(() => moved() || session.decisions.inProgress !== undefined, deadline);
+    await session.decisions.finished();
     if (moved()) return;
     if (Date.now() >= deadline) {
-      await cancelOwn(s, `decision_deadline: no ${what} decision in time`);
+      await cancelOwn(session, `decision_deadline: no ${what} decision in time`);
       return;
     }
   }
 }
 
 /** An automatic decision the provider refuses: release what can be released, the state decides the rest. */
-async function automatic(s: Session, decision: Decision, amount?: number): Promise<void> {
+async function automatic(session: Session, decision: Decision, amount?: number): Promise<void> {
   try {
-    await carryOut(s, decision, amount);
+    await carryOut(session, decision, amount);
   } catch (err) {
     if (failureOf(err)?.type !== FAILURE_TYPES.providerRefused) throw err;
-    await cancelOwn(s, `${decision}_refused: ${failureOf(err)?.message}`);
+    await cancelOwn(session, `${decision}_refused: ${failureOf(err)?.message}`);
   }
 }
 
@@ -249,44 +258,56 @@ async function automatic(s: Session, decision: Decision, amount?: number): Promi
  * approves at once; manual waits for the partner until the decision deadline, then cancels. An amount that
  * is not what was asked is never approved.
  */
-export async function approval(s: Session, deadline: number): Promise<void> {
-  await s.runtime.until(
-    () => s.state.providerPhase === 'awaiting_approval' || pastApproval(s.state.snapshot) || s.isFinal(),
+export async function approval(session: Session, deadline: number): Promise<void> {
+  await session.runtime.until(
+    () =>
+      session.state.providerPhase === 'awaiting_approval' ||
+      pastApproval(session.state.snapshot) ||
+      session.isFinal(),
     deadline,
   );
-  if (s.state.providerPhase !== 'awaiting_approval' || s.isFinal()) return;
-  const mismatch = s.rules.amountProblem();
-  const policy = s.state.settings.approval;
-  if (mismatch) await cancelOwn(s, `amount_mismatch: ${mismatch}`);
-  else if (policy.mode === 'auto') await automatic(s, 'approve');
+  if (session.state.providerPhase !== 'awaiting_approval' || session.isFinal()) return;
+  const mismatch = session.rules.amountProblem();
+  const policy = session.state.settings.approval;
+  if (mismatch) await cancelOwn(session, `amount_mismatch: ${mismatch}`);
+  else if (policy.mode === 'auto') await automatic(session, 'approve');
   else
     await partnerDecision(
-      s,
+      session,
       'awaiting_approval',
       Math.min(Date.now() + policy.deadlineMs, deadline),
       'approve',
     );
-  await s.runtime.until(() => s.state.providerPhase !== 'awaiting_approval' || s.isFinal(), deadline);
+  await session.runtime.until(
+    () => session.state.providerPhase !== 'awaiting_approval' || session.isFinal(),
+    deadline,
+  );
 }
 
 /**
  * Finalization of a hold (finalization_pending): in full, in part (auto_partial), or by the partner
  * (manual, with a deadline after which the hold is released).
  */
-export async function finalization(s: Session, deadline: number): Promise<void> {
-  await s.runtime.until(() => s.state.providerPhase === 'awaiting_finalization' || s.isFinal(), deadline);
-  if (s.state.providerPhase !== 'awaiting_finalization' || s.isFinal()) return;
-  const mismatch = s.rules.amountProblem();
-  const policy = s.state.settings.finalization;
-  if (mismatch) await cancelOwn(s, `amount_mismatch: ${mismatch}`);
-  else if (policy.mode === 'auto') await automatic(s, 'finalize');
-  else if (policy.mode === 'auto_partial') await automatic(s, 'finalize', policy.amount);
+export async function finalization(session: Session, deadline: number): Promise<void> {
+  await session.runtime.until(
+    () => session.state.providerPhase === 'awaiting_finalization' || session.isFinal(),
+    deadline,
+  );
+  if (session.state.providerPhase !== 'awaiting_finalization' || session.isFinal()) return;
+  const mismatch = session.rules.amountProblem();
+  const policy = session.state.settings.finalization;
+  if (mismatch) await cancelOwn(session, `amount_mismatch: ${mismatch}`);
+  else if (policy.mode === 'auto') await automatic(session, 'finalize');
+  else if (policy.mode === 'auto_partial') await automatic(session, 'finalize', policy.amount);
   else
     await partnerDecision(
-      s,
+      session,
       'awaiting_finalization',
       Math.min(Date.now() + policy.deadlineMs, deadline),
       'finalize',
     );
-  await s.runtime.until(() => s.state.providerPhase !== 'awaiting_finalization' || s.isFinal(), deadline);
+  await session.runtime.until(
+    () => session.state.providerPhase !== 'awaiting_finalization' || session.isFinal(),
+    deadline,
+  );
 }

@@ -16,17 +16,17 @@ import { awaitChange, checkArgument } from '../../common/message-schemas';
 import type { Session } from '../session';
 
 /** Provider events (webhooks, state syncs, replays: proven before believed) and the payer's return. */
-export function acceptProviderNews(s: Session): void {
-  wf.setHandler(providerEventSignal, (d) => s.inbox.receive(d));
-  wf.setHandler(payerReturnedSignal, () => s.inbox.payerReturned());
+export function acceptProviderNews(session: Session): void {
+  wf.setHandler(providerEventSignal, (d) => session.inbox.receive(d));
+  wf.setHandler(payerReturnedSignal, () => session.inbox.payerReturned());
 }
 
 /** The session, its webhook audit trail, the events kept for replay, and the long poll (awaitChange). */
-export function answerReads(s: Session): void {
-  wf.setHandler(sessionQuery, () => s.view());
-  wf.setHandler(providerEventsQuery, () => s.inbox.audited().records);
-  wf.setHandler(recordedProviderEventsQuery, () => s.inbox.audited().recorded);
-  wf.setHandler(awaitChangeUpdate, (w) => s.awaitChange(w), {
+export function answerReads(session: Session): void {
+  wf.setHandler(sessionQuery, () => session.view());
+  wf.setHandler(providerEventsQuery, () => session.inbox.audited().records);
+  wf.setHandler(recordedProviderEventsQuery, () => session.inbox.audited().recorded);
+  wf.setHandler(awaitChangeUpdate, (w) => session.awaitChange(w), {
     validator: (w) => void checkArgument(awaitChange, w),
   });
 }

@@ -8,12 +8,17 @@ import type { Session } from '../session';
 import { operationOf } from '../../common/snapshot';
 import { cancelable, cancelOwn } from './decisions';
 
-export async function outcome(s: Session, deadline: number, ended = () => s.isFinal()): Promise<void> {
-  if (await s.runtime.until(ended, deadline)) return;
-  if (cancelable(s)) await cancelOwn(s, 'session_deadline: canceled when the session deadline passed');
+export async function outcome(
+  session: Session,
+  deadline: number,
+  ended = () => session.isFinal(),
+): Promise<void> {
+  if (await session.runtime.until(ended, deadline)) return;
+  if (cancelable(session))
+    await cancelOwn(session, 'session_deadline: canceled when the session deadline passed');
   if (!ended())
-    s.record.needsAttention(
-      `session_deadline: the provider's operation is still ${operationOf(s.state.snapshot)?.transaction_status ?? 'not started'}; following it until it ends`,
+    session.record.needsAttention(
+      `session_deadline: the provider's operation is still ${operationOf(session.state.snapshot)?.transaction_status ?? 'not started'}; following it until it ends`,
     );
-  await s.runtime.until(ended);
+  await session.runtime.until(ended);
 }

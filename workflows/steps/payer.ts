@@ -8,19 +8,24 @@ import { qrExpired } from '../../common/snapshot';
 import { sendStart } from './start';
 import type { StartSpec } from '../../common/session-input';
 
-export async function payerAction(s: Session, deadline: number): Promise<void> {
-  await s.runtime.until(
+export async function payerAction(session: Session, deadline: number): Promise<void> {
+  await session.runtime.until(
     () =>
-      s.state.providerPhase === 'awaiting_payer' ||
-      s.state.providerPhase === 'awaiting_finalization' ||
-      s.isFinal(),
+      session.state.providerPhase === 'awaiting_payer' ||
+      session.state.providerPhase === 'awaiting_finalization' ||
+      session.isFinal(),
     deadline,
   );
-  if (s.state.providerPhase !== 'awaiting_payer' || s.isFinal()) return;
-  const payerDeadline = Math.min(Date.now() + s.state.settings.deadlines.payerActionMs, deadline);
-  if (await s.runtime.until(() => s.state.providerPhase !== 'awaiting_payer' || s.isFinal(), payerDeadline))
+  if (session.state.providerPhase !== 'awaiting_payer' || session.isFinal()) return;
+  const payerDeadline = Math.min(Date.now() + session.state.settings.deadlines.payerActionMs, deadline);
+  if (
+    await session.runtime.until(
+      () => session.state.providerPhase !== 'awaiting_payer' || session.isFinal(),
+      payerDeadline,
+    )
+  )
     return;
-  s.record.log(
+  session.record.log(
     'timer',
     'payer_action_deadline',
     'the payer did not act in time; following the provider to its end',
@@ -32,14 +37,18 @@ export async function payerAction(s: Session, deadline: number): Promise<void> {
  * and the payer gets the full time again. False when there is nothing to renew.
  */
 export async function renewExpiredQr(
-  s: Session,
+  session: Session,
   start: StartSpec,
   renewalsAllowed: number,
 ): Promise<boolean> {
-  if (start.by !== 'workflow' || !qrExpired(s.state.snapshot) || s.state.renewals >= renewalsAllowed)
+  if (
+    start.by !== 'workflow' ||
+    !qrExpired(session.state.snapshot) ||
+    session.state.renewals >= renewalsAllowed
+  )
     return false;
-  const n = ++s.state.renewals;
-  s.record.log('call', 'renew_payment', `qr_expired: new payment #${n} of ${renewalsAllowed}`);
-  await sendStart(s, start, n);
+  const n = ++session.state.renewals;
+  session.record.log('call', 'renew_payment', `qr_expired: new payment #${n} of ${renewalsAllowed}`);
+  await sendStart(session, start, n);
   return true;
 }

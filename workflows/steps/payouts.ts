@@ -16,15 +16,15 @@ import type { Session } from '../session';
 import type { PayoutOrder } from '../../common/session-input';
 
 /** Registers addPayout (payout sessions). */
-export function acceptPayouts(s: Session): void {
+export function acceptPayouts(session: Session): void {
   wf.setHandler(
     addPayoutUpdate,
     ({ reference, money, body }) => {
-      const created = !s.state.payouts?.some((o) => o.reference === reference);
-      if (created) addPayout(s, { reference, money, body, addedAt: iso(Date.now()) });
-      return { session: s.view(), created };
+      const created = !session.state.payouts?.some((o) => o.reference === reference);
+      if (created) addPayout(session, { reference, money, body, addedAt: iso(Date.now()) });
+      return { session: session.view(), created };
     },
-    { validator: (arg) => mayAdd(s, checkArgument(payoutRequest, arg)) },
+    { validator: (arg) => mayAdd(session, checkArgument(payoutRequest, arg)) },
   );
 }
 
@@ -32,8 +32,8 @@ export function acceptPayouts(s: Session): void {
  * Adds a payout to the session; a session of one payout takes it as its second, its own payout first.
  * What the session asks for is then every payout together (the view's money, the amount searched by).
  */
-function addPayout(s: Session, order: PayoutOrder): void {
-  const st = s.state;
+function addPayout(session: Session, order: PayoutOrder): void {
+  const st = session.state;
   st.payouts ??= [
     {
       reference: st.reference,
@@ -45,12 +45,15 @@ function addPayout(s: Session, order: PayoutOrder): void {
   st.payouts.push(order);
   const total = st.payouts.reduce((n, o) => n + o.money.amount, 0);
   st.request = { ...st.request, money: { amount: total, currency: order.money.currency } };
-  s.record.worth(total);
-  s.rules.payoutsChanged('payout_added', `${order.reference}: ${order.money.amount} ${order.money.currency}`);
+  session.record.worth(total);
+  session.rules.payoutsChanged(
+    'payout_added',
+    `${order.reference}: ${order.money.amount} ${order.money.currency}`,
+  );
 }
 
-function mayAdd(s: Session, r: PayoutRequest & { body: { sum_info: { sum: number } } }): void {
-  const earlier = s.state.payouts?.find((o) => o.reference === r.reference);
+function mayAdd(session: Session, r: PayoutRequest & { body: { sum_info: { sum: number } } }): void {
+  const earlier = session.state.payouts?.find((o) => o.reference === r.reference);
   if (earlier) {
     if (earlier.first || !samePayout(earlier, r))
       throw referenceConflict(
@@ -58,55 +61,64 @@ function mayAdd(s: Session, r: PayoutRequest & { body: { sum_info: { sum: number
       );
     return;
   }
-  if (!s.state.payouts && r.reference === s.state.reference)
+  if (!session.state.payouts && r.reference === session.state.reference)
     throw referenceConflict("the session's reference names its first payout");
-  if (s.isFinal())
-    throw stateConflict(`the session has ended (${s.phase}); another payout needs a session of its own`, {
-      code: 'session_final',
-      phase: s.phase,
-    });
-  if ((s.state.payouts?.length ?? 1) >= PAYOUT_LIMITS.perSession)
+  if (session.isFinal())
+    throw stateConflict(
+      `the session has ended (${session.phase}); another payout needs a session of its own`,
+      {
+        code: 'session_final',
+        phase: session.phase,
+      },
+    );
+  if ((session.state.payouts?.length ?? 1) >= PAYOUT_LIMITS.perSession)
     throw stateConflict(`a session holds at most ${PAYOUT_LIMITS.perSession} payouts`, {
       code: 'too_many_payouts',
-      phase: s.phase,
+      phase: session.phase,
     });
-  const currency = s.state.request.money?.currency;
+  const currency = session.state.request.money?.currency;
   if (currency && r.money.currency !== currency)
     throw stateConflict(`amount.currency: the session's currency (${currency})`, {
       code: 'currency_mismatch',
-      phase: s.phase,
+      phase: session.phase,
     });
   if (r.body.sum_info.sum !== r.money.amount) throw invalidArgument('body.sum_info.sum', 'the payout amount');
 }
 
 /** The payout being worked on has ended (or the whole session has): the next one may go. */
-export function currentPayoutEnded(s: Session): boolean {
-  return s.isFinal() || (s.state.payouts !== undefined && payoutEnded(s.state.snapshot, s.state.payouts));
+export function currentPayoutEnded(session: Session): boolean {
+  return (
+    session.isFinal() ||
+    (session.state.payouts !== undefined && payoutEnded(session.state.snapshot, session.state.payouts))
+  );
 }
 
 /**
  * Sends the next queued payout; a payout the provider refuses ends `failed` and the one after it goes.
  * False when none is left (the session then ends with its payouts).
  */
-export async function startNextPayout(s: Session): Promise<boolean> {
+export async function startNextPayout(session: Session): Promise<boolean> {
   for (;;) {
-    const order = s.state.payouts && !s.isFinal() ? nextQueued(s.state.snapshot, s.state.payouts) : undefined;
+    const order =
+      session.state.payouts && !session.isFinal()
+        ? nextQueued(session.state.snapshot, session.state.payouts)
+        : undefined;
     if (!order) return false;
-    if (await sendPayout(s, order)) return true;
+    if (await sendPayout(session, order)) return true;
   }
 }
 
-async function sendPayout(s: Session, order: PayoutOrder): Promise<boolean> {
+async function sendPayout(session: Session, order: PayoutOrder): Promise<boolean> {
   const step = stepName({ kind: 'payout', reference: order.reference });
-  const knownBefore = (order.knownBefore ??= (s.state.snapshot?.payouts ?? []).map((p) => p.id));
+  const knownBefore = (order.knownBefore ??= (session.state.snapshot?.payouts ?? []).map((p) => p.id));
   const args = {
-    ...s.runtime.callArgs(),
-    verifyFirst: s.runtime.sentAt(step) !== undefined || s.runtime.stale(),
+    ...session.runtime.callArgs(),
+    verifyFirst: session.runtime.sentAt(step) !== undefined || session.runtime.stale(),
   };
-  s.runtime.noteSent(step);
-  s.rules.payoutsChanged('payout_sent', order.reference);
+  session.runtime.noteSent(step);
+  session.rules.payoutsChanged('payout_sent', order.reference);
   try {
-    const answer = await s.runtime.call('start/transfer', () =>
+    const answer = await session.runtime.call('start/transfer', () =>
       provider.startPayout({
         ...args,
         body: order.body!,
@@ -115,8 +127,8 @@ async function sendPayout(s: Session, order: PayoutOrder): Promise<boolean> {
       }),
     );
     order.payoutId ??= newPayoutId(answer, knownBefore);
-    s.rules.apply(answer, 'call', 'start/transfer');
-    s.rules.payoutsChanged(
+    session.rules.apply(answer, 'call', 'start/transfer');
+    session.rules.payoutsChanged(
       'payout_started',
       `${order.reference}${order.payoutId ? ` ${order.payoutId}` : ''}`,
     );
@@ -124,7 +136,7 @@ async function sendPayout(s: Session, order: PayoutOrder): Promise<boolean> {
   } catch (err) {
     const refusal = refusalOf(err);
     order.refused = refusal;
-    s.rules.payoutsChanged('payout_refused', `${order.reference}: ${refusal.errorCode}`);
+    session.rules.payoutsChanged('payout_refused', `${order.reference}: ${refusal.errorCode}`);
     return false;
   }
 }

@@ -19,69 +19,69 @@ const START_CLAIM_MS = 2 * 60_000;
 
 /** Sends start/checkout (n > 0: an FPS payment renewed after its QR expired) or start/transfer. */
 export async function sendStart(
-  s: Session,
+  session: Session,
   start: Extract<StartSpec, { by: 'workflow' }>,
   n = 0,
 ): Promise<void> {
   const step = stepName({ kind: 'start', n });
   const args = {
-    ...s.runtime.callArgs(),
-    verifyFirst: s.runtime.sentAt(step) !== undefined || s.runtime.stale(),
+    ...session.runtime.callArgs(),
+    verifyFirst: session.runtime.sentAt(step) !== undefined || session.runtime.stale(),
   };
-  s.runtime.noteSent(step);
-  const answer = await s.runtime.call(`start/${start.operation}`, () =>
+  session.runtime.noteSent(step);
+  const answer = await session.runtime.call(`start/${start.operation}`, () =>
     start.operation === 'checkout'
-      ? provider.startCheckout({ ...args, body: withReturn(s, start.body), n })
+      ? provider.startCheckout({ ...args, body: withReturn(session, start.body), n })
       : provider.startTransfer({ ...args, body: start.body }),
   );
-  s.rules.apply(answer, 'call', `start/${start.operation}`);
+  session.rules.apply(answer, 'call', `start/${start.operation}`);
 }
 
 /**
  * The payer's way back (back_url) goes with the payment's start: paysaga's signed return for this session
  * when a public URL is configured, else the partner's own page.
  */
-function withReturn<B extends { payment_settings?: Record<string, unknown> }>(s: Session, body: B): B {
-  const back = s.state.request.returnUrl ?? s.state.request.backUrl;
+function withReturn<B extends { payment_settings?: Record<string, unknown> }>(session: Session, body: B): B {
+  const back = session.state.request.returnUrl ?? session.state.request.backUrl;
   if (!back) return body;
   return { ...body, payment_settings: { ...body.payment_settings, back_url: back } };
 }
 
 /** Gets the operation going; false when it never started (the session is then final). */
-export async function startOperation(s: Session, start: StartSpec): Promise<boolean> {
-  if (s.isFinal()) return false;
-  if (operationOf(s.state.snapshot)) return true;
+export async function startOperation(session: Session, start: StartSpec): Promise<boolean> {
+  if (session.isFinal()) return false;
+  if (operationOf(session.state.snapshot)) return true;
   switch (start.by) {
     case 'provider':
       return true;
     case 'workflow':
       try {
-        await sendStart(s, start);
+        await sendStart(session, start);
         return true;
       } catch (err) {
         const refusal = refusalOf(err);
-        s.rules.settle('failed', `start_failed: ${refusal.errorCode}: ${refusal.description}`);
+        session.rules.settle('failed', `start_failed: ${refusal.errorCode}: ${refusal.description}`);
         return false;
       }
     case 'starter':
-      return waitForStarter(s);
+      return waitForStarter(session);
     case 'widget':
-      return widgetStart(s, start.widget, start.page);
+      return widgetStart(session, start.widget, start.page);
     case 'queue':
-      return startNextPayout(s);
+      return startNextPayout(session);
   }
 }
 
 /** The starter is sending card data: the start stays open for it this long. */
-function claimStart(s: Session, forMs: number): void {
-  s.state.startClaimUntil = Date.now() + forMs;
-  s.record.log('call', 'start_claimed', 'the starter is sending card data');
+function claimStart(session: Session, forMs: number): void {
+  session.state.startClaimUntil = Date.now() + forMs;
+  session.record.log('call', 'start_claimed', 'the starter is sending card data');
 }
 
 /** The provider refused the starter's card (reported by reportStart): the session fails with it. */
-function refuseStart(s: Session, refusal: ProviderRefusal): void {
-  s.state.startRefusal = refusal;
-  s.record.log('call', 'start_refused', `${refusal.errorCode}: ${refusal.description}`);
+function refuseStart(session: Session, refusal: ProviderRefusal): void {
+  session.state.startRefusal = refusal;
+  session.record.log('call', 'start_refused', `${refusal.errorCode}: ${refusal.description}`);
 }
 
 /**
@@ -89,24 +89,24 @@ function refuseStart(s: Session, refusal: ProviderRefusal): void {
  * kind whose card the starter may send; refused once the start is no longer open, so card data is never
  * sent to a session paysaga has already reported.
  */
-export function acceptStarter(s: Session): void {
+export function acceptStarter(session: Session): void {
   wf.setHandler(
     claimStartUpdate,
     () => {
-      claimStart(s, START_CLAIM_MS);
-      return s.view();
+      claimStart(session, START_CLAIM_MS);
+      return session.view();
     },
     {
       validator: () => {
         if (
-          s.isFinal() ||
-          operationOf(s.state.snapshot) ||
-          s.state.startRefusal ||
-          s.state.startClaimUntil === undefined
+          session.isFinal() ||
+          operationOf(session.state.snapshot) ||
+          session.state.startRefusal ||
+          session.state.startClaimUntil === undefined
         )
-          throw stateConflict(`the start is not open (the session is ${s.phase})`, {
+          throw stateConflict(`the start is not open (the session is ${session.phase})`, {
             code: 'start_not_open',
-            phase: s.phase,
+            phase: session.phase,
           });
       },
     },
@@ -114,11 +114,11 @@ export function acceptStarter(s: Session): void {
   wf.setHandler(
     reportStartUpdate,
     async (report) => {
-      if ('refused' in report) refuseStart(s, report.refused);
-      else s.inbox.claim(report.snapshot, 'start (starter)');
+      if ('refused' in report) refuseStart(session, report.refused);
+      else session.inbox.claim(report.snapshot, 'start (starter)');
       if (report.wait)
-        await wf.condition(() => s.isFinal() || s.rules.waitsForSomeone(), report.wait.timeoutMs);
-      return s.view();
+        await wf.condition(() => session.isFinal() || session.rules.waitsForSomeone(), report.wait.timeoutMs);
+      return session.view();
     },
     { validator: (report) => void checkArgument(startReport, report) },
   );
@@ -130,22 +130,23 @@ export function acceptStarter(s: Session): void {
  * provider, the start is closed to everyone, so the session can end `canceled` truthfully: nothing can
  * start it any more.
  */
-async function waitForStarter(s: Session): Promise<boolean> {
-  if (s.state.startClaimUntil === undefined) claimStart(s, START_CLAIM_MS);
-  const { startMs } = s.state.settings.deadlines;
-  const closesAt = () => Math.max(Date.parse(s.view().createdAt) + startMs, s.state.startClaimUntil ?? 0);
+async function waitForStarter(session: Session): Promise<boolean> {
+  if (session.state.startClaimUntil === undefined) claimStart(session, START_CLAIM_MS);
+  const { startMs } = session.state.settings.deadlines;
+  const closesAt = () =>
+    Math.max(Date.parse(session.view().createdAt) + startMs, session.state.startClaimUntil ?? 0);
   while (
-    !(await s.runtime.until(
-      () => !!operationOf(s.state.snapshot) || s.state.startRefusal !== undefined,
+    !(await session.runtime.until(
+      () => !!operationOf(session.state.snapshot) || session.state.startRefusal !== undefined,
       closesAt(),
     ))
   ) {
     if (Date.now() >= closesAt()) break;
   }
-  if (operationOf(s.state.snapshot)) return true;
-  const refused = s.state.startRefusal;
-  if (refused) s.rules.settle('failed', `start_failed: ${refused.errorCode}: ${refused.description}`);
-  else s.rules.settle('canceled', 'not_started: card data was never submitted');
+  if (operationOf(session.state.snapshot)) return true;
+  const refused = session.state.startRefusal;
+  if (refused) session.rules.settle('failed', `start_failed: ${refused.errorCode}: ${refused.description}`);
+  else session.rules.settle('canceled', 'not_started: card data was never submitted');
   return false;
 }
 
@@ -156,38 +157,40 @@ async function waitForStarter(s: Session): Promise<boolean> {
  * moved and the payer's time still runs.
  */
 async function widgetStart(
-  s: Session,
+  session: Session,
   widget: { lang?: string; showAutopayOption?: boolean },
   page?: 'fps',
 ): Promise<boolean> {
-  if (!s.view().publicToken) {
+  if (!session.view().publicToken) {
     try {
-      s.state.publicToken = await s.runtime.call('public_token', () =>
+      session.state.publicToken = await session.runtime.call('public_token', () =>
         page === 'fps'
           ? provider.createFpsWidgetToken({
-              ...s.runtime.callArgs(),
+              ...session.runtime.callArgs(),
               widget: widget.lang ? { lang: widget.lang } : {},
             })
-          : provider.createPaymentFormToken({ ...s.runtime.callArgs(), widget }),
+          : provider.createPaymentFormToken({ ...session.runtime.callArgs(), widget }),
       );
-      s.record.log('call', 'public_token', 'widget token created');
+      session.record.log('call', 'public_token', 'widget token created');
     } catch (err) {
       const refusal = refusalOf(err);
       const taken =
         refusal.errorCode === 'invalid_request' && refusedField(refusal.description).rule === 'not_unique';
       if (!taken) {
-        s.rules.settle('failed', `public_token_refused: ${refusal.errorCode}: ${refusal.description}`);
+        session.rules.settle('failed', `public_token_refused: ${refusal.errorCode}: ${refusal.description}`);
         return false;
       }
-      s.rules.noteCause('payment_form_token_lost: the provider made a token whose answer never arrived');
-      s.record.needsAttention(
+      session.rules.noteCause(
+        'payment_form_token_lost: the provider made a token whose answer never arrived',
+      );
+      session.record.needsAttention(
         'payment_form_token_lost: the provider made a token whose answer never arrived; no payer can use it',
       );
     }
   }
-  const deadline = Date.now() + s.state.settings.deadlines.payerActionMs;
-  if (await s.runtime.until(() => !!operationOf(s.state.snapshot), deadline)) return true;
-  s.rules.noteCause('payer_did_not_use_the_payment_form');
-  s.rules.settle('canceled');
+  const deadline = Date.now() + session.state.settings.deadlines.payerActionMs;
+  if (await session.runtime.until(() => !!operationOf(session.state.snapshot), deadline)) return true;
+  session.rules.noteCause('payer_did_not_use_the_payment_form');
+  session.rules.settle('canceled');
   return false;
 }
