@@ -106,7 +106,7 @@ describe('decisions', () => {
 });
 
 describe('POST /v1/sessions/{id}/refunds', () => {
-  it('partial refund, the same key again returns the same refund (200), the rest by another key; more is 400', async () => {
+  it('partial refund, the same key again returns the same refund (200), the rest by another key; more is 409', async () => {
     const started = await start({}, 2_000);
     const running = await s.call('POST', `/v1/sessions/${started.sessionId}/refunds`, {
       body: { amount: 100 },
@@ -148,8 +148,11 @@ describe('POST /v1/sessions/{id}/refunds', () => {
       body: { amount: 5_000 },
       idempotencyKey: ref('much'),
     });
-    expect(tooMuch.status).toBe(400);
-    expect(tooMuch.body.error.fields[0].field).toBe('amount');
+    expect(tooMuch.status).toBe(409);
+    expect(tooMuch.body.error).toMatchObject({
+      code: 'exceeds_refundable',
+      message: 'amount: at most 1400 is left to refund',
+    });
 
     const rest = await s.call('POST', `/v1/sessions/${started.sessionId}/refunds?wait=10000`, {
       idempotencyKey: ref('rest'),
