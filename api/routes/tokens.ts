@@ -89,7 +89,10 @@ export const tokenRoutes: FastifyPluginAsync<ApiDeps> = async (app, { provider }
         'Information about a card, public or recurring token',
         'Exactly the provider public_token/state request: type card_info (hashed_card_details), ' +
           'public_token or recurring_token, and the object of that name.',
-        docSchema(tokenStateBody, { name: 'TokenStateRequest' }),
+        {
+          ...docSchema(tokenStateBody, { name: 'TokenStateRequest' }),
+          discriminator: { propertyName: 'type' },
+        },
         answer(schemas.publicTokenStateResponse, 200, 'What the provider knows of it.'),
       ),
     },

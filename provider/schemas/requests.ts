@@ -96,26 +96,33 @@ export const publicTokenRequest = z
 
 const tokenRef = z.looseObject({ token: z.string().min(1) });
 
+// Titles name each alternative in an OpenAPI document, so that generated clients name its models once.
 export const publicTokenStateRequest = z.discriminatedUnion('type', [
-  z.looseObject({
-    type: z.literal('card_info'),
-    card_info: z.looseObject({
-      type: z.literal('hashed_card_details'),
-      hashed_card_details: hashedCardDetails,
-    }),
-  }),
+  z
+    .looseObject({
+      type: z.literal('card_info'),
+      card_info: z.looseObject({
+        type: z.literal('hashed_card_details'),
+        hashed_card_details: hashedCardDetails,
+      }),
+    })
+    .meta({ title: 'CardInfoTokenState' }),
   /** The shape of `public_token` is not shown in the spec: `{ token }` here, a bare string accepted too. */
-  z.looseObject({
-    type: z.literal('public_token'),
-    public_token: z.union([
-      tokenRef,
-      z
-        .string()
-        .min(1)
-        .transform((token) => ({ token })),
-    ]),
-  }),
-  z.looseObject({ type: z.literal('recurring_token'), recurring_token: tokenRef }),
+  z
+    .looseObject({
+      type: z.literal('public_token'),
+      public_token: z.union([
+        tokenRef,
+        z
+          .string()
+          .min(1)
+          .transform((token) => ({ token })),
+      ]),
+    })
+    .meta({ title: 'PublicTokenState' }),
+  z
+    .looseObject({ type: z.literal('recurring_token'), recurring_token: tokenRef })
+    .meta({ title: 'RecurringTokenState' }),
 ]);
 
 export const recurringTokenDisableRequest = z.looseObject({ recurring_token_info: tokenRef });
