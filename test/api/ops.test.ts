@@ -203,6 +203,17 @@ describe('API documentation', () => {
           anonymous.push(`${method.toUpperCase()} ${path}`);
       }
     expect(anonymous).toEqual([]);
+    // A named body that is a choice names each alternative too (TokenStateRequest: CardInfoTokenState, ...).
+    // (A oneOf of rules only, like SubscriptionRequest's "schedule or intervalMs", is not a choice of shapes.)
+    type Alternative = { $ref?: string; type?: string; properties?: object };
+    const schemas = doc.components.schemas as Record<string, { oneOf?: Alternative[] }>;
+    const unnamedChoices = Object.entries(schemas)
+      .filter(([, schema]) => schema.oneOf?.some((alt) => !alt.$ref && (alt.type || alt.properties)))
+      .map(([name]) => name);
+    expect(unnamedChoices).toEqual([]);
+    expect(schemas.TokenStateRequest).toMatchObject({
+      discriminator: { mapping: { recurring_token: '#/components/schemas/RecurringTokenState' } },
+    });
     expect(Object.keys(doc.components.schemas)).toEqual(
       expect.arrayContaining(['PayoutRequest', 'PayoutBatchRequest', 'RefundRequest', 'SubscriptionRequest']),
     );
