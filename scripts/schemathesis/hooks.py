@@ -9,6 +9,7 @@ accepted". Each rule is also said in the document's descriptions.
 """
 import datetime
 import json
+import re
 
 import schemathesis
 
@@ -80,13 +81,18 @@ def filter_case(context, case):
         return False
 
     # A subscription's first charge lies between a day back and two years ahead of now (client/inputs.ts
-    # FIRST_CHARGE_WINDOW): relative to the clock, which a static document cannot state.
-    if body is not None and "firstChargeAt" in body and not _in_charge_window(body["firstChargeAt"]):
+    # FIRST_CHARGE_WINDOW), and it ends in the future: relative to the clock, which a static document
+    # cannot state. map_case moves such times into their window; what it cannot move (a value that
+    # breaks the document anyway) and still lies outside is dropped. The rest of a calendar schedule (count per interval,
+    # time zones, schedule or intervalMs) is in the document itself.
+    # (filter_case runs before map_case, so the check is on the moved value.)
+    if (
+        body is not None
+        and "firstChargeAt" in body
+        and not _in_charge_window(_into_charge_window(body["firstChargeAt"]))
+    ):
         return False
-
-    # A subscription ends in the future (client/inputs.ts): relative to the clock. The rest of a calendar
-    # schedule (count per interval, time zones, schedule or intervalMs) is in the document itself.
-    if body is not None and not _schedule_ok(body):
+    if body is not None and "endAt" in body and not _schedule_ok({"endAt": _into_future(body["endAt"])}):
         return False
 
     # A sub-partner's fields are merged into extra_info (client/inputs.ts subPartnerRule): extraInfo beside
@@ -124,7 +130,54 @@ def map_case(context, case):
     # bankId. Generated bank ids (strings, where the schema wants one) become a bank it knows.
     if isinstance(case.body, dict):
         case.body = _with_known_bank(case.body)
+        # Times relative to the clock (see filter_case): a generated time the document allows is moved into
+        # the window the server asks for, rather than dropped. Dropping them left too few subscription
+        # cases ("filter too much"): a first charge picked from 2001-2099 lies in a two-year window about
+        # one time in fifty.
+        if "firstChargeAt" in case.body:
+            case.body["firstChargeAt"] = _into_charge_window(case.body["firstChargeAt"])
+        if "endAt" in case.body:
+            case.body["endAt"] = _into_future(case.body["endAt"])
     return case
+
+
+# What the document allows for these times (client/inputs.ts): an ISO 8601 date-time with its offset, in
+# the years 2000-2099. Only such values are moved: a value that breaks the document stays as generated,
+# so that a schema-violating case stays one.
+DOCUMENT_TIME = re.compile(r"^20\d\d-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:\d\d)$")
+
+
+def _document_time(value, max_length):
+    return isinstance(value, str) and len(value) <= max_length and DOCUMENT_TIME.match(value) is not None
+
+
+def _now_ms():
+    return datetime.datetime.now(datetime.timezone.utc).timestamp() * 1000
+
+
+def _iso_ms(ms):
+    at = datetime.datetime.fromtimestamp(ms / 1000, datetime.timezone.utc)
+    return at.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _into_charge_window(value):
+    """A first charge in the document's range (epoch ms or an ISO time), moved into the server's window."""
+    low = _now_ms() - DAY_MS + 2 * MARGIN_MS
+    span = 2 * 366 * DAY_MS - 4 * MARGIN_MS
+    if isinstance(value, int) and not isinstance(value, bool) and FIRST_CHARGE_MIN <= value <= FIRST_CHARGE_MAX:
+        return value if _in_charge_window(value) else int(low + (value - FIRST_CHARGE_MIN) % span)
+    at = _instant(value) if _document_time(value, 64) else None
+    if at is None or _in_charge_window(value):
+        return value
+    return _iso_ms(low + (at.timestamp() * 1000) % span)
+
+
+def _into_future(value):
+    """An end time the document allows (an ISO time), moved a day to a year into the future if it is past."""
+    at = _instant(value) if _document_time(value, 40) else None
+    if at is None or _schedule_ok({"endAt": value}):
+        return value
+    return _iso_ms(_now_ms() + DAY_MS + (at.timestamp() * 1000) % (365 * DAY_MS))
 
 
 def _with_known_bank(value):
@@ -220,6 +273,9 @@ def _breaks_json_bounds(body, schema):
 
 DAY_MS = 24 * 3_600_000
 MARGIN_MS = 10 * 60_000
+# client/inputs.ts FIRST_CHARGE_BOUNDS: the document's range of firstChargeAt as epoch ms.
+FIRST_CHARGE_MIN = 1_000_000_000_000
+FIRST_CHARGE_MAX = 4_102_444_800_000
 
 
 def _schedule_ok(body):
