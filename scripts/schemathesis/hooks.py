@@ -83,9 +83,9 @@ def filter_case(context, case):
     # A subscription's first charge lies between a day back and two years ahead of now (client/inputs.ts
     # FIRST_CHARGE_WINDOW), and it ends in the future: relative to the clock, which a static document
     # cannot state. map_case moves such times into their window; what it cannot move (a value that
-    # breaks the document anyway) and still lies outside is dropped. The rest of a calendar schedule (count per interval,
-    # time zones, schedule or intervalMs) is in the document itself.
-    # (filter_case runs before map_case, so the check is on the moved value.)
+    # breaks the document anyway) and still lies outside is dropped. filter_case runs before map_case,
+    # so the check is on the moved value. The rest of a calendar schedule (count per interval, time
+    # zones, schedule or intervalMs) is in the document itself.
     if (
         body is not None
         and "firstChargeAt" in body
