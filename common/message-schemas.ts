@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { invalidArgument } from './failures';
+import { END_REASON_CODES } from './reasons';
 
 const text = (max: number) => z.string().max(max);
 
@@ -87,10 +88,19 @@ export const payoutRequest = z.object({
   }),
 });
 
+/** A reason as a session sends it (common/reasons.ts). */
+const endReason = z.object({
+  code: z.enum(END_REASON_CODES),
+  detail: text(2000).optional(),
+  providerCode: text(200).optional(),
+  subject: text(200).optional(),
+});
+
 export const sessionSettled = z.object({
   sessionId: text(200),
   phase: text(64),
-  reason: text(2000).optional(),
+  // A session run from before structured reasons sends a string (common/legacy-reasons.ts reads it).
+  reason: z.union([text(2000), endReason]).optional(),
 });
 export const sessionOpened = z.object({ reference: text(200), sessionId: text(200) });
 export const registrationRequest = z.object({ requestId: z.string().min(1).max(200) });

@@ -6,6 +6,7 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { SessionInfo } from '../provider/schemas';
 import type { ProviderRefusal } from './failures';
+import type { EndReason } from './reasons';
 import type { ProviderEventRecord, SessionView, SubscriptionView } from './views';
 import type { ScheduleRequest } from './subscription-input';
 import type { ProviderEventDelivery, TransferStart } from './session-input';
@@ -92,7 +93,7 @@ export const addPayoutUpdate = defineUpdate<PayoutResult, [PayoutRequest]>('addP
 export interface SessionSettled {
   sessionId: string;
   phase: SessionView['phase'];
-  reason?: string;
+  reason?: EndReason;
 }
 export const sessionSettledSignal = defineSignal<[SessionSettled]>('sessionSettled');
 

@@ -7,6 +7,7 @@
  */
 import type { PayoutStatus, SessionPhase } from './kinds';
 import type { Payout, SessionInfo } from '../provider/schemas';
+import { reason, reasonText, refusalReason, type EndReason } from './reasons';
 import type { PayoutOrder } from './session-input';
 
 /** At most this many payouts in one session (its state, events and history stay bounded). */
@@ -42,11 +43,13 @@ export function payoutStatus(order: PayoutOrder, s: SessionInfo | undefined): Pa
 }
 
 /** Why a payout ended other than successfully: paysaga's own reason, else the provider's error code. */
-export function payoutReason(order: PayoutOrder, s: SessionInfo | undefined): string | undefined {
+export function payoutReason(order: PayoutOrder, s: SessionInfo | undefined): EndReason | undefined {
   const status = payoutStatus(order, s);
   if (!isFinalPayout(status) || status === 'succeeded') return undefined;
-  if (order.refused) return `start_failed: ${order.refused.errorCode}: ${order.refused.description}`;
-  return order.reason ?? payoutOf(order, s)?.error?.error_code;
+  if (order.refused) return refusalReason('start_failed', order.refused);
+  if (order.reason) return order.reason;
+  const code = payoutOf(order, s)?.error?.error_code;
+  return code === undefined ? undefined : reason('provider_error', undefined, { providerCode: code });
 }
 
 /**
@@ -89,12 +92,12 @@ export function payoutsMismatch(
 export function payoutsReason(
   s: SessionInfo | undefined,
   orders: readonly PayoutOrder[],
-): string | undefined {
+): EndReason | undefined {
   const reasons = orders
     .map((o) => [o.reference, payoutReason(o, s)] as const)
     .filter(([, why]) => why !== undefined)
-    .map(([ref, why]) => `${ref}: ${why}`);
-  return reasons.length ? `payouts_unsuccessful: ${reasons.join('; ')}` : undefined;
+    .map(([ref, why]) => `${ref}: ${reasonText(why!)}`);
+  return reasons.length ? reason('payouts_unsuccessful', reasons.join('; ')) : undefined;
 }
 
 /** The payout a session works on now: the first one that is not final (started or queued). */

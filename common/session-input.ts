@@ -5,6 +5,7 @@
  */
 import type { ProviderRefusal } from './failures';
 import type { SessionKind, SessionPhase } from './kinds';
+import type { EndReason } from './reasons';
 import type { SessionSettings } from './settings';
 import type { Attention, Money, ProviderEventRecord, RefundView, SessionEvent } from './views';
 import type {
@@ -105,9 +106,9 @@ export interface SessionState {
   /** The phase the provider's state means; `phase` is this unless final or needing attention. */
   providerPhase: SessionPhase;
   /** Final once set: the phase and reason never change again. */
-  final?: { phase: SessionPhase; reason?: string; at: string };
+  final?: { phase: SessionPhase; reason?: EndReason; at: string };
   /** Why the session ended other than successfully, or what stopped it (set with `final`). */
-  reason?: string;
+  reason?: EndReason;
   attention?: Attention;
   publicToken?: string;
   /** Step names (common/steps.ts) the provider was sent, with when: resent only after a look at the state. */
@@ -187,9 +188,6 @@ export interface ReferenceInput {
 /** `ref-<reference>`: the workflow that owns a reference. */
 export const referenceWorkflowId = (reference: string): string => `ref-${reference}`;
 
-/** Why a session ended, as `reason` says (prefixes callers can match). */
-export type EndReason = string;
-
 /** One payout the partner asked for in a session, as the session's workflow keeps it. */
 export interface PayoutOrder {
   /** The partner's reference of this payout, unique inside the session. */
@@ -207,7 +205,7 @@ export interface PayoutOrder {
   /** The provider refused its start/transfer: it never existed there. */
   refused?: ProviderRefusal;
   /** Why it ended other than successfully, when paysaga knows more than the provider's error code. */
-  reason?: string;
+  reason?: EndReason;
 }
 
 /**

@@ -7,6 +7,7 @@ import type { SessionState, PayoutOrder } from './session-input';
 import type { PayoutView, SessionView } from './views';
 import { paymentOf, operationsOf, totalsOf } from './snapshot';
 import { isFinalPayout, payoutOf, payoutReason, payoutStatus } from './payouts';
+import { readAttentionState, readEndReason, refundRefusal } from './legacy-reasons';
 
 /** The phase a caller sees: final once final; needs_attention while paysaga keeps trying. */
 export function phaseOfState(st: SessionState): SessionPhase {
@@ -27,8 +28,9 @@ export function sessionViewOf(st: SessionState): SessionView {
     reference: st.reference,
     phase,
     final: st.final !== undefined,
-    ...(st.reason && phase !== 'succeeded' ? { reason: st.reason } : {}),
-    ...(st.attention ? { attention: { ...st.attention } } : {}),
+    // A run or record from before structured reasons carries strings: read here (common/legacy-reasons.ts).
+    ...(st.reason && phase !== 'succeeded' ? { reason: readEndReason(st.reason)! } : {}),
+    ...(st.attention ? { attention: readAttentionState(st.attention)! } : {}),
     request: {
       ...(st.request.money ? { money: st.request.money } : {}),
       ...(st.request.backUrl ? { backUrl: st.request.backUrl } : {}),
@@ -48,6 +50,7 @@ export function sessionViewOf(st: SessionState): SessionView {
     ...(st.kind === 'payout' ? { payouts: payoutViewsOf(st) } : {}),
     refunds: st.refunds.map(({ knownBefore: _known, refusal: _refusal, extraInfo: _extra, ...r }) => ({
       ...r,
+      ...(r.reason ? { reason: readEndReason(r.reason, refundRefusal)! } : {}),
     })),
     ...(st.snapshot ? { providerStatus: st.snapshot.transaction_status, lastSnapshot: st.snapshot } : {}),
     ...(userAction ? { userAction } : {}),
@@ -81,7 +84,7 @@ function payoutViewsOf(st: SessionState): PayoutView[] {
       status,
       final: isFinalPayout(status),
       ...(p ? { payoutId: p.id, providerStatus: p.transaction_status } : {}),
-      ...(reason ? { reason } : {}),
+      ...(reason ? { reason: readEndReason(reason)! } : {}),
       addedAt: o.addedAt,
     };
   });

@@ -5,6 +5,7 @@
  */
 import type { BillingSchedule } from './billing-calendar';
 import type { SubscriptionStatus } from './kinds';
+import type { EndReason } from './reasons';
 import type { SessionSettings } from './settings';
 import type {
   Attention,
@@ -95,7 +96,7 @@ export interface SubscriptionState {
   totals: SubscriptionTotals;
   dunning?: DunningState;
   attention?: Attention;
-  canceledReason?: string;
+  canceledReason?: EndReason;
   /** Outbound events emitted so far (the next one's sequence is this + 1). */
   eventSequence: number;
   /** How many runs came before this one (continue-as-new count). */

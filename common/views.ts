@@ -16,12 +16,31 @@ import {
   SESSION_PHASES,
   SUBSCRIPTION_STATUSES,
 } from './kinds';
+import { ATTENTION_CODES, END_REASON_CODES } from './reasons';
 
 const isoTime = z.string().describe('ISO 8601 time');
 const minor = z.number().int().describe('minor units');
 
 export const moneyView = z.object({ amount: minor, currency: z.string().describe('lower-case ISO 4217') });
 export type Money = z.infer<typeof moneyView>;
+
+/** The fields a reason has besides its code (common/reasons.ts). */
+const reasonFields = {
+  detail: z.string().optional().describe('Words for people: never a thing to match'),
+  providerCode: z
+    .string()
+    .optional()
+    .describe("The provider's error_code, where the provider's error is the cause"),
+  subject: z
+    .string()
+    .optional()
+    .describe("What it is about: the provider call, the refund's reference, the charge's session"),
+};
+
+export const endReasonView = z
+  .object({ code: z.enum(END_REASON_CODES).describe('What ended it: one of a closed list'), ...reasonFields })
+  .meta({ title: 'EndReason' })
+  .describe('Why it ended other than successfully');
 
 export const sessionEventView = z.object({
   at: isoTime,
@@ -53,7 +72,7 @@ export const payoutView = z.object({
   final: z.boolean().describe('The status is final and will never change'),
   payoutId: z.string().optional().describe("The provider's payout (po_...)"),
   providerStatus: z.string().optional().describe("The provider's transaction_status of the payout"),
-  reason: z.string().optional().describe('Why it ended other than successfully'),
+  reason: endReasonView.optional(),
   addedAt: isoTime,
 });
 export type PayoutView = z.infer<typeof payoutView>;
@@ -64,16 +83,19 @@ export const refundView = z.object({
   currency: z.string(),
   status: z.enum(REFUND_STATUSES),
   refundId: z.string().optional().describe("The provider's refund record (rf_...)"),
-  reason: z.string().optional(),
+  reason: endReasonView.optional().describe('Why it failed: the provider refused it'),
   requestedAt: isoTime,
   finishedAt: isoTime.optional(),
 });
 export type RefundView = z.infer<typeof refundView>;
 
-export const attentionView = z.object({
-  reason: z.string(),
-  since: isoTime,
-});
+export const attentionView = z
+  .object({
+    code: z.enum(ATTENTION_CODES).describe('What paysaga cannot do yet: one of a closed list'),
+    ...reasonFields,
+    since: isoTime,
+  })
+  .meta({ title: 'Attention' });
 export type Attention = z.infer<typeof attentionView>;
 
 export const totalsView = z.object({
@@ -104,7 +126,7 @@ export const sessionView = z.object({
   reference: z.string().describe('The caller reference (or Idempotency-Key) it was created with'),
   phase: z.enum(SESSION_PHASES),
   final: z.boolean().describe('The phase is final and will never change'),
-  reason: z.string().optional().describe('Why the session ended other than successfully'),
+  reason: endReasonView.optional().describe('Why the session ended other than successfully'),
   attention: attentionView.optional().describe('What paysaga could not do yet and keeps trying'),
   request: sessionRequestView,
   money: moneyView.optional().describe('The amount asked for (request.money)'),
@@ -152,7 +174,7 @@ export const chargeRecordView = z.object({
   startedAt: isoTime,
   outcome: z.enum(['pending', 'succeeded', 'failed']),
   finishedAt: isoTime.optional(),
-  reason: z.string().optional(),
+  reason: endReasonView.optional().describe('Why the charge failed'),
 });
 export type ChargeRecord = z.infer<typeof chargeRecordView>;
 
@@ -160,7 +182,7 @@ export const dunningView = z.object({
   period: z.number().int(),
   failures: z.number().int().describe('failed attempts of this period so far'),
   nextRetryAt: isoTime.optional(),
-  lastReason: z.string().optional(),
+  lastReason: endReasonView.optional().describe("The last failed attempt's reason"),
   exhausted: z.boolean().describe('every retry failed: the subscription was canceled or is past_due'),
 });
 export type DunningState = z.infer<typeof dunningView>;
@@ -220,7 +242,9 @@ export const subscriptionView = z.object({
   totals: subscriptionTotalsView,
   dunning: dunningView.optional(),
   dunningPolicy: dunningPolicyView,
-  canceledReason: z.string().optional(),
+  canceledReason: endReasonView
+    .optional()
+    .describe('Why it was canceled: canceled_by_partner (detail: their words) or past_due'),
   runs: z.number().int().describe('Continue-as-new count: 0 in the first run'),
   createdAt: isoTime,
 });

@@ -103,11 +103,8 @@ export function reopenOptions(state: SessionState, taskQueue: string) {
 export function updateOutlivedRun(err: unknown): boolean {
   if (!(err instanceof WorkflowUpdateFailedError)) return false;
   const cause = err.cause;
-  return (
-    cause instanceof ApplicationFailure &&
-    (cause.type === 'AcceptedUpdateCompletedWorkflow' ||
-      cause.message.includes('completed before the Update completed'))
-  );
+  // The server's failure type for it (its message is for people, and may change).
+  return cause instanceof ApplicationFailure && cause.type === 'AcceptedUpdateCompletedWorkflow';
 }
 
 export type DeliveryOutcome =

@@ -98,7 +98,8 @@ export class ProviderClient {
   validate<N extends EndpointName>(name: N, body: RequestOf<N>): unknown {
     const def = endpoints[name];
     const parsed = def.request.safeParse(body ?? {});
-    if (!parsed.success) throw new ProviderValidationError(def.path, describeIssues(parsed.error));
+    if (!parsed.success)
+      throw new ProviderValidationError(def.path, describeIssues(parsed.error, body ?? {}));
     return parsed.data;
   }
 
@@ -245,7 +246,7 @@ function parseResponse(
   const env = envelope.safeParse(json);
   if (!env.success) {
     if (httpStatus >= 500) throw new ProviderError(path, `http_${httpStatus}`, '', httpStatus);
-    throw new ProviderResponseError(path, httpStatus, describeIssues(env.error).join(', '));
+    throw new ProviderResponseError(path, httpStatus, describeIssues(env.error, json).join(', '));
   }
   if (env.data.status === 'error') {
     const e = errorObject.safeParse(env.data.error_info ?? env.data.error);
@@ -261,6 +262,6 @@ function parseResponse(
     throw new ProviderError(path, `http_${httpStatus}`, 'status ok with an HTTP error', httpStatus);
   const parsed = schema.safeParse(json);
   if (!parsed.success)
-    throw new ProviderResponseError(path, httpStatus, describeIssues(parsed.error).join(', '));
+    throw new ProviderResponseError(path, httpStatus, describeIssues(parsed.error, json).join(', '));
   return parsed.data;
 }

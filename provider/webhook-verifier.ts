@@ -33,7 +33,7 @@ export function createWebhookVerifier(
     }
     const parsed = webhookEvent.safeParse(json);
     if (!parsed.success)
-      return { ok: false, reason: 'invalid_event', detail: describeIssue(parsed.error.issues[0]!) };
+      return { ok: false, reason: 'invalid_event', detail: describeIssue(parsed.error.issues[0]!, json) };
     return { ok: true, event: parsed.data, keyIndex };
   };
 }

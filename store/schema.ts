@@ -165,6 +165,7 @@ export interface SubscriptionChargeTable {
   amount: BigInt;
   currency: string;
   outcome: string;
+  /** The failed charge's reason code (common/reasons.ts; rows written before it hold the reason's text). */
   reason: string | null;
   due_at: Timestamp | null;
   started_at: Timestamp;

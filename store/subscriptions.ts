@@ -5,6 +5,7 @@
  * here, whatever Temporal still keeps of a canceled one.
  */
 import type { PaysagaEvent } from '../common/events';
+import { upgradeSubscriptionReasons } from '../common/legacy-reasons';
 import type { SubscriptionView } from '../common/views';
 import type { Store } from './database';
 import { appendEvents, eventsAppended, type FanOut } from './events';
@@ -76,7 +77,7 @@ export async function recordSubscription(
             amount: c.amount,
             currency: c.currency,
             outcome: c.outcome,
-            reason: c.reason ?? null,
+            reason: c.reason?.code ?? null,
             due_at: null,
             started_at: c.startedAt,
             finished_at: c.finishedAt ?? null,
@@ -108,7 +109,7 @@ export async function storedSubscription(
     .select('state')
     .where('id', '=', subscriptionId)
     .executeTakeFirst();
-  return row?.state as SubscriptionView | undefined;
+  return row ? upgradeSubscriptionReasons(row.state as SubscriptionView) : undefined;
 }
 
 export interface SubscriptionFilter {
@@ -133,5 +134,6 @@ export async function searchSubscriptions(
   if (after)
     q = q.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(after.createdAt, after.id)));
   const rows = await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit).execute();
-  return rows.map((r) => r.state as SubscriptionView);
+  // Rows written before structured reasons hold strings (common/legacy-reasons.ts reads them).
+  return rows.map((r) => upgradeSubscriptionReasons(r.state as SubscriptionView));
 }

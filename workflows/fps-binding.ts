@@ -7,6 +7,7 @@
  *
  * The messages it accepts are registered below, in sight (common/kinds.ts KINDS says the same).
  */
+import { reason } from '../common/reasons';
 import type { SessionInput, SessionState } from '../common/session-input';
 import { Session } from './session';
 import { acceptProviderNews, answerReads } from './steps/messages';
@@ -30,7 +31,7 @@ export async function fpsBindingWorkflow(input: SessionInput): Promise<SessionSt
     // The provider's word stands (succeeded), but a binding without its token is of no use: say so.
     if (session.phase === 'succeeded' && !session.view().recurringToken)
       session.record.needsAttention(
-        'binding_without_token: the provider reported success without a recurring token',
+        reason('binding_without_token', 'the provider reported success without a recurring token'),
       );
   }
   await aftercare(session);

@@ -8,6 +8,7 @@
  * The messages it accepts are registered below, in sight (common/kinds.ts KINDS says the same).
  */
 import type { SessionPhase } from '../common/kinds';
+import { reason, type EndReason } from '../common/reasons';
 import type { SessionInput, SessionState } from '../common/session-input';
 import type { SessionInfo } from '../provider/schemas';
 import { Session } from './session';
@@ -23,10 +24,10 @@ function identityPhase(info: SessionInfo | undefined): SessionPhase {
   return p === 'failed' ? 'canceled' : p;
 }
 
-function explain(code: string | undefined): string {
+function explain(code: string | undefined): EndReason {
   return !code || code === 'recipient_not_registered'
-    ? 'recipient_not_registered: the phone number is not registered in FPS'
-    : `identity_check_failed: ${code}`;
+    ? reason('recipient_not_registered', 'the phone number is not registered in FPS')
+    : reason('identity_check_failed', undefined, { providerCode: code });
 }
 
 export async function identityCheckWorkflow(input: SessionInput): Promise<SessionState> {

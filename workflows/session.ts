@@ -17,6 +17,7 @@
 import * as wf from '@temporalio/workflow';
 import type { SessionPhase } from '../common/kinds';
 import type { AwaitChange } from '../common/messages';
+import { upgradeSessionReasons } from '../common/legacy-reasons';
 import { CreatedAt } from '../common/search-attributes';
 import { newSessionState, type SessionInput, type SessionState } from '../common/session-input';
 import { sessionViewOf } from '../common/session-view';
@@ -50,7 +51,10 @@ export class Session {
   constructor(input: SessionInput, reading: Reading = {}) {
     // Runs from before DESIGN decision 16 applied signaled events as they came (replayed as they ran).
     const proofRequired = wf.patched('provider-proof');
-    const st = (this.state = input.carried ?? newSessionState(input, iso(createdAt())));
+    // A run carried from one before structured reasons holds strings (common/legacy-reasons.ts).
+    const st = (this.state = input.carried
+      ? upgradeSessionReasons(input.carried)
+      : newSessionState(input, iso(createdAt())));
     // Webhook verifications take turns (see LocalLane), and so do the writes of runs begun before
     // the recorder scheduled them where the change is made.
     const lane = new LocalLane();

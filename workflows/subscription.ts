@@ -42,6 +42,14 @@ import {
   sessionSettled,
   subscriptionChange,
 } from '../common/message-schemas';
+import { readEndReason, upgradeSubscriptionReasons } from '../common/legacy-reasons';
+import {
+  reason,
+  reasonText,
+  sameReason,
+  type AttentionReason,
+  type EndReason,
+} from '../common/reasons';
 import { AmountMinor, CreatedAt, NeedsAttention, PaymentStatus } from '../common/search-attributes';
 import { referenceWorkflowId, type ReferenceInput } from '../common/session-input';
 import { type SubscriptionInput, type SubscriptionState } from '../common/subscription-input';
@@ -85,14 +93,15 @@ const STORED_WITHIN_MS = 10_000;
 
 interface Outcome {
   ok: boolean;
-  reason?: string;
+  reason?: EndReason;
 }
 
 export async function subscriptionWorkflow(
   input: SubscriptionInput,
   carried?: SubscriptionState,
 ): Promise<SubscriptionView> {
-  const sub = new Subscription(input, carried ?? firstState(input));
+  // A run continued from one before structured reasons carries strings (common/legacy-reasons.ts).
+  const sub = new Subscription(input, carried ? upgradeSubscriptionReasons(carried) : firstState(input));
   sub.endWhenDone(); // a first period already past the end (endAt before it)
   const periodsPerRun = input.periodsPerRun ?? DEFAULT_PERIODS_PER_RUN;
   let periodsThisRun = 0;
@@ -172,7 +181,7 @@ class Subscription {
     wf.setHandler(subscriptionQuery, () => this.view());
     wf.setHandler(
       cancelSubscriptionUpdate,
-      (arg) => this.stored(this.cancel(arg?.reason ?? 'canceled by the partner')),
+      (arg) => this.stored(this.cancel(reason('canceled_by_partner', arg?.reason))),
       {
         validator: (arg) => {
           checkArgument(cancelRequest, arg);
@@ -209,7 +218,11 @@ class Subscription {
     wf.setHandler(sessionSettledSignal, (arg) => {
       const s = parseMessage(sessionSettled, arg);
       if (!s.ok) return this.refusedMessage('sessionSettled', s.why);
-      this.settled.set(s.value.sessionId, s.value as SessionSettled);
+      const { reason: why, ...settled } = s.value;
+      this.settled.set(s.value.sessionId, {
+        ...(settled as SessionSettled),
+        ...(why !== undefined ? { reason: readEndReason(why) } : {}),
+      });
     });
   }
 
@@ -346,10 +359,12 @@ class Subscription {
     const { startMs } = this.input.settings.deadlines;
     while (!record.sessionId) {
       if (await this.restOrContinue(() => !!record.sessionId || refused !== undefined, startMs)) {
-        if (refused !== undefined) return { ok: false, reason: `charge_refused: ${refused}` };
+        if (refused !== undefined) return { ok: false, reason: reason('charge_refused', refused) };
         break;
       }
-      this.needsAttention(`charge ${reference}: the provider session is not open yet`);
+      this.needsAttention(
+        reason('charge_not_open', 'the provider session is not open yet', { subject: reference }),
+      );
     }
     return undefined;
   }
@@ -377,7 +392,8 @@ class Subscription {
         pauseMs: polling.initialMs,
         maxMs: polling.maxMs,
         retryRefusals: true,
-        onTrouble: (message) => this.needsAttention(`charge ${record.sessionId}: ${message}`),
+        onTrouble: (message) =>
+          this.needsAttention(reason('provider_call_failing', message, { subject: record.sessionId })),
         between: async () => {
           if (this.historyLong()) await this.continueAsNew();
         },
@@ -394,7 +410,11 @@ class Subscription {
     this.settled.clear();
     return settled.phase === 'succeeded'
       ? { ok: true }
-      : { ok: false, reason: settled.reason ?? `charge ${settled.phase}` };
+      : {
+          ok: false,
+          reason:
+            settled.reason ?? reason(settled.phase === 'canceled' ? 'charge_canceled' : 'charge_failed'),
+        };
   }
 
   /** Waits up to `ms` for `wake`; continues as new first when the history is long. True if woken. */
@@ -431,7 +451,7 @@ class Subscription {
     // without the dunning a retry had set, because nothing was recorded after it).
     const delays = this.input.dunning.retryDelaysMs;
     const failures = s.attempt + 1;
-    const lastReason = outcome.reason ?? 'charge failed';
+    const lastReason = outcome.reason ?? reason('charge_failed');
     if (s.attempt < delays.length) {
       s.nextChargeAt = now + (delays[s.attempt] ?? 0);
       s.attempt++;
@@ -445,7 +465,8 @@ class Subscription {
       this.announce('subscription.charge_failed');
       return false;
     }
-    s.dunning = { period: s.period, failures, lastReason, exhausted: true };
+    const exhausted = { period: s.period, failures, lastReason, exhausted: true };
+    s.dunning = exhausted;
     this.announce('subscription.charge_failed');
     this.nextPeriod(now);
     if (this.endWhenDone()) return true;
@@ -453,7 +474,8 @@ class Subscription {
       this.setStatus('past_due');
       this.announce('subscription.past_due');
       if (this.input.dunning.onExhausted === 'cancel') {
-        this.cancel(`past_due: period ${s.dunning.period} unpaid after ${failures} attempts (${lastReason})`);
+        const unpaid = `period ${exhausted.period} unpaid after ${failures} attempts`;
+        this.cancel(reason('past_due', `${unpaid} (${reasonText(lastReason)})`));
       }
     }
     return true;
@@ -476,12 +498,15 @@ class Subscription {
     return true;
   }
 
-  private needsAttention(reason: string): void {
-    if (this.state.attention?.reason === reason) return;
+  private needsAttention(why: AttentionReason): void {
+    if (sameReason(this.state.attention, why)) return;
     if (!this.state.attention) wf.upsertSearchAttributes([{ key: NeedsAttention, value: true }]);
-    this.state.attention = { reason, since: iso(Date.now()) };
+    this.state.attention = { ...why, since: iso(Date.now()) };
     this.recorder?.record();
-    wf.log.warn('subscription needs attention', { subscriptionId: this.input.subscriptionId, reason });
+    wf.log.warn('subscription needs attention', {
+      subscriptionId: this.input.subscriptionId,
+      reason: why,
+    });
   }
 
   private clearAttention(): void {
@@ -513,8 +538,8 @@ class Subscription {
   }
 
   /** A charge already started finishes and is recorded; none follows. */
-  private cancel(reason: string): SubscriptionView {
-    this.state.canceledReason = reason;
+  private cancel(why: EndReason): SubscriptionView {
+    this.state.canceledReason = why;
     this.setStatus('canceled');
     this.version++;
     this.announce('subscription.canceled');

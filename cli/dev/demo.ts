@@ -11,6 +11,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { CheckoutInput, Links, PaysagaApiClient, Session, Subscription } from '../../client/http';
+import { reasonText } from '../../common/reasons';
 import { firstForm, openPage, postJson } from './demo-http';
 import { TEST_CARD } from '../../sandbox/test-cards';
 
@@ -155,7 +156,7 @@ class Scenario {
 
 function describe(view: Session): string {
   const status = view.providerStatus ? ` (${view.providerStatus})` : '';
-  return `${view.kind ?? '?'}: ${view.phase ?? '?'}${status}${view.reason ? `, ${view.reason}` : ''}`;
+  return `${view.kind ?? '?'}: ${view.phase ?? '?'}${status}${view.reason ? `, ${reasonText(view.reason)}` : ''}`;
 }
 
 const payment = (view: Session) => (view.operations ?? []).find((o) => o.kind === 'payment');
@@ -507,7 +508,7 @@ const SCENARIOS: Record<DemoKind, ScenarioFn> = {
       while (view.totals.succeeded < periods) {
         if (view.status !== 'active' || view.totals.failed > 0)
           throw new Error(
-            `subscription ${view.status}: ${JSON.stringify(view.totals)} ${view.dunning?.lastReason ?? ''}`,
+            `subscription ${view.status}: ${JSON.stringify(view.totals)} ${view.dunning?.lastReason ? reasonText(view.dunning.lastReason) : ''}`,
           );
         s.checkDeadline(`${periods} charges of ${id}`);
         if (view.totals.succeeded > shown) {

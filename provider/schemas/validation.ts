@@ -4,12 +4,11 @@ import type { z } from 'zod';
  * Turns zod issues into the provider's description shape `<field path>.<rule>`
  * (e.g. `customer.reference.not_blank`), so the client and the sandbox name fields the same way.
  */
-export function issueRule(issue: z.core.$ZodIssue): string {
+export function issueRule(issue: z.core.$ZodIssue, root: unknown): string {
   switch (issue.code) {
     case 'invalid_type':
-      return (issue as { input?: unknown }).input === undefined && issue.message.includes('undefined')
-        ? 'not_null'
-        : 'invalid_type';
+      // Absent from what was parsed: the provider says not_null (zod says "invalid type" for both).
+      return valueAt(root, issue.path) === undefined ? 'not_null' : 'invalid_type';
     case 'too_small': {
       const i = issue as { origin?: string; minimum?: unknown; inclusive?: boolean };
       if (i.origin === 'string' && Number(i.minimum) === 1) return 'not_blank';
@@ -21,7 +20,7 @@ export function issueRule(issue: z.core.$ZodIssue): string {
       return `max_${String((issue as { maximum?: unknown }).maximum)}`;
     case 'invalid_format':
       // A pattern may name its rule (`not_blank`); zod's own messages are sentences.
-      return /^[a-z_]+$/.test(issue.message) ? issue.message : 'invalid_format';
+      return NAMED_RULES.has(issue.message) ? issue.message : 'invalid_format';
     case 'invalid_value':
       return 'invalid_value';
     case 'invalid_union':
@@ -29,10 +28,23 @@ export function issueRule(issue: z.core.$ZodIssue): string {
     case 'unrecognized_keys':
       return 'unknown_field';
     case 'custom':
-      return issue.message && /^[a-z_]+$/.test(issue.message) ? issue.message : 'invalid';
+      return NAMED_RULES.has(issue.message) ? issue.message : 'invalid';
     default:
       return 'invalid';
   }
+}
+
+/** The rules the provider's schemas name as a check's message (`.regex(re, 'invalid_format')`). */
+const NAMED_RULES: ReadonlySet<string> = new Set(['invalid_format', 'not_blank', 'not_null']);
+
+/** The value at `path` inside `root` (undefined when any step is missing). */
+function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
+  let at = root;
+  for (const key of path) {
+    if (at === null || typeof at !== 'object') return undefined;
+    at = (at as Record<PropertyKey, unknown>)[key];
+  }
+  return at;
 }
 
 export function issuePath(issue: z.core.$ZodIssue): string {
@@ -60,12 +72,12 @@ export function innermostIssue(issue: z.core.$ZodIssue): z.core.$ZodIssue {
 }
 
 /** `field.rule` of the first issue: the provider names one field per error. */
-export function describeIssue(raw: z.core.$ZodIssue): string {
+export function describeIssue(raw: z.core.$ZodIssue, root: unknown): string {
   const issue = innermostIssue(raw);
   const path = issuePath(issue);
-  return path ? `${path}.${issueRule(issue)}` : issueRule(issue);
+  return path ? `${path}.${issueRule(issue, root)}` : issueRule(issue, root);
 }
 
-export function describeIssues(error: z.ZodError): string[] {
-  return error.issues.map(describeIssue);
+export function describeIssues(error: z.ZodError, root: unknown): string[] {
+  return error.issues.map((issue) => describeIssue(issue, root));
 }

@@ -66,7 +66,10 @@ function keyOf(req: FastifyRequest, def: EndpointDef): string | undefined {
     throw new ApiError('idempotency_key_not_supported', `X-PARTNER-IDEMPOTENCY-KEY.not_supported`);
   const parsed = idempotencyKey.safeParse(raw);
   if (!parsed.success)
-    throw new ApiError('invalid_request', `X-PARTNER-IDEMPOTENCY-KEY.${issueRule(parsed.error.issues[0]!)}`);
+    throw new ApiError(
+      'invalid_request',
+      `X-PARTNER-IDEMPOTENCY-KEY.${issueRule(parsed.error.issues[0]!, raw)}`,
+    );
   return parsed.data;
 }
 
@@ -75,7 +78,8 @@ function validate(def: EndpointDef, json: unknown): unknown {
   if (parsed.success) return parsed.data;
   const issue = innermostIssue(parsed.error.issues[0]!);
   const path = issuePath(issue);
-  throw new ApiError('invalid_request', path ? `${specField(path)}.${issueRule(issue)}` : issueRule(issue));
+  const rule = issueRule(issue, json);
+  throw new ApiError('invalid_request', path ? `${specField(path)}.${rule}` : rule);
 }
 
 export const apiRoutes: FastifyPluginAsync<ApiPluginOptions> = async (app, { ctx }) => {

@@ -62,24 +62,26 @@ const faultsPlugin: FastifyPluginAsync<FaultsPluginOptions> = async (app, opts) 
 
   app.get('/sandbox/faults', async () => ({ rules: faults.list() }));
 
-  const refuse = (reply: FastifyReply, issues: readonly z.core.$ZodIssue[]) =>
+  const refuse = (reply: FastifyReply, issues: readonly z.core.$ZodIssue[], body: unknown) =>
     reply.code(400).send({
       status: 'error',
-      error: { error_code: 'invalid_request', error_description: describeRuleIssue(issues[0]!) },
+      error: { error_code: 'invalid_request', error_description: describeRuleIssue(issues[0]!, body) },
       issues: issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message })),
     });
 
   app.post('/sandbox/faults', async (request, reply) => {
-    const parsed = faultRulesBodySchema.safeParse(jsonBody(request.body));
-    if (!parsed.success) return refuse(reply, parsed.error.issues);
+    const body = jsonBody(request.body);
+    const parsed = faultRulesBodySchema.safeParse(body);
+    if (!parsed.success) return refuse(reply, parsed.error.issues, body);
     faults.setRules(parsed.data.rules);
     return { rules: faults.list() };
   });
 
   // Appends instead of replacing: rules already held keep their counters and `forMs` windows.
   app.post('/sandbox/faults/add', async (request, reply) => {
-    const parsed = faultRulesBodySchema.safeParse(jsonBody(request.body));
-    if (!parsed.success) return refuse(reply, parsed.error.issues);
+    const body = jsonBody(request.body);
+    const parsed = faultRulesBodySchema.safeParse(body);
+    if (!parsed.success) return refuse(reply, parsed.error.issues, body);
     try {
       faults.addRules(parsed.data.rules);
     } catch (err) {
@@ -87,6 +89,7 @@ const faultsPlugin: FastifyPluginAsync<FaultsPluginOptions> = async (app, opts) 
         return refuse(
           reply,
           err.zodError.issues.map((i) => ({ ...i, path: ['rules', ...i.path] })),
+          body,
         );
       throw err;
     }
@@ -122,11 +125,11 @@ const faultsPlugin: FastifyPluginAsync<FaultsPluginOptions> = async (app, opts) 
 export default faultsPlugin;
 
 /** `field.rule` as the provider names fields; an unknown key is named itself rather than its parent object. */
-function describeRuleIssue(issue: z.core.$ZodIssue): string {
+function describeRuleIssue(issue: z.core.$ZodIssue, body: unknown): string {
   if (issue.code === 'unrecognized_keys' && issue.keys[0] !== undefined) {
     return [...issue.path.map(String), issue.keys[0], 'unknown_field'].join('.');
   }
-  return describeIssue(issue);
+  return describeIssue(issue, body);
 }
 
 function isApiRequest(request: FastifyRequest): boolean {

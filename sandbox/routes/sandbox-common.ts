@@ -18,7 +18,8 @@ export function fieldsOf<T extends z.ZodType>(value: unknown, schema: T): z.outp
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0]!;
   const path = issuePath(issue);
-  throw new ApiError('invalid_request', path ? `${path}.${issueRule(issue)}` : issueRule(issue));
+  const rule = issueRule(issue, raw);
+  throw new ApiError('invalid_request', path ? `${path}.${rule}` : rule);
 }
 
 export function isFormPost(req: FastifyRequest): boolean {

@@ -184,8 +184,11 @@ describe('PaysagaApiClient', () => {
     expect(err).toMatchObject({ status: 400, code: 'invalid_request', retryable: false, attempts: 1 });
     const fields = (err as PaysagaApiError).fields.map((f) => f.field);
     expect(fields).toEqual(expect.arrayContaining(['amount.amount', 'amount.currency']));
-    expect((err as PaysagaApiError).message).toMatch(
-      /^POST \/v1\/checkouts: 400 invalid_request: .*amount\.currency/,
+    const { apiMessage } = err as PaysagaApiError;
+    const named = (err as PaysagaApiError).fields.map((f) => `${f.field}: ${f.rule}`).join('; ');
+    // The message says the call, the status, the code, the API's words and every field named.
+    expect((err as PaysagaApiError).message).toBe(
+      `POST /v1/checkouts: 400 invalid_request: ${apiMessage} (${named})`,
     );
     expect(counting.sent.length - before).toBe(1);
     expect(inspect(err)).not.toContain(FRICTIONLESS);

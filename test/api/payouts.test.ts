@@ -14,7 +14,13 @@ const BANK = '100000000111';
 const fps = { type: 'fps_account', phone: '+79001234567', bankId: BANK };
 const manual = { approval: { mode: 'manual', deadlineMs: 60_000 } };
 
-type Payout = { reference: string; status: string; amount: number; reason?: string; payoutId?: string };
+type Payout = {
+  reference: string;
+  status: string;
+  amount: number;
+  reason?: { code: string; detail?: string; providerCode?: string };
+  payoutId?: string;
+};
 const read = async (id: string) => (await s.call('GET', `/v1/sessions/${id}`)).body;
 const payoutsOf = (v: { payouts: Payout[] }) => v.payouts.map((p) => [p.reference, p.status]);
 
@@ -78,8 +84,8 @@ describe('several payouts in one session', () => {
     const done = await finished(s, id);
     expect(done.phase).toBe('succeeded');
     expect(done.payouts.map((p: Payout) => [p.reference, p.status, p.amount, p.reason])).toEqual([
-      [a, 'canceled', 100, 'canceled_by_partner: wrong account'],
-      [b, 'failed', 200, 'payout_declined'],
+      [a, 'canceled', 100, { code: 'canceled_by_partner', detail: 'wrong account' }],
+      [b, 'failed', 200, { code: 'provider_error', providerCode: 'payout_declined' }],
       [c, 'succeeded', 300, undefined],
     ]);
     expect(new Set(done.payouts.map((p: Payout) => p.payoutId)).size).toBe(3);

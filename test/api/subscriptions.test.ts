@@ -91,7 +91,10 @@ describe('/v1/subscriptions', () => {
       body: { reason: 'customer asked' },
     });
     expect(canceled.status).toBe(200);
-    expect(canceled.body).toMatchObject({ status: 'canceled', canceledReason: 'customer asked' });
+    expect(canceled.body).toMatchObject({
+      status: 'canceled',
+      canceledReason: { code: 'canceled_by_partner', detail: 'customer asked' },
+    });
     await s.stack.temporal.workflow.getHandle(id).result();
     const afterCancel = await s.call('POST', `/v1/subscriptions/${id}/resume`);
     expect(afterCancel.status).toBe(409);

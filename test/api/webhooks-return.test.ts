@@ -9,7 +9,7 @@ import { request } from 'undici';
 import { buildApi } from '../../api/app';
 import { returnToken, verifyReturnToken } from '../../platform/return-token';
 import { finalView } from '../helpers/final';
-import { completeThreeDs } from '../helpers/payer';
+import { completeThreeDs, PageNotServedError } from '../helpers/payer';
 import {
   apiDepsFor,
   card,
@@ -337,8 +337,8 @@ describe('payer return', () => {
     expect(signaled).toBeGreaterThanOrEqual(1);
     expect(signaled).toBeLessThanOrEqual(allowed);
     // Ends the session, unless a slow machine let its payer deadline close the 3-D Secure page first.
-    await completeThreeDs(started.userAction, '00000').catch((err: Error) => {
-      if (!err.message.includes('not served (404)')) throw err;
+    await completeThreeDs(started.userAction, '00000').catch((err: unknown) => {
+      if (!(err instanceof PageNotServedError && err.status === 404)) throw err;
     });
   });
 

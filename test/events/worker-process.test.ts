@@ -136,13 +136,17 @@ describe('paysaga worker (process): configured endpoints, and a kill in mid-deli
       },
     ]);
     expect(listing.text).not.toContain(SECRET);
-    for (const [method, path] of [
-      ['DELETE', '/v1/event-endpoints/we_cfg_backend'],
-      ['POST', '/v1/event-endpoints/we_cfg_backend/rotate-secret'],
+    for (const [method, path, words] of [
+      ['DELETE', '/v1/event-endpoints/we_cfg_backend', "change the workers' configuration"],
+      [
+        'POST',
+        '/v1/event-endpoints/we_cfg_backend/rotate-secret',
+        "its secret is in the workers' configuration",
+      ],
     ] as const) {
       const res = await call(method, path);
       expect([path, res.status, res.body.error.code]).toEqual([path, 409, 'invalid_state']);
-      expect(res.body.error.message).toMatch(/PAYSAGA_EVENT_ENDPOINTS/);
+      expect(res.body.error.message).toBe(`we_cfg_backend is configured (PAYSAGA_EVENT_ENDPOINTS): ${words}`);
     }
     // The secret never entered the store (nor Temporal) nor the worker's logs.
     const row = await store.db

@@ -15,6 +15,13 @@ function formFields(html: string): Record<string, string> {
  * Opens the 3-DS page the way user_action says (method, extra params), submits `code`, and returns
  * where the page sends the payer back (back_url, by GET redirect or an auto-posted form).
  */
+/** The 3-D Secure page did not open (a closed page answers 404). */
+export class PageNotServedError extends Error {
+  constructor(readonly status: number) {
+    super(`3-DS page not served (${status})`);
+  }
+}
+
 export async function completeThreeDs(
   action: UserAction | undefined,
   code: string,
@@ -34,7 +41,7 @@ export async function completeThreeDs(
       : await request(dest.url_address, { method: 'GET' });
   const page = await opened.body.text();
   const action_ = /<form[^>]*action="([^"]*)"/i.exec(page)?.[1];
-  if (opened.statusCode !== 200 || !action_) throw new Error(`3-DS page not served (${opened.statusCode})`);
+  if (opened.statusCode !== 200 || !action_) throw new PageNotServedError(opened.statusCode);
   const fields = { ...formFields(page), code };
   const submitted = await request(new URL(action_, dest.url_address).toString(), {
     method: 'POST',

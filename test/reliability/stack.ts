@@ -131,15 +131,14 @@ export async function startStack(o: StackOptions, teardown: Teardown): Promise<S
     });
   // A free port can be taken by another process before the server binds it (a shared machine): then new
   // ports, a few times. Later starts keep the frontend's port (workers and APIs know it): only the UI's
-  // may change.
-  const inUse = (err: unknown) => /address already in use/.test((err as Error).message);
+  // may change. Any failed start is tried again so (the server's words are not read); the fourth throws.
   const startTemporalRetrying = async (keepFrontend: boolean): Promise<TemporalDevServer> => {
     for (let attempt = 1; ; attempt++) {
       try {
         return await startTemporal();
       } catch (err) {
-        if (!inUse(err) || attempt === 4) throw err;
-        log(`Temporal dev server: a port was taken (${(err as Error).message.split('\n').at(-1)}); again`);
+        if (attempt === 4) throw err;
+        log(`Temporal dev server did not start (${String(err).split('\n').at(-1)}); again on new ports`);
         if (!keepFrontend) temporalPort = await freePort(HOST);
         uiPort = await freePort(HOST);
         await new Promise((r) => setTimeout(r, 2_000 * attempt));

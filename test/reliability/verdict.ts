@@ -21,6 +21,7 @@ import type { Session, Subscription } from '../../client/http';
 import type { Payment, Payout, SessionInfo } from '../../provider/schemas';
 import type { LedgerEntry } from '../../sandbox/ledger';
 import { eventSubject } from '../../common/events';
+import { reasonText } from '../../common/reasons';
 import { isUnreadable, type Evidence } from './truth';
 
 export const RULES = {
@@ -356,7 +357,7 @@ function judgeSession(
   const provider = `the provider shows ${p.transaction_status}${last ? `/${last.transaction_status}` : ' with no operation'}`;
 
   if (!s.final) {
-    add('not_final', id, `${s.phase}${s.attention ? ` (${s.attention.reason})` : ''}; ${provider}`);
+    add('not_final', id, `${s.phase}${s.attention ? ` (${reasonText(s.attention)})` : ''}; ${provider}`);
     return;
   }
   if (m.outstanding > 0)

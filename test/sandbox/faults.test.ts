@@ -273,18 +273,18 @@ describe('/sandbox/faults', () => {
   });
 
   test.each([
-    [{ rules: [{ kind: 'latency' }] }, 'rules.0.ms'],
-    [{ rules: [{ kind: 'latency', ms: 1, forMs: 86_400_001 }] }, 'rules.0.forMs'],
-    [{ rules: [{ kind: 'latency', ms: 1, label: '' }] }, 'rules.0.label'],
-    [{ rules: [{ kind: 'latency', ms: -5 }] }, 'rules.0.ms'],
-    [{ rules: [{ kind: 'error_5xx', status: 404 }] }, 'rules.0.status'],
-    [{ rules: [{ kind: 'error_5xx', rate: 1.5 }] }, 'rules.0.rate'],
-    [{ rules: [{ kind: 'drop_after_commit', times: 0 }] }, 'rules.0.times'],
-    [{ rules: [{ kind: 'webhook_drop' }, { kind: 'explode' }] }, 'rules.1.kind'],
-    [{ rules: [{ kind: 'latency', ms: 1, path: '../etc' }] }, 'rules.0.path'],
-    [{ rules: [{ kind: 'latency', ms: 1, colour: 'red' }] }, 'rules.0.colour'],
-    [{}, 'rules'],
-  ])('bad rules %j: 400 naming %s, rules unchanged', async (body, field) => {
+    [{ rules: [{ kind: 'latency' }] }, 'rules.0.ms.not_null'],
+    [{ rules: [{ kind: 'latency', ms: 1, forMs: 86_400_001 }] }, 'rules.0.forMs.max_86400000'],
+    [{ rules: [{ kind: 'latency', ms: 1, label: '' }] }, 'rules.0.label.not_blank'],
+    [{ rules: [{ kind: 'latency', ms: -5 }] }, 'rules.0.ms.min_0'],
+    [{ rules: [{ kind: 'error_5xx', status: 404 }] }, 'rules.0.status.invalid_value'],
+    [{ rules: [{ kind: 'error_5xx', rate: 1.5 }] }, 'rules.0.rate.max_1'],
+    [{ rules: [{ kind: 'drop_after_commit', times: 0 }] }, 'rules.0.times.positive'],
+    [{ rules: [{ kind: 'webhook_drop' }, { kind: 'explode' }] }, 'rules.1.kind.invalid_value'],
+    [{ rules: [{ kind: 'latency', ms: 1, path: '../etc' }] }, 'rules.0.path.invalid_format'],
+    [{ rules: [{ kind: 'latency', ms: 1, colour: 'red' }] }, 'rules.0.colour.unknown_field'],
+    [{}, 'rules.not_null'],
+  ])('bad rules %j: 400 naming %s, rules unchanged', async (body, description) => {
     faults.setRules([{ kind: 'latency', ms: 1 }]);
     const res = await request(`${base}/sandbox/faults`, {
       method: 'POST',
@@ -298,9 +298,7 @@ describe('/sandbox/faults', () => {
     };
     expect(answer.status).toBe('error');
     expect(answer.error.error_code).toBe('invalid_request');
-    expect(
-      answer.error.error_description.startsWith(`${field}.`) || answer.error.error_description === field,
-    ).toBe(true);
+    expect(answer.error.error_description).toBe(description);
     expect(faults.list().map((r) => r.kind)).toEqual(['latency']);
   });
 });

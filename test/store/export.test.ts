@@ -55,7 +55,7 @@ function checkout(i: number): SessionState {
   // a reference with a comma and a quote: CSV must quote it
   const reference = i === 5 ? 'order "5", special' : `order-${i}`;
   const identity = { sessionId: `ps_${100_000 + i}`, kind: 'card_checkout' as const, reference, request };
-  return {
+  const state: SessionState = {
     ...newSessionState({ ...identity, settings: DEFAULT_SETTINGS }, created),
     snapshot,
     providerPhase: 'succeeded',
@@ -63,7 +63,18 @@ function checkout(i: number): SessionState {
     eventSequence: 1,
     version: 3,
   };
+  if (i !== FAILED) return state;
+  // Recorded before structured reasons: the provider's error code as a string (read as provider_error).
+  const legacy = 'insufficient_funds' as never;
+  return {
+    ...state,
+    providerPhase: 'failed',
+    final: { phase: 'failed', at: created, reason: legacy },
+    reason: legacy,
+  };
 }
+/** The one session that failed (a reason in the export). */
+const FAILED = 211;
 
 beforeAll(async () => {
   store = await testStore();
@@ -110,7 +121,8 @@ test('sessions of a window as CSV: every row once, oldest first, quoted where ne
   expect(r.code).toBe(0);
   const lines = r.stdout.trimEnd().split('\n');
   expect(lines[0]).toBe(
-    'session_id,kind,reference,phase,final,reason,needs_attention,currency,amount,held,captured,refunded,' +
+    'session_id,kind,reference,phase,final,reason,reason_provider_code,reason_detail,needs_attention,' +
+      'currency,amount,held,captured,refunded,' +
       'charged_back,paid_out,net,customer_id,created_at,final_at,version',
   );
   const ids = lines.slice(1).map((l) => l.split(',')[0]);
@@ -120,6 +132,15 @@ test('sessions of a window as CSV: every row once, oldest first, quoted where ne
   expect(new Set(ids).size).toBe(ids.length);
   const refunded = lines.find((l) => l.startsWith('ps_100203,'))!; // 203 = 7 * 29
   expect(refunded).toContain(',RUB,1203,0,1203,300,0,0,903,c2,');
+  // A failed session's reason: its code, the provider's code and the words, each a column.
+  const failed = lines.find((l) => l.startsWith(`ps_${100_000 + FAILED},`))!;
+  expect(failed.split(',').slice(3, 8)).toEqual([
+    'failed',
+    'true',
+    'provider_error',
+    'insufficient_funds',
+    '',
+  ]);
   expect(r.stderr).toContain('paysaga export: 1000 sessions from 2026-10-03T00:00:00.000Z');
 
   const early = await run(['sessions', '--from', '2026-10-01', '--to', '2026-10-02']);

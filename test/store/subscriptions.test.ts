@@ -102,7 +102,7 @@ describe('subscriptions in the store', () => {
         subscriptionId: nul,
         reference: 'store-nul',
         token: 'rt_\u0000x',
-        canceledReason: 'a\u0000b',
+        canceledReason: { code: 'canceled_by_partner', detail: 'a\u0000b' },
       }),
       version: 1,
       customerId: 'u\u0000',
@@ -118,7 +118,7 @@ describe('subscriptions in the store', () => {
     expect(result).toEqual({ applied: true, eventsAdded: 1 });
     expect(await storedSubscription(store, nul)).toMatchObject({
       token: 'rt_\uFFFDx',
-      canceledReason: 'a\uFFFDb',
+      canceledReason: { code: 'canceled_by_partner', detail: 'a\uFFFDb' },
     });
     const [stored] = await listEvents(store.db, { subject: nul, limit: 1 });
     expect(stored?.data).toEqual({ 'k\uFFFD': 'v\uFFFD' });

@@ -171,7 +171,7 @@ describe('the verdict of a reliability run', () => {
     const open = clean();
     open.views.set(
       'ps_1',
-      session('ps_1', { final: false, phase: 'needs_attention', attention: { reason: 'x', since: '' } }),
+      session('ps_1', { final: false, phase: 'needs_attention', attention: { code: 'drift', since: '' } }),
     );
     expect(rules(open)).toEqual([['not_final', 'ps_1']]);
 

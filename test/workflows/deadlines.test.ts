@@ -17,6 +17,7 @@ import {
   type WorkflowHandleWithFirstExecutionRunId,
 } from '@temporalio/client';
 import { failureOf } from '../../common/failures';
+import { reason, reasonText } from '../../common/reasons';
 import { claimStartUpdate, refundUpdate, sessionQuery } from '../../common/messages';
 import { updateOutlivedRun } from '../../platform/session-runs';
 import type { SessionInput, SessionState, StartSpec } from '../../common/session-input';
@@ -140,7 +141,7 @@ describe('decision deadlines: paysaga cancels what waits for the partner', () =>
           );
           expect(state.final).toMatchObject({
             phase: 'canceled',
-            reason: `decision_deadline: no ${decision} decision in time`,
+            reason: { code: 'decision_deadline', detail: `no ${decision} decision in time` },
           });
           const cancels = provider.calls.filter((c) => c.name === 'cancel');
           expect(cancels).toHaveLength(1);
@@ -169,7 +170,10 @@ describe("the payer's deadline", () => {
             settings: { deadlines: { payerActionMs: 15 * MINUTE }, ...fewPolls, followMs: HOUR },
           }),
         );
-        expect(state.final).toMatchObject({ phase: 'failed', reason: 'three_ds_timeout' });
+        expect(state.final).toMatchObject({
+          phase: 'failed',
+          reason: { code: 'provider_error', providerCode: 'three_ds_timeout' },
+        });
         expect(atOf(state.final!.at) - t0).toBeGreaterThanOrEqual(40 * MINUTE);
         const deadline = state.events.find((e) => e.type === 'payer_action_deadline');
         expect(deadline).toBeDefined();
@@ -194,7 +198,8 @@ describe('the session deadline', () => {
         expect(state.attention).toBeUndefined();
         const types = eventTypes(state);
         const noted = state.events.find((e) => e.type === 'needs_attention');
-        expect(noted?.detail).toMatch(/^session_deadline: the provider's operation is still ongoing/);
+        const unfinished = "the provider's operation is still ongoing; following it until it ends";
+        expect(noted?.detail).toBe(reasonText(reason('session_deadline', unfinished)));
         expect(atOf(noted!.at) - t0).toBeGreaterThanOrEqual(HOUR);
         expect(types.indexOf('needs_attention')).toBeLessThan(types.indexOf('final'));
         expect(atOf(state.final!.at) - t0).toBeGreaterThanOrEqual(3 * HOUR);
@@ -221,7 +226,7 @@ describe('the start deadline', () => {
       expect(view).toMatchObject({
         phase: 'canceled',
         final: true,
-        reason: 'not_started: card data was never submitted',
+        reason: { code: 'not_started', detail: 'card data was never submitted' },
       });
       const claim = await client.workflow
         .getHandle(id)
@@ -276,7 +281,7 @@ describe('continue-as-new', () => {
         const state = await result(handle);
         expect(state.final).toMatchObject({
           phase: 'canceled',
-          reason: 'decision_deadline: no approve decision in time',
+          reason: { code: 'decision_deadline', detail: 'no approve decision in time' },
         });
         expect(state.runs).toBeGreaterThanOrEqual(2);
         const types = eventTypes(state);
@@ -321,7 +326,7 @@ describe('FPS payment with QR renewals', () => {
         });
         const state = await result(handle);
         expect(state.final).toMatchObject({ phase: 'failed' });
-        expect(state.final!.reason).toContain('qr_expired');
+        expect(state.final!.reason).toEqual({ code: 'provider_error', providerCode: 'qr_expired' });
         expect(eventTypes(state)).not.toContain('needs_attention');
         expect(provider.count('startCheckout')).toBe(0);
       },

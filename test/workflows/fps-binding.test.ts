@@ -85,7 +85,7 @@ describe.each([true, false])('FPS binding (webhooks %s)', (webhooks) => {
     });
     const result = await expiring.finished(started.sessionId);
     expect(result.phase).toBe('failed');
-    expect(result.reason).toBe('qr_expired');
+    expect(result.reason).toEqual({ code: 'provider_error', providerCode: 'qr_expired' });
     expect(result.recurringToken).toBeUndefined();
     expect(result.operations[0]).toMatchObject({ status: 'unsuccessful', error: 'qr_expired' });
     expect(await expiring.moves(started.sessionId)).toEqual([]);

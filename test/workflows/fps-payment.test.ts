@@ -59,7 +59,7 @@ describe.each([true, false])('FPS payment (webhooks %s)', (webhooks) => {
     const started = await start('thief', 500, 1, 'thief');
     const result = await finished(started.sessionId);
     expect(result.phase).toBe('failed');
-    expect(result.reason).toBe('fraud_suspected');
+    expect(result.reason).toEqual({ code: 'provider_error', providerCode: 'fraud_suspected' });
     expect(result.events.some((e) => e.type === 'renew_payment')).toBe(false);
     expect(await moves(started.sessionId)).toEqual([]);
   });
@@ -70,7 +70,7 @@ describe.each([true, false])('FPS payment (webhooks %s)', (webhooks) => {
     expect(await payFpsQr(fx.stack.sandbox.url, started.operations[0]!.id)).toBe(200);
     const result = await finished(started.sessionId);
     expect(result.phase).toBe('failed');
-    expect(result.reason).toBe('insufficient_funds');
+    expect(result.reason).toEqual({ code: 'provider_error', providerCode: 'insufficient_funds' });
     expect(await moves(started.sessionId)).toEqual([]);
   });
 

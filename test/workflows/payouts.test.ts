@@ -183,7 +183,7 @@ describe.each([true, false])('payouts (webhooks %s)', (webhooks) => {
     expect(canceled.phase).toBe('canceled');
     const result = await finished(started.sessionId);
     expect(result.phase).toBe('canceled');
-    expect(result.reason).toMatch(/canceled_by_partner: payee changed their mind/);
+    expect(result.reason).toEqual({ code: 'canceled_by_partner', detail: 'payee changed their mind' });
     expect(result.operations[0]).toMatchObject({ status: 'unsuccessful', error: 'canceled_by_partner' });
     expect(await ledgerKinds(started.sessionId)).toEqual([]);
   });

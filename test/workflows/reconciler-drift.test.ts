@@ -36,7 +36,10 @@ describe('reconciler: drift', () => {
     });
     const id = started.sessionId;
     const ended = await finalView(stack.temporal, id);
-    expect(ended).toMatchObject({ phase: 'canceled', reason: 'payer_did_not_use_the_payment_form' });
+    expect(ended).toMatchObject({
+      phase: 'canceled',
+      reason: { code: 'payer_did_not_use_the_payment_form' },
+    });
     expect(ended.publicToken).toEqual(expect.any(String));
     const handle = stack.temporal.workflow.getHandle(id);
     for (const deadline = Date.now() + 30_000; (await handle.describe()).status.name === 'RUNNING';) {
@@ -79,9 +82,10 @@ describe('reconciler: drift', () => {
       30_000,
     );
     expect(after).toMatchObject({ phase: 'canceled', final: true });
-    expect(after.attention?.reason).toMatch(
-      /^drift: the provider now shows succeeded, the session ended canceled/,
-    );
+    expect(after.attention).toMatchObject({
+      code: 'drift',
+      detail: 'the provider now shows succeeded, the session ended canceled',
+    });
     expect(after.totals.captured).toBe(3_000);
     const events = new EventsClient({ store: stack.store });
     let types: string[] = [];

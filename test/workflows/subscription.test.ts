@@ -271,7 +271,10 @@ describe('subscriptions', () => {
     });
     const result = (await stack.temporal.workflow.getHandle(subscriptionId).result()) as SubscriptionView;
     expect(result.status).toBe('canceled');
-    expect(result.canceledReason).toMatch(/^past_due: period 1 unpaid after 3 attempts/);
+    expect(result.canceledReason).toEqual({
+      code: 'past_due',
+      detail: 'period 1 unpaid after 3 attempts (provider_error (recurring_token_inactive))',
+    });
     expect(result.dunning).toMatchObject({ period: 1, failures: 3, exhausted: true });
     expect(result.charges.map((c) => [c.period, c.attempt, c.outcome])).toEqual([
       [1, 0, 'failed'],
@@ -279,7 +282,8 @@ describe('subscriptions', () => {
       [1, 2, 'failed'],
     ]);
     expect(new Set(result.charges.map((c) => c.sessionId)).size).toBe(3);
-    for (const c of result.charges) expect(c.reason).toMatch(/recurring_token_inactive/);
+    for (const c of result.charges)
+      expect(c.reason).toEqual({ code: 'provider_error', providerCode: 'recurring_token_inactive' });
     expect(result.totals).toMatchObject({ attempts: 3, succeeded: 0, failed: 3, chargedAmount: 0 });
     for (const c of result.charges) expect(await moved(c.sessionId)).toHaveLength(0);
     // The retries waited their delays.
@@ -413,7 +417,10 @@ describe('subscriptions', () => {
     });
     await until(subscriptionId, (s) => s.totals.succeeded >= 1);
     const canceled = await stack.payments.subscriptions.cancel(subscriptionId, 'customer left');
-    expect(canceled).toMatchObject({ status: 'canceled', canceledReason: 'customer left' });
+    expect(canceled).toMatchObject({
+      status: 'canceled',
+      canceledReason: { code: 'canceled_by_partner', detail: 'customer left' },
+    });
     const result = (await stack.temporal.workflow.getHandle(subscriptionId).result()) as SubscriptionView;
     await sleep(2 * INTERVAL);
     const later = await stack.payments.subscriptions.get(subscriptionId);

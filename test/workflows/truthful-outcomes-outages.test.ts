@@ -97,7 +97,10 @@ describe('finding 4: exhausted retries never end a session while money can move'
         });
         const troubled = await until(stack, id, (v) => v.phase === 'needs_attention' || v.final);
         expect(troubled).toMatchObject({ phase: 'needs_attention', final: false });
-        expect(troubled.attention?.reason).toMatch(/^transaction\/state: /);
+        expect(troubled.attention).toMatchObject({
+          code: 'provider_call_failing',
+          subject: 'transaction/state',
+        });
         expect(await attributes(stack.temporal, id)).toEqual({ status: 'needs_attention', attention: true });
         // Meanwhile the provider has charged the payer: exactly what the session must not report failed.
         expect(await moves(stack, id)).toEqual([
@@ -166,7 +169,10 @@ describe('finding 4: exhausted retries never end a session while money can move'
         const troubled = await until(stack, id, (v) => v.attention !== undefined);
         // The payment's result stays; the refund is what paysaga cannot follow yet.
         expect(troubled).toMatchObject({ phase: 'succeeded', final: true });
-        expect(troubled.attention?.reason).toMatch(/^transaction\/state: /);
+        expect(troubled.attention).toMatchObject({
+          code: 'provider_call_failing',
+          subject: 'transaction/state',
+        });
         expect(troubled.refunds).toEqual([expect.objectContaining({ reference, status: 'processing' })]);
         expect((await attributes(stack.temporal, id)).attention).toBe(true);
 
@@ -207,7 +213,10 @@ describe('finding 4: exhausted retries never end a session while money can move'
         const id = started.sessionId;
         const troubled = await until(stack, id, (v) => v.phase === 'needs_attention' || v.final);
         expect(troubled).toMatchObject({ phase: 'needs_attention', final: false });
-        expect(troubled.attention?.reason).toMatch(/cancel/);
+        expect(troubled.attention).toMatchObject({
+          code: 'provider_call_failing',
+          subject: 'transaction/cancel',
+        });
         expect(await attributes(stack.temporal, id)).toEqual({ status: 'needs_attention', attention: true });
         // The provider still holds the money: exactly what the session must not end on.
         expect(await moves(stack, id)).toEqual([['hold', 6_400]]);
@@ -264,7 +273,11 @@ describe('finding 4: exhausted retries never end a session while money can move'
         };
         const troubled = await untilSub((v) => v.attention !== undefined || v.totals.failed > 0);
         expect(troubled.status).toBe('active');
-        expect(troubled.attention?.reason).toMatch(/^charge ps_\S+: /);
+        expect(troubled.attention).toMatchObject({
+          code: 'provider_call_failing',
+          subject: troubled.charges.at(-1)?.sessionId,
+        });
+        expect(troubled.attention?.subject).toBeDefined();
         expect(troubled.totals).toMatchObject({ succeeded: 0, failed: 0 });
         expect(troubled.charges).toEqual([
           expect.objectContaining({ period: 1, attempt: 0, outcome: 'pending' }),
@@ -327,7 +340,10 @@ describe('finding 5: a subscription survives a provider outage', () => {
 
       const troubled = await untilSub((v) => v.attention !== undefined);
       expect(troubled.status).toBe('active');
-      expect(troubled.attention?.reason).toMatch(/not open yet/);
+      expect(troubled.attention).toMatchObject({
+        code: 'charge_not_open',
+        detail: 'the provider session is not open yet',
+      });
       expect(troubled.totals).toMatchObject({ succeeded: 0, failed: 0 });
       expect(troubled.charges).toEqual([
         expect.objectContaining({ period: 1, attempt: 0, outcome: 'pending' }),

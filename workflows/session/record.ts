@@ -8,6 +8,7 @@ import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import { eventId, type PaysagaEvent, type SessionEventType } from '../../common/events';
 import type { SessionPhase } from '../../common/kinds';
 import { currentPayout } from '../../common/payouts';
+import { reasonText, sameReason, type AttentionReason, type EndReason } from '../../common/reasons';
 import { AmountMinor, NeedsAttention, PaymentStatus } from '../../common/search-attributes';
 import type { SessionState } from '../../common/session-input';
 import { phaseOfState, sessionViewOf } from '../../common/session-view';
@@ -24,7 +25,7 @@ export type Effect =
   /** The session needs attention for the first time (a metric counts it). */
   | { kind: 'attention' }
   /** The result is known (the charge's subscription, if any, is told). */
-  | { kind: 'settled'; phase: SessionPhase; reason?: string };
+  | { kind: 'settled'; phase: SessionPhase; reason?: EndReason };
 
 export interface RecordDeps {
   now(): number;
@@ -60,12 +61,12 @@ export class SessionRecord {
    * could not cancel): a non-final phase (unless the result is final), a search attribute, a metric and
    * a log line, until clearAttention.
    */
-  needsAttention(reason: string): void {
-    if (this.state.attention?.reason === reason) return;
+  needsAttention(reason: AttentionReason): void {
+    if (this.attentionIs(reason)) return;
     const before = this.phase;
     const first = !this.state.attention;
-    this.state.attention = { reason, since: iso(this.deps.now()) };
-    this.log('timer', 'needs_attention', reason);
+    this.state.attention = { ...reason, since: iso(this.deps.now()) };
+    this.log('timer', 'needs_attention', reasonText(reason));
     this.deps.emit({
       kind: 'warn',
       message: 'session needs attention',
@@ -79,10 +80,22 @@ export class SessionRecord {
     else if (this.state.final) this.announce('session.needs_attention');
   }
 
+  /** Whether the session needs attention for this very reason (every field the same). */
+  attentionIs(reason: AttentionReason): boolean {
+    return sameReason(this.state.attention, reason);
+  }
+
+  /** Whether the session needs attention for this code (about this subject, when given). */
+  attentionFor(code: AttentionReason['code'], subject?: string): boolean {
+    const a = this.state.attention;
+    return a?.code === code && (subject === undefined || a.subject === subject);
+  }
+
   clearAttention(): void {
     if (!this.state.attention) return;
     const before = this.phase;
-    this.log('timer', 'attention_cleared', this.state.attention.reason);
+    const { since: _since, ...cleared } = this.state.attention;
+    this.log('timer', 'attention_cleared', reasonText(cleared));
     delete this.state.attention;
     this.deps.emit({ kind: 'search', attributes: [{ key: NeedsAttention, value: false }] });
     if (this.phase !== before) this.phaseChanged();

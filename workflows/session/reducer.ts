@@ -18,6 +18,7 @@ import {
   payoutsReason,
   payoutStatus,
 } from '../../common/payouts';
+import { reason, reasonText, sameReason, type EndReason } from '../../common/reasons';
 import type { PayoutOrder, SessionState } from '../../common/session-input';
 import {
   amountMismatch,
@@ -39,7 +40,7 @@ export interface Reading {
   /** The phase a snapshot means (the session's state says what else the kind knows, e.g. renewals). */
   phase?: (snapshot: SessionInfo | undefined, state: SessionState) => SessionPhase;
   /** The reason of an end other than success, from the provider's error code. */
-  explain?: (code: string | undefined) => string | undefined;
+  explain?: (code: string | undefined) => EndReason | undefined;
 }
 
 export class SessionReducer {
@@ -54,7 +55,9 @@ export class SessionReducer {
   ) {
     this.record = new SessionRecord(state, deps);
     this.readPhase = deps.reading?.phase ?? ((s) => phaseOf(s));
-    this.explain = deps.reading?.explain ?? ((code) => code);
+    this.explain =
+      deps.reading?.explain ??
+      ((code) => (code ? reason('provider_error', undefined, { providerCode: code }) : undefined));
   }
 
   /**
@@ -129,15 +132,14 @@ export class SessionReducer {
   }
 
   /** The result is known: final from now on. `reason` says why when it is not a success. */
-  settle(phase: SessionPhase, reason?: string): void {
+  settle(phase: SessionPhase, cause?: EndReason): void {
     if (this.state.final) return;
-    const why = phase === 'succeeded' ? undefined : (this.state.reason ?? reason);
+    const why = phase === 'succeeded' ? undefined : (this.state.reason ?? cause);
     this.state.final = { phase, at: iso(this.deps.now()), ...(why ? { reason: why } : {}) };
     if (why) this.state.reason = why;
     // Nothing is left to wait for: what kept the session busy is over with its result.
-    if (this.state.attention && !this.state.attention.reason.startsWith('amount_mismatch'))
-      this.record.clearAttention();
-    this.record.log('timer', 'final', `${phase}${why ? `: ${why}` : ''}`);
+    if (this.state.attention && !this.record.attentionFor('amount_mismatch')) this.record.clearAttention();
+    this.record.log('timer', 'final', `${phase}${why ? `: ${reasonText(why)}` : ''}`);
     this.record.phaseChanged();
     this.deps.emit({ kind: 'settled', phase, ...(why ? { reason: why } : {}) });
   }
@@ -146,26 +148,26 @@ export class SessionReducer {
    * Why the session will end other than successfully (kept once set: the first cause is the cause).
    * Returns whether this call set it, so that a refused action can take its reason back (withdrawCause).
    */
-  noteCause(reason: string): boolean {
+  noteCause(cause: EndReason): boolean {
     if (this.state.final) return false;
     // Of a session of several payouts, the cause belongs to the payout being worked on.
     const order = this.workedOn();
     if (order) {
       if (order.reason !== undefined) return false;
-      order.reason = reason;
+      order.reason = cause;
       return true;
     }
     if (this.state.reason !== undefined) return false;
-    this.state.reason = reason;
+    this.state.reason = cause;
     return true;
   }
 
   /** Takes back a reason `noteCause` set (the action it was for did not happen). */
-  withdrawCause(reason: string): void {
+  withdrawCause(cause: EndReason): void {
     if (this.state.final) return;
     const order = this.workedOn();
-    if (order?.reason === reason) delete order.reason;
-    else if (this.state.reason === reason) delete this.state.reason;
+    if (sameReason(order?.reason, cause)) delete order!.reason;
+    else if (sameReason(this.state.reason, cause)) delete this.state.reason;
   }
 
   /** A payout's record changed (added, sent, started, refused): logged, announced if it ended, read again. */
@@ -189,16 +191,19 @@ export class SessionReducer {
   }
 
   private noteMismatch(mismatch: string): void {
-    const reason = `amount_mismatch: ${mismatch}`;
-    if (this.state.attention?.reason === reason) return;
-    this.noteCause(reason);
-    this.record.needsAttention(reason);
+    const why = reason('amount_mismatch', mismatch);
+    if (this.record.attentionIs(why)) return;
+    this.noteCause(why);
+    this.record.needsAttention(why);
   }
 
   private drift(providerPhase: SessionPhase): void {
-    const reason = `drift: the provider now shows ${providerPhase}, the session ended ${this.state.final!.phase}`;
-    if (this.state.attention?.reason === reason) return;
-    this.record.needsAttention(reason);
+    const why = reason(
+      'drift',
+      `the provider now shows ${providerPhase}, the session ended ${this.state.final!.phase}`,
+    );
+    if (this.record.attentionIs(why)) return;
+    this.record.needsAttention(why);
     this.record.announce('session.drift_detected');
   }
 

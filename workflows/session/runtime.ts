@@ -6,6 +6,7 @@
  * or a refund short.
  */
 import * as wf from '@temporalio/workflow';
+import { reason } from '../../common/reasons';
 import type { SessionInput, SessionState } from '../../common/session-input';
 import { untilAnswered, provider } from '../calls';
 import type { SessionRecorder } from '../session-recorder';
@@ -62,12 +63,13 @@ export class SessionRuntime {
       pauseMs: polling.initialMs,
       maxMs: polling.maxMs,
       retryRefusals: readOnly,
-      onTrouble: (message) => this.rules.record.needsAttention(`${what}: ${message}`),
+      onTrouble: (message) =>
+        this.rules.record.needsAttention(reason('provider_call_failing', message, { subject: what })),
       // An outage of days must not outgrow the history. Not from inside an Update (continue-as-new
       // waits for handlers to finish): the process resumes from its state and resends after a look.
       between: () => (this.decisions.running === 0 ? this.continueAsNewIfDue() : Promise.resolve()),
     });
-    if (this.state.attention?.reason.startsWith(`${what}:`)) this.rules.record.clearAttention();
+    if (this.rules.record.attentionFor('provider_call_failing', what)) this.rules.record.clearAttention();
     return answer;
   }
 

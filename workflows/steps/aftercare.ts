@@ -19,6 +19,8 @@ import {
 import { refundUpdate } from '../../common/messages';
 import { checkArgument, refundRequest } from '../../common/message-schemas';
 import { jsonBoundsProblem, REFUND_EXTRA_INFO_BOUNDS } from '../../common/json-bounds';
+import { refundRefusal } from '../../common/legacy-reasons';
+import { reason, reasonText } from '../../common/reasons';
 import type { RefundRecord } from '../../common/session-input';
 import { refundRecordOf, stepName } from '../../common/steps';
 import { provider } from '../calls';
@@ -58,7 +60,8 @@ function updateRefund(session: Session, reference: string, change: Partial<Refun
   const r = session.state.refunds.find((x) => x.reference === reference);
   if (!r) return;
   Object.assign(r, change);
-  const detail = `${reference}${r.refundId ? ` ${r.refundId}` : ''}${r.reason ? `: ${r.reason}` : ''}`;
+  const why = r.reason ? `: ${reasonText(r.reason)}` : '';
+  const detail = `${reference}${r.refundId ? ` ${r.refundId}` : ''}${why}`;
   session.record.log('call', `refund_${r.status}`, detail);
 }
 
@@ -163,7 +166,7 @@ async function carryOutRefund(session: Session, refund: RefundRecord): Promise<v
       delete refund.extraInfo;
       updateRefund(session, refund.reference, {
         status: 'failed',
-        reason: f.message,
+        reason: refundRefusal(f.message),
         refusal: f.details as ProviderRefusal,
         finishedAt: iso(Date.now()),
       });
@@ -177,7 +180,11 @@ async function carryOutRefund(session: Session, refund: RefundRecord): Promise<v
   const done = () => ['completed', 'repaid'].includes(record()?.transaction_status ?? '');
   if (!(await session.runtime.until(done, Date.now() + session.state.settings.deadlines.sessionMs))) {
     session.record.needsAttention(
-      `refund ${refund.reference}: still ${record()?.transaction_status ?? 'unknown'} at the provider; following it`,
+      reason(
+        'refund_pending',
+        `still ${record()?.transaction_status ?? 'unknown'} at the provider; following it`,
+        { subject: refund.reference },
+      ),
     );
     await session.runtime.until(done);
   }
@@ -186,8 +193,7 @@ async function carryOutRefund(session: Session, refund: RefundRecord): Promise<v
     refundId: record()!.id,
     finishedAt: iso(Date.now()),
   });
-  if (session.view().attention?.reason.startsWith(`refund ${refund.reference}:`))
-    session.record.clearAttention();
+  if (session.record.attentionFor('refund_pending', refund.reference)) session.record.clearAttention();
 }
 
 /**

@@ -20,6 +20,7 @@ import {
   finalizeRequest,
   sessionCancelRequest,
 } from '../../common/message-schemas';
+import { reason, type EndReason } from '../../common/reasons';
 import { stepName } from '../../common/steps';
 import { provider } from '../calls';
 import type { Session } from '../session';
@@ -85,16 +86,16 @@ export function cancelable(session: Session): boolean {
  * paysaga's own cancel (a deadline, an amount that is not what was asked): the reason is the cause of
  * the end once the provider confirms. Refused (the provider moved on meanwhile): the state decides.
  */
-export async function cancelOwn(session: Session, reason: string): Promise<void> {
+export async function cancelOwn(session: Session, cause: EndReason): Promise<void> {
   if (!cancelable(session)) return;
-  const set = session.rules.noteCause(reason);
+  const set = session.rules.noteCause(cause);
   // Marked as a decision in progress, so that a partner's decision arriving meanwhile is refused.
   session.decisions.begin('cancel');
   try {
     await carryOut(session, 'cancel');
   } catch (err) {
     if (failureOf(err)?.type !== FAILURE_TYPES.providerRefused) throw err;
-    if (set) session.rules.withdrawCause(reason);
+    if (set) session.rules.withdrawCause(cause);
   } finally {
     session.decisions.end();
   }
@@ -132,9 +133,9 @@ export function acceptDecisions(session: Session, accepted: readonly Decision[])
   if (accepted.includes('cancel'))
     wf.setHandler(
       cancelUpdate,
-      ({ reason }) =>
+      ({ reason: words }) =>
         decide('cancel', async () => {
-          const why = reason ? `canceled_by_partner: ${reason}` : 'canceled_by_partner';
+          const why = reason('canceled_by_partner', words);
           const set = session.rules.noteCause(why);
           try {
             await carryOut(session, 'cancel');
@@ -237,19 +238,26 @@ async function partnerDecision(
     await session.decisions.finished();
     if (moved()) return;
     if (Date.now() >= deadline) {
-      await cancelOwn(session, `decision_deadline: no ${what} decision in time`);
+      await cancelOwn(session, reason('decision_deadline', `no ${what} decision in time`));
       return;
     }
   }
 }
 
 /** An automatic decision the provider refuses: release what can be released, the state decides the rest. */
-async function automatic(session: Session, decision: Decision, amount?: number): Promise<void> {
+/** Why paysaga canceled after the provider refused its automatic decision. */
+const REFUSED = { approve: 'approve_refused', finalize: 'finalize_refused' } as const;
+
+async function automatic(
+  session: Session,
+  decision: keyof typeof REFUSED,
+  amount?: number,
+): Promise<void> {
   try {
     await carryOut(session, decision, amount);
   } catch (err) {
     if (failureOf(err)?.type !== FAILURE_TYPES.providerRefused) throw err;
-    await cancelOwn(session, `${decision}_refused: ${failureOf(err)?.message}`);
+    await cancelOwn(session, reason(REFUSED[decision], failureOf(err)?.message));
   }
 }
 
@@ -269,7 +277,7 @@ export async function approval(session: Session, deadline: number): Promise<void
   if (session.state.providerPhase !== 'awaiting_approval' || session.isFinal()) return;
   const mismatch = session.rules.amountProblem();
   const policy = session.state.settings.approval;
-  if (mismatch) await cancelOwn(session, `amount_mismatch: ${mismatch}`);
+  if (mismatch) await cancelOwn(session, reason('amount_mismatch', mismatch));
   else if (policy.mode === 'auto') await automatic(session, 'approve');
   else
     await partnerDecision(
@@ -296,7 +304,7 @@ export async function finalization(session: Session, deadline: number): Promise<
   if (session.state.providerPhase !== 'awaiting_finalization' || session.isFinal()) return;
   const mismatch = session.rules.amountProblem();
   const policy = session.state.settings.finalization;
-  if (mismatch) await cancelOwn(session, `amount_mismatch: ${mismatch}`);
+  if (mismatch) await cancelOwn(session, reason('amount_mismatch', mismatch));
   else if (policy.mode === 'auto') await automatic(session, 'finalize');
   else if (policy.mode === 'auto_partial') await automatic(session, 'finalize', policy.amount);
   else

@@ -5,6 +5,7 @@
  * before its session does).
  */
 import type { Session } from '../session';
+import { reason } from '../../common/reasons';
 import { operationOf } from '../../common/snapshot';
 import { cancelable, cancelOwn } from './decisions';
 
@@ -15,10 +16,15 @@ export async function outcome(
 ): Promise<void> {
   if (await session.runtime.until(ended, deadline)) return;
   if (cancelable(session))
-    await cancelOwn(session, 'session_deadline: canceled when the session deadline passed');
-  if (!ended())
+    await cancelOwn(session, reason('session_deadline', 'canceled when the session deadline passed'));
+  if (!ended()) {
+    const status = operationOf(session.state.snapshot)?.transaction_status ?? 'not started';
     session.record.needsAttention(
-      `session_deadline: the provider's operation is still ${operationOf(session.state.snapshot)?.transaction_status ?? 'not started'}; following it until it ends`,
+      reason(
+        'session_deadline',
+        `the provider's operation is still ${status}; following it until it ends`,
+      ),
     );
+  }
   await session.runtime.until(ended);
 }

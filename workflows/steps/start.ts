@@ -7,6 +7,7 @@ import * as wf from '@temporalio/workflow';
 import { refusalOf, refusedField, stateConflict, type ProviderRefusal } from '../../common/failures';
 import { claimStartUpdate, reportStartUpdate } from '../../common/messages';
 import { checkArgument, startReport } from '../../common/message-schemas';
+import { reason, refusalReason } from '../../common/reasons';
 import type { StartSpec } from '../../common/session-input';
 import { stepName } from '../../common/steps';
 import { provider } from '../calls';
@@ -60,7 +61,7 @@ export async function startOperation(session: Session, start: StartSpec): Promis
         return true;
       } catch (err) {
         const refusal = refusalOf(err);
-        session.rules.settle('failed', `start_failed: ${refusal.errorCode}: ${refusal.description}`);
+        session.rules.settle('failed', refusalReason('start_failed', refusal));
         return false;
       }
     case 'starter':
@@ -145,8 +146,8 @@ async function waitForStarter(session: Session): Promise<boolean> {
   }
   if (operationOf(session.state.snapshot)) return true;
   const refused = session.state.startRefusal;
-  if (refused) session.rules.settle('failed', `start_failed: ${refused.errorCode}: ${refused.description}`);
-  else session.rules.settle('canceled', 'not_started: card data was never submitted');
+  if (refused) session.rules.settle('failed', refusalReason('start_failed', refused));
+  else session.rules.settle('canceled', reason('not_started', 'card data was never submitted'));
   return false;
 }
 
@@ -177,20 +178,17 @@ async function widgetStart(
       const taken =
         refusal.errorCode === 'invalid_request' && refusedField(refusal.description).rule === 'not_unique';
       if (!taken) {
-        session.rules.settle('failed', `public_token_refused: ${refusal.errorCode}: ${refusal.description}`);
+        session.rules.settle('failed', refusalReason('public_token_refused', refusal));
         return false;
       }
-      session.rules.noteCause(
-        'payment_form_token_lost: the provider made a token whose answer never arrived',
-      );
-      session.record.needsAttention(
-        'payment_form_token_lost: the provider made a token whose answer never arrived; no payer can use it',
-      );
+      const lost = 'the provider made a token whose answer never arrived';
+      session.rules.noteCause(reason('payment_form_token_lost', lost));
+      session.record.needsAttention(reason('payment_form_token_lost', `${lost}; no payer can use it`));
     }
   }
   const deadline = Date.now() + session.state.settings.deadlines.payerActionMs;
   if (await session.runtime.until(() => !!operationOf(session.state.snapshot), deadline)) return true;
-  session.rules.noteCause('payer_did_not_use_the_payment_form');
+  session.rules.noteCause(reason('payer_did_not_use_the_payment_form'));
   session.rules.settle('canceled');
   return false;
 }

@@ -53,7 +53,7 @@ it('no approval within the deadline: canceled at the provider, with the reason',
   const state = await kind.result(handle);
   expect(state.final).toMatchObject({
     phase: 'canceled',
-    reason: 'decision_deadline: no approve decision in time',
+    reason: { code: 'decision_deadline', detail: 'no approve decision in time' },
   });
   const [cancel] = provider.calls.filter((c) => c.name === 'cancel');
   expect(cancel!.atMs - t0).toBeGreaterThanOrEqual(30 * MINUTE);

@@ -38,7 +38,9 @@ it('a success without a token: succeeded (the provider says so), and needs atten
 
   const state = await kind.result(handle);
   expect(state.final?.phase).toBe('succeeded');
-  expect(state.attention?.reason).toBe(
-    'binding_without_token: the provider reported success without a recurring token',
-  );
+  expect(state.attention).toEqual({
+    code: 'binding_without_token',
+    detail: 'the provider reported success without a recurring token',
+    since: expect.any(String),
+  });
 });

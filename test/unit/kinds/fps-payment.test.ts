@@ -42,7 +42,10 @@ it('an expired QR is replaced once (qrRenewals: 1); the second expiry ends it, f
   provider.at(id, (await kind.env.currentTimeMs()) + 5 * MINUTE, (s) => failed(s, 'qr_expired'));
 
   const state = await kind.result(handle);
-  expect(state.final).toMatchObject({ phase: 'failed', reason: 'qr_expired' });
+  expect(state.final).toMatchObject({
+    phase: 'failed',
+    reason: { code: 'provider_error', providerCode: 'qr_expired' },
+  });
   expect(state.renewals).toBe(1);
   expect(state.snapshot?.payments).toHaveLength(2);
   expect(provider.count('startCheckout')).toBe(2);

@@ -29,6 +29,6 @@ it('not registered: canceled, with the reason the spec gives', async () => {
   const state = await kind.result(handle);
   expect(state.final).toMatchObject({
     phase: 'canceled',
-    reason: 'recipient_not_registered: the phone number is not registered in FPS',
+    reason: { code: 'recipient_not_registered', detail: 'the phone number is not registered in FPS' },
   });
 });

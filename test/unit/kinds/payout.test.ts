@@ -55,7 +55,7 @@ it('nobody decides within the deadline: canceled at the provider, with the reaso
   const state = await kind.result(handle);
   expect(state.final).toMatchObject({
     phase: 'canceled',
-    reason: 'decision_deadline: no approve decision in time',
+    reason: { code: 'decision_deadline', detail: 'no approve decision in time' },
   });
   expect(provider.calls.find((c) => c.name === 'cancel')!.atMs - t0).toBeGreaterThanOrEqual(20 * MINUTE);
 });

@@ -350,7 +350,7 @@ describe('error classes', () => {
           .startCheckout({ session_id: 'ps_1' }, { idempotencyKey: 'ps_1:start' })
           .catch((e: unknown) => e);
         expect(err).toBeInstanceOf(ProviderOutcomeUnknownError);
-        expect((err as Error).message).toMatch(/outcome unknown/);
+        expect((err as ProviderOutcomeUnknownError).endpoint).toBe('transaction/start/checkout');
         expect(server.requests).toHaveLength(1);
       },
     );

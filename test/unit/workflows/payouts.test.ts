@@ -12,6 +12,7 @@ import {
   payoutsReason,
   payoutStatus,
 } from '../../../common/payouts';
+import { reason } from '../../../common/reasons';
 import { phaseOf } from '../../../common/snapshot';
 import type { SessionInfo } from '../../../provider/schemas';
 import type { PayoutOrder } from '../../../common/session-input';
@@ -82,7 +83,11 @@ describe('several payouts in one session', () => {
       payout('po_2', 'unsuccessful', 200, 'payout_declined'),
     ]);
     expect(payoutsPhase(none, two, phaseOf)).toBe('failed');
-    expect(payoutsReason(none, two)).toBe('payouts_unsuccessful: a: canceled_by_partner; b: payout_declined');
+    // Each payout's own reason is in its view; the session's says them all in words.
+    expect(payoutsReason(none, two)).toEqual({
+      code: 'payouts_unsuccessful',
+      detail: 'a: provider_error (canceled_by_partner); b: provider_error (payout_declined)',
+    });
     const canceled = snap('canceled', [
       payout('po_1', 'unsuccessful', 100, 'canceled_by_partner'),
       payout('po_2', 'unsuccessful', 200, 'canceled_by_partner'),
@@ -99,13 +104,18 @@ describe('several payouts in one session', () => {
       },
     });
     expect(payoutStatus(refused, undefined)).toBe('failed');
-    expect(payoutReason(refused, undefined)).toBe('start_failed: invalid_request: payout_info.invalid');
-    const own = order('a', 100, {
-      payoutId: 'po_1',
-      reason: 'decision_deadline: no approve decision in time',
+    expect(payoutReason(refused, undefined)).toEqual({
+      code: 'start_failed',
+      providerCode: 'invalid_request',
+      detail: 'payout_info.invalid',
     });
+    const deadline = reason('decision_deadline', 'no approve decision in time');
+    const own = order('a', 100, { payoutId: 'po_1', reason: deadline });
     const s = snap('canceled', [payout('po_1', 'unsuccessful', 100, 'canceled_by_partner')]);
-    expect(payoutReason(own, s)).toBe('decision_deadline: no approve decision in time');
+    expect(payoutReason(own, s)).toEqual(deadline);
+    // Without a reason of paysaga's own, the provider's error code is the reason.
+    const theirs = order('b', 100, { payoutId: 'po_1' });
+    expect(payoutReason(theirs, s)).toEqual({ code: 'provider_error', providerCode: 'canceled_by_partner' });
   });
 
   it('checks each payout against its own amount', () => {

@@ -3,6 +3,7 @@
  * effects. Each phase rule: forward only, final once final, drift after the result, the reason of an end,
  * the amount check, attention, money back and payouts announced once, events numbered in order.
  */
+import { reason } from '../../../common/reasons';
 import { DEFAULT_SETTINGS } from '../../../common/settings';
 import { newSessionState, type PayoutOrder, type SessionState } from '../../../common/session-input';
 import type { SessionInfo } from '../../../provider/schemas';
@@ -78,35 +79,43 @@ describe('the session reducer', () => {
     const failed = { transaction_status: 'unsuccessful', error: { error_code: 'insufficient_funds' } };
     const plain = setup();
     plain.rules.apply(plain.snap('completed', failed), 'poll');
-    expect(plain.st.final).toMatchObject({ phase: 'failed', reason: 'insufficient_funds' });
+    expect(plain.st.final).toEqual({
+      phase: 'failed',
+      at: expect.any(String),
+      reason: { code: 'provider_error', providerCode: 'insufficient_funds' },
+    });
 
-    const explained = setup({}, { explain: (code) => `declined (${code})` });
+    const explained = setup({}, { explain: (code) => reason('identity_check_failed', `code ${code}`) });
     explained.rules.apply(explained.snap('completed', failed), 'poll');
-    expect(explained.st.final?.reason).toBe('declined (insufficient_funds)');
+    expect(explained.st.final?.reason).toEqual({
+      code: 'identity_check_failed',
+      detail: 'code insufficient_funds',
+    });
 
     const caused = setup();
-    expect(caused.rules.noteCause('deadline: approval not given in time')).toBe(true);
-    expect(caused.rules.noteCause('another cause')).toBe(false);
+    const deadline = reason('decision_deadline', 'no approve decision in time');
+    expect(caused.rules.noteCause(deadline)).toBe(true);
+    expect(caused.rules.noteCause(reason('session_deadline'))).toBe(false);
     caused.rules.apply(
       caused.snap('completed', { ...failed, error: { error_code: 'canceled_by_partner' } }),
       'poll',
     );
-    expect(caused.st.final).toMatchObject({
-      phase: 'canceled',
-      reason: 'deadline: approval not given in time',
-    });
+    expect(caused.st.final).toMatchObject({ phase: 'canceled', reason: deadline });
     expect(caused.events()).toEqual(['session.canceled']);
   });
 
   it('forget takes back a cause whose action did not happen; nothing changes a final session', () => {
     const { st, rules, snap, events } = setup();
-    rules.noteCause('approval: refused');
-    rules.withdrawCause('approval: refused');
+    rules.noteCause(reason('approve_refused', 'refused'));
+    // Another cause is not this one: it stays.
+    rules.withdrawCause(reason('approve_refused', 'another refusal'));
+    expect(st.reason).toEqual({ code: 'approve_refused', detail: 'refused' });
+    rules.withdrawCause(reason('approve_refused', 'refused'));
     expect(st.reason).toBeUndefined();
     rules.apply(snap('completed', { transaction_status: 'successful' }), 'poll');
     const final = st.final;
-    expect(rules.noteCause('too late')).toBe(false);
-    rules.settle('failed', 'deadline: too late');
+    expect(rules.noteCause(reason('session_deadline'))).toBe(false);
+    rules.settle('failed', reason('session_deadline', 'too late'));
     expect(st.final).toBe(final);
     expect(st.final?.reason).toBeUndefined();
     expect(events()).toEqual(['session.succeeded']);
@@ -126,7 +135,11 @@ describe('the session reducer', () => {
     rules.apply(drifted, 'webhook');
     expect(st.final?.phase).toBe('succeeded');
     expect(rules.record.phase).toBe('succeeded');
-    expect(st.attention?.reason).toBe('drift: the provider now shows failed, the session ended succeeded');
+    expect(st.attention).toEqual({
+      code: 'drift',
+      detail: 'the provider now shows failed, the session ended succeeded',
+      since: expect.any(String),
+    });
     expect(events()).toEqual(['session.succeeded', 'session.needs_attention', 'session.drift_detected']);
   });
 
@@ -137,18 +150,23 @@ describe('the session reducer', () => {
       sum_info: { sum: 999, currency_code: 'RUB' },
     });
     rules.apply(snap('active', wrong('ongoing')), 'poll');
-    expect(st.attention?.reason).toBe('amount_mismatch: amount 999 differs from 1000');
+    const mismatch = { code: 'amount_mismatch', detail: 'amount 999 differs from 1000' };
+    expect(st.attention).toEqual({ ...mismatch, since: expect.any(String) });
+    expect(st.reason).toEqual(mismatch);
     expect(rules.record.phase).toBe('needs_attention');
     rules.apply(snap('completed', wrong('successful')), 'poll');
     expect(st.final?.phase).toBe('succeeded');
-    expect(st.attention?.reason).toMatch(/^amount_mismatch/);
+    expect(st.attention).toMatchObject(mismatch);
     expect(rules.mismatchOf(st.snapshot)).toBe('amount 999 differs from 1000');
   });
 
   it('attention: needs_attention before the result with its search attribute, cleared by the result', () => {
     const { st, rules, snap, events, searched, effects } = setup();
-    rules.record.needsAttention('transaction/state: the provider is unavailable');
-    rules.record.needsAttention('transaction/state: the provider is unavailable');
+    const unavailable = reason('provider_call_failing', 'the provider is unavailable', {
+      subject: 'transaction/state',
+    });
+    rules.record.needsAttention(unavailable);
+    rules.record.needsAttention({ ...unavailable });
     expect(rules.record.phase).toBe('needs_attention');
     expect(effects.filter((e) => e.kind === 'attention')).toHaveLength(1);
     rules.apply(snap('completed', { transaction_status: 'successful' }), 'poll');
@@ -208,7 +226,10 @@ describe('the session reducer', () => {
     expect(st.providerPhase).toBe('awaiting_payer');
     renewable = false;
     rules.reread();
-    expect(st.final).toMatchObject({ phase: 'failed', reason: 'qr_expired' });
+    expect(st.final).toMatchObject({
+      phase: 'failed',
+      reason: { code: 'provider_error', providerCode: 'qr_expired' },
+    });
   });
 
   it('several payouts: each announced once as it ends, naming it; the session ends with the last', () => {
