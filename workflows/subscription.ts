@@ -43,13 +43,7 @@ import {
   subscriptionChange,
 } from '../common/message-schemas';
 import { readEndReason, upgradeSubscriptionReasons } from '../common/legacy-reasons';
-import {
-  reason,
-  reasonText,
-  sameReason,
-  type AttentionReason,
-  type EndReason,
-} from '../common/reasons';
+import { reason, reasonText, sameReason, type AttentionReason, type EndReason } from '../common/reasons';
 import { AmountMinor, CreatedAt, NeedsAttention, PaymentStatus } from '../common/search-attributes';
 import { referenceWorkflowId, type ReferenceInput } from '../common/session-input';
 import { type SubscriptionInput, type SubscriptionState } from '../common/subscription-input';

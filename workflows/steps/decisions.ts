@@ -248,11 +248,7 @@ async function partnerDecision(
 /** Why paysaga canceled after the provider refused its automatic decision. */
 const REFUSED = { approve: 'approve_refused', finalize: 'finalize_refused' } as const;
 
-async function automatic(
-  session: Session,
-  decision: keyof typeof REFUSED,
-  amount?: number,
-): Promise<void> {
+async function automatic(session: Session, decision: keyof typeof REFUSED, amount?: number): Promise<void> {
   try {
     await carryOut(session, decision, amount);
   } catch (err) {

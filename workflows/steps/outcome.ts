@@ -20,10 +20,7 @@ export async function outcome(
   if (!ended()) {
     const status = operationOf(session.state.snapshot)?.transaction_status ?? 'not started';
     session.record.needsAttention(
-      reason(
-        'session_deadline',
-        `the provider's operation is still ${status}; following it until it ends`,
-      ),
+      reason('session_deadline', `the provider's operation is still ${status}; following it until it ends`),
     );
   }
   await session.runtime.until(ended);
