@@ -79,7 +79,7 @@ describe.each([true, false])('FPS payment (webhooks %s)', (webhooks) => {
     expect(started.phase).toBe('awaiting_payer');
     const result = await expiring.finished(started.sessionId);
     expect(result.phase).toBe('failed');
-    expect(result.reason).toBe('qr_expired');
+    expect(result.reason).toEqual({ code: 'provider_error', providerCode: 'qr_expired' });
     expect(result.operations).toHaveLength(1);
     expect(result.operations[0]).toMatchObject({ status: 'unsuccessful', error: 'qr_expired' });
     expect(result.events.some((e) => e.type === 'renew_payment')).toBe(false);
@@ -123,7 +123,7 @@ describe.each([true, false])('FPS payment (webhooks %s)', (webhooks) => {
     const started = await start('renew-out', 800, 1, undefined, fx.shortQr);
     const result = await expiring.finished(started.sessionId);
     expect(result.phase).toBe('failed');
-    expect(result.reason).toBe('qr_expired');
+    expect(result.reason).toEqual({ code: 'provider_error', providerCode: 'qr_expired' });
     expect(result.operations.map((o) => o.error)).toEqual(['qr_expired', 'qr_expired']);
     expect(result.events.filter((e) => e.type === 'renew_payment')).toHaveLength(1);
     expect(await expiring.moves(started.sessionId)).toEqual([]);

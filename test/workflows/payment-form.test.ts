@@ -147,7 +147,7 @@ describe.each([true, false])('payment form (webhooks %s)', (webhooks) => {
     });
     const result = await finished(started.sessionId);
     expect(result.phase).toBe('canceled');
-    expect(result.reason).toBe('payer_did_not_use_the_payment_form');
+    expect(result.reason).toEqual({ code: 'payer_did_not_use_the_payment_form' });
     expect(result.operations).toEqual([]);
     expect(await moves(started.sessionId)).toEqual([]);
   });

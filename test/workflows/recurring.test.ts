@@ -106,7 +106,7 @@ describe.each([true, false])('recurring payments (webhooks %s)', (webhooks) => {
     await stack.payments.sessions.notifyPayerReturned(started.sessionId);
     const result = await finished(started.sessionId);
     expect(result.phase).toBe('failed');
-    expect(result.reason).toBe('three_ds_failed');
+    expect(result.reason).toEqual({ code: 'provider_error', providerCode: 'three_ds_failed' });
     expect(await moves(started.sessionId)).toEqual([]);
   });
 
@@ -119,7 +119,7 @@ describe.each([true, false])('recurring payments (webhooks %s)', (webhooks) => {
     });
     const result = await finished(started.sessionId);
     expect(result.phase).toBe('failed');
-    expect(result.reason).toBe('insufficient_funds');
+    expect(result.reason).toEqual({ code: 'provider_error', providerCode: 'insufficient_funds' });
     expect(await moves(started.sessionId)).toEqual([
       ['hold', 800],
       ['release', 800],
@@ -138,7 +138,7 @@ describe.each([true, false])('recurring payments (webhooks %s)', (webhooks) => {
     });
     const result = await finished(started.sessionId);
     expect(result.phase).toBe('failed');
-    expect(result.reason).toBe('recurring_token_inactive');
+    expect(result.reason).toEqual({ code: 'provider_error', providerCode: 'recurring_token_inactive' });
     expect(result.operations[0]).toMatchObject({ status: 'unsuccessful', error: 'recurring_token_inactive' });
     expect(await moves(started.sessionId)).toEqual([]);
   });

@@ -226,7 +226,7 @@ describe('finding 4: exhausted retries never end a session while money can move'
         expect(result).toMatchObject({
           phase: 'canceled',
           final: true,
-          reason: 'decision_deadline: no finalize decision in time',
+          reason: { code: 'decision_deadline', detail: 'no finalize decision in time' },
         });
         expect(result.attention).toBeUndefined();
         expect(result.totals).toMatchObject({ held: 0, captured: 0 });
