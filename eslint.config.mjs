@@ -55,7 +55,15 @@ const NODE_ONLY_PACKAGES = [
 const NO_BUILTINS = 'workflow code runs in a deterministic sandbox: no Node built-ins';
 
 export default defineConfig(
-  globalIgnores(['dist/', '.tools/', 'node_modules/', 'coverage/', 'test-results/', '.data/']),
+  globalIgnores([
+    'dist/',
+    'packages/*/dist/',
+    '.tools/',
+    'node_modules/',
+    'coverage/',
+    'test-results/',
+    '.data/',
+  ]),
   js.configs.recommended,
   tseslint.configs.recommended,
   {

@@ -10,7 +10,7 @@ import type {
 import { z } from 'zod';
 import { InputValidationError } from '../client/errors';
 import { reference as referenceSchema } from '../client/inputs';
-import type { Route } from '../client/http/endpoints';
+import { endpoints, type Route } from '../client/http/endpoints';
 import type { Started } from '../client/reads';
 import type { SessionView } from '../common/views';
 
@@ -136,9 +136,13 @@ export function v1Url(route: { path: string }): string {
   return route.path.replace(/^\/v1(?=\/)/, '').replace(/\{(\w+)\}/g, ':$1');
 }
 
+/** Each route of the table by its name there (`createCheckout`): the operationId clients are generated with. */
+const ROUTE_NAMES = new Map<unknown, string>(Object.entries(endpoints).map(([name, r]) => [r, name]));
+
 /**
  * Registers a partner route from the route table the HTTP client sends by (client/http/endpoints.ts):
- * the method and path are the table's, so the API and its client cannot drift apart.
+ * the method and path are the table's, so the API and its client cannot drift apart, and the table's
+ * name is the operation's id in the OpenAPI document (a generated client calls it `create_checkout`).
  */
 export function tableRoute<P, B, O>(
   app: FastifyInstance,
@@ -146,8 +150,11 @@ export function tableRoute<P, B, O>(
   opts: RouteShorthandOptions,
   handler: RouteHandlerMethod,
 ): void {
+  const operationId = ROUTE_NAMES.get(route);
+  if (!operationId) throw new Error(`${route.method} ${route.path} is not in the route table`);
   app.route({
     ...opts,
+    schema: { ...opts.schema, operationId },
     method: route.method,
     url: v1Url(route),
     handler,

@@ -150,15 +150,20 @@ const fpsPayerRule = {
     path: ['customer', 'user_id'],
     message: 'customer.user_id or participant.payer_info.ipv4_address is required for FPS',
   },
+  // Said as "without a user id, the payer's IP address is required" (if/then), not as a choice of two
+  // partial shapes (anyOf): generators made a model of each part (openapi-python-client named two
+  // `...Type1Participant` and dropped both), where there is one request.
   meta: {
-    anyOf: [
-      { required: ['customer'], properties: { customer: { required: ['user_id'] } } },
+    allOf: [
       {
-        required: ['participant'],
-        properties: {
-          participant: {
-            required: ['payer_info'],
-            properties: { payer_info: { required: ['ipv4_address'] } },
+        if: { not: { required: ['customer'], properties: { customer: { required: ['user_id'] } } } },
+        then: {
+          required: ['participant'],
+          properties: {
+            participant: {
+              required: ['payer_info'],
+              properties: { payer_info: { required: ['ipv4_address'] } },
+            },
           },
         },
       },

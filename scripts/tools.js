@@ -4,6 +4,7 @@
  * Plain Node (no dependencies): it runs before `npm ci` has finished in some set-ups.
  */
 const fs = require('node:fs');
+const path = require('node:path');
 const { spawnSync } = require('node:child_process');
 
 function executableFile(candidate) {
@@ -44,4 +45,33 @@ function pipInstallTarget(requirement, dir, o = {}) {
   };
 }
 
-module.exports = { executableFile, pipInstallTarget };
+/**
+ * A pinned PyPI tool with its dependencies in `dir` (`pip install --target`), installed once: into a
+ * staging folder renamed into place, so a concurrent run never sees half an install. A marker file says
+ * which pin is there; `present` names a path inside `dir` that must exist too.
+ */
+function installPinnedTool(requirement, dir, present) {
+  const marker = path.join(dir, '.paysaga-installed.json');
+  try {
+    const pinned = JSON.parse(fs.readFileSync(marker, 'utf8')).pin === requirement;
+    if (pinned && fs.existsSync(path.join(dir, present))) return;
+  } catch {
+    // not installed yet
+  }
+  const staging = `${dir}.tmp-${process.pid}`;
+  fs.rmSync(staging, { recursive: true, force: true });
+  console.log(`installing ${requirement} into ${path.relative(process.cwd(), dir) || dir} ...`);
+  const res = pipInstallTarget(requirement, staging, { deps: true, inherit: true });
+  if (!res.ok) {
+    fs.rmSync(staging, { recursive: true, force: true });
+    throw new Error(res.why);
+  }
+  fs.writeFileSync(
+    path.join(staging, '.paysaga-installed.json'),
+    `${JSON.stringify({ pin: requirement })}\n`,
+  );
+  fs.rmSync(dir, { recursive: true, force: true });
+  fs.renameSync(staging, dir);
+}
+
+module.exports = { executableFile, pipInstallTarget, installPinnedTool };

@@ -18,15 +18,14 @@
 'use strict';
 
 const fs = require('node:fs');
-const os = require('node:os');
 const path = require('node:path');
 const { spawn } = require('node:child_process');
-const { pipInstallTarget } = require('../tools');
+const { installPinnedTool } = require('../tools');
+const { startDevStack } = require('../dev-stack');
 
 const SCHEMATHESIS_VERSION = '4.32.5';
 const ROOT = path.resolve(__dirname, '../..');
 const INSTALL_DIR = path.join(ROOT, '.tools', 'schemathesis');
-const MARKER_FILE = '.paysaga-installed.json';
 const REPORT_DIR = path.join(ROOT, 'test-results', 'schemathesis');
 const PUBLIC_PATHS = '^/(webhooks|return)/';
 
@@ -52,90 +51,18 @@ function args(argv) {
 
 const python = () => process.env.PYTHON || 'python3';
 
-function installed() {
-  try {
-    const marker = JSON.parse(fs.readFileSync(path.join(INSTALL_DIR, MARKER_FILE), 'utf8'));
-    return marker.pin === SCHEMATHESIS_VERSION && fs.existsSync(path.join(INSTALL_DIR, 'schemathesis'));
-  } catch {
-    return false;
-  }
-}
+/** schemathesis, pinned, in .tools/schemathesis (installed the first time). */
+const install = () => installPinnedTool(`schemathesis==${SCHEMATHESIS_VERSION}`, INSTALL_DIR, 'schemathesis');
 
-/** Into a staging folder renamed into place, so a concurrent run never sees half an install. */
-function install() {
-  if (installed()) return;
-  const staging = `${INSTALL_DIR}.tmp-${process.pid}`;
-  fs.rmSync(staging, { recursive: true, force: true });
-  console.log(`schemathesis: installing schemathesis==${SCHEMATHESIS_VERSION} into .tools/schemathesis ...`);
-  const res = pipInstallTarget(`schemathesis==${SCHEMATHESIS_VERSION}`, staging, {
-    deps: true,
-    inherit: true,
+/** `paysaga dev` on a fresh folder (scripts/dev-stack.js). */
+function startStack() {
+  // Schemathesis sends thousands of requests without a token or with a wrong one, all from one
+  // address: the cut-off after 20 refusals a minute (PAYSAGA_AUTH_MAX_FAILURES) would answer 429.
+  return startDevStack({
+    name: 'schemathesis',
+    logPath: path.join(REPORT_DIR, 'stack.log'),
+    env: { PAYSAGA_AUTH_MAX_FAILURES: '1000000', PAYSAGA_PUBLIC_RATE_LIMIT: '0' },
   });
-  if (!res.ok) {
-    fs.rmSync(staging, { recursive: true, force: true });
-    throw new Error(res.why);
-  }
-  fs.writeFileSync(path.join(staging, MARKER_FILE), `${JSON.stringify({ pin: SCHEMATHESIS_VERSION })}\n`);
-  fs.rmSync(INSTALL_DIR, { recursive: true, force: true });
-  fs.renameSync(staging, INSTALL_DIR);
-}
-
-/** `paysaga dev` on a fresh folder, every port free; resolves once dev.json names its URLs. */
-async function startStack() {
-  const data = fs.mkdtempSync(path.join(os.tmpdir(), 'paysaga-schemathesis-'));
-  const ports = [
-    '--public-port',
-    '--internal-port',
-    '--sandbox-port',
-    '--temporal-port',
-    '--temporal-ui-port',
-  ];
-  const child = spawn(
-    process.execPath,
-    [path.join(ROOT, 'bin', 'paysaga.js'), 'dev', '--data', data, ...ports.flatMap((p) => [p, '0'])],
-    {
-      cwd: ROOT,
-      // Schemathesis sends thousands of requests without a token or with a wrong one, all from one
-      // address: the cut-off after 20 refusals a minute (PAYSAGA_AUTH_MAX_FAILURES) would answer 429.
-      env: {
-        ...process.env,
-        PAYSAGA_LOG_LEVEL: 'warn',
-        PAYSAGA_AUTH_MAX_FAILURES: '1000000',
-        PAYSAGA_PUBLIC_RATE_LIMIT: '0',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  const logPath = path.join(REPORT_DIR, 'stack.log');
-  const log = fs.createWriteStream(logPath);
-  child.stdout.pipe(log);
-  child.stderr.pipe(log);
-  const stateFile = path.join(data, 'dev.json');
-  const deadline = Date.now() + 240_000; // the first start after a change rebuilds dist/
-  while (!fs.existsSync(stateFile)) {
-    if (child.exitCode !== null || Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`paysaga dev did not come up (exit ${child.exitCode}); see ${logPath}`);
-    }
-    await new Promise((r) => setTimeout(r, 500));
-  }
-  const state = JSON.parse(fs.readFileSync(stateFile, 'utf8'));
-  const stop = async () => {
-    if (child.exitCode === null) {
-      child.kill('SIGTERM');
-      await new Promise((resolve) => {
-        const timer = setTimeout(() => (child.kill('SIGKILL'), resolve()), 30_000);
-        child.once('exit', () => (clearTimeout(timer), resolve()));
-      });
-    }
-    fs.rmSync(data, { recursive: true, force: true });
-  };
-  return {
-    internal: state.internalUrl,
-    public: state.publicUrl,
-    token: fs.readFileSync(path.join(data, 'api-token'), 'utf8').trim(),
-    stop,
-  };
 }
 
 function schemathesis(name, schemaUrl, filter, opts, extra) {
