@@ -14,6 +14,7 @@ import {
   verifyPaysagaEvent,
   type PaysagaEvent,
   type Session,
+  type WithResponse,
 } from '@paysaga/client';
 
 const baseUrl = process.env.PAYSAGA_URL;
@@ -54,7 +55,7 @@ const endpoint = await paysaga.eventEndpoints.create({
 secrets = [endpoint.secret];
 
 const reference = `pkg-esm-${Date.now()}`;
-let session: Session = await paysaga.checkouts.create(
+let session: WithResponse<Session> = await paysaga.checkouts.create(
   {
     method: 'card',
     reference,

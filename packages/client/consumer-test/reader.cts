@@ -2,7 +2,8 @@
  * The same package from CommonJS (`require`): a backend on an older module system creates a session,
  * reads it back by id, and gets the same session for the same reference. Prints one JSON line.
  */
-import client = require('@paysaga/client');
+// Compiled to require() (a .cts file): the package's CommonJS entry and declarations are the ones used.
+import * as client from '@paysaga/client';
 
 async function main(): Promise<void> {
   const baseUrl = process.env.PAYSAGA_URL;
@@ -18,7 +19,7 @@ async function main(): Promise<void> {
     card: { card_number: card, card_exp_month: '12', card_exp_year: '30', card_code: '123' },
     customer: { user_id: 'package-test' },
   };
-  const created: client.Session = await paysaga.checkouts.create(input, { waitMs: 0 });
+  const created: client.WithResponse<client.Session> = await paysaga.checkouts.create(input, { waitMs: 0 });
   const again = await paysaga.checkouts.create(input, { waitMs: 0 });
   const read = await paysaga.sessions.get(created.sessionId);
   await paysaga.close();
