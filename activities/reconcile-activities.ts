@@ -61,7 +61,7 @@ export function createReconcileActivities(deps: {
         states.length === pageSize && last
           ? Buffer.from(JSON.stringify([last.createdAt, last.sessionId])).toString('base64')
           : undefined;
-      return { sessionIds: states.map((st) => st.sessionId), ...(next ? { next } : {}) };
+      return { sessionIds: states.map((state) => state.sessionId), ...(next ? { next } : {}) };
     },
 
     async recordReconciliation(record) {

@@ -243,18 +243,18 @@ export async function searchSessions(store: Store, input: unknown): Promise<Sess
   const page = states.slice(0, limit);
   const hasMore = states.length > limit;
   const last = page.at(-1);
-  const sessions = page.map((st): SessionSummary => {
-    const view = sessionViewOf(st);
-    const amount = st.finalizeAmount ?? st.request.money?.amount;
+  const sessions = page.map((state): SessionSummary => {
+    const view = sessionViewOf(state);
+    const amount = state.finalizeAmount ?? state.request.money?.amount;
     return {
-      sessionId: st.sessionId,
-      kind: st.kind,
-      reference: st.reference,
+      sessionId: state.sessionId,
+      kind: state.kind,
+      reference: state.reference,
       phase: view.phase,
       ...(amount !== undefined ? { amount } : {}),
-      ...(st.request.money ? { currency: st.request.money.currency } : {}),
-      createdAt: st.createdAt,
-      needsAttention: st.attention !== undefined,
+      ...(state.request.money ? { currency: state.request.money.currency } : {}),
+      createdAt: state.createdAt,
+      needsAttention: state.attention !== undefined,
     };
   });
   return {

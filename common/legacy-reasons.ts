@@ -13,7 +13,7 @@ const ATTENTION: ReadonlySet<string> = new Set(ATTENTION_CODES);
 /** Codes whose words began with the provider's error code: `start_failed: invalid_request: ...`. */
 const PROVIDER_FIRST: ReadonlySet<string> = new Set(['start_failed', 'public_token_refused']);
 
-/** `head: rest` split at the first `": "` (rest undefined when there is none). */
+/** `head: words` split at the first `": "` (words undefined when there is none). */
 function split(text: string): [string, string | undefined] {
   const at = text.indexOf(': ');
   return at < 0 ? [text, undefined] : [text.slice(0, at), text.slice(at + 2)];
@@ -30,30 +30,30 @@ export function readEndReason(
   if (value === undefined || typeof value !== 'string') return value;
   if (value === 'charge failed') return reason('charge_failed');
   if (value === 'charge canceled') return reason('charge_canceled');
-  const [head, rest] = split(value);
+  const [head, words] = split(value);
   if (!END_CODES.has(head)) return otherwise(value);
   const code = head as EndReason['code'];
-  if (head === 'identity_check_failed') return reason(code, undefined, { providerCode: rest });
-  if (PROVIDER_FIRST.has(head) && rest !== undefined) {
-    const [providerCode, description] = split(rest);
+  if (head === 'identity_check_failed') return reason(code, undefined, { providerCode: words });
+  if (PROVIDER_FIRST.has(head) && words !== undefined) {
+    const [providerCode, description] = split(words);
     return reason(code, description, { providerCode });
   }
-  return reason(code, rest);
+  return reason(code, words);
 }
 
 /** An attention, from a reason or an earlier run's string (`transaction/state: ...`, `refund R1: ...`). */
 export function readAttention(value: AttentionReason | string): AttentionReason {
   if (typeof value !== 'string') return value;
-  const [head, rest] = split(value);
-  if (ATTENTION.has(head)) return reason(head as AttentionReason['code'], rest);
-  const words = head.split(' ');
-  if (words.length === 2 && words[0] === 'refund')
-    return reason('refund_pending', rest, { subject: words[1] });
-  if (words.length === 2 && words[0] === 'charge' && rest === 'the provider session is not open yet')
-    return reason('charge_not_open', rest, { subject: words[1] });
+  const [head, words] = split(value);
+  if (ATTENTION.has(head)) return reason(head as AttentionReason['code'], words);
+  const about = head.split(' ');
+  if (about.length === 2 && about[0] === 'refund')
+    return reason('refund_pending', words, { subject: about[1] });
+  if (about.length === 2 && about[0] === 'charge' && words === 'the provider session is not open yet')
+    return reason('charge_not_open', words, { subject: about[1] });
   // A provider call's name (`transaction/state`), or a charge's session (`charge ps_...`).
-  const subject = words.length === 2 && words[0] === 'charge' ? words[1] : head;
-  return reason('provider_call_failing', rest, { subject });
+  const subject = about.length === 2 && about[0] === 'charge' ? about[1] : head;
+  return reason('provider_call_failing', words, { subject });
 }
 
 /** A provider's bare error code (what a failed session's reason was): the provider's error. */
@@ -81,26 +81,26 @@ export function readAttentionState<T extends { since: string }>(
 }
 
 /** A carried session state with every reason read (a run continued or reopened from an earlier one). */
-export function upgradeSessionReasons(st: SessionState): SessionState {
-  const legacy = st as unknown as LegacyReasons;
-  const final = st.final
-    ? { ...st.final, ...optional('reason', readEndReason(legacy.final?.reason)) }
+export function upgradeSessionReasons(state: SessionState): SessionState {
+  const legacy = state as unknown as LegacyReasons;
+  const final = state.final
+    ? { ...state.final, ...optional('reason', readEndReason(legacy.final?.reason)) }
     : undefined;
   if (final && final.reason === undefined) delete final.reason;
   const upgraded: SessionState = {
-    ...st,
+    ...state,
     ...(final ? { final } : {}),
     ...optional('reason', readEndReason(legacy.reason)),
     ...optional('attention', readAttentionState(legacy.attention)),
-    refunds: st.refunds.map((r) => ({
+    refunds: state.refunds.map((r) => ({
       ...r,
-      ...optional('reason', readEndReason((r as { reason?: string | EndReason }).reason, refundRefusal)),
+      ...optional('reason', readEndReason(legacyOf(r.reason), refundRefusal)),
     })),
-    ...(st.payouts
+    ...(state.payouts
       ? {
-          payouts: st.payouts.map((o) => ({
+          payouts: state.payouts.map((o) => ({
             ...o,
-            ...optional('reason', readEndReason((o as { reason?: string | EndReason }).reason)),
+            ...optional('reason', readEndReason(legacyOf(o.reason))),
           })),
         }
       : {}),

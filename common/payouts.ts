@@ -64,12 +64,12 @@ export function payoutsPhase(
 ): SessionPhase {
   const statuses = orders.map((o) => payoutStatus(o, s));
   if (statuses.includes('awaiting_approval')) return 'awaiting_approval';
-  if (statuses.some((st) => !isFinalPayout(st)))
-    return statuses.every((st) => st === 'queued' || st === 'starting') && !s?.payouts?.length
+  if (statuses.some((state) => !isFinalPayout(state)))
+    return statuses.every((state) => state === 'queued' || state === 'starting') && !s?.payouts?.length
       ? single(s)
       : 'processing';
   if (statuses.includes('succeeded')) return 'succeeded';
-  return statuses.every((st) => st === 'canceled') ? 'canceled' : 'failed';
+  return statuses.every((state) => state === 'canceled') ? 'canceled' : 'failed';
 }
 
 /** Each started payout's amount and currency against what was asked for it (first difference found). */

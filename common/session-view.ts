@@ -10,72 +10,76 @@ import { isFinalPayout, payoutOf, payoutReason, payoutStatus } from './payouts';
 import { readAttentionState, readEndReason, refundRefusal } from './legacy-reasons';
 
 /** The phase a caller sees: final once final; needs_attention while paysaga keeps trying. */
-export function phaseOfState(st: SessionState): SessionPhase {
-  if (st.final) return st.final.phase;
-  return st.attention ? 'needs_attention' : st.providerPhase;
+export function phaseOfState(state: SessionState): SessionPhase {
+  if (state.final) return state.final.phase;
+  return state.attention ? 'needs_attention' : state.providerPhase;
 }
 
-export function sessionViewOf(st: SessionState): SessionView {
-  const phase = phaseOfState(st);
-  const payment = paymentOf(st.snapshot);
-  const userAction = !st.final && st.providerPhase === 'awaiting_payer' ? payment?.user_action : undefined;
+export function sessionViewOf(state: SessionState): SessionView {
+  const phase = phaseOfState(state);
+  const payment = paymentOf(state.snapshot);
+  const userAction =
+    !state.final && state.providerPhase === 'awaiting_payer' ? payment?.user_action : undefined;
   const recurringToken = payment?.recurring_token_info?.token;
-  const finalize = st.finalizeAmount;
-  const { approval, finalization, polling } = st.settings;
+  const finalize = state.finalizeAmount;
+  const { approval, finalization, polling } = state.settings;
   return {
-    sessionId: st.sessionId,
-    kind: st.kind,
-    reference: st.reference,
+    sessionId: state.sessionId,
+    kind: state.kind,
+    reference: state.reference,
     phase,
-    final: st.final !== undefined,
+    final: state.final !== undefined,
     // A run or record from before structured reasons carries strings: read here (common/legacy-reasons.ts).
-    ...(st.reason && phase !== 'succeeded' ? { reason: readEndReason(st.reason)! } : {}),
-    ...(st.attention ? { attention: readAttentionState(st.attention)! } : {}),
+    ...(state.reason && phase !== 'succeeded' ? { reason: readEndReason(state.reason)! } : {}),
+    ...(state.attention ? { attention: readAttentionState(state.attention)! } : {}),
     request: {
-      ...(st.request.money ? { money: st.request.money } : {}),
-      ...(st.request.backUrl ? { backUrl: st.request.backUrl } : {}),
-      ...(st.request.submerchantId ? { submerchantId: st.request.submerchantId } : {}),
-      ...(st.request.projectId ? { projectId: st.request.projectId } : {}),
+      ...(state.request.money ? { money: state.request.money } : {}),
+      ...(state.request.backUrl ? { backUrl: state.request.backUrl } : {}),
+      ...(state.request.submerchantId ? { submerchantId: state.request.submerchantId } : {}),
+      ...(state.request.projectId ? { projectId: state.request.projectId } : {}),
       approval: approval.mode,
       finalization: finalization.mode,
       webhooks: polling.webhooks,
     },
-    ...(st.request.money ? { money: st.request.money } : {}),
-    totals: totalsOf(st.snapshot),
-    operations: operationsOf(st.snapshot).map((o) =>
+    ...(state.request.money ? { money: state.request.money } : {}),
+    totals: totalsOf(state.snapshot),
+    operations: operationsOf(state.snapshot).map((o) =>
       o.kind === 'payment' && finalize !== undefined && o.status === 'successful'
         ? { ...o, captured: finalize }
         : o,
     ),
-    ...(st.kind === 'payout' ? { payouts: payoutViewsOf(st) } : {}),
-    refunds: st.refunds.map(({ knownBefore: _known, refusal: _refusal, extraInfo: _extra, ...r }) => ({
+    ...(state.kind === 'payout' ? { payouts: payoutViewsOf(state) } : {}),
+    refunds: state.refunds.map(({ knownBefore: _known, refusal: _refusal, extraInfo: _extra, ...r }) => ({
       ...r,
       ...(r.reason ? { reason: readEndReason(r.reason, refundRefusal)! } : {}),
     })),
-    ...(st.snapshot ? { providerStatus: st.snapshot.transaction_status, lastSnapshot: st.snapshot } : {}),
+    ...(state.snapshot
+      ? { providerStatus: state.snapshot.transaction_status, lastSnapshot: state.snapshot }
+      : {}),
     ...(userAction ? { userAction } : {}),
-    ...(st.publicToken ? { publicToken: st.publicToken } : {}),
+    ...(state.publicToken ? { publicToken: state.publicToken } : {}),
     ...(recurringToken ? { recurringToken } : {}),
-    events: [...st.events],
-    version: st.version,
-    createdAt: st.createdAt,
-    ...(st.final ? { finalAt: st.final.at } : {}),
+    events: [...state.events],
+    version: state.version,
+    createdAt: state.createdAt,
+    ...(state.final ? { finalAt: state.final.at } : {}),
   };
 }
 
 /** Each payout of a payout session: its own list, or the session's one payout (its reference the session's). */
-function payoutViewsOf(st: SessionState): PayoutView[] {
-  const money = st.request.money;
+function payoutViewsOf(state: SessionState): PayoutView[] {
+  const money = state.request.money;
   const orders: PayoutOrder[] =
-    st.payouts ?? (money ? [{ reference: st.reference, money, addedAt: st.createdAt, first: true }] : []);
+    state.payouts ??
+    (money ? [{ reference: state.reference, money, addedAt: state.createdAt, first: true }] : []);
   return orders.map((o) => {
-    const p = payoutOf(o, st.snapshot);
-    let status = payoutStatus(o, st.snapshot);
-    let reason = payoutReason(o, st.snapshot);
+    const p = payoutOf(o, state.snapshot);
+    let status = payoutStatus(o, state.snapshot);
+    let reason = payoutReason(o, state.snapshot);
     // A session that ended before this payout could start (never started, refused): it ends with it.
-    if (st.final && !isFinalPayout(status)) {
-      status = st.final.phase === 'canceled' ? 'canceled' : 'failed';
-      reason = st.final.reason;
+    if (state.final && !isFinalPayout(status)) {
+      status = state.final.phase === 'canceled' ? 'canceled' : 'failed';
+      reason = state.final.reason;
     }
     return {
       reference: o.reference,

@@ -52,17 +52,17 @@ export class Session {
     // Runs from before DESIGN decision 16 applied signaled events as they came (replayed as they ran).
     const proofRequired = wf.patched('provider-proof');
     // A run carried from one before structured reasons holds strings (common/legacy-reasons.ts).
-    const st = (this.state = input.carried
+    const state = (this.state = input.carried
       ? upgradeSessionReasons(input.carried)
       : newSessionState(input, iso(createdAt())));
     // Webhook verifications take turns (see LocalLane), and so do the writes of runs begun before
     // the recorder scheduled them where the change is made.
     const lane = new LocalLane();
     // Writes the session's record and its events to the store (DESIGN decision 15).
-    const recorder = new SessionRecorder(() => ({ state: st, view: this.view() }), lane);
-    const announcer = new SessionAnnouncer(st.sessionId, recorder, input.notify);
+    const recorder = new SessionRecorder(() => ({ state, view: this.view() }), lane);
+    const announcer = new SessionAnnouncer(state.sessionId, recorder, input.notify);
     const emit = announcer.perform.bind(announcer);
-    this.rules = new SessionReducer(st, { now: () => Date.now(), emit, reading });
+    this.rules = new SessionReducer(state, { now: () => Date.now(), emit, reading });
     this.record = this.rules.record;
     // Created and the starting call's snapshot come first: the kind's file registers the signal handlers
     // right after (steps/messages.ts), which delivers the signals buffered for the first activation (a
@@ -72,11 +72,11 @@ export class Session {
       this.record.announce('session.created');
       if (input.initialSnapshot) this.rules.apply(input.initialSnapshot, 'call', 'initiate');
     }
-    this.inbox = new ProviderInbox(st, this.rules, lane, proofRequired);
+    this.inbox = new ProviderInbox(state, this.rules, lane, proofRequired);
     this.decisions = new Decisions(this.record);
-    this.runtime = new SessionRuntime(input, st, this.rules, this.inbox, recorder, this.decisions);
+    this.runtime = new SessionRuntime(input, state, this.rules, this.inbox, recorder, this.decisions);
     // A later run (a refund or a late event after the workflow closed) follows for another window.
-    if (input.reopened) st.followUntil = Date.now() + st.settings.followMs;
+    if (input.reopened) state.followUntil = Date.now() + state.settings.followMs;
   }
 
   get id(): string {
@@ -99,15 +99,15 @@ export class Session {
 
   /** Long poll (awaitChange): the next change, or progress someone can act on, or the timeout. */
   async awaitChange(wait: AwaitChange): Promise<SessionView> {
-    const st = this.state;
-    const after = wait.afterVersion ?? st.version;
+    const state = this.state;
+    const after = wait.afterVersion ?? state.version;
     const progress = () =>
       this.isFinal() ||
       this.phase === 'needs_attention' ||
       this.rules.waitsForSomeone() ||
-      (st.publicToken !== undefined && !operationOf(st.snapshot));
+      (state.publicToken !== undefined && !operationOf(state.snapshot));
     await wf.condition(
-      () => (wait.until === 'progress' ? progress() : st.version > after),
+      () => (wait.until === 'progress' ? progress() : state.version > after),
       Math.max(1, Math.min(wait.timeoutMs, 60_000)),
     );
     return this.view();

@@ -43,7 +43,7 @@ import {
   subscriptionChange,
 } from '../common/message-schemas';
 import { readEndReason, upgradeSubscriptionReasons } from '../common/legacy-reasons';
-import { reason, reasonText, sameReason, type AttentionReason, type EndReason } from '../common/reasons';
+import { reason, reasonText, type AttentionReason, type EndReason } from '../common/reasons';
 import { AmountMinor, CreatedAt, NeedsAttention, PaymentStatus } from '../common/search-attributes';
 import { referenceWorkflowId, type ReferenceInput } from '../common/session-input';
 import { type SubscriptionInput, type SubscriptionState } from '../common/subscription-input';
@@ -63,6 +63,7 @@ import { untilAnswered, provider } from './calls';
 import { EventPublisher } from './event-publisher';
 import { SUBSCRIPTION_RECORDED_PATCH, SubscriptionRecorder } from './subscription-recorder';
 import { referenceWorkflow } from './reference';
+import * as attention from './attention';
 import { phaseOf } from '../common/snapshot';
 import { iso } from './iso';
 import { HISTORY_LIMITS, historyLong } from './history';
@@ -493,9 +494,9 @@ class Subscription {
   }
 
   private needsAttention(why: AttentionReason): void {
-    if (sameReason(this.state.attention, why)) return;
-    if (!this.state.attention) wf.upsertSearchAttributes([{ key: NeedsAttention, value: true }]);
-    this.state.attention = { ...why, since: iso(Date.now()) };
+    const raised = attention.raise(this.state, why, Date.now());
+    if (!raised) return;
+    if (raised === 'first') wf.upsertSearchAttributes([{ key: NeedsAttention, value: true }]);
     this.recorder?.record();
     wf.log.warn('subscription needs attention', {
       subscriptionId: this.input.subscriptionId,
@@ -504,8 +505,7 @@ class Subscription {
   }
 
   private clearAttention(): void {
-    if (!this.state.attention) return;
-    delete this.state.attention;
+    if (!attention.clear(this.state)) return;
     wf.upsertSearchAttributes([{ key: NeedsAttention, value: false }]);
     this.recorder?.record();
   }

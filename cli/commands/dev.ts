@@ -361,8 +361,8 @@ export async function runDev(opts: DevOptions, deps: DevCommandDeps = processDep
       if (!databaseUrl) {
         deps.out(`starting the embedded store in ${data.pgDir} ...`);
         store = await startEmbeddedStore({ dataDir: data.pgDir, port: storePort });
-        const st = store;
-        started.push({ name: 'store', stop: () => st.stop() });
+        const embedded = store;
+        started.push({ name: 'store', stop: () => embedded.stop() });
         databaseUrl = store.url;
         checkAborted();
       }

@@ -13,6 +13,7 @@ import { AmountMinor, NeedsAttention, PaymentStatus } from '../../common/search-
 import type { SessionState } from '../../common/session-input';
 import { phaseOfState, sessionViewOf } from '../../common/session-view';
 import type { SessionEvent } from '../../common/views';
+import * as attention from '../attention';
 import { iso } from '../iso';
 
 const MAX_EVENTS = 300;
@@ -62,17 +63,16 @@ export class SessionRecord {
    * a log line, until clearAttention.
    */
   needsAttention(reason: AttentionReason): void {
-    if (this.attentionIs(reason)) return;
     const before = this.phase;
-    const first = !this.state.attention;
-    this.state.attention = { ...reason, since: iso(this.deps.now()) };
+    const raised = attention.raise(this.state, reason, this.deps.now());
+    if (!raised) return;
     this.log('timer', 'needs_attention', reasonText(reason));
     this.deps.emit({
       kind: 'warn',
       message: 'session needs attention',
       fields: { sessionId: this.state.sessionId, reason },
     });
-    if (first) {
+    if (raised === 'first') {
       this.deps.emit({ kind: 'search', attributes: [{ key: NeedsAttention, value: true }] });
       this.deps.emit({ kind: 'attention' });
     }
@@ -87,16 +87,14 @@ export class SessionRecord {
 
   /** Whether the session needs attention for this code (about this subject, when given). */
   attentionFor(code: AttentionReason['code'], subject?: string): boolean {
-    const a = this.state.attention;
-    return a?.code === code && (subject === undefined || a.subject === subject);
+    return attention.isFor(this.state, code, subject);
   }
 
   clearAttention(): void {
-    if (!this.state.attention) return;
     const before = this.phase;
-    const { since: _since, ...cleared } = this.state.attention;
+    const cleared = attention.clear(this.state);
+    if (!cleared) return;
     this.log('timer', 'attention_cleared', reasonText(cleared));
-    delete this.state.attention;
     this.deps.emit({ kind: 'search', attributes: [{ key: NeedsAttention, value: false }] });
     if (this.phase !== before) this.phaseChanged();
   }

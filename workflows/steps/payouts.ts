@@ -33,18 +33,18 @@ export function acceptPayouts(session: Session): void {
  * What the session asks for is then every payout together (the view's money, the amount searched by).
  */
 function addPayout(session: Session, order: PayoutOrder): void {
-  const st = session.state;
-  st.payouts ??= [
+  const state = session.state;
+  state.payouts ??= [
     {
-      reference: st.reference,
-      money: st.request.money ?? { amount: 0, currency: order.money.currency },
-      addedAt: st.createdAt,
+      reference: state.reference,
+      money: state.request.money ?? { amount: 0, currency: order.money.currency },
+      addedAt: state.createdAt,
       first: true,
     },
   ];
-  st.payouts.push(order);
-  const total = st.payouts.reduce((n, o) => n + o.money.amount, 0);
-  st.request = { ...st.request, money: { amount: total, currency: order.money.currency } };
+  state.payouts.push(order);
+  const total = state.payouts.reduce((n, o) => n + o.money.amount, 0);
+  state.request = { ...state.request, money: { amount: total, currency: order.money.currency } };
   session.record.worth(total);
   session.rules.payoutsChanged(
     'payout_added',
