@@ -97,7 +97,10 @@ describe('the Temporal CLI through the codec endpoint', () => {
     expect(Buffer.from(encoding, 'base64').toString()).toBe('binary/encrypted');
     const refused = await query(['--codec-endpoint', `${s.internalUrl}/codec`]);
     expect(refused.code).not.toBe(0);
-    expect(refused.stderr).toMatch(/Unauthorized.*the codec needs a codec token/);
+    // The Temporal CLI (pinned) says the API's error envelope as it came.
+    expect(refused.stderr).toBe(
+      'Error: querying workflow failed: Unauthorized: {"error":{"code":"unauthorized","message":"the codec needs a codec token","retryable":false}}\n',
+    );
   });
 
   it('the codec is not on the public listener', async () => {
@@ -108,6 +111,8 @@ describe('the Temporal CLI through the codec endpoint', () => {
       'Bearer staff-token',
     ]);
     expect(res.code).not.toBe(0);
-    expect(res.stderr).toMatch(/Not Found.*no route POST \/codec\/encode/);
+    expect(res.stderr).toBe(
+      'Error: querying workflow failed: Not Found: {"error":{"code":"not_found","message":"no route POST /codec/encode","retryable":false}}\n',
+    );
   });
 });

@@ -135,7 +135,11 @@ describe('an open codec off loopback', () => {
       internal: { host: '0.0.0.0', port: 0 },
     });
     await expect(listening).rejects.toThrow(CodecExposedError);
-    await expect(listening).rejects.toThrow(/PAYSAGA_CODEC_TOKENS/);
+    await expect(listening).rejects.toThrow(
+      new Error(
+        'the codec server (/codec, on with PAYSAGA_CODEC_KEYS) would be open on 0.0.0.0, which is not loopback: set PAYSAGA_CODEC_TOKENS (bearer tokens the Temporal UI or CLI send), or keep PAYSAGA_INTERNAL_HOST on 127.0.0.1',
+      ),
+    );
     expect(api.public.server.listening).toBe(false);
     expect(api.internal.server.listening).toBe(false);
     await api.close();

@@ -130,46 +130,104 @@ describe('startApiFromEnv', () => {
   });
 
   it.each([
-    ['PAYSAGA_API_TOKENS', { PAYSAGA_API_TOKENS: '' }, /PAYSAGA_API_TOKENS/],
+    [
+      'PAYSAGA_API_TOKENS',
+      { PAYSAGA_API_TOKENS: '' },
+      new Error(
+        'PAYSAGA_API_TOKENS is not set: give one or more tokens, comma-separated (paysaga token create --scope ...)',
+      ),
+    ],
     [
       'a 20-character token',
       { PAYSAGA_API_TOKENS: 'a'.repeat(20) },
-      /20 characters is too weak; at least 32/,
+      new Error(
+        'PAYSAGA_API_TOKENS entry 1: a token of 20 characters is too weak; at least 32 (paysaga token create makes one)',
+      ),
     ],
-    ['no codec keys, not allowed', { PAYSAGA_ALLOW_UNENCRYPTED: '' }, /PAYSAGA_CODEC_KEYS is not set/],
-    ['an unknown scope', { PAYSAGA_API_TOKENS: `${ONE}:read+refund` }, /unknown scope "refund"/],
-    ['service keys', { PAYSAGA_PROVIDER_TEST_SERVICE_KEYS: '' }, /PAYSAGA_PROVIDER_TEST_SERVICE_KEYS/],
-    ['project id', { PAYSAGA_PROJECT_ID: '' }, /projectId/],
-    ['public port', { PAYSAGA_PUBLIC_PORT: 'eighty' }, /PAYSAGA_PUBLIC_PORT must be an integer/],
-    ['internal port', { PAYSAGA_INTERNAL_PORT: '70000' }, /PAYSAGA_INTERNAL_PORT must be an integer/],
-    ['v1 listener', { PAYSAGA_V1_LISTENER: 'both' }, /PAYSAGA_V1_LISTENER must be internal or public/],
-    ['return URL', { PAYSAGA_RETURN_URL: 'not a url' }, /PAYSAGA_RETURN_URL is not a URL/],
+    [
+      'no codec keys, not allowed',
+      { PAYSAGA_ALLOW_UNENCRYPTED: '' },
+      new Error(
+        'paysaga api: PAYSAGA_CODEC_KEYS is not set, so payloads would be stored in Temporal unencrypted; give keys (id:base64(32 bytes), e.g. k1:$(openssl rand -base64 32)) or set PAYSAGA_ALLOW_UNENCRYPTED=true',
+      ),
+    ],
+    [
+      'an unknown scope',
+      { PAYSAGA_API_TOKENS: `${ONE}:read+refund` },
+      new Error('PAYSAGA_API_TOKENS entry 1: unknown scope "refund" (one or more of read, payments, admin)'),
+    ],
+    [
+      'service keys',
+      { PAYSAGA_PROVIDER_TEST_SERVICE_KEYS: '' },
+      new Error(
+        'no service public key for the test environment: set PAYSAGA_PROVIDER_TEST_SERVICE_KEYS (paths or PEM, comma-separated)',
+      ),
+    ],
+    [
+      'project id',
+      { PAYSAGA_PROJECT_ID: '' },
+      new Error(
+        'provider configuration from environment is invalid: projectId: Too small: expected string to have >=1 characters',
+      ),
+    ],
+    [
+      'public port',
+      { PAYSAGA_PUBLIC_PORT: 'eighty' },
+      new Error('PAYSAGA_PUBLIC_PORT must be an integer 0..65535, got eighty'),
+    ],
+    [
+      'internal port',
+      { PAYSAGA_INTERNAL_PORT: '70000' },
+      new Error('PAYSAGA_INTERNAL_PORT must be an integer 0..65535, got 70000'),
+    ],
+    [
+      'v1 listener',
+      { PAYSAGA_V1_LISTENER: 'both' },
+      new Error('PAYSAGA_V1_LISTENER must be internal or public, got both'),
+    ],
+    [
+      'return URL',
+      { PAYSAGA_RETURN_URL: 'not a url' },
+      new Error('PAYSAGA_RETURN_URL is not a URL: not a url'),
+    ],
     [
       'public URL',
       { PAYSAGA_PUBLIC_URL: 'ftp://x', PAYSAGA_RETURN_SECRETS: 'x'.repeat(32) },
-      /PAYSAGA_PUBLIC_URL must be http/,
+      new Error('PAYSAGA_PUBLIC_URL must be http(s): ftp://x'),
     ],
     [
       'public URL with its secrets',
       { PAYSAGA_PUBLIC_URL: 'https://pay.example' },
-      /PAYSAGA_RETURN_SECRETS is not/,
+      new Error(
+        'PAYSAGA_PUBLIC_URL is set but PAYSAGA_RETURN_SECRETS is not: give one or more secrets (comma-separated, the first signs) so that each back_url can be bound to its session',
+      ),
     ],
     [
       'return secrets with a public URL',
       { PAYSAGA_RETURN_SECRETS: 'x'.repeat(32) },
-      /PAYSAGA_PUBLIC_URL is not/,
+      new Error(
+        'PAYSAGA_RETURN_SECRETS is set but PAYSAGA_PUBLIC_URL is not: set it to the base URL at which the provider and payers reach the public listener (e.g. https://pay.example.com)',
+      ),
     ],
     [
       'return secret',
       { PAYSAGA_PUBLIC_URL: 'https://pay.example', PAYSAGA_RETURN_SECRETS: 'short' },
-      /16 characters/,
+      new Error('PAYSAGA_RETURN_SECRETS: every secret must be at least 16 characters (use 32 random bytes)'),
     ],
     [
       'PAYSAGA_API_PORT (removed)',
       { PAYSAGA_API_PORT: '8080' },
-      /PAYSAGA_API_PORT is no longer read.*PAYSAGA_PUBLIC_PORT/,
+      new Error(
+        'PAYSAGA_API_PORT is no longer read: the API listens twice, set PAYSAGA_PUBLIC_PORT (webhooks, payer returns) and PAYSAGA_INTERNAL_PORT (/v1, docs, metrics, codec) instead (api/README.md)',
+      ),
     ],
-    ['PAYSAGA_API_HOST (removed)', { PAYSAGA_API_HOST: '0.0.0.0' }, /PAYSAGA_API_HOST is no longer read/],
+    [
+      'PAYSAGA_API_HOST (removed)',
+      { PAYSAGA_API_HOST: '0.0.0.0' },
+      new Error(
+        'PAYSAGA_API_HOST is no longer read: the API listens twice, set PAYSAGA_PUBLIC_HOST and PAYSAGA_INTERNAL_HOST instead (api/README.md)',
+      ),
+    ],
   ])('refuses to start without a valid %s', async (_name, extra, message) => {
     await expect(startApiFromEnv(envOf(extra))).rejects.toThrow(message);
   });
@@ -179,7 +237,11 @@ describe('startApiFromEnv', () => {
     for (const host of ['0.0.0.0', '::', '192.0.2.10', 'paysaga-api']) {
       await expect(
         startApiFromEnv(envOf({ PAYSAGA_CODEC_KEYS: codecKeys, PAYSAGA_INTERNAL_HOST: host })),
-      ).rejects.toThrow(/PAYSAGA_CODEC_TOKENS/);
+      ).rejects.toThrow(
+        new Error(
+          `the codec server (/codec, on with PAYSAGA_CODEC_KEYS) would be open on ${host}, which is not loopback: set PAYSAGA_CODEC_TOKENS (bearer tokens the Temporal UI or CLI send), or keep PAYSAGA_INTERNAL_HOST on 127.0.0.1`,
+        ),
+      );
     }
     const api = await startApiFromEnv(envOf({ PAYSAGA_CODEC_KEYS: codecKeys }));
     try {

@@ -6,6 +6,7 @@
  */
 import { DEFAULT_EVENT_DELIVERY, type EventDeliveryPolicy } from '../../common/event-delivery';
 import type { PaysagaEvent } from '../../common/events';
+import { WorkflowFailedError } from '@temporalio/client';
 import { PaysagaEventVerificationError, verifyPaysagaEvent } from '../../client/http';
 import { tailEvents } from '../../cli/commands/events';
 import { useApiStack } from '../api/api-stack';
@@ -312,14 +313,14 @@ describe('event delivery', () => {
   test('an event that breaks the contract is refused without retry, and nothing is recorded', async () => {
     const subject = newSubject();
     const wrongId = { ...sessionEvent(subject, 2, 'session.failed'), id: `evt_${subject}_7` };
-    await expect(publish([wrongId])).rejects.toThrow(/Workflow execution failed/);
+    await expect(publish([wrongId])).rejects.toBeInstanceOf(WorkflowFailedError);
     const wrongType = {
       ...sessionEvent(subject, 2, 'session.failed'),
       type: 'subscription.charged' as const,
     };
-    await expect(publish([wrongType])).rejects.toThrow(/Workflow execution failed/);
+    await expect(publish([wrongType])).rejects.toBeInstanceOf(WorkflowFailedError);
     const noSubject = { ...sessionEvent(subject, 2, 'session.failed'), session_id: undefined };
-    await expect(publish([noSubject])).rejects.toThrow(/Workflow execution failed/);
+    await expect(publish([noSubject])).rejects.toBeInstanceOf(WorkflowFailedError);
     for (const id of [`evt_${subject}_7`, `evt_${subject}_2`])
       expect((await api.call('GET', `/v1/events/${id}`)).status).toBe(404);
   });

@@ -42,14 +42,30 @@ describe('sandbox: config file', () => {
   });
 
   it.each([
-    ['duplicate project ids', { projects: [{ id: 'a' }, { id: 'a' }] }, /projects: not_unique/],
-    ['no projects', { projects: [] }, /projects/],
-    ['unknown field', { projects: [{ id: 'a' }], tmeScale: 2 }, /tmeScale/],
-    ['negative timeScale', { projects: [{ id: 'a' }], timeScale: -1 }, /timeScale/],
+    [
+      'duplicate project ids',
+      { projects: [{ id: 'a' }, { id: 'a' }] },
+      new Error('invalid sandbox config:\n  projects: not_unique'),
+    ],
+    [
+      'no projects',
+      { projects: [] },
+      new Error('invalid sandbox config:\n  projects: Too small: expected array to have >=1 items'),
+    ],
+    [
+      'unknown field',
+      { projects: [{ id: 'a' }], tmeScale: 2 },
+      new Error('invalid sandbox config:\n  (root): Unrecognized key: "tmeScale"'),
+    ],
+    [
+      'negative timeScale',
+      { projects: [{ id: 'a' }], timeScale: -1 },
+      new Error('invalid sandbox config:\n  timeScale: Too small: expected number to be >0'),
+    ],
     [
       'missing key file',
       { projects: [{ id: 'a', publicKey: '/nonexistent.pem' }] },
-      /projects\[a\]\.publicKey/,
+      new Error("projects[a].publicKey: ENOENT: no such file or directory, open '/nonexistent.pem'"),
     ],
   ])('refuses %s', (_name, patch, message) => {
     const base = { serviceKey: keys.service.privatePem };

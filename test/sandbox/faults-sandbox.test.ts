@@ -46,6 +46,7 @@ type Json = any;
 interface Answer {
   status: number | null;
   body: Json;
+  /** The client's error code (undici's UND_ERR_..., or Node's), when no answer came. */
   error: string | null;
   ms: number;
 }
@@ -74,7 +75,7 @@ async function api(path: string, body: unknown, project = 'p_hooks'): Promise<An
     return { status: res.statusCode, body: parsed, error: null, ms: Date.now() - started };
   } catch (err) {
     const e = err as { code?: string; message: string };
-    return { status: null, body: null, error: `${e.code}: ${e.message}`, ms: Date.now() - started };
+    return { status: null, body: null, error: e.code ?? 'no_code', ms: Date.now() - started };
   }
 }
 
@@ -168,7 +169,8 @@ describe('request faults on the sandbox API', () => {
     });
     const dropped = await api('transaction/approve', { session_id: sessionId });
     expect(dropped.status).toBeNull();
-    expect(dropped.error).toMatch(/UND_ERR_SOCKET|ECONNRESET|other side closed/);
+    // Which of the two a dropped socket gives depends on when the client hears it.
+    expect(['UND_ERR_SOCKET', 'ECONNRESET']).toContain(dropped.error);
 
     // committed: the payment goes on to success and money moved, exactly once
     await waitUntil(

@@ -150,10 +150,12 @@ describe('time windows (forMs) and appended rules', () => {
     for (let i = 0; i < 8; i++) f.addRules(Array.from({ length: 100 }, () => ({ kind: 'latency', ms: 1 })));
     expect(f.list()).toHaveLength(900);
     expect(() => f.addRules(Array.from({ length: 101 }, () => ({ kind: 'latency', ms: 1 })))).toThrow(
-      /at most 100|100/,
+      new Error('invalid fault rules: faults.: Too big: expected array to have <=100 items'),
     );
     expect(() => f.addRules(Array.from({ length: 100 }, () => ({ kind: 'latency', ms: 1 })))).not.toThrow();
-    expect(() => f.addRules([{ kind: 'latency', ms: 1 }])).toThrow(/at most 1000 rules/);
+    expect(() => f.addRules([{ kind: 'latency', ms: 1 }])).toThrow(
+      new Error('invalid fault rules: at most 1000 rules are held; 1000 are'),
+    );
     expect(f.list()).toHaveLength(1_000);
   });
 });
@@ -187,7 +189,8 @@ describe('request faults over HTTP', () => {
     const before = processed;
     const dropped = await call('/api/v1/transaction/approve');
     expect(dropped.status).toBeNull();
-    expect(dropped.error!.code).toMatch(/UND_ERR_SOCKET|ECONNRESET/);
+    // Which of the two a dropped socket gives depends on when the client hears it.
+    expect(['UND_ERR_SOCKET', 'ECONNRESET']).toContain(dropped.error!.code);
     expect(processed).toBe(before + 1); // the state changed although the client saw an error
     const next = await call('/api/v1/transaction/approve');
     expect(next.status).toBe(200);

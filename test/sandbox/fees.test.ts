@@ -155,12 +155,42 @@ describe('sandbox: opt-in fee_info (projects[].fees)', () => {
   });
 
   it.each([
-    ['a percent above 100', { percent: 150 }, /projects\.0\.fees\.percent/],
-    ['a percent with 5 decimals', { percent: 1.23456 }, /projects\.0\.fees\.percent: at most 4 decimals/],
-    ['no percent', { minimum: 5 }, /projects\.0\.fees\.percent/],
-    ['a fractional minimum', { percent: 1, minimum: 1.5 }, /projects\.0\.fees\.minimum/],
-    ['an unknown form', { percent: 1, form: 'gross' }, /projects\.0\.fees\.form/],
-    ['an unknown field', { percent: 1, fixed: 30 }, /fixed/],
+    [
+      'a percent above 100',
+      { percent: 150 },
+      new Error('invalid sandbox config:\n  projects.0.fees.percent: Too big: expected number to be <=100'),
+    ],
+    [
+      'a percent with 5 decimals',
+      { percent: 1.23456 },
+      new Error('invalid sandbox config:\n  projects.0.fees.percent: at most 4 decimals'),
+    ],
+    [
+      'no percent',
+      { minimum: 5 },
+      new Error(
+        'invalid sandbox config:\n  projects.0.fees.percent: Invalid input: expected number, received undefined',
+      ),
+    ],
+    [
+      'a fractional minimum',
+      { percent: 1, minimum: 1.5 },
+      new Error(
+        'invalid sandbox config:\n  projects.0.fees.minimum: Invalid input: expected int, received number',
+      ),
+    ],
+    [
+      'an unknown form',
+      { percent: 1, form: 'gross' },
+      new Error(
+        'invalid sandbox config:\n  projects.0.fees.form: Invalid option: expected one of "merchant_fee"|"net_gross"',
+      ),
+    ],
+    [
+      'an unknown field',
+      { percent: 1, fixed: 30 },
+      new Error('invalid sandbox config:\n  projects.0.fees: Unrecognized key: "fixed"'),
+    ],
   ])('refuses a config with %s, naming the field', async (_name, fees, message) => {
     const config = {
       serviceKey: fx.sb.keys.service.privatePem,

@@ -332,7 +332,11 @@ describe('sandbox: stopped mid-flow and started again on the same data folder', 
         },
         { dataDir },
       ),
-    ).rejects.toThrow(/in use by process \d+/);
+    ).rejects.toThrow(
+      new Error(
+        `the sandbox store ${path.join(dataDir, SANDBOX_STORE_FILE)} is in use by process ${process.pid} (this one: close the other sandbox first)`,
+      ),
+    );
   });
 });
 

@@ -193,8 +193,8 @@ test('worker and API refuse a namespace nobody set up, and start once paysaga se
     ...testStoreEnv(),
     PAYSAGA_LOG_LEVEL: 'silent',
   };
-  const notSetUp = new RegExp(
-    `namespace ${namespace} is not set up for paysaga \\(search attributes: missing PaymentKind, .*\\): run \`paysaga setup\``,
+  const notSetUp = new Error(
+    `namespace ${namespace} is not set up for paysaga (search attributes: missing PaymentKind, PaymentStatus, ClientReference, AmountMinor, CurrencyCode, NeedsAttention, CreatedAt, EventTypes, LastEventAt): run \`paysaga setup\` with the same Temporal settings first`,
   );
   await expect(startWorkerFromEnv({ env, shutdownSignals: [] })).rejects.toThrow(notSetUp);
   await expect(

@@ -75,7 +75,9 @@ describe('codec exposure', () => {
   );
   it('an open codec off loopback is refused, naming PAYSAGA_CODEC_TOKENS; with a token or on loopback it is not', () => {
     expect(() => assertCodecProtected({ codec: true, tokens: [], host: '0.0.0.0' })).toThrow(
-      /PAYSAGA_CODEC_TOKENS/,
+      new Error(
+        'the codec server (/codec, on with PAYSAGA_CODEC_KEYS) would be open on 0.0.0.0, which is not loopback: set PAYSAGA_CODEC_TOKENS (bearer tokens the Temporal UI or CLI send), or keep PAYSAGA_INTERNAL_HOST on 127.0.0.1',
+      ),
     );
     expect(() => assertCodecProtected({ codec: true, tokens: ['staff'], host: '0.0.0.0' })).not.toThrow();
     expect(() => assertCodecProtected({ codec: true, tokens: [], host: '127.0.0.1' })).not.toThrow();
@@ -115,14 +117,26 @@ describe('listenConfigFromEnv', () => {
     });
   });
   it('secrets without a public URL: refused, unless the URL is derived (paysaga dev)', () => {
-    expect(() => listenConfigFromEnv({ PAYSAGA_RETURN_SECRETS: SECRET })).toThrow(/PAYSAGA_PUBLIC_URL/);
+    expect(() => listenConfigFromEnv({ PAYSAGA_RETURN_SECRETS: SECRET })).toThrow(
+      new Error(
+        'PAYSAGA_RETURN_SECRETS is set but PAYSAGA_PUBLIC_URL is not: set it to the base URL at which the provider and payers reach the public listener (e.g. https://pay.example.com)',
+      ),
+    );
     expect(
       listenConfigFromEnv({ PAYSAGA_RETURN_SECRETS: SECRET }, { derivePublicUrl: true }).returnSecrets,
     ).toEqual([SECRET]);
   });
   it('the removed one-listener variables are refused with their replacement', () => {
-    expect(() => listenConfigFromEnv({ PAYSAGA_API_PORT: '8080' })).toThrow(/PAYSAGA_PUBLIC_PORT/);
-    expect(() => listenConfigFromEnv({ PAYSAGA_API_HOST: '0.0.0.0' })).toThrow(/PAYSAGA_INTERNAL_HOST/);
+    expect(() => listenConfigFromEnv({ PAYSAGA_API_PORT: '8080' })).toThrow(
+      new Error(
+        'PAYSAGA_API_PORT is no longer read: the API listens twice, set PAYSAGA_PUBLIC_PORT (webhooks, payer returns) and PAYSAGA_INTERNAL_PORT (/v1, docs, metrics, codec) instead (api/README.md)',
+      ),
+    );
+    expect(() => listenConfigFromEnv({ PAYSAGA_API_HOST: '0.0.0.0' })).toThrow(
+      new Error(
+        'PAYSAGA_API_HOST is no longer read: the API listens twice, set PAYSAGA_PUBLIC_HOST and PAYSAGA_INTERNAL_HOST instead (api/README.md)',
+      ),
+    );
   });
 });
 
@@ -149,8 +163,16 @@ describe('ReturnUrls', () => {
     expect(verifyReturnToken([SECRET], 'ps_42', fresh, now + 30 * 24 * 3_600_000)).toBe(true);
   });
   it('refuses a base with a query, a non-http URL, no secret', () => {
-    expect(() => new ReturnUrls('https://pay.example/?a=1', [SECRET])).toThrow(/without query/);
-    expect(() => new ReturnUrls('ftp://pay.example', [SECRET])).toThrow(/http/);
-    expect(() => new ReturnUrls('https://pay.example', [])).toThrow(/PAYSAGA_RETURN_SECRETS/);
+    expect(() => new ReturnUrls('https://pay.example/?a=1', [SECRET])).toThrow(
+      new Error(
+        'PAYSAGA_PUBLIC_URL must be a base URL without query or fragment, got https://pay.example/?a=1',
+      ),
+    );
+    expect(() => new ReturnUrls('ftp://pay.example', [SECRET])).toThrow(
+      new Error('PAYSAGA_PUBLIC_URL must be an http(s) URL, got ftp://pay.example'),
+    );
+    expect(() => new ReturnUrls('https://pay.example', [])).toThrow(
+      new Error('PAYSAGA_RETURN_SECRETS is empty: give at least one secret'),
+    );
   });
 });

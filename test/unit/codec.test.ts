@@ -41,7 +41,9 @@ describe('EncryptionCodec', () => {
     expect(defaultPayloadConverter.fromPayload((await rotated.decode(old))[0]!)).toBe('before rotation');
     const fresh = await rotated.encode([payload('after')]);
     expect(Buffer.from(fresh[0]!.metadata!['encryption-key-id']!).toString()).toBe('k2');
-    await expect(codec.decode(fresh)).rejects.toThrow(/unknown key id "k2"/);
+    await expect(codec.decode(fresh)).rejects.toThrow(
+      new Error('payload encrypted with unknown key id "k2"'),
+    );
   });
 
   it('refuses tampered data', async () => {
@@ -58,7 +60,9 @@ describe('EncryptionCodec', () => {
     expect(defaultPayloadConverter.fromPayload(marked!)).toEqual(UNENCRYPTED_MARK);
     expect(none).toEqual(absent); // binary/null carries nothing: it passes
     await expect(codec.withPlain('refuse').decode([plain])).rejects.toThrow(
-      /unencrypted payload \(json\/plain\) where PAYSAGA_CODEC_KEYS requires encryption/,
+      new Error(
+        'an unencrypted payload (json/plain) where PAYSAGA_CODEC_KEYS requires encryption; PAYSAGA_CODEC_ACCEPT_PLAIN=true lets them pass (README: Configuration)',
+      ),
     );
     expect(await codec.withPlain('accept').decode([plain])).toEqual([plain]);
     expect(codecFromEnv({ PAYSAGA_CODEC_KEYS: spec }, 'refuse')?.plain).toBe('refuse');
@@ -66,15 +70,19 @@ describe('EncryptionCodec', () => {
       codecFromEnv({ PAYSAGA_CODEC_KEYS: spec, PAYSAGA_CODEC_ACCEPT_PLAIN: 'true' }, 'refuse')?.plain,
     ).toBe('accept');
     expect(() => codecFromEnv({ PAYSAGA_CODEC_KEYS: spec, PAYSAGA_CODEC_ACCEPT_PLAIN: 'yes' })).toThrow(
-      /PAYSAGA_CODEC_ACCEPT_PLAIN/,
+      new Error('PAYSAGA_CODEC_ACCEPT_PLAIN must be true or false, got yes'),
     );
   });
 
   it('names what is wrong with a key spec', () => {
     expect(() => parseCodecKeys('')).toThrow(CodecKeyError);
-    expect(() => parseCodecKeys('nokey')).toThrow(/<id>:<base64 key>/);
-    expect(() => parseCodecKeys('k1:AAAA')).toThrow(/must be 32 bytes/);
-    expect(() => parseCodecKeys(`${spec},${spec}`)).toThrow(/unique/);
+    expect(() => parseCodecKeys('nokey')).toThrow(
+      new Error('codec key "nokey…" must look like <id>:<base64 key>'),
+    );
+    expect(() => parseCodecKeys('k1:AAAA')).toThrow(
+      new Error('codec key k1 must be 32 bytes (base64), got 3'),
+    );
+    expect(() => parseCodecKeys(`${spec},${spec}`)).toThrow(new Error('codec key ids must be unique'));
   });
 });
 

@@ -75,7 +75,9 @@ describe('paysaga keys generate', () => {
     // Half a set is not "present": refused as without the flag, nothing is replaced.
     fs.rmSync(path.join(out, KEY_FILES.servicePublic));
     await expect(runCli('keys', 'generate', '--out', out, '--if-missing')).rejects.toThrow(
-      /refusing to overwrite/,
+      new Error(
+        `refusing to overwrite existing key files (use --force to replace them): ${['partner_private', 'partner_public', 'service_private'].map((k) => path.join(out, `${k}.pem`)).join(', ')}`,
+      ),
     );
     expect(fs.readFileSync(path.join(out, KEY_FILES.partnerPrivate), 'utf8')).toBe(before);
   });
@@ -85,7 +87,11 @@ describe('paysaga keys generate', () => {
     await runCli('keys', 'generate', '--out', out);
     const before = fs.readFileSync(path.join(out, KEY_FILES.partnerPrivate), 'utf8');
 
-    await expect(runCli('keys', 'generate', '--out', out)).rejects.toThrow(/refusing to overwrite/);
+    await expect(runCli('keys', 'generate', '--out', out)).rejects.toThrow(
+      new Error(
+        `refusing to overwrite existing key files (use --force to replace them): ${['partner_private', 'partner_public', 'service_private', 'service_public'].map((k) => path.join(out, `${k}.pem`)).join(', ')}`,
+      ),
+    );
     await expect(generateKeys({ outDir: out })).rejects.toBeInstanceOf(KeysExistError);
     expect(fs.readFileSync(path.join(out, KEY_FILES.partnerPrivate), 'utf8')).toBe(before);
 

@@ -282,9 +282,11 @@ describe('nothing reads the words of a reason or an error message', () => {
   /** Text matching: a prefix, a pattern, a part of a string. */
   const MATCHING =
     /\.(startsWith|endsWith|includes|indexOf|match|matchAll|search)\(|\.test\(|toMatch\(|stringMatching\(/;
+  /** `toThrow(/.../)`, also with the pattern on the next line. */
+  const THROWN_PATTERN = /\.(toThrow|toThrowError)\(\s*\//;
   /** A reason or attention anywhere; an error's message, or the provider's error description. */
   const REASON = /\b(reason|attention|lastReason|canceledReason)\b(?!s\b)/;
-  const MESSAGE = /(\.message|error_description)\b/;
+  const MESSAGE = /(\.message|error_description|\.error[!?]?\)|stderr)\b/;
 
   function offenders(pick: (line: string) => boolean): string[] {
     return FOLDERS.flatMap(files)
@@ -307,7 +309,17 @@ describe('nothing reads the words of a reason or an error message', () => {
     expect(offenders((line) => MESSAGE.test(line))).toEqual([]);
   });
 
+  it('no thrown error is matched by a pattern over its message, in tests', () => {
+    // toThrow(/.../) matches the words; toThrow(new Error('...')) and a class compare whole values.
+    const offenders = FOLDERS.flatMap(files)
+      .filter((f) => !EXEMPT.has(f))
+      .filter((f) => THROWN_PATTERN.test(fs.readFileSync(path.join(ROOT, f), 'utf8')));
+    expect(offenders).toEqual([]);
+  });
+
   it('the scan sees what it looks for (a check that cannot fail would prove nothing)', () => {
+    expect(THROWN_PATTERN.test('expect(() => f()).toThrow(\n  /boom/,\n);')).toBe(true);
+    expect(THROWN_PATTERN.test("expect(() => f()).toThrow(new Error('boom'));")).toBe(false);
     const planted = [
       "if (s.attention?.reason.startsWith('drift')) x();",
       'expect(err.message).toMatch(/boom/);',

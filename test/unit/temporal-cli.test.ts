@@ -93,16 +93,22 @@ describe('resolveTemporalCli', () => {
     const resolve = () =>
       resolveTemporalCli({ env: { PATH: pathDir, TEMPORAL_CLI_PATH: missing }, projectRoot: tmp });
     expect(resolve).toThrow(TemporalCliResolutionError);
-    expect(resolve).toThrow(/TEMPORAL_CLI_PATH is set to ".*nope\/temporal", but no file exists there/);
+    expect(resolve).toThrow(
+      new Error(
+        `TEMPORAL_CLI_PATH is set to "${missing}", but no file exists there. Point it at a Temporal CLI binary, or unset it to use \`temporal\` on PATH or the project install (npm run setup).`,
+      ),
+    );
   });
 
   test('a TEMPORAL_CLI_PATH that is not executable is a clear error', () => {
     const notExecutable = fakeExecutable(path.join(tmp, 'temporal'), 0o644);
     expect(() =>
       resolveTemporalCli({ env: { PATH: '', TEMPORAL_CLI_PATH: notExecutable }, projectRoot: tmp }),
-    ).toThrow(/TEMPORAL_CLI_PATH .* not an executable file/);
+    ).toThrow(
+      new Error(`TEMPORAL_CLI_PATH is set to "${notExecutable}", but that is not an executable file.`),
+    );
     expect(() => resolveTemporalCli({ env: { PATH: '', TEMPORAL_CLI_PATH: tmp }, projectRoot: tmp })).toThrow(
-      /not an executable file/,
+      new Error(`TEMPORAL_CLI_PATH is set to "${tmp}", but that is not an executable file.`),
     );
   });
 
@@ -138,7 +144,7 @@ describe('resolveTemporalCli', () => {
     }
     expect(() =>
       setupScript.resolveTemporalCli({ TEMPORAL_CLI_PATH: path.join(tmp, 'x') }, projectRoot),
-    ).toThrow(/TEMPORAL_CLI_PATH/);
+    ).toThrow(new Error(`TEMPORAL_CLI_PATH is set to "${path.join(tmp, 'x')}", but no file exists there.`));
   });
 
   test('findProjectRoot finds this repository', () => {

@@ -13,6 +13,7 @@ import {
   temporalSettingsFromEnv,
 } from '../../platform/temporal-config';
 import { temporalConnectionOptions } from '../../platform/temporal-connection';
+import { thrownBy } from '../helpers/thrown';
 
 let dir: string;
 beforeAll(() => {
@@ -180,17 +181,26 @@ describe('temporalSettingsFromEnv', () => {
       `Temporal connection settings (TEMPORAL_CONFIG_FILE=${file}, profile nope): Profile 'nope' not found in config data`,
     );
     expect(() => temporalSettingsFromEnv(env({ TEMPORAL_TLS: 'yes' }))).toThrow(
-      /TEMPORAL_TLS must be one of 1, 0, true, false, got yes/,
+      new Error('TEMPORAL_TLS must be one of 1, 0, true, false, got yes'),
     );
     expect(() => temporalSettingsFromEnv(env({ TEMPORAL_TLS_CLIENT_CERT_PATH: file }))).toThrow(
-      /mTLS needs both TEMPORAL_TLS_CLIENT_CERT_PATH/,
+      new Error(
+        'mTLS needs both TEMPORAL_TLS_CLIENT_CERT_PATH (or _DATA) and TEMPORAL_TLS_CLIENT_KEY_PATH (or _DATA)',
+      ),
     );
     expect(() => temporalSettingsFromEnv(env({ TEMPORAL_TLS_DISABLE_HOST_VERIFICATION: 'true' }))).toThrow(
-      /not supported by the TypeScript SDK/,
+      new Error(
+        'TEMPORAL_TLS_DISABLE_HOST_VERIFICATION is not supported by the TypeScript SDK: set TEMPORAL_TLS_SERVER_NAME to a name the server certificate holds instead',
+      ),
     );
-    expect(() =>
-      temporalSettingsFromEnv(env({ TEMPORAL_TLS_SERVER_CA_CERT_PATH: path.join(dir, 'missing.pem') })),
-    ).toThrow(/^Temporal connection settings: ENOENT.*missing\.pem/);
+    const missing = path.join(dir, 'missing.pem');
+    const unreadable = thrownBy(() =>
+      temporalSettingsFromEnv(env({ TEMPORAL_TLS_SERVER_CA_CERT_PATH: missing })),
+    );
+    expect(unreadable.message).toBe(
+      `Temporal connection settings: ENOENT: no such file or directory, open '${missing}'`,
+    );
+    expect((unreadable.cause as NodeJS.ErrnoException).code).toBe('ENOENT');
     const bad = writeFile('bad.toml', '[profile.default\n');
     expect(() => temporalSettingsFromEnv(env({ TEMPORAL_CONFIG_FILE: bad }))).toThrow(TemporalConfigError);
   });

@@ -38,24 +38,54 @@ describe('PAYSAGA_EVENT_ENDPOINTS', () => {
     const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'paysaga-events-')), 'endpoints.json');
     fs.writeFileSync(file, JSON.stringify([{ url: 'https://a.example/x', secret: SECRET }]));
     expect(parseConfiguredEndpoints(`@${file}`)).toHaveLength(1);
-    expect(() => parseConfiguredEndpoints(`@${file}.missing`)).toThrow(/cannot read/);
+    expect(() => parseConfiguredEndpoints(`@${file}.missing`)).toThrow(
+      new Error(
+        `PAYSAGA_EVENT_ENDPOINTS: cannot read ${file}.missing: ENOENT: no such file or directory, open '${file}.missing'`,
+      ),
+    );
   });
 
   test.each([
-    ['not JSON', 'https://a.example|secret', /JSON array/],
-    ['not an array', '{"url":"https://a.example"}', /JSON array/],
-    ['a bad url', '[{"url":"ftp://a.example","secret":"whsec_0123456789abcdef0123"}]', /\[0\]\.url: an http/],
-    ['no secret', '[{"url":"https://a.example"}]', /\[0\]\.secret/],
-    ['a short secret', '[{"url":"https://a.example","secret":"short"}]', /\[0\]\.secret/],
+    [
+      'not JSON',
+      'https://a.example|secret',
+      new Error(
+        'PAYSAGA_EVENT_ENDPOINTS must be a JSON array of {"url", "secret", "events"?, "description"?, "id"?} or @<file>',
+      ),
+    ],
+    [
+      'not an array',
+      '{"url":"https://a.example"}',
+      new Error('PAYSAGA_EVENT_ENDPOINTS must be a JSON array'),
+    ],
+    [
+      'a bad url',
+      '[{"url":"ftp://a.example","secret":"whsec_0123456789abcdef0123"}]',
+      new Error('PAYSAGA_EVENT_ENDPOINTS[0].url: an http:// or https:// URL'),
+    ],
+    [
+      'no secret',
+      '[{"url":"https://a.example"}]',
+      new Error(
+        'PAYSAGA_EVENT_ENDPOINTS[0].secret: a secret of at least 16 characters, or a list of them (the first is current)',
+      ),
+    ],
+    [
+      'a short secret',
+      '[{"url":"https://a.example","secret":"short"}]',
+      new Error('PAYSAGA_EVENT_ENDPOINTS[0].secret: Too small: expected string to have >=16 characters'),
+    ],
     [
       'an unknown event type',
       '[{"url":"https://a.example","secret":"whsec_0123456789abcdef0123","events":["session.done"]}]',
-      /\[0\]\.events\.0: an event type/,
+      new Error('PAYSAGA_EVENT_ENDPOINTS[0].events.0: an event type'),
     ],
     [
       'the same id twice',
       '[{"url":"https://a.example","secret":"whsec_0123456789abcdef0123"},{"url":"https://a.example","secret":"whsec_0123456789abcdef0123"}]',
-      /two entries/,
+      new Error(
+        'PAYSAGA_EVENT_ENDPOINTS: two entries have the id we_cfg_38612c965a9c (give each an "id", or use different urls)',
+      ),
     ],
   ])('refused, naming the entry and field: %s', (_name, value, message) => {
     expect(() => parseConfiguredEndpoints(value)).toThrow(message);
@@ -105,11 +135,11 @@ describe('eventSettingsFromEnv', () => {
 
   test('a bad value names its variable', () => {
     expect(() => eventSettingsFromEnv({ PAYSAGA_EVENT_RETRY_FOR_MS: 'three days' })).toThrow(
-      /PAYSAGA_EVENT_RETRY_FOR_MS must be a positive whole number/,
+      new Error('PAYSAGA_EVENT_RETRY_FOR_MS must be a positive whole number, got three days'),
     );
     expect(() =>
       eventSettingsFromEnv({ PAYSAGA_EVENT_RETRY_INITIAL_MS: '1000', PAYSAGA_EVENT_RETRY_MAX_MS: '10' }),
-    ).toThrow(/PAYSAGA_EVENT_RETRY_MAX_MS/);
+    ).toThrow(new Error('PAYSAGA_EVENT_RETRY_MAX_MS must not be below PAYSAGA_EVENT_RETRY_INITIAL_MS'));
   });
 });
 

@@ -178,7 +178,7 @@ describe('ProviderClient', () => {
         expect(server.requests.at(-1)!.headers['x-partner-idempotency-key']).toBeUndefined();
       } else {
         await expect(client.call(name, cases[name].ok as never, { idempotencyKey: key })).rejects.toThrow(
-          /not_supported/,
+          new Error(`invalid request for ${endpoints[name].path}: X-PARTNER-IDEMPOTENCY-KEY.not_supported`),
         );
         await client.call(name, cases[name].ok as never);
         expect(server.requests.at(-1)!.headers['x-partner-idempotency-key']).toBeUndefined();
@@ -194,10 +194,10 @@ describe('ProviderClient', () => {
 
   it('refuses idempotency keys outside 4..64 characters', async () => {
     await expect(client.approve({ session_id: 'ps_1' }, { idempotencyKey: 'abc' })).rejects.toThrow(
-      /length_4_64/,
+      new Error('invalid request for transaction/approve: X-PARTNER-IDEMPOTENCY-KEY.length_4_64'),
     );
     await expect(client.approve({ session_id: 'ps_1' }, { idempotencyKey: 'x'.repeat(65) })).rejects.toThrow(
-      /length_4_64/,
+      new Error('invalid request for transaction/approve: X-PARTNER-IDEMPOTENCY-KEY.length_4_64'),
     );
     await expect(client.approve({ session_id: 'ps_1' }, { idempotencyKey: 'abcd' })).resolves.toBeDefined();
   });

@@ -40,16 +40,26 @@ describe('PAYSAGA_PROJECTS', () => {
         { id: 'a', privateKey: 'k' },
         { id: 'a', privateKey: 'k' },
       ]),
-    ).toThrow(/projects\.1\.id: a is listed twice/);
+    ).toThrow(
+      new Error('provider configuration from environment is invalid: projects.1.id: a is listed twice'),
+    );
     expect(
       bad([
         { id: 'a', privateKey: 'k', use: ['payout'] },
         { id: 'b', privateKey: 'k', use: ['payout'] },
       ]),
-    ).toThrow(/payout is already used by a/);
-    expect(bad([{ id: 'a', privateKey: 'k', use: ['everything'] }])).toThrow(/projects\.0\.use\.0/);
+    ).toThrow(
+      new Error(
+        'provider configuration from environment is invalid: projects.1.use: payout is already used by a',
+      ),
+    );
+    expect(bad([{ id: 'a', privateKey: 'k', use: ['everything'] }])).toThrow(
+      new Error(
+        'provider configuration from environment is invalid: projects.0.use.0: Invalid option: expected one of "card_checkout"|"payment_form"|"fps_payment"|"fps_binding"|"recurring_payment"|"recurring_client"|"payout"|"identity_check"',
+      ),
+    );
     expect(() => providerConfigFromEnv({ ...base, PAYSAGA_PROJECTS: '[{' })).toThrow(
-      /PAYSAGA_PROJECTS: not JSON/,
+      new Error('provider configuration from environment is invalid: PAYSAGA_PROJECTS: not JSON'),
     );
   });
 
@@ -87,7 +97,7 @@ describe('PAYSAGA_PROJECTS', () => {
       await client.call('sbpBanks', {});
       await client.call('sbpBanks', {}, { projectId: 'tds' });
       await expect(client.call('sbpBanks', {}, { projectId: 'nope' })).rejects.toThrow(
-        /project nope is not configured/,
+        new Error('invalid request for sbp/banks: project nope is not configured (PAYSAGA_PROJECTS)'),
       );
       expect(seen).toEqual([
         { project: 'main', signed: true },

@@ -116,10 +116,18 @@ describe('provider configuration', () => {
   });
 
   it('names what is missing or wrong', () => {
-    expect(() => providerConfigFromEnv({})).toThrow(/projectId/);
-    expect(() => providerConfigFromEnv({ ...base, PAYSAGA_PROVIDER_ENV: 'staging' })).toThrow(/environment/);
+    expect(() => providerConfigFromEnv({})).toThrow(
+      new Error(
+        'provider configuration from environment is invalid: projectId: Invalid input: expected string, received undefined; partnerPrivateKey: Invalid input: expected string, received undefined',
+      ),
+    );
+    expect(() => providerConfigFromEnv({ ...base, PAYSAGA_PROVIDER_ENV: 'staging' })).toThrow(
+      new Error(
+        'provider configuration from environment is invalid: environment: Invalid option: expected one of "test"|"production"',
+      ),
+    );
     expect(() => resolveEnvironment(providerConfigFromEnv(base))).toThrow(
-      /no base URL for the test environment/,
+      new Error('provider config: no base URL for the test environment'),
     );
   });
 });
