@@ -73,10 +73,27 @@ export function eventId(subject: string, sequence: number): string {
   return `evt_${subject}_${sequence}`;
 }
 
-/** The subject and sequence an event id was made from, or undefined for anything else. */
+/**
+ * The next event about a session or subscription: numbered after the subject's `eventSequence` (carried
+ * across runs, so a later run goes on counting), its id made from both. `data` is read after the number
+ * is taken.
+ */
+export function nextEvent<D>(
+  holder: { eventSequence: number },
+  subject: { session_id: string } | { subscription_id: string },
+  type: EventType,
+  created: string,
+  data: () => D,
+): PaysagaEvent<D> {
+  const sequence = ++holder.eventSequence;
+  const id = 'session_id' in subject ? subject.session_id : subject.subscription_id;
+  return { id: eventId(id, sequence), type, created, ...subject, sequence, data: data() };
+}
+
 /** `evt_<subject>_<sequence>`: a subject as EVENT_SUBJECT_PATTERN allows, a sequence from 1 (no leading 0). */
 export const EVENT_ID_PATTERN = /^evt_([A-Za-z0-9_.:-]{1,160})_([1-9][0-9]{0,14})$/;
 
+/** The subject and sequence an event id was made from, or undefined for anything else. */
 export function parseEventId(id: string): { subject: string; sequence: number } | undefined {
   const m = EVENT_ID_PATTERN.exec(id);
   return m ? { subject: m[1]!, sequence: Number(m[2]) } : undefined;

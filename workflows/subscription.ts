@@ -19,7 +19,7 @@
  */
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import * as wf from '@temporalio/workflow';
-import { eventId, type SubscriptionEventType } from '../common/events';
+import { nextEvent, type SubscriptionEventType } from '../common/events';
 import { failureOf, invalidArgument, stateConflict, type StateConflictCode } from '../common/failures';
 import type { SubscriptionStatus } from '../common/kinds';
 import {
@@ -577,15 +577,8 @@ class Subscription {
 
   /** An event for the partner's backend, numbered per subscription across runs (DESIGN decision 13). */
   private announce(type: SubscriptionEventType): void {
-    const sequence = ++this.state.eventSequence;
-    const event = {
-      id: eventId(this.input.subscriptionId, sequence),
-      type,
-      created: iso(Date.now()),
-      subscription_id: this.input.subscriptionId,
-      sequence,
-      data: this.view(),
-    };
+    const subject = { subscription_id: this.input.subscriptionId };
+    const event = nextEvent(this.state, subject, type, iso(Date.now()), () => this.view());
     if (this.recorder) this.recorder.record(event);
     else this.legacyEvents?.publish(event);
   }

@@ -5,7 +5,7 @@
  * emitted as an effect (reducer.ts `Effect`), in order.
  */
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
-import { eventId, type PaysagaEvent, type SessionEventType } from '../../common/events';
+import { nextEvent, type PaysagaEvent, type SessionEventType } from '../../common/events';
 import type { SessionPhase } from '../../common/kinds';
 import { currentPayout } from '../../common/payouts';
 import { reasonText, sameReason, type AttentionReason, type EndReason } from '../../common/reasons';
@@ -124,16 +124,18 @@ export class SessionRecord {
    * event log (the session shows them); a payout's event names it (`data.operation`).
    */
   announce(type: SessionEventType, payout?: string): void {
-    const sequence = ++this.state.eventSequence;
-    const { lastSnapshot: _snapshot, events: _log, ...view } = sessionViewOf(this.state);
-    const operation = payout ? view.payouts?.find((p) => p.reference === payout) : undefined;
-    const data = operation ? { ...view, operation: { kind: 'payout' as const, ...operation } } : view;
-    const id = this.state.sessionId;
-    const created = iso(this.deps.now());
-    this.deps.emit({
-      kind: 'event',
-      event: { id: eventId(id, sequence), type, created, session_id: id, sequence, data },
-    });
-    this.log('timer', 'event', `${type} #${sequence}`);
+    const event = nextEvent(
+      this.state,
+      { session_id: this.state.sessionId },
+      type,
+      iso(this.deps.now()),
+      () => {
+        const { lastSnapshot: _snapshot, events: _log, ...view } = sessionViewOf(this.state);
+        const operation = payout ? view.payouts?.find((p) => p.reference === payout) : undefined;
+        return operation ? { ...view, operation: { kind: 'payout' as const, ...operation } } : view;
+      },
+    );
+    this.deps.emit({ kind: 'event', event });
+    this.log('timer', 'event', `${type} #${event.sequence}`);
   }
 }
