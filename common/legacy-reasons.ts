@@ -86,7 +86,6 @@ export function upgradeSessionReasons(state: SessionState): SessionState {
   const final = state.final
     ? { ...state.final, ...optional('reason', readEndReason(legacy.final?.reason)) }
     : undefined;
-  if (final && final.reason === undefined) delete final.reason;
   const upgraded: SessionState = {
     ...state,
     ...(final ? { final } : {}),

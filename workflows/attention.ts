@@ -21,10 +21,15 @@ export function raise(
   reason: AttentionReason,
   now: number,
 ): 'first' | 'changed' | undefined {
-  if (sameReason(holder.attention, reason)) return undefined;
+  if (is(holder, reason)) return undefined;
   const first = holder.attention === undefined;
   holder.attention = { ...reason, since: iso(now) };
   return first ? 'first' : 'changed';
+}
+
+/** Whether the holder shows this very reason (every field the same). */
+export function is(holder: AttentionHolder, reason: AttentionReason): boolean {
+  return sameReason(holder.attention, reason);
 }
 
 /** Clears what is shown and returns it (undefined when nothing was: nothing to do). */

@@ -8,7 +8,7 @@ import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import { nextEvent, type PaysagaEvent, type SessionEventType } from '../../common/events';
 import type { SessionPhase } from '../../common/kinds';
 import { currentPayout } from '../../common/payouts';
-import { reasonText, sameReason, type AttentionReason, type EndReason } from '../../common/reasons';
+import { reasonText, type AttentionReason, type EndReason } from '../../common/reasons';
 import { AmountMinor, NeedsAttention, PaymentStatus } from '../../common/search-attributes';
 import type { SessionState } from '../../common/session-input';
 import { phaseOfState, sessionViewOf } from '../../common/session-view';
@@ -82,7 +82,7 @@ export class SessionRecord {
 
   /** Whether the session needs attention for this very reason (every field the same). */
   attentionIs(reason: AttentionReason): boolean {
-    return sameReason(this.state.attention, reason);
+    return attention.is(this.state, reason);
   }
 
   /** Whether the session needs attention for this code (about this subject, when given). */
