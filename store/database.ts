@@ -41,8 +41,12 @@ export function openStore(config: StoreConfig, o: { applicationName?: string } =
           : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
     },
   });
-  // An idle connection the server dropped (a restart) is an error event on the pool, not a crash.
+  // A connection the server dropped (a restart, a crash) must never be an error event nobody hears: Node
+  // turns that into an uncaught exception and the process dies. The pool hears its idle connections; a
+  // connection lent out (a transaction between two statements) is heard here, and its next statement
+  // fails as the store being unavailable (store/errors.ts), which the caller retries.
   pool.on('error', () => undefined);
+  pool.on('connect', (client) => client.on('error', () => undefined));
   const root = new Kysely<Database>({
     dialect: new PostgresDialect({ pool }),
     plugins: [storableParametersPlugin()],

@@ -52,11 +52,16 @@ const TO_PINO: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> =
   ERROR: 'error',
 };
 
-/** Temporal metadata as log fields: the workflow id is the session id; task tokens are noise. */
+/**
+ * Temporal metadata as log fields: the workflow id is the session id; task tokens are noise. The SDK
+ * passes a failed activity's error as `error`, which JSON would print as `{}`: it is written with its
+ * type, message and stack.
+ */
 function sessionFields(meta: LogMetadata | undefined): Record<string, unknown> {
   if (!meta) return {};
   const fields: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(meta)) if (k !== 'taskToken') fields[k] = v;
+  for (const [k, v] of Object.entries(meta))
+    if (k !== 'taskToken') fields[k] = v instanceof Error ? pino.stdSerializers.err(v) : v;
   if (typeof meta.workflowId === 'string') fields.sessionId = meta.workflowId;
   return fields;
 }

@@ -249,6 +249,8 @@ export async function startPaysaga(cluster: Cluster, teardown: Teardown): Promis
     PAYSAGA_PROVIDER_URL: sandboxUrl,
     PAYSAGA_PROJECT_ID: PROJECT_ID,
     PAYSAGA_PARTNER_PRIVATE_KEY: keys.paths.partnerPrivate,
+    // The API verifies each webhook and the worker verifies it again (DESIGN 16), as a deployment runs them.
+    PAYSAGA_PROVIDER_TEST_SERVICE_KEYS: keys.paths.servicePublic,
     PAYSAGA_CODEC_KEYS: codecKeys,
   };
   // Debug: the SDK's per-session lines carry sessionId, which shows what each worker worked on.
@@ -270,7 +272,6 @@ export async function startPaysaga(cluster: Cluster, teardown: Teardown): Promis
       PAYSAGA_PUBLIC_URL: publicUrls[1 - i],
       PAYSAGA_RETURN_SECRETS: returnSecret,
       PAYSAGA_API_TOKENS: apiToken,
-      PAYSAGA_PROVIDER_TEST_SERVICE_KEYS: keys.paths.servicePublic,
       PAYSAGA_LOG_LEVEL: 'warn',
     }),
   );

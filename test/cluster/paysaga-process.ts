@@ -4,6 +4,7 @@
  * anything card-like blanked).
  */
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Readable } from 'node:stream';
 import { redactPans } from '../../provider/schemas/card';
@@ -29,7 +30,16 @@ export interface PaysagaProcess {
   tail(lines?: number): string;
 }
 
-export function spawnPaysaga(name: string, args: string[], env: NodeJS.ProcessEnv): PaysagaProcess {
+/**
+ * `logFile`: the output is also written there line by line as it comes (card-like digits blanked), so a
+ * run stopped from outside (a CI step's time bound) still leaves what each process said.
+ */
+export function spawnPaysaga(
+  name: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  logFile?: string,
+): PaysagaProcess {
   const child = spawn(process.execPath, [PAYSAGA_BIN, ...args], {
     cwd: ROOT,
     env,
@@ -37,11 +47,24 @@ export function spawnPaysaga(name: string, args: string[], env: NodeJS.ProcessEn
   });
   if (child.pid === undefined) throw new Error(`paysaga ${args.join(' ')} (${name}) did not start`);
   let out = '';
-  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (out += c.toString()));
+  let written = 0;
+  const take = (c: Buffer) => {
+    out += c.toString();
+    if (!logFile) return;
+    const end = out.lastIndexOf('\n') + 1; // whole lines only: a card number is never split between two writes
+    if (end > written) fs.appendFileSync(logFile, withoutCardNumbers(out.slice(written, end)));
+    written = Math.max(written, end);
+  };
+  child.stdout.on('data', take);
+  child.stderr.on('data', take);
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.once('exit', (code, signal) => resolve({ code, signal })),
   );
+  if (logFile)
+    void exited.then(() => {
+      if (out.length > written) fs.appendFileSync(logFile, withoutCardNumbers(out.slice(written)));
+      written = out.length;
+    });
   const running = () => child.exitCode === null && child.signalCode === null;
   const tail = (lines = 30) => withoutCardNumbers(out.trim().split('\n').slice(-lines).join('\n'));
   return {

@@ -24,12 +24,7 @@ import { startTemporalDevServer, type TemporalDevServer } from '../../cli/dev/te
 import { resolveTemporalCli } from '../../cli/temporal-cli';
 import { DEFAULT_TEMPORAL_NAMESPACE } from '../../common/search-attributes';
 import { generateTestKeys, type TestKeys } from '../helpers/keys';
-import {
-  spawnPaysaga,
-  withoutCardNumbers,
-  PAYSAGA_BIN,
-  type PaysagaProcess,
-} from '../cluster/paysaga-process';
+import { spawnPaysaga, PAYSAGA_BIN, type PaysagaProcess } from '../cluster/paysaga-process';
 import { createDatabase, startPostgres, type Postgres } from '../cluster/postgres';
 import { mustRun } from '../cluster/run';
 import type { Teardown } from '../cluster/teardown';
@@ -48,8 +43,10 @@ export interface StackOptions {
   sandbox: { stepMs: number; qrTtlSeconds: number; threeDsTtlSeconds: number };
   /** The worker's reconciler (webhooks-off deployments): every this many ms; 0 = off. */
   reconcileEveryMs: number;
-  /** Where the run's files and logs go. */
+  /** Where the run's files go. */
   dir: string;
+  /** Where each process's output is written as it comes (emptied first): kept when the run is cut short. */
+  logsDir: string;
 }
 
 /** A paysaga process the suite may kill and start again (a new child each time, same name and ports). */
@@ -85,7 +82,10 @@ export interface Stack {
   restartTemporal(): Promise<{ downMs: number }>;
   temporalLog(): string[];
   /** What every process printed, into `<out>/`; card-like digits blanked. */
-  saveLogs(out: string): void;
+  /** The Temporal server's and PostgreSQL's logs, beside the processes' own in logsDir. */
+  saveLogs(): void;
+  /** A paysaga process that exited without the suite stopping it: a crash, always a defect. */
+  unexpectedExits(): string[];
 }
 
 const log = (message: string) => process.stderr.write(`[reliability] ${message}\n`);
@@ -102,6 +102,9 @@ function cleanEnv(): NodeJS.ProcessEnv {
 
 export async function startStack(o: StackOptions, teardown: Teardown): Promise<Stack> {
   fs.mkdirSync(o.dir, { recursive: true });
+  fs.rmSync(o.logsDir, { recursive: true, force: true });
+  fs.mkdirSync(o.logsDir, { recursive: true });
+  const logFile = (name: string) => path.join(o.logsDir, `${name}.log`);
   const keys = generateTestKeys();
   teardown.add('keys', () => fs.rmSync(keys.dir, { recursive: true, force: true }));
   teardown.guardFolder(keys.dir);
@@ -236,6 +239,7 @@ export async function startStack(o: StackOptions, teardown: Teardown): Promise<S
     'sandbox',
     ['sandbox', '--config', sandboxConfig, '--port', '0', '--host', HOST],
     base,
+    logFile('sandbox'),
   );
   guard(sandbox);
   teardown.add('sandbox', () => sandbox.stop());
@@ -249,11 +253,14 @@ export async function startStack(o: StackOptions, teardown: Teardown): Promise<S
     PAYSAGA_PROVIDER_URL: sandboxUrl,
     PAYSAGA_PROJECT_ID: PROJECT_ID,
     PAYSAGA_PARTNER_PRIVATE_KEY: keys.paths.partnerPrivate,
+    // The API verifies each webhook and the worker verifies it again (DESIGN 16), as a deployment runs them.
+    PAYSAGA_PROVIDER_TEST_SERVICE_KEYS: keys.paths.servicePublic,
     PAYSAGA_CODEC_KEYS: `k1:${randomBytes(32).toString('base64')}`,
     PAYSAGA_PROVIDER_TIMEOUT_MS: String(o.providerTimeoutMs),
     PAYSAGA_DATABASE_URL: storeUrl,
   };
   const returnSecret = randomBytes(32).toString('base64url');
+  const crashes: string[] = [];
   const codecKeys = common.PAYSAGA_CODEC_KEYS;
 
   const restartable = (
@@ -263,14 +270,25 @@ export async function startStack(o: StackOptions, teardown: Teardown): Promise<S
     ready: RegExp,
   ): Restartable & { started: Promise<void> } => {
     const all: PaysagaProcess[] = [];
+    const stopping = new Set<PaysagaProcess>();
     const spawnOne = async () => {
-      const p = spawnPaysaga(name, args, env);
+      const p = spawnPaysaga(name, args, env, logFile(`${name}.${all.length + 1}`));
       all.push(p);
       guard(p);
+      void p.exited.then(({ code, signal }) => {
+        if (stopping.has(p)) return;
+        const what = `${name}.${all.indexOf(p) + 1} exited on its own (${code ?? signal})`;
+        crashes.push(what);
+        log(`${what}; its last lines:\n${p.tail(40)}`);
+      });
       // A process waits for the store as it starts: one started during the store's outage is ready after it.
       await p.waitFor(ready, READY_WITHIN_MS);
     };
-    teardown.add(name, () => all.at(-1)?.stop(10_000));
+    teardown.add(name, () => {
+      const p = all.at(-1);
+      if (p) stopping.add(p);
+      return p?.stop(10_000);
+    });
     return {
       name,
       started: spawnOne(),
@@ -278,6 +296,7 @@ export async function startStack(o: StackOptions, teardown: Teardown): Promise<S
       history: () => [...all],
       async restart(signal) {
         const p = all.at(-1)!;
+        stopping.add(p);
         if (signal === 'SIGKILL') p.child.kill('SIGKILL');
         else await p.stop(15_000);
         await p.exited;
@@ -316,7 +335,6 @@ export async function startStack(o: StackOptions, teardown: Teardown): Promise<S
         PAYSAGA_PUBLIC_URL: publicUrls[i],
         PAYSAGA_RETURN_SECRETS: returnSecret,
         PAYSAGA_API_TOKENS: apiToken,
-        PAYSAGA_PROVIDER_TEST_SERVICE_KEYS: keys.paths.servicePublic,
         PAYSAGA_LOG_LEVEL: 'warn',
       },
       /paysaga API partner routes on (\S+)/,
@@ -348,17 +366,11 @@ export async function startStack(o: StackOptions, teardown: Teardown): Promise<S
       return { downMs: Date.now() - started };
     },
     temporalLog: () => [...temporalLines],
-    saveLogs(out) {
-      fs.rmSync(out, { recursive: true, force: true });
-      fs.mkdirSync(out, { recursive: true });
-      fs.writeFileSync(path.join(out, 'sandbox.log'), withoutCardNumbers(sandbox.output()));
-      for (const r of [...workers, ...apis])
-        r.history().forEach((p, i) =>
-          fs.writeFileSync(path.join(out, `${r.name}.${i + 1}.log`), withoutCardNumbers(p.output())),
-        );
-      fs.writeFileSync(path.join(out, 'temporal.log'), temporalLines.join('\n'));
+    unexpectedExits: () => [...crashes],
+    saveLogs() {
+      fs.writeFileSync(logFile('temporal'), temporalLines.join('\n'));
       try {
-        fs.copyFileSync(postgres.log, path.join(out, 'postgres.log'));
+        fs.copyFileSync(postgres.log, logFile('postgres'));
       } catch {
         // nothing written yet
       }

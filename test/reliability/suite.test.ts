@@ -71,6 +71,7 @@ describe(`reliability suite (${profile.name}, seed ${seed})`, () => {
         sandbox: profile.sandbox,
         reconcileEveryMs: profile.reconcileEveryMs,
         dir: runFolder(teardown),
+        logsDir: path.join(OUT, 'logs'),
       },
       teardown,
     );
@@ -94,7 +95,7 @@ describe(`reliability suite (${profile.name}, seed ${seed})`, () => {
   }, 600_000);
 
   afterAll(async () => {
-    if (stack) stack.saveLogs(path.join(OUT, 'logs'));
+    stack?.saveLogs();
     const problems = await teardown.run();
     if (problems.length) throw new Error(`teardown: ${problems.join('; ')}`);
   }, 240_000);
@@ -161,6 +162,9 @@ describe(`reliability suite (${profile.name}, seed ${seed})`, () => {
         await sleep(10_000);
       }
       log(`${since()}: settled${open.length ? ` with ${open.length} not final` : ''}`);
+      // A worker or API that died by itself is the defect to read first (its lines were logged as it died);
+      // the roll call and the verdict would only wait on what it left behind.
+      expect(s.unexpectedExits()).toEqual([]);
 
       // The roll call: every create sent once more names the session it named before (or, for a create
       // whose answers were all lost, the session paysaga made for it).
