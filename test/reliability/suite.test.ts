@@ -155,7 +155,7 @@ describe(`reliability suite (${profile.name}, seed ${seed})`, () => {
           if (!v?.final || v.refunds.some((r) => r.status !== 'succeeded' && r.status !== 'failed'))
             open.push(id);
         });
-        if (open.length === 0 || Date.now() > settleUntil) break;
+        if (open.length === 0 || Date.now() > settleUntil || s.unexpectedExits().length > 0) break;
         log(
           `${since()}: ${open.length} not final yet (${open.slice(0, 5).join(', ')}${open.length > 5 ? ', ...' : ''})`,
         );
