@@ -2,7 +2,7 @@
 // Runs a TypeScript benchmark from bench/ with on-the-fly compilation by @swc/core (already a dependency).
 'use strict';
 const path = require('node:path');
-require('./lib/ts-hook');
+require('../scripts/ts-hook');
 
 const name = process.argv[2];
 if (!name) {

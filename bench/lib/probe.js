@@ -1,7 +1,7 @@
 // Preloaded (`node --expose-gc -r bench/lib/probe.js <root>/cli/main.ts api|worker`) into a paysaga
 // process that a benchmark starts with child_process.fork, whatever version of paysaga <root> holds:
 //
-// - TypeScript runs from source (lib/ts-hook.js), so no dist/ has to be built for either version;
+// - TypeScript runs from source (scripts/ts-hook.js), so no dist/ has to be built for either version;
 // - every Temporal client Connection the process opens gets one more gRPC interceptor that records each
 //   call's method under the HTTP request during which it was made (AsyncLocalStorage entered from the
 //   `http.server.request.start` diagnostics channel: every promise of that request's handler keeps it),
@@ -9,7 +9,7 @@
 // - over the IPC channel: {type: 'calls'} answers and empties the record of finished HTTP requests,
 //   {type: 'memory'} answers process.memoryUsage() after a full GC.
 'use strict';
-require('./ts-hook');
+require('../../scripts/ts-hook');
 const dc = require('node:diagnostics_channel');
 const { AsyncLocalStorage } = require('node:async_hooks');
 

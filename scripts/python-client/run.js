@@ -26,7 +26,7 @@ const INSTALL_DIR = path.join(ROOT, '.tools', 'openapi-python-client');
 const REPORT_DIR = path.join(ROOT, 'test-results', 'python-client');
 // The sandbox's test cards are spelled in one place (sandbox/test-cards.ts), read through the benchmarks'
 // TypeScript hook: a card that needs no 3-D Secure and succeeds.
-require('../../bench/lib/ts-hook');
+require('../ts-hook');
 const FRICTIONLESS_CARD = require('../../sandbox/test-cards.ts').TEST_CARD.visa;
 
 const python = () => process.env.PYTHON || 'python3';

@@ -1,5 +1,7 @@
-// On-the-fly compilation of TypeScript by @swc/core (already a dependency), for bench/run.js and for
-// the paysaga processes the benchmarks start from source (lib/probe.js).
+// On-the-fly compilation of TypeScript by @swc/core (a development dependency: only a checkout runs
+// TypeScript), for bench/run.js, the paysaga processes the benchmarks start from source
+// (bench/lib/probe.js), the Python client's scenario runner, and the embedded store's thread when
+// paysaga runs from source (store/embedded.ts).
 'use strict';
 const fs = require('node:fs');
 const Module = require('node:module');
