@@ -46,7 +46,18 @@ export function startProbed(root: string, args: string[], env: Record<string, st
     execArgv: ['--expose-gc', '-r', PROBE],
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+    // A group of its own: `paysaga dev` starts the Temporal dev server as its child, and a dev process
+    // that does not stop in time is killed with that child (it outlived failed runs and loaded the next).
+    detached: true,
   });
+  const killGroup = () => {
+    try {
+      process.kill(-child.pid!, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  };
+  process.once('exit', killGroup);
   let out = '';
   child.stdout!.on('data', (c: Buffer) => (out = (out + c.toString()).slice(-200_000)));
   child.stderr!.on('data', (c: Buffer) => (out = (out + c.toString()).slice(-200_000)));
@@ -83,9 +94,10 @@ export function startProbed(root: string, args: string[], env: Record<string, st
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      const timer = setTimeout(killGroup, 10_000);
       await exited;
       clearTimeout(timer);
+      process.off('exit', killGroup);
     },
   };
 }
