@@ -52,8 +52,9 @@ export function spawnPaysaga(
     out += c.toString();
     if (!logFile) return;
     const end = out.lastIndexOf('\n') + 1; // whole lines only: a card number is never split between two writes
-    if (end > written) fs.appendFileSync(logFile, withoutCardNumbers(out.slice(written, end)));
-    written = Math.max(written, end);
+    if (end <= written) return;
+    fs.appendFileSync(logFile, withoutCardNumbers(out.slice(written, end)));
+    written = end;
   };
   child.stdout.on('data', take);
   child.stderr.on('data', take);

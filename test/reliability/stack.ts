@@ -81,7 +81,6 @@ export interface Stack {
   /** The Temporal dev server: stopped (SIGTERM, SIGKILL after a grace) and started again on its database. */
   restartTemporal(): Promise<{ downMs: number }>;
   temporalLog(): string[];
-  /** What every process printed, into `<out>/`; card-like digits blanked. */
   /** The Temporal server's and PostgreSQL's logs, beside the processes' own in logsDir. */
   saveLogs(): void;
   /** A paysaga process that exited without the suite stopping it: a crash, always a defect. */
