@@ -21,8 +21,16 @@ import * as path from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { Client, Connection } from '@temporalio/client';
+import { temporal as proto } from '@temporalio/proto';
 import { sql } from 'kysely';
-import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import {
+  bundleWorkflowCode,
+  DefaultLogger,
+  NativeConnection,
+  Runtime,
+  type BundleOptions,
+} from '@temporalio/worker';
+import { workflowBundleOptions } from '../workers/workflow-bundle-options';
 import { request } from 'undici';
 import { PaymentsClient } from '../client/payments-client';
 import { DEFAULT_SETTINGS, mergeSettings } from '../common/settings';
@@ -127,7 +135,7 @@ async function runMode(
   deps: { address: string; namespace: string; bundlePath: string; databaseUrl: string },
   n: number,
   concurrency: number,
-): Promise<SessionsRow & { webhookAnswers: Record<string, number> }> {
+): Promise<SessionsRow & { webhookAnswers: Record<string, number>; historyKinds: Record<string, number> }> {
   const partner = freshKeyPair();
   const service = freshKeyPair();
   const settings = benchSettings(webhooks);
@@ -256,9 +264,22 @@ async function runMode(
       where n.nspname = ${schema} and c.relkind = 'r'`.execute(store.db);
     const sample = [...expected.keys()].slice(0, 20);
     let historyEvents = 0;
+    const historyKinds: Record<string, number> = {};
     for (const id of sample) {
-      for await (const run of temporal.workflow.list({ query: `WorkflowId = '${id}'` }))
-        historyEvents += (await temporal.workflow.getHandle(id, run.runId).describe()).historyLength;
+      for await (const run of temporal.workflow.list({ query: `WorkflowId = '${id}'` })) {
+        const history = await temporal.workflow.getHandle(id, run.runId).fetchHistory();
+        historyEvents += history.events?.length ?? 0;
+        // For replaying them under a profiler (the workflow thread's cost alone, run after run).
+        if (process.env.BENCH_HISTORIES_DIR) {
+          fs.mkdirSync(process.env.BENCH_HISTORIES_DIR, { recursive: true });
+          const file = path.join(process.env.BENCH_HISTORIES_DIR, `${id}.${run.runId}.pb`);
+          fs.writeFileSync(file, proto.api.history.v1.History.encode(history).finish());
+        }
+        for (const event of history.events ?? []) {
+          const kind = historyEventKind(event);
+          historyKinds[kind] = (historyKinds[kind] ?? 0) + 1 / sample.length;
+        }
+      }
     }
 
     return {
@@ -268,6 +289,7 @@ async function runMode(
       storeKiBPerSession: round1(Number(bytes.rows[0]!.bytes) / expected.size / 1024),
       historyEventsPerSession: round1(historyEvents / sample.length),
       webhookAnswers,
+      historyKinds,
     };
   } finally {
     await closeAll();
@@ -289,15 +311,15 @@ export async function main(): Promise<void> {
   const client = new Client({ connection, namespace });
   try {
     console.error(`dev server ${env.address} up in ${Date.now() - started} ms (${cli})`);
-    const bundle = async (name: string, workflowsPath: string) => {
-      const { code } = await bundleWorkflowCode({ workflowsPath, logger: new DefaultLogger('WARN') });
+    const bundle = async (name: string, options: BundleOptions) => {
+      const { code } = await bundleWorkflowCode({ ...options, logger: new DefaultLogger('WARN') });
       const file = path.join(tempDir, `${name}-bundle.js`);
       fs.writeFileSync(file, code);
       return file;
     };
     const bundleStarted = Date.now();
-    const bundlePath = await bundle('paysaga', require.resolve('../workflows'));
-    const floorBundle = await bundle('floor', require.resolve('./floor/workflows'));
+    const bundlePath = await bundle('paysaga', workflowBundleOptions());
+    const floorBundle = await bundle('floor', { workflowsPath: require.resolve('./floor/workflows') });
     console.error(`workflow bundles built once in ${Date.now() - bundleStarted} ms`);
     const floor = await startFloor({ address: env.address, namespace, client, bundlePath: floorBundle });
     try {
@@ -323,7 +345,7 @@ export async function main(): Promise<void> {
     fs.rmSync(tempDir, { recursive: true, force: true });
   }
   console.log(`${machineLine()}; sessions per row ${n}, concurrency ${concurrency}, rounds ${rounds}`);
-  console.table([...floorRows, ...rows.map(({ webhookAnswers: _w, ...row }) => row)]);
+  console.table([...floorRows, ...rows.map(({ webhookAnswers: _w, historyKinds: _k, ...row }) => row)]);
   const rate = (rs: SessionsRow[]) =>
     rs.reduce((a, r) => a + r.sessions, 0) / rs.reduce((a, r) => a + r.sessions / r.sessionsPerSec, 0);
   const paysaga = rate(rows.filter((r) => r.mode.startsWith('webhooks on')));
@@ -334,6 +356,29 @@ export async function main(): Promise<void> {
   for (const r of rows)
     if (Object.keys(r.webhookAnswers).length)
       console.log(`webhook receiver answers (${r.mode}): ${JSON.stringify(r.webhookAnswers)}`);
+  const last = rows.at(-1);
+  if (last) {
+    console.log(`history events per session by kind (${last.mode}, a sample of 20):`);
+    console.table(
+      Object.entries(last.historyKinds)
+        .sort(([, a], [, b]) => b - a)
+        .map(([kind, perSession]) => ({ kind, perSession: round1(perSession) })),
+    );
+  }
+}
+
+/**
+ * A history event's type, with the activity, signal, Update or marker it is about, so that a table of
+ * them says which messages and calls a checkout costs.
+ */
+function historyEventKind(event: proto.api.history.v1.IHistoryEvent): string {
+  const type = proto.api.enums.v1.EventType[event.eventType ?? 0] ?? String(event.eventType);
+  const name =
+    event.activityTaskScheduledEventAttributes?.activityType?.name ??
+    event.workflowExecutionSignaledEventAttributes?.signalName ??
+    event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name ??
+    event.markerRecordedEventAttributes?.markerName;
+  return name ? `${type.replace('EVENT_TYPE_', '')} ${name}` : type.replace('EVENT_TYPE_', '');
 }
 
 /** The floor at the same count and concurrency: start, one activity, three signals, result. */

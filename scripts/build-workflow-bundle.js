@@ -20,7 +20,12 @@ async function main() {
     process.exit(1);
   }
   const started = Date.now();
-  const { code } = await bundleWorkflowCode({ workflowsPath, logger: new DefaultLogger('WARN') });
+  const { workflowBundleOptions } = require(path.join(root, 'dist', 'workers', 'workflow-bundle-options.js'));
+  const { code } = await bundleWorkflowCode({
+    ...workflowBundleOptions(),
+    workflowsPath,
+    logger: new DefaultLogger('WARN'),
+  });
   const tmp = `${out}.${process.pid}.tmp`;
   fs.writeFileSync(tmp, code);
   fs.renameSync(tmp, out);

@@ -12,6 +12,7 @@ import { createEventActivities } from '../activities/event-activities';
 import { DEFAULT_EVENT_DELIVERY } from '../common/event-delivery';
 import type { EventWorkerSettings } from './event-config';
 import { DEFAULT_MAX_CACHED_WORKFLOWS } from './tuning';
+import { workflowBundleOptions } from './workflow-bundle-options';
 
 export interface PaysagaWorkerOptions {
   connection: NativeConnection;
@@ -48,6 +49,7 @@ export interface PaysagaWorkerOptions {
 
 /** The one worker of paysaga: every session workflow and its activities on one task queue. */
 export async function createPaysagaWorker(o: PaysagaWorkerOptions): Promise<Worker> {
+  const bundling = workflowBundleOptions();
   return Worker.create({
     connection: o.connection,
     namespace: o.namespace ?? 'default',
@@ -69,7 +71,10 @@ export async function createPaysagaWorker(o: PaysagaWorkerOptions): Promise<Work
     ...(o.dataConverter ? { dataConverter: o.dataConverter } : {}),
     ...(o.workflowBundlePath
       ? { workflowBundle: { codePath: o.workflowBundlePath } }
-      : { workflowsPath: require.resolve('../workflows') }),
+      : {
+          workflowsPath: bundling.workflowsPath,
+          bundlerOptions: { preloadModules: bundling.preloadModules },
+        }),
     // Workers stop on SIGINT/SIGTERM after in-flight activities finish (the SDK's default signals).
     shutdownGraceTime: '10s',
     maxCachedWorkflows: DEFAULT_MAX_CACHED_WORKFLOWS,

@@ -9,6 +9,7 @@ import * as path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import type { Logger as PinoLogger } from 'pino';
 import { temporalLogger } from './logging';
+import { workflowBundleOptions } from './workflow-bundle-options';
 
 /** Files the prebuilt bundle is made from (compiled workflows and common/, which they import). */
 function bundleInputs(distDir: string): string[] {
@@ -78,7 +79,7 @@ export async function resolveWorkflowCode(env: NodeJS.ProcessEnv, logger: PinoLo
   const started = Date.now();
   logger.info('bundling workflows (no fresh dist/workflow-bundle.js; `npm run build` makes one)');
   const { code } = await bundleWorkflowCode({
-    workflowsPath: require.resolve('../workflows'),
+    ...workflowBundleOptions(),
     logger: temporalLogger(logger.child({ component: 'bundler' }, { level: 'warn' })),
   });
   // Written next to the inputs for the next start; a temp name first so a reader never sees half a file.

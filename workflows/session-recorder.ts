@@ -4,7 +4,7 @@
  * events received and the outbound events announced and not confirmed stored yet, in one transaction.
  * A store that is down only delays the write (retried without end); the process goes on meanwhile.
  *
- *   const recorder = new SessionRecorder(() => ({ state, view }), lane);
+ *   const recorder = new SessionRecorder(state, () => view, lane);
  *   recorder.announce(event);      // goes out with the next write
  *   await recorder.flushed();      // before the run ends or continues as new
  *
@@ -33,11 +33,6 @@ const store = wf.proxyLocalActivities<StoreActivities>({
 /** Marks runs whose writes are scheduled where the change is made (older runs queue them). */
 export const RECORD_AT_CHANGE_PATCH = 'record-at-change';
 
-export interface Recorded {
-  state: SessionState;
-  view: SessionView;
-}
-
 export class SessionRecorder {
   /** Announced and not confirmed stored: every write carries them all, in order. */
   private unconfirmed: PaysagaEvent[] = [];
@@ -46,8 +41,13 @@ export class SessionRecorder {
   private scheduledVersion = -1;
   private writing = 0;
 
+  /**
+   * `view` is what callers see, computed only when a write is made: `due` runs on every activation
+   * (it is a condition), so it looks at the version alone.
+   */
   constructor(
-    private readonly source: () => Recorded,
+    private readonly state: SessionState,
+    private readonly view: () => SessionView,
     private readonly lane = new LocalLane(),
   ) {
     void (wf.patched(RECORD_AT_CHANGE_PATCH) ? this.writeAtChange() : this.writeQueued());
@@ -65,12 +65,13 @@ export class SessionRecorder {
   }
 
   private due(): boolean {
-    return this.unsent > 0 || this.source().state.version !== this.scheduledVersion;
+    return this.unsent > 0 || this.state.version !== this.scheduledVersion;
   }
 
   /** What the store is given: the session as it is now, with what it has not confirmed yet. */
   private record(events: PaysagaEvent[]): SessionRecord {
-    const { state, view } = this.source();
+    const { state } = this;
+    const view = this.view();
     const audited = state.auditRecorded ?? 0;
     const total = state.auditCount ?? 0;
     const fresh = state.providerEvents.slice(Math.max(0, state.providerEvents.length - (total - audited)));
@@ -99,7 +100,7 @@ export class SessionRecorder {
   /** Confirms what a write stored: its events and audit entries need not be carried again. */
   private stored(record: SessionRecord): void {
     this.unconfirmed = this.unconfirmed.filter((e) => !record.events.includes(e));
-    const { state } = this.source();
+    const { state } = this;
     state.auditRecorded = Math.max(state.auditRecorded ?? 0, record.audit.at(-1)?.seq ?? 0);
   }
 
@@ -130,13 +131,12 @@ export class SessionRecorder {
       await wf.condition(() => this.due());
       this.writing++;
       try {
-        const version = this.source().state.version;
-        const total = this.source().state.auditCount ?? 0;
+        const version = this.state.version;
+        const total = this.state.auditCount ?? 0;
         const record = this.record(this.unconfirmed.splice(0));
         this.unsent = 0;
         await this.lane.run(() => store.recordSession(record));
-        const { state } = this.source();
-        state.auditRecorded = Math.max(state.auditRecorded ?? 0, total);
+        this.state.auditRecorded = Math.max(this.state.auditRecorded ?? 0, total);
         this.scheduledVersion = version;
       } finally {
         this.writing--;

@@ -59,7 +59,7 @@ export class Session {
     // the recorder scheduled them where the change is made.
     const lane = new LocalLane();
     // Writes the session's record and its events to the store (DESIGN decision 15).
-    const recorder = new SessionRecorder(() => ({ state, view: this.view() }), lane);
+    const recorder = new SessionRecorder(state, () => this.view(), lane);
     const announcer = new SessionAnnouncer(state.sessionId, recorder, input.notify);
     const emit = announcer.perform.bind(announcer);
     this.rules = new SessionReducer(state, { now: () => Date.now(), emit, reading });

@@ -18,6 +18,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
+import { workflowBundleOptions } from '../../workers/workflow-bundle-options';
 import { freePort } from '../../cli/dev/ports';
 import { generateTestKeys } from '../helpers/keys';
 import { spawnPaysaga, withoutCardNumbers, PAYSAGA_BIN, type PaysagaProcess } from './paysaga-process';
@@ -193,7 +194,7 @@ export async function startPaysaga(cluster: Cluster, teardown: Teardown): Promis
   const bundlePath = path.join(dir, 'workflow-bundle.js');
   await timed(timings, 'workflow bundle', async () => {
     const { code } = await bundleWorkflowCode({
-      workflowsPath: path.resolve(__dirname, '../../workflows/index.ts'),
+      ...workflowBundleOptions(),
       logger: new DefaultLogger('WARN'),
     });
     fs.writeFileSync(bundlePath, code);

@@ -19,6 +19,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
+import { workflowBundleOptions } from '../../workers/workflow-bundle-options';
 import { freePort } from '../../cli/dev/ports';
 import { startTemporalDevServer, type TemporalDevServer } from '../../cli/dev/temporal-server';
 import { resolveTemporalCli } from '../../cli/temporal-cli';
@@ -181,7 +182,7 @@ export async function startStack(o: StackOptions, teardown: Teardown): Promise<S
   await mustRun(process.execPath, [PAYSAGA_BIN, '--version'], { timeoutMs: 300_000 });
   const bundlePath = path.join(o.dir, 'workflow-bundle.js');
   const { code } = await bundleWorkflowCode({
-    workflowsPath: path.resolve(__dirname, '../../workflows/index.ts'),
+    ...workflowBundleOptions(),
     logger: new DefaultLogger('WARN'),
   });
   fs.writeFileSync(bundlePath, code);
