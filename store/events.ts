@@ -33,74 +33,71 @@ export interface FanOut {
 const DEFAULT_FAN_OUT: FanOut = { retryForMs: 3 * 24 * 3_600_000 };
 
 /**
- * Adds the events not stored yet (by id) with their deliveries, inside the caller's transaction.
- * Returns the events added (a retried write adds none).
+ * The common table expressions that add the events not stored yet (by id) with their deliveries, for a
+ * statement that may do more (store/sessions.ts writes a session's change and its events in one
+ * statement: one round trip instead of eight). `added_events` lists the rows added.
+ *
+ * The `counters` row is updated first and stays locked until the statement's transaction commits, so
+ * events become visible in `seq` order. A statement that waited for that lock works from a snapshot
+ * taken before the other committed, so an event the other just stored is skipped by `on conflict`
+ * (its number is left unused), not by a look.
  */
-export async function appendEvents(
-  tx: Transaction<Database>,
+export function eventInserts(
+  schema: string,
   events: readonly PaysagaEvent[],
   fanOut: FanOut = DEFAULT_FAN_OUT,
-): Promise<PaysagaEvent[]> {
-  if (events.length === 0) return [];
-  // Taken first: every transaction adding events waits here for the one before it to commit.
-  const counter = await tx
-    .updateTable('counters')
-    .set((eb) => ({ value: eb('value', '+', events.length) }))
-    .where('name', '=', 'events')
-    .returning('value')
-    .executeTakeFirstOrThrow();
-  const known = new Set(
-    (
-      await tx
-        .selectFrom('events')
-        .select('id')
-        .where(
-          'id',
-          'in',
-          events.map((e) => e.id),
-        )
-        .execute()
-    ).map((r) => r.id),
-  );
-  const fresh = storable(events.filter((e) => !known.has(e.id)));
-  if (fresh.length === 0) return [];
-  const first = counter.value - events.length + 1;
-  const rows = fresh.map((e, i) => ({
-    seq: first + i,
+) {
+  const table = (name: string) => sql.id(schema, name);
+  const rows = storable(events).map((e, i) => ({
+    ord: i + 1,
     id: e.id,
     subject: e.session_id ?? e.subscription_id!,
     sequence: e.sequence,
     type: e.type,
     created_at: e.created,
-    data: JSON.stringify(e.data),
+    data: e.data,
   }));
-  await tx.insertInto('events').values(rows).execute();
-  // One pending delivery per (event, endpoint that wants its type), due now.
-  await tx
-    .insertInto('deliveries')
-    .columns(['event_seq', 'event_id', 'subject', 'endpoint_id', 'status', 'next_attempt_at', 'give_up_at'])
-    .expression((eb) =>
-      eb
-        .selectFrom('events as e')
-        .innerJoin('event_endpoints as p', (join) =>
-          join
-            .on('p.deleted_at', 'is', null)
-            .on((on) => on.or([on('p.events', 'is', null), sql<boolean>`e.type = any(p.events)`])),
-        )
-        .select([
-          'e.seq',
-          'e.id',
-          'e.subject',
-          'p.id as endpoint_id',
-          sql.lit('pending').as('status'),
-          sql<Date>`now()`.as('next_attempt_at'),
-          sql<Date>`now() + ${`${fanOut.retryForMs} milliseconds`}::interval`.as('give_up_at'),
-        ])
-        .where('e.seq', '>=', first)
-        .where('e.seq', '<=', counter.value),
-    )
-    .execute();
-  return fresh;
+  return sql`
+    new_events as (
+      select * from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
+        as e(ord int, id text, subject text, sequence int, type text, created_at timestamptz, data jsonb)
+    ),
+    event_counter as (
+      update ${table('counters')} set value = value + ${rows.length} where name = 'events' returning value
+    ),
+    added_events as (
+      insert into ${table('events')} (seq, id, subject, sequence, type, created_at, data)
+      select c.value - ${rows.length} + e.ord, e.id, e.subject, e.sequence, e.type, e.created_at, e.data
+      from new_events e cross join event_counter c
+      on conflict (id) do nothing
+      returning seq, id, subject, type
+    ),
+    -- One pending delivery per (event, endpoint that wants its type), due now.
+    added_deliveries as (
+      insert into ${table('deliveries')} (event_seq, event_id, subject, endpoint_id, status, next_attempt_at, give_up_at)
+      select e.seq, e.id, e.subject, p.id, 'pending', now(),
+        now() + ${`${fanOut.retryForMs} milliseconds`}::interval
+      from added_events e
+      join ${table('event_endpoints')} p on p.deleted_at is null and (p.events is null or e.type = any(p.events))
+    )`;
+}
+
+/**
+ * Adds the events not stored yet (by id) with their deliveries, inside the caller's transaction.
+ * Returns the events added (a retried write adds none).
+ */
+export async function appendEvents(
+  tx: Transaction<Database>,
+  schema: string,
+  events: readonly PaysagaEvent[],
+  fanOut: FanOut = DEFAULT_FAN_OUT,
+): Promise<PaysagaEvent[]> {
+  if (events.length === 0) return [];
+  const { rows } = await sql<{ id: string }>`
+    with ${eventInserts(schema, events, fanOut)}
+    select id from added_events`.execute(tx);
+  const added = new Set(rows.map((r) => r.id));
+  return events.filter((e) => added.has(e.id));
 }
 
 /** Stores events (and queues their deliveries) in a transaction of their own. */
@@ -109,7 +106,7 @@ export async function publishEvents(
   events: readonly PaysagaEvent[],
   fanOut?: FanOut,
 ): Promise<PaysagaEvent[]> {
-  const added = await store.db.transaction().execute((tx) => appendEvents(tx, events, fanOut));
+  const added = await store.db.transaction().execute((tx) => appendEvents(tx, store.schema, events, fanOut));
   if (added.length > 0) eventsAppended.emit('appended');
   return added;
 }

@@ -3,15 +3,14 @@
  * change: forward only by `version`, the change's events in the same transaction); the API, the client,
  * exports and the reconciler read them here, whatever Temporal still keeps.
  */
-import type { Transaction } from 'kysely';
+import { sql } from 'kysely';
 import type { PaysagaEvent } from '../common/events';
 import type { SessionState } from '../common/session-input';
 import type { StoredState } from '../platform/session-runs';
 import type { OperationView, ProviderEventRecord } from '../common/views';
 import type { Store } from './database';
-import { appendEvents, eventsAppended, type FanOut } from './events';
+import { eventInserts, eventsAppended, type FanOut } from './events';
 import { storable } from './text';
-import type { Database } from './schema';
 
 /** What a search filters on, computed by the writer from the session's view. */
 export interface SessionSummary {
@@ -61,106 +60,73 @@ export async function recordSession(
   record = storable(record);
   const { state, summary } = record;
   const now = new Date();
-  const result = await store.db.transaction().execute(async (tx) => {
-    const row = {
-      id: state.sessionId,
-      kind: state.kind,
-      reference: state.reference,
-      phase: summary.phase,
-      final: summary.final,
-      needs_attention: summary.needsAttention,
-      amount: summary.amount ?? null,
-      currency: summary.currency ?? null,
-      customer_id: summary.customerId ?? null,
-      created_at: summary.createdAt,
-      final_at: summary.finalAt ?? null,
-      updated_at: now,
-      version: state.version,
-      state: JSON.stringify(state),
-    };
-    const written = await tx
-      .insertInto('sessions')
-      .values(row)
-      .onConflict((oc) =>
-        oc
-          .column('id')
-          .doUpdateSet((eb) => ({
-            phase: eb.ref('excluded.phase'),
-            final: eb.ref('excluded.final'),
-            needs_attention: eb.ref('excluded.needs_attention'),
-            amount: eb.ref('excluded.amount'),
-            currency: eb.ref('excluded.currency'),
-            customer_id: eb.ref('excluded.customer_id'),
-            final_at: eb.ref('excluded.final_at'),
-            updated_at: eb.ref('excluded.updated_at'),
-            version: eb.ref('excluded.version'),
-            state: eb.ref('excluded.state'),
-          }))
-          .where('sessions.version', '<', (eb) => eb.ref('excluded.version')),
-      )
-      .executeTakeFirst();
-    const applied = Number(written.numInsertedOrUpdatedRows ?? 0) > 0;
-    if (applied) await writeOperations(tx, state.sessionId, record.operations, now);
-    if (record.audit.length)
-      await tx
-        .insertInto('provider_events')
-        .values(
-          record.audit.map((a) => ({
-            session_id: state.sessionId,
-            seq: a.seq,
-            received_at: a.receivedAt,
-            type: a.type,
-            via: a.via,
-            outcome: a.outcome,
-            updated_at: a.updatedAt ?? null,
-            detail: a.detail ?? null,
-          })),
-        )
-        .onConflict((oc) => oc.columns(['session_id', 'seq']).doNothing())
-        .execute();
-    const added = await appendEvents(tx, record.events, fanOut);
-    return { applied, eventsAdded: added.length };
-  });
+  const operations = record.operations.map((o) => ({
+    id: o.id,
+    kind: o.kind,
+    status: o.status,
+    amount: o.amount ?? null,
+    currency: o.currency ?? null,
+    captured: o.captured ?? null,
+    fee: o.fee ?? null,
+    error: o.error ?? null,
+  }));
+  const audit = record.audit.map((a) => ({
+    seq: a.seq,
+    received_at: a.receivedAt,
+    type: a.type,
+    via: a.via,
+    outcome: a.outcome,
+    updated_at: a.updatedAt ?? null,
+    detail: a.detail ?? null,
+  }));
+  const events = record.events.length > 0;
+  // Named with the schema: Kysely's withSchema does not reach into raw SQL.
+  const table = (name: string) => sql.id(store.schema, name);
+  // One statement: one round trip, and a transaction of its own. The row (forward only by version),
+  // its operations when the row took this version, the new audit entries, the new events: each
+  // data-modifying part runs once, whether or not the final select reads it.
+  const { rows } = await sql<{ applied: number; added: number }>`
+    with session_row as (
+      insert into ${table('sessions')} (id, kind, reference, phase, final, needs_attention, amount, currency,
+        customer_id, created_at, final_at, updated_at, version, state)
+      values (${state.sessionId}, ${state.kind}, ${state.reference}, ${summary.phase}, ${summary.final},
+        ${summary.needsAttention}, ${summary.amount ?? null}, ${summary.currency ?? null},
+        ${summary.customerId ?? null}, ${summary.createdAt}, ${summary.finalAt ?? null}, ${now},
+        ${state.version}, ${JSON.stringify(state)}::jsonb)
+      on conflict (id) do update set
+        phase = excluded.phase, final = excluded.final, needs_attention = excluded.needs_attention,
+        amount = excluded.amount, currency = excluded.currency, customer_id = excluded.customer_id,
+        final_at = excluded.final_at, updated_at = excluded.updated_at, version = excluded.version,
+        state = excluded.state
+      where sessions.version < excluded.version
+      returning id
+    ),
+    session_operations as (
+      insert into ${table('operations')} (session_id, id, kind, status, amount, currency, captured, fee, error,
+        first_seen_at, updated_at)
+      select r.id, o.id, o.kind, o.status, o.amount, o.currency, o.captured, o.fee, o.error, ${now}::timestamptz,
+        ${now}::timestamptz
+      from session_row r cross join jsonb_to_recordset(${JSON.stringify(operations)}::jsonb)
+        as o(id text, kind text, status text, amount bigint, currency text, captured bigint, fee bigint,
+          error text)
+      on conflict (session_id, id) do update set
+        status = excluded.status, amount = excluded.amount, currency = excluded.currency,
+        captured = excluded.captured, fee = excluded.fee, error = excluded.error,
+        updated_at = excluded.updated_at
+    ),
+    session_audit as (
+      insert into ${table('provider_events')} (session_id, seq, received_at, type, via, outcome, updated_at, detail)
+      select ${state.sessionId}, a.seq, a.received_at, a.type, a.via, a.outcome, a.updated_at, a.detail
+      from jsonb_to_recordset(${JSON.stringify(audit)}::jsonb)
+        as a(seq int, received_at timestamptz, type text, via text, outcome text, updated_at text,
+          detail text)
+      on conflict (session_id, seq) do nothing
+    )${events ? sql`, ${eventInserts(store.schema, record.events, fanOut)}` : sql``}
+    select (select count(*) from session_row)::int as applied,
+      ${events ? sql`(select count(*) from added_events)::int` : sql`0`} as added`.execute(store.db);
+  const result = { applied: rows[0]!.applied > 0, eventsAdded: rows[0]!.added };
   if (result.eventsAdded > 0) eventsAppended.emit('appended');
   return result;
-}
-
-async function writeOperations(
-  tx: Transaction<Database>,
-  sessionId: string,
-  operations: readonly OperationView[],
-  now: Date,
-): Promise<void> {
-  if (operations.length === 0) return;
-  await tx
-    .insertInto('operations')
-    .values(
-      operations.map((o) => ({
-        session_id: sessionId,
-        id: o.id,
-        kind: o.kind,
-        status: o.status,
-        amount: o.amount ?? null,
-        currency: o.currency ?? null,
-        captured: o.captured ?? null,
-        fee: o.fee ?? null,
-        error: o.error ?? null,
-        first_seen_at: now,
-        updated_at: now,
-      })),
-    )
-    .onConflict((oc) =>
-      oc.columns(['session_id', 'id']).doUpdateSet((eb) => ({
-        status: eb.ref('excluded.status'),
-        amount: eb.ref('excluded.amount'),
-        currency: eb.ref('excluded.currency'),
-        captured: eb.ref('excluded.captured'),
-        fee: eb.ref('excluded.fee'),
-        error: eb.ref('excluded.error'),
-        updated_at: eb.ref('excluded.updated_at'),
-      })),
-    )
-    .execute();
 }
 
 /** The session's last recorded state, or undefined when the store does not know it. */

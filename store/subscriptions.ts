@@ -92,7 +92,7 @@ export async function recordSubscription(
           })),
         )
         .execute();
-    const added = await appendEvents(tx, record.events, fanOut);
+    const added = await appendEvents(tx, store.schema, record.events, fanOut);
     return { applied, eventsAdded: added.length };
   });
   if (result.eventsAdded > 0) eventsAppended.emit('appended');
