@@ -111,17 +111,21 @@ export class SessionRecorder {
       this.scheduledVersion = record.state.version;
       this.unsent = 0;
       this.writing++;
-      // Not awaited: the next change schedules its own write at once, whatever this one is doing.
-      void store
-        .recordSession(record)
-        .then(() => this.stored(record))
-        .catch((err: unknown) =>
+      // Not awaited: the next change schedules its own write at once, whatever this one is doing. One
+      // `then` with both outcomes: each promise a workflow makes costs a stack trace (the SDK's hook).
+      void store.recordSession(record).then(
+        () => {
+          this.writing--;
+          this.stored(record);
+        },
+        (err: unknown) => {
+          this.writing--;
           wf.log.error('session not recorded', {
             version: record.state.version,
             error: err instanceof wf.ActivityFailure ? (err.cause?.message ?? err.message) : String(err),
-          }),
-        )
-        .finally(() => this.writing--);
+          });
+        },
+      );
     }
   }
 
