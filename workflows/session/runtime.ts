@@ -107,7 +107,7 @@ export class SessionRuntime {
         await this.poll();
         return pred();
       }
-      if (this.historyDue()) await this.continueAsNewIfDue();
+      await this.continueAsNewIfDue();
       const seen = this.state.snapshot;
       await wf.condition(
         () => this.state.snapshot !== seen || this.inbox.lookAsked || pred(),
@@ -132,7 +132,7 @@ export class SessionRuntime {
 
   /** Waits up to `ms` for `wake` (continuing as new first when the history grows long); true if woken. */
   async waitFor(wake: () => boolean, ms: number): Promise<boolean> {
-    if (this.historyDue()) await this.continueAsNewIfDue();
+    await this.continueAsNewIfDue();
     return wf.condition(wake, ms);
   }
 
@@ -156,17 +156,8 @@ export class SessionRuntime {
     return this.state.refunds.some((r) => r.status === 'requested');
   }
 
-  /**
-   * Checked before awaiting continueAsNewIfDue in the waits: an await costs promises, and the SDK takes
-   * a stack trace of every promise a workflow makes (for its stack-trace query), a sizeable part of a
-   * session's CPU.
-   */
-  private historyDue(): boolean {
-    return historyLong(this.historyLimit);
-  }
-
   private async continueAsNewIfDue(): Promise<void> {
-    if (!this.historyDue()) return;
+    if (!historyLong(this.historyLimit)) return;
     const info = wf.workflowInfo();
     if (!(await this.settled())) {
       // A refund waits to be sent, and its Update waits for this loop: go on and send it first. Only a
