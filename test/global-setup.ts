@@ -23,6 +23,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
+import { workflowBundleOptions } from '../workers/workflow-bundle-options';
 import { startLocalTemporal } from './helpers/local-temporal';
 import { startEmbeddedStore, type EmbeddedStore } from '../store/embedded';
 
@@ -62,7 +63,12 @@ export default async function globalSetup(): Promise<void> {
   if (fs.existsSync(workflowsPath)) {
     const bundleStarted = Date.now();
     try {
-      const { code } = await bundleWorkflowCode({ workflowsPath, logger: new DefaultLogger('WARN') });
+      // The options production bundles with (the shared modules preloaded once per workflow thread).
+      const { code } = await bundleWorkflowCode({
+        ...workflowBundleOptions(),
+        workflowsPath,
+        logger: new DefaultLogger('WARN'),
+      });
       const bundlePath = path.join(tempDir, 'workflow-bundle.js');
       fs.writeFileSync(bundlePath, code);
       process.env.PAYSAGA_TEST_WORKFLOW_BUNDLE = bundlePath;

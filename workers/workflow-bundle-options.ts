@@ -6,7 +6,9 @@
  * `preloadModules` loads a module once per workflow thread for all its workflows instead of once per
  * workflow: zod (about 2.5 ms a workflow to load) and the message schemas built from it
  * (common/message-schemas.ts: built on first use, once per copy). Only modules that hold no workflow's
- * state may be listed (the SDK's rule for this option): both are pure.
+ * state may be listed (the SDK's rule for this option): both are pure, and so is what they import
+ * (common/failures.ts, common/reasons.ts). The test suite bundles with these options too
+ * (test/global-setup.ts), so every workflow test runs the shared copies.
  */
 import type { BundleOptions } from '@temporalio/worker';
 
