@@ -40,12 +40,15 @@ const DEFAULT_FAN_OUT: FanOut = { retryForMs: 3 * 24 * 3_600_000 };
  * The `counters` row is updated first and stays locked until the statement's transaction commits, so
  * events become visible in `seq` order. A statement that waited for that lock works from a snapshot
  * taken before the other committed, so an event the other just stored is skipped by `on conflict`
- * (its number is left unused), not by a look.
+ * (its number is left unused), not by a look. `after` names a part of the same statement whose locks
+ * must come first (PostgreSQL runs the parts of one statement in no promised order): every writer then
+ * takes its locks in one order, and two writes of one session cannot deadlock.
  */
 export function eventInserts(
   schema: string,
   events: readonly PaysagaEvent[],
   fanOut: FanOut = DEFAULT_FAN_OUT,
+  after?: string,
 ) {
   const table = (name: string) => sql.id(schema, name);
   const rows = storable(events).map((e, i) => ({
@@ -63,7 +66,9 @@ export function eventInserts(
         as e(ord int, id text, subject text, sequence int, type text, created_at timestamptz, data jsonb)
     ),
     event_counter as (
-      update ${table('counters')} set value = value + ${rows.length} where name = 'events' returning value
+      update ${table('counters')} set value = value + ${rows.length} where name = 'events'
+        ${after ? sql`and (select count(*) from ${sql.id(after)}) >= 0` : sql``}
+      returning value
     ),
     added_events as (
       insert into ${table('events')} (seq, id, subject, sequence, type, created_at, data)

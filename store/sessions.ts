@@ -121,7 +121,7 @@ export async function recordSession(
         as a(seq int, received_at timestamptz, type text, via text, outcome text, updated_at text,
           detail text)
       on conflict (session_id, seq) do nothing
-    )${events ? sql`, ${eventInserts(store.schema, record.events, fanOut)}` : sql``}
+    )${events ? sql`, ${eventInserts(store.schema, record.events, fanOut, 'session_row')}` : sql``}
     select (select count(*) from session_row)::int as applied,
       ${events ? sql`(select count(*) from added_events)::int` : sql`0`} as added`.execute(store.db);
   const result = { applied: rows[0]!.applied > 0, eventsAdded: rows[0]!.added };
