@@ -35,10 +35,10 @@ const DEFAULT_FAN_OUT: FanOut = { retryForMs: 3 * 24 * 3_600_000 };
 /**
  * The common table expressions that add the events not stored yet (by id) with their deliveries, for a
  * statement that may do more (store/sessions.ts writes a session's change and its events in one
- * statement: one round trip instead of eight). `added_events` lists the rows added.
+ * statement: one round trip instead of up to nine). `added_events` lists the rows added.
  *
- * The `counters` row is updated first and stays locked until the statement's transaction commits, so
- * events become visible in `seq` order. A statement that waited for that lock works from a snapshot
+ * The `counters` row stays locked from its update until the statement's transaction commits, so events
+ * become visible in `seq` order. A statement that waited for that lock works from a snapshot
  * taken before the other committed, so an event the other just stored is skipped by `on conflict`
  * (its number is left unused), not by a look. `after` names a part of the same statement whose locks
  * must come first (PostgreSQL runs the parts of one statement in no promised order): every writer then
@@ -88,11 +88,11 @@ export function eventInserts(
 }
 
 /**
- * Adds the events not stored yet (by id) with their deliveries, inside the caller's transaction.
- * Returns the events added (a retried write adds none).
+ * Adds the events not stored yet (by id) with their deliveries: one statement, inside the caller's
+ * transaction when given one. Returns the events added (a retried write adds none).
  */
 export async function appendEvents(
-  tx: Transaction<Database>,
+  db: Db,
   schema: string,
   events: readonly PaysagaEvent[],
   fanOut: FanOut = DEFAULT_FAN_OUT,
@@ -100,18 +100,18 @@ export async function appendEvents(
   if (events.length === 0) return [];
   const { rows } = await sql<{ id: string }>`
     with ${eventInserts(schema, events, fanOut)}
-    select id from added_events`.execute(tx);
+    select id from added_events`.execute(db);
   const added = new Set(rows.map((r) => r.id));
   return events.filter((e) => added.has(e.id));
 }
 
-/** Stores events (and queues their deliveries) in a transaction of their own. */
+/** Stores events (and queues their deliveries) in a statement of their own. */
 export async function publishEvents(
   store: Store,
   events: readonly PaysagaEvent[],
   fanOut?: FanOut,
 ): Promise<PaysagaEvent[]> {
-  const added = await store.db.transaction().execute((tx) => appendEvents(tx, store.schema, events, fanOut));
+  const added = await appendEvents(store.db, store.schema, events, fanOut);
   if (added.length > 0) eventsAppended.emit('appended');
   return added;
 }
