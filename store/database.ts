@@ -25,6 +25,14 @@ export interface Store {
   close(): Promise<void>;
 }
 
+/**
+ * A table of the deployment's schema named in raw SQL (sql`...`): Kysely's withSchema qualifies the
+ * tables of built queries only, not those written into a template.
+ */
+export function schemaTable(schema: string, table: keyof Database & string) {
+  return sql.id(schema, table);
+}
+
 export function openStore(config: StoreConfig, o: { applicationName?: string } = {}): Store {
   const pool = new pg.Pool({
     connectionString: config.url,

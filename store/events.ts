@@ -12,7 +12,7 @@ import { EventEmitter } from 'node:events';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { PaysagaEvent } from '../common/events';
 import type { Database } from './schema';
-import type { Store } from './database';
+import { schemaTable, type Store } from './database';
 import { storable } from './text';
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -50,7 +50,7 @@ export function eventInserts(
   fanOut: FanOut = DEFAULT_FAN_OUT,
   after?: string,
 ) {
-  const table = (name: string) => sql.id(schema, name);
+  const table = (name: 'counters' | 'events' | 'deliveries' | 'event_endpoints') => schemaTable(schema, name);
   const rows = storable(events).map((e, i) => ({
     ord: i + 1,
     id: e.id,

@@ -8,7 +8,7 @@ import type { PaysagaEvent } from '../common/events';
 import type { SessionState } from '../common/session-input';
 import type { StoredState } from '../platform/session-runs';
 import type { OperationView, ProviderEventRecord } from '../common/views';
-import type { Store } from './database';
+import { schemaTable, type Store } from './database';
 import { eventInserts, eventsAppended, type FanOut } from './events';
 import { storable } from './text';
 
@@ -80,8 +80,7 @@ export async function recordSession(
     detail: a.detail ?? null,
   }));
   const events = record.events.length > 0;
-  // Named with the schema: Kysely's withSchema does not reach into raw SQL.
-  const table = (name: string) => sql.id(store.schema, name);
+  const table = (name: 'sessions' | 'operations' | 'provider_events') => schemaTable(store.schema, name);
   // One statement: one round trip, and a transaction of its own. The row (forward only by version),
   // its operations when the row took this version, the new audit entries, the new events: each
   // data-modifying part runs once, whether or not the final select reads it.
