@@ -23,6 +23,14 @@ export interface PollingPolicy {
   factor: number;
 }
 
+/**
+ * The wait after a look at the provider's state that found nothing new: backed off from the wait before,
+ * within [initialMs, maxMs]. Such a look proves no webhook was lost, so the next is never sooner.
+ */
+export function nextPollWait(wait: number, polling: PollingPolicy): number {
+  return Math.min(Math.max(wait * polling.factor, polling.initialMs), polling.maxMs);
+}
+
 export interface Deadlines {
   /** How long the payer has for 3-D Secure, the bank app or the payment form. */
   payerActionMs: number;

@@ -22,6 +22,7 @@ import * as wf from '@temporalio/workflow';
 import { nextEvent, type SubscriptionEventType } from '../common/events';
 import { failureOf, invalidArgument, stateConflict, type StateConflictCode } from '../common/failures';
 import type { SubscriptionStatus } from '../common/kinds';
+import { nextPollWait } from '../common/settings';
 import {
   cancelSubscriptionUpdate,
   changeSubscriptionUpdate,
@@ -398,7 +399,7 @@ class Subscription {
         if (!reported()) this.settled.set(record.sessionId, { sessionId: record.sessionId, phase });
         break;
       }
-      wait = Math.min(Math.max(wait * polling.factor, polling.initialMs), polling.maxMs);
+      wait = nextPollWait(wait, polling);
     }
     this.clearAttention();
     const settled = reported()!;

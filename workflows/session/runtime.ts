@@ -13,6 +13,7 @@ import type { SessionRecorder } from '../session-recorder';
 import type { Decisions } from './decisions';
 import type { ProviderInbox } from './inbox';
 import type { SessionReducer } from './reducer';
+import { nextPollWait } from '../../common/settings';
 import { HISTORY_LIMITS, historyLong } from '../history';
 
 /** Older than this, a snapshot is read again before a money-moving call is sent on its word. */
@@ -99,7 +100,6 @@ export class SessionRuntime {
     const { polling } = this.state.settings;
     const first = polling.webhooks ? polling.lateAfterMs : polling.initialMs;
     let wait = first;
-    let interval = polling.initialMs;
     for (;;) {
       if (pred()) return true;
       const remaining = deadline - Date.now();
@@ -117,16 +117,16 @@ export class SessionRuntime {
       if (this.state.snapshot !== seen) {
         // News: the next wait is for the next event again.
         wait = first;
-        interval = polling.initialMs;
         continue;
       }
       if (Date.now() >= deadline && !this.inbox.lookAsked) continue;
       this.inbox.lookAsked = false;
       await this.poll();
-      if (this.state.snapshot === seen) {
-        wait = interval;
-        interval = Math.min(interval * polling.factor, polling.maxMs);
-      }
+      // A look that finds nothing new proves no webhook was lost: the next look backs off from this wait
+      // (as a subscription's does), never sooner. Starting over from initialMs once news was late had
+      // every session waiting for its payer poll at 2, 4, 8 s... after its first 30 s: with 1,000 waiting
+      // that was most of `paysaga dev`'s work (bench dev).
+      if (this.state.snapshot === seen) wait = nextPollWait(wait, polling);
     }
   }
 

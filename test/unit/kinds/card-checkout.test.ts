@@ -4,7 +4,7 @@
  * full-stack tests (test/workflows/card-checkout.test.ts) show the same against the sandbox.
  */
 import { approveUpdate, finalizeUpdate, refundUpdate } from '../../../common/messages';
-import { awaitingApproval, held, succeeded } from '../../helpers/fake-provider';
+import { awaitingApproval, held, succeeded, threeDs } from '../../helpers/fake-provider';
 import { announced, HOUR, MINUTE, useKindWorker } from '../../helpers/kind-worker';
 
 jest.setTimeout(60_000);
@@ -75,4 +75,22 @@ it('a refund after the result: sent once under its reference, announced once', a
   expect(state.refunds).toEqual([expect.objectContaining({ reference: 'refund-1', status: 'succeeded' })]);
   expect(provider.count('refund')).toBe(1);
   expect(announced(provider, id).filter((t) => t === 'session.refunded')).toHaveLength(1);
+});
+
+it('waiting for the payer with webhooks on: the first look once news is late, then none sooner', async () => {
+  const { id, provider, t0, handle } = await kind.start({
+    initial: (id) => threeDs(id, 5_000),
+    settings: { polling: { webhooks: true, lateAfterMs: 30_000, initialMs: 2_000, maxMs: MINUTE, factor: 2 } },
+  });
+  await kind.reaches(handle, 'awaiting_payer');
+  provider.at(id, t0 + 5 * MINUTE, succeeded); // its webhook is lost: only a look finds it
+
+  const state = await kind.result(handle);
+  expect(state.final?.phase).toBe('succeeded');
+  const looks = provider.calls.filter((c) => c.name === 'getState' && c.sessionId === id).map((c) => c.atMs - t0);
+  // A look that finds nothing new proves no webhook was lost: 30 s late, then backing off to the cap.
+  expect(looks[0]).toBeGreaterThanOrEqual(30_000);
+  const gaps = looks.slice(1).map((at, i) => at - looks[i]!);
+  expect(Math.min(...gaps)).toBeGreaterThanOrEqual(MINUTE - 1_000);
+  expect(looks.length).toBeLessThanOrEqual(7);
 });
