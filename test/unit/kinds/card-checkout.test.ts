@@ -80,14 +80,18 @@ it('a refund after the result: sent once under its reference, announced once', a
 it('waiting for the payer with webhooks on: the first look once news is late, then none sooner', async () => {
   const { id, provider, t0, handle } = await kind.start({
     initial: (id) => threeDs(id, 5_000),
-    settings: { polling: { webhooks: true, lateAfterMs: 30_000, initialMs: 2_000, maxMs: MINUTE, factor: 2 } },
+    settings: {
+      polling: { webhooks: true, lateAfterMs: 30_000, initialMs: 2_000, maxMs: MINUTE, factor: 2 },
+    },
   });
   await kind.reaches(handle, 'awaiting_payer');
   provider.at(id, t0 + 5 * MINUTE, succeeded); // its webhook is lost: only a look finds it
 
   const state = await kind.result(handle);
   expect(state.final?.phase).toBe('succeeded');
-  const looks = provider.calls.filter((c) => c.name === 'getState' && c.sessionId === id).map((c) => c.atMs - t0);
+  const looks = provider.calls
+    .filter((c) => c.name === 'getState' && c.sessionId === id)
+    .map((c) => c.atMs - t0);
   // A look that finds nothing new proves no webhook was lost: 30 s late, then backing off to the cap.
   expect(looks[0]).toBeGreaterThanOrEqual(30_000);
   const gaps = looks.slice(1).map((at, i) => at - looks[i]!);
