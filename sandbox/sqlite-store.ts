@@ -18,9 +18,12 @@ import {
  * writing the file through node:fs; no native module, no install script). One table per collection
  * (key, JSON doc) and per log (seq, JSON doc), readable with any sqlite3 shell once the sandbox stopped.
  *
- * Durability: WAL journal with synchronous=FULL, so a commit is on disk (fsync) when commit() returns; a
- * process killed at any point loses at most the unit of work it had not committed, and SQLite rolls the
- * WAL forward on the next open. locking_mode=EXCLUSIVE: one process owns the file while it is open (WAL
+ * Durability: WAL journal with synchronous=NORMAL, so a commit is written to the WAL file (in the operating
+ * system's hands) when commit() returns: a process killed at any point loses at most the unit of work it
+ * had not committed, and SQLite rolls the WAL forward on the next open. Only a crash of the machine itself
+ * can lose the last commits; FULL would guard against that with an fsync per commit, which took a tenth of
+ * `paysaga dev`'s main thread and blocked its event loop (bench dev, 2026-11-27). `paysaga dev` runs the
+ * Temporal dev server's SQLite the same way. locking_mode=EXCLUSIVE: one process owns the file while it is open (WAL
  * then needs no shared memory, which this VFS does not offer).
  *
  * The VFS locks with a `<file>.lock` directory, which a killed process leaves behind. So the owner also
@@ -75,7 +78,7 @@ export class SqliteStore implements SandboxStore {
       db = new Database(this.location);
       db.exec('PRAGMA locking_mode = EXCLUSIVE');
       db.get('PRAGMA journal_mode = WAL');
-      db.exec('PRAGMA synchronous = FULL');
+      db.exec('PRAGMA synchronous = NORMAL');
       migrate(db, this.location);
     } catch (err) {
       try {

@@ -43,7 +43,15 @@ const blankDigits = redactPans;
 export function startProbed(root: string, args: string[], env: Record<string, string>): ProbedProcess {
   const child = fork(path.join(root, 'cli', 'main.ts'), args, {
     cwd: root,
-    execArgv: ['--expose-gc', '-r', PROBE],
+    // BENCH_CHILD_CPU_PROF=<dir>: a CPU profile of each of its threads in <dir> when it exits.
+    execArgv: [
+      '--expose-gc',
+      '-r',
+      PROBE,
+      ...(process.env.BENCH_CHILD_CPU_PROF
+        ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CHILD_CPU_PROF}`]
+        : []),
+    ],
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     // A group of its own: `paysaga dev` starts the Temporal dev server as its child, and a dev process
