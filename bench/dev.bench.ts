@@ -158,6 +158,7 @@ export async function main(): Promise<void> {
     const fillSeconds = round1((Date.now() - filled) / 1000);
     await store.close();
 
+    await dev.loop(); // the reads' span starts here
     const sessionReads = await runBounded(reads, 1, async (i) => {
       await call('GET', `/v1/sessions/${ids[(i * 7919) % ids.length]}`);
     });
@@ -169,6 +170,8 @@ export async function main(): Promise<void> {
       // At the end of the feed, from the start again.
       cursor = list.length === 100 ? list.at(-1)!.id : undefined;
     });
+    // What held the dev process up while the reads ran (its main thread serves them).
+    const readsLoop = await dev.loop();
 
     console.log(machineLine());
     console.log(
@@ -219,6 +222,11 @@ export async function main(): Promise<void> {
       },
     });
     console.log(`store filled with ${copies} copies and ${copies * 3} events in ${fillSeconds} s`);
+    console.log(
+      `dev process main thread during the reads: event-loop delay p50 ${readsLoop.delayP50Ms} ms, ` +
+        `p99 ${readsLoop.delayP99Ms} ms, max ${readsLoop.delayMaxMs} ms; ${readsLoop.gcCount} GC pauses, ` +
+        `${readsLoop.gcTotalMs} ms in all, the longest ${readsLoop.gcMaxMs} ms`,
+    );
   } catch (err) {
     console.error(dev.output().slice(-4000));
     throw new Error(redactPans((err as Error).stack ?? String(err)));

@@ -7,7 +7,9 @@
 //   `http.server.request.start` diagnostics channel: every promise of that request's handler keeps it),
 //   or under "(no request)" for calls made outside any request;
 // - over the IPC channel: {type: 'calls'} answers and empties the record of finished HTTP requests,
-//   {type: 'memory'} answers process.memoryUsage() after a full GC.
+//   {type: 'memory'} answers process.memoryUsage() after a full GC; {type: 'loop'} answers how long the
+//   main thread's event loop was held up (its delay, ms) and the main thread's garbage collections since
+//   the last {type: 'loop'}, and starts counting again.
 'use strict';
 require('../../scripts/ts-hook');
 const dc = require('node:diagnostics_channel');
@@ -51,12 +53,39 @@ Connection.lazy = function withCounter(options = {}) {
   return lazy.call(this, { ...options, interceptors: [countingInterceptor, ...interceptors] });
 };
 
+// The event loop's delay and the GC pauses of the main thread, since the last {type: 'loop'}.
+const { monitorEventLoopDelay, PerformanceObserver } = require('node:perf_hooks');
+const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+loopDelay.enable();
+let gcPauses = [];
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) gcPauses.push(e.duration);
+}).observe({ entryTypes: ['gc'] });
+
+function loopReport() {
+  const ms = (ns) => Math.round(ns / 1e4) / 100;
+  const sorted = [...gcPauses].sort((a, b) => a - b);
+  const report = {
+    delayP50Ms: ms(loopDelay.percentile(50)),
+    delayP99Ms: ms(loopDelay.percentile(99)),
+    delayMaxMs: ms(loopDelay.max),
+    gcCount: sorted.length,
+    gcTotalMs: Math.round(sorted.reduce((a, b) => a + b, 0)),
+    gcMaxMs: Math.round((sorted.at(-1) ?? 0) * 10) / 10,
+  };
+  loopDelay.reset();
+  gcPauses = [];
+  return report;
+}
+
 process.on('message', (m) => {
   if (!m || typeof m !== 'object') return;
   if (m.type === 'calls') {
     process.send({ type: 'calls', id: m.id, requests: finished, outside });
     finished = [];
     outside = {};
+  } else if (m.type === 'loop') {
+    process.send({ type: 'loop', id: m.id, loop: loopReport() });
   } else if (m.type === 'memory') {
     if (typeof global.gc === 'function') {
       global.gc();

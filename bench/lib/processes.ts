@@ -22,6 +22,16 @@ export interface ServedRequest {
   calls: string[];
 }
 
+/** The main thread's event-loop delay (monitorEventLoopDelay) and GC pauses over a span (lib/probe.js). */
+export interface LoopReport {
+  delayP50Ms: number;
+  delayP99Ms: number;
+  delayMaxMs: number;
+  gcCount: number;
+  gcTotalMs: number;
+  gcMaxMs: number;
+}
+
 export interface ProbedProcess {
   child: ChildProcess;
   pid: number;
@@ -31,6 +41,8 @@ export interface ProbedProcess {
   calls(): Promise<{ requests: ServedRequest[]; outside: Record<string, number> }>;
   /** process.memoryUsage() after a full GC. */
   memory(): Promise<NodeJS.MemoryUsage>;
+  /** How long its event loop was held up, and its main thread's GC pauses, since the last call. */
+  loop(): Promise<LoopReport>;
   /** Resolves once `text` appears in the output; rejects if the process exits first or after `ms`. */
   waitForOutput(text: string, ms?: number): Promise<void>;
   /** SIGTERM, then SIGKILL after 10 s. */
@@ -89,6 +101,7 @@ export function startProbed(root: string, args: string[], env: Record<string, st
     output: () => blankDigits(out),
     calls: () => ask('calls'),
     memory: async () => (await ask<{ memory: NodeJS.MemoryUsage }>('memory')).memory,
+    loop: async () => (await ask<{ loop: LoopReport }>('loop')).loop,
     async waitForOutput(text, ms = 120_000) {
       const deadline = Date.now() + ms;
       while (!out.includes(text)) {
