@@ -65,7 +65,7 @@ new PerformanceObserver((list) => {
 
 function loopReport() {
   // The histogram holds the time between its timer's ticks: the resolution itself is no delay.
-  const ms = (ns) => Math.max(0, Math.round(ns / 1e4) / 100 - LOOP_RESOLUTION_MS);
+  const ms = (ns) => Math.max(0, Math.round((ns / 1e6 - LOOP_RESOLUTION_MS) * 100) / 100);
   const sorted = [...gcPauses].sort((a, b) => a - b);
   const report = {
     delayP50Ms: ms(loopDelay.percentile(50)),
