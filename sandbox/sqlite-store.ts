@@ -23,8 +23,10 @@ import {
  * had not committed, and SQLite rolls the WAL forward on the next open. Only a crash of the machine itself
  * can lose the last commits; FULL would guard against that with an fsync per commit, which took a tenth of
  * `paysaga dev`'s main thread and blocked its event loop (bench dev, 2026-11-27). `paysaga dev` runs the
- * Temporal dev server's SQLite the same way. locking_mode=EXCLUSIVE: one process owns the file while it is open (WAL
- * then needs no shared memory, which this VFS does not offer).
+ * Temporal dev server's SQLite the same way.
+ *
+ * locking_mode=EXCLUSIVE: one process owns the file while it is open (WAL then needs no shared memory,
+ * which this VFS does not offer).
  *
  * The VFS locks with a `<file>.lock` directory, which a killed process leaves behind. So the owner also
  * writes `<file>.pid`: a lock whose owner no longer runs is stale and removed; a live owner is refused.

@@ -8,12 +8,12 @@
 import * as wf from '@temporalio/workflow';
 import { reason } from '../../common/reasons';
 import type { SessionInput, SessionState } from '../../common/session-input';
+import { nextPollWait } from '../../common/settings';
 import { untilAnswered, provider } from '../calls';
 import type { SessionRecorder } from '../session-recorder';
 import type { Decisions } from './decisions';
 import type { ProviderInbox } from './inbox';
 import type { SessionReducer } from './reducer';
-import { nextPollWait } from '../../common/settings';
 import { HISTORY_LIMITS, historyLong } from '../history';
 
 /** Older than this, a snapshot is read again before a money-moving call is sent on its word. */
@@ -124,8 +124,8 @@ export class SessionRuntime {
       await this.poll();
       // A look that finds nothing new proves no webhook was lost: the next look backs off from this wait
       // (as a subscription's does), never sooner. Starting over from initialMs once news was late had
-      // every session waiting for its payer poll at 2, 4, 8 s... after its first 30 s: with 1,000 waiting
-      // that was most of `paysaga dev`'s work (bench dev).
+      // every session waiting for its payer look again 2, 4, 8 s... after its first 30 s: with 1,000
+      // waiting, many provider calls a second that could find nothing.
       if (this.state.snapshot === seen) wait = nextPollWait(wait, polling);
     }
   }
