@@ -53,7 +53,8 @@ function outside(node) {
   const { url, functionName } = node.callFrame;
   const pkg = url && /node_modules\/((@[^/]+\/)?[^/]+)/.exec(url);
   if (pkg) return pkg[1];
-  return url ? path.basename(url) : `(${functionName || 'native'})`;
+  if (url) return path.basename(url);
+  return functionName.startsWith('(') ? functionName : `(${functionName || 'native'})`;
 }
 
 function ownerOf(id, p, memo) {
