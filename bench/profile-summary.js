@@ -13,19 +13,6 @@ const fs = require('node:fs');
 const path = require('node:path');
 
 const ROOT = path.resolve(__dirname, '..');
-const FOLDERS = new Set([
-  'activities',
-  'api',
-  'cli',
-  'client',
-  'common',
-  'platform',
-  'provider',
-  'sandbox',
-  'store',
-  'workers',
-  'workflows',
-]);
 
 function load(file) {
   const profile = JSON.parse(fs.readFileSync(file, 'utf8'));
@@ -39,13 +26,12 @@ function load(file) {
 
 const isIdle = (node) => node.callFrame.functionName === '(idle)';
 
-/** The paysaga source file a frame belongs to (`store/sessions.ts`), or undefined. */
+/** The paysaga file a frame belongs to (`store/sessions.ts`; compiled `dist/` files as their source). */
 function paysagaFile(url) {
   if (!url || url.includes('node_modules')) return undefined;
   const file = url.replace(/^file:\/\//, '');
   if (!file.startsWith(ROOT + path.sep)) return undefined;
-  const relative = path.relative(ROOT, file);
-  return FOLDERS.has(relative.split(path.sep)[0]) ? relative : undefined;
+  return path.relative(ROOT, file).replace(/^dist\//, '');
 }
 
 /** What a frame is when no paysaga file is on its stack: its package, or the native function. */
