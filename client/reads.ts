@@ -6,6 +6,7 @@
 import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { awaitChangeUpdate, sessionQuery, type AwaitChange } from '../common/messages';
 import type { SessionView } from '../common/views';
+import type { SessionState } from '../common/session-input';
 import { sessionState } from '../store/sessions';
 import { sessionViewOf } from '../common/session-view';
 import type { ClientContext } from './context';
@@ -20,13 +21,40 @@ type Readers = Pick<ClientContext, 'store' | 'temporal'>;
  * record is read from the workflow.
  */
 export async function readSession(ctx: Readers, sessionId: string): Promise<SessionView> {
-  const state = await sessionState(ctx.store, sessionId);
+  const state = (await sessionState(ctx.store, sessionId)) ?? (await firstRecord(ctx, sessionId));
   if (state) return sessionViewOf(state);
   return queryWithRetry(
     ctx.temporal.workflow.getHandle(sessionId),
     sessionQuery,
     () => new SessionNotFoundError(sessionId),
   );
+}
+
+/** How long a read of a session that has just started waits for its first record. */
+const FIRST_RECORD_WAIT_MS = 2_000;
+
+/**
+ * The first record of a session whose workflow runs but has not written one yet: it is written within
+ * the workflow's first task, so a read waits for it (briefly) rather than querying the workflow. A query
+ * answered while that task's local activities are still resolving makes the SDK's core complete the task
+ * with their markers and hand their results to the next task, a history that no longer replays (found
+ * under load at stop 29: a session's start read by its creating request). Undefined when there is no
+ * running workflow or the record is late (the caller then asks the workflow, as before).
+ */
+async function firstRecord(ctx: Readers, sessionId: string): Promise<SessionState | undefined> {
+  try {
+    const { status } = await ctx.temporal.workflow.getHandle(sessionId).describe();
+    if (status.name !== 'RUNNING') return undefined;
+  } catch {
+    return undefined;
+  }
+  const giveUpAt = Date.now() + FIRST_RECORD_WAIT_MS;
+  for (let pause = 20; Date.now() + pause <= giveUpAt; pause = Math.min(pause * 2, 250)) {
+    await new Promise((resolve) => setTimeout(resolve, pause));
+    const state = await sessionState(ctx.store, sessionId);
+    if (state) return state;
+  }
+  return undefined;
 }
 
 /**
