@@ -3,6 +3,7 @@
  * 15); live waiting (long poll, the early return of creating requests) asks the session's running
  * workflow, and reads the store once no run is there to ask.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { awaitChangeUpdate, sessionQuery, type AwaitChange } from '../common/messages';
 import type { SessionView } from '../common/views';
@@ -17,8 +18,8 @@ import { explainTemporalFailure } from './workflow-health';
 type Readers = Pick<ClientContext, 'store' | 'temporal'>;
 
 /**
- * The session as recorded. A session whose workflow has just started and not yet written its first
- * record is read from the workflow.
+ * The session as recorded. A session whose workflow has just started is read from its first record once
+ * written (firstRecord); only a record later than that is read from the workflow.
  */
 export async function readSession(ctx: Readers, sessionId: string): Promise<SessionView> {
   const state = (await sessionState(ctx.store, sessionId)) ?? (await firstRecord(ctx, sessionId));
@@ -50,7 +51,7 @@ async function firstRecord(ctx: Readers, sessionId: string): Promise<SessionStat
   }
   const giveUpAt = Date.now() + FIRST_RECORD_WAIT_MS;
   for (let pause = 20; Date.now() + pause <= giveUpAt; pause = Math.min(pause * 2, 250)) {
-    await new Promise((resolve) => setTimeout(resolve, pause));
+    await sleep(pause);
     const state = await sessionState(ctx.store, sessionId);
     if (state) return state;
   }
