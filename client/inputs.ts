@@ -53,6 +53,7 @@ export const settingsOverrides = z
         initialMs: ms(B.pollMs),
         maxMs: ms(B.pollMs),
         factor: z.number().min(B.factor.min).max(B.factor.max),
+        payerMaxMs: ms(B.pollMs),
       })
       .partial(),
     deadlines: z

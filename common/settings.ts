@@ -21,14 +21,26 @@ export interface PollingPolicy {
   /** The cap of every backoff: polls, and calls retried while the provider is unreachable. */
   maxMs: number;
   factor: number;
+  /**
+   * The cap of the looks' backoff while the payer acts (3-D Secure, the bank app, the payment form): a
+   * person is not late by the minute, and their return or the webhook tells at once. Absent in sessions
+   * started before it existed: `maxMs`.
+   */
+  payerMaxMs?: number;
 }
 
 /**
  * The wait after a look at the provider's state that found nothing new: backed off from the wait before,
- * within [initialMs, maxMs]. Such a look proves no webhook was lost, so the next is never sooner.
+ * within [initialMs, cap] (`maxMs` unless the wait is a payer's). Such a look proves no webhook was lost,
+ * so the next is never sooner.
  */
-export function nextPollWait(wait: number, polling: PollingPolicy): number {
-  return Math.min(Math.max(wait * polling.factor, polling.initialMs), polling.maxMs);
+export function nextPollWait(wait: number, polling: PollingPolicy, cap = polling.maxMs): number {
+  return Math.min(Math.max(wait * polling.factor, polling.initialMs), cap);
+}
+
+/** The cap of the looks while the payer acts (see `payerMaxMs`). */
+export function payerLookCap(polling: PollingPolicy): number {
+  return polling.payerMaxMs ?? polling.maxMs;
 }
 
 export interface Deadlines {
@@ -62,7 +74,14 @@ const DAY = 24 * HOUR;
 export const DEFAULT_SETTINGS: SessionSettings = {
   approval: { mode: 'auto' },
   finalization: { mode: 'auto' },
-  polling: { webhooks: true, lateAfterMs: 30_000, initialMs: 2_000, maxMs: MINUTE, factor: 2 },
+  polling: {
+    webhooks: true,
+    lateAfterMs: 30_000,
+    initialMs: 2_000,
+    maxMs: MINUTE,
+    factor: 2,
+    payerMaxMs: 4 * MINUTE,
+  },
   deadlines: { payerActionMs: 15 * MINUTE, sessionMs: DAY, startMs: 5 * MINUTE },
   followMs: 3 * DAY,
   recheckMs: DAY,

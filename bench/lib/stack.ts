@@ -182,9 +182,10 @@ const HOUR = 3_600_000;
 
 /**
  * For sessions left waiting for their payer: no webhook is due then, but the polling fallback still reads
- * the provider's state once an event is `lateAfterMs` late, then on a backoff up to `maxMs`. With the
- * defaults (30 s, then at most every minute) 10,000 waiting sessions read the provider about 170 times a
- * second, a load of its own that these benchmarks do not measure: here the first look comes after an
+ * the provider's state once an event is `lateAfterMs` late, then on a backoff up to `payerMaxMs`. With
+ * the defaults (30 s, then backing off to every 4 minutes; 6 looks in the payer's 15 minutes) 10,000
+ * waiting sessions read the provider about 67 times a second, a load of its own that these benchmarks
+ * do not measure (`bench dev` does): here the first look comes after an
  * hour (the longest the settings allow), so during a run the sessions only wait.
  */
 export function waitingSettings(): SessionSettings {

@@ -93,10 +93,11 @@ export class SessionRuntime {
   /**
    * Waits, forward only, until `pred` holds; false if `deadline` (epoch ms) passed first (after one last
    * look at the provider). News comes by signal; when it is late (with webhooks on, `lateAfterMs`; off,
-   * at once) the state is polled on a backoff. A duplicate or older snapshot never counts as news.
+   * at once) the state is polled on a backoff capped at `capMs` (the policy's `maxMs` unless the caller
+   * waits for a person). A duplicate or older snapshot never counts as news.
    * Continues-as-new when the history grows long, carrying everything.
    */
-  async until(pred: () => boolean, deadline = Infinity): Promise<boolean> {
+  async until(pred: () => boolean, deadline = Infinity, capMs?: number): Promise<boolean> {
     const { polling } = this.state.settings;
     const first = polling.webhooks ? polling.lateAfterMs : polling.initialMs;
     let wait = first;
@@ -126,7 +127,7 @@ export class SessionRuntime {
       // (as a subscription's does), never sooner. Starting over from initialMs once news was late had
       // every session waiting for its payer look again 2, 4, 8 s... after its first 30 s: with 1,000
       // waiting, many provider calls a second that could find nothing.
-      if (this.state.snapshot === seen) wait = nextPollWait(wait, polling);
+      if (this.state.snapshot === seen) wait = nextPollWait(wait, polling, capMs ?? polling.maxMs);
     }
   }
 

@@ -7,6 +7,7 @@ import type { Session } from '../session';
 import { qrExpired } from '../../common/snapshot';
 import { sendStart } from './start';
 import type { StartSpec } from '../../common/session-input';
+import { payerLookCap } from '../../common/settings';
 
 export async function payerAction(session: Session, deadline: number): Promise<void> {
   await session.runtime.until(
@@ -22,6 +23,7 @@ export async function payerAction(session: Session, deadline: number): Promise<v
     await session.runtime.until(
       () => session.state.providerPhase !== 'awaiting_payer' || session.isFinal(),
       payerDeadline,
+      payerLookCap(session.state.settings.polling),
     )
   )
     return;

@@ -9,6 +9,7 @@ import { claimStartUpdate, reportStartUpdate } from '../../common/messages';
 import { checkArgument, startReport } from '../../common/message-schemas';
 import { reason, refusalReason } from '../../common/reasons';
 import type { StartSpec } from '../../common/session-input';
+import { payerLookCap } from '../../common/settings';
 import { stepName } from '../../common/steps';
 import { provider } from '../calls';
 import type { Session } from '../session';
@@ -187,7 +188,8 @@ async function widgetStart(
     }
   }
   const deadline = Date.now() + session.state.settings.deadlines.payerActionMs;
-  if (await session.runtime.until(() => !!operationOf(session.state.snapshot), deadline)) return true;
+  const cap = payerLookCap(session.state.settings.polling);
+  if (await session.runtime.until(() => !!operationOf(session.state.snapshot), deadline, cap)) return true;
   session.rules.noteCause(reason('payer_did_not_use_the_payment_form'));
   session.rules.settle('canceled');
   return false;

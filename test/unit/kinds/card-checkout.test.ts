@@ -98,3 +98,25 @@ it('waiting for the payer with webhooks on: the first look once news is late, th
   expect(Math.min(...gaps)).toBeGreaterThanOrEqual(MINUTE - 1_000);
   expect(looks.length).toBeLessThanOrEqual(7);
 });
+
+it('a payer who takes long: the looks back off past a minute, to the payer cap, until the deadline', async () => {
+  // The default policy: looks at 30 s, then doubling up to `payerMaxMs` (4 min) while the payer acts.
+  const { id, provider, t0, handle } = await kind.start({ initial: (id) => threeDs(id, 5_000) });
+  await kind.reaches(handle, 'awaiting_payer');
+  provider.at(id, t0 + 14 * MINUTE, succeeded); // its webhook and the payer's return are lost
+
+  const state = await kind.result(handle);
+  expect(state.final?.phase).toBe('succeeded');
+  const looks = provider.calls
+    .filter((c) => c.name === 'getState' && c.sessionId === id)
+    .map((c) => c.atMs - t0);
+  const beforeSuccess = looks.filter((at) => at < 14 * MINUTE);
+  // With a one-minute cap this was 14 looks in 14 minutes; every one found the payer still acting.
+  expect(beforeSuccess.length).toBeLessThanOrEqual(6);
+  expect(beforeSuccess[0]).toBeGreaterThanOrEqual(30_000);
+  const gaps = beforeSuccess.slice(1).map((at, i) => at - beforeSuccess[i]!);
+  expect(Math.max(...gaps)).toBeGreaterThan(3 * MINUTE);
+  expect(Math.max(...gaps)).toBeLessThanOrEqual(4 * MINUTE + 1_000);
+  // The payer's deadline (15 min) still ends in a look that finds the success.
+  expect(looks.some((at) => at >= 14 * MINUTE && at <= 15 * MINUTE + 5_000)).toBe(true);
+});
