@@ -5,10 +5,10 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
-import { awaitChangeUpdate, sessionQuery, type AwaitChange } from '../common/messages';
-import type { SessionView } from '../common/views';
+import { awaitChangeUpdate, providerEventsQuery, sessionQuery, type AwaitChange } from '../common/messages';
+import type { ProviderEventRecord, SessionView } from '../common/views';
 import type { SessionState } from '../common/session-input';
-import { sessionState } from '../store/sessions';
+import { providerEventsOf, sessionState } from '../store/sessions';
 import { sessionViewOf } from '../common/session-view';
 import type { ClientContext } from './context';
 import { SessionNotFoundError } from './errors';
@@ -22,11 +22,30 @@ type Readers = Pick<ClientContext, 'store' | 'temporal'>;
  * written (firstRecord); only a record later than that is read from the workflow.
  */
 export async function readSession(ctx: Readers, sessionId: string): Promise<SessionView> {
-  const state = (await sessionState(ctx.store, sessionId)) ?? (await firstRecord(ctx, sessionId));
+  const state = await recordedState(ctx, sessionId);
   if (state) return sessionViewOf(state);
   return queryWithRetry(
     ctx.temporal.workflow.getHandle(sessionId),
     sessionQuery,
+    () => new SessionNotFoundError(sessionId),
+  );
+}
+
+/** The session's recorded state; for one that has just started, its first record (briefly waited for). */
+export async function recordedState(ctx: Readers, sessionId: string): Promise<SessionState | undefined> {
+  return (await sessionState(ctx.store, sessionId)) ?? (await firstRecord(ctx, sessionId));
+}
+
+/**
+ * The webhook audit trail from the store: every entry (the workflow keeps only the latest), for as long
+ * as the store keeps the session. A session the store does not know yet is asked.
+ */
+export async function readProviderEvents(ctx: Readers, sessionId: string): Promise<ProviderEventRecord[]> {
+  if (await recordedState(ctx, sessionId))
+    return (await providerEventsOf(ctx.store, sessionId)).map(({ seq: _seq, ...entry }) => entry);
+  return queryWithRetry(
+    ctx.temporal.workflow.getHandle(sessionId),
+    providerEventsQuery,
     () => new SessionNotFoundError(sessionId),
   );
 }

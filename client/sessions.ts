@@ -16,20 +16,17 @@ import {
   cancelUpdate,
   finalizeUpdate,
   payerReturnedSignal,
-  providerEventsQuery,
   type AwaitChange,
 } from '../common/messages';
 import type { ProviderEventRecord, SessionView } from '../common/views';
 import type { CardDetails, HashedCardDetails } from '../provider/schemas/card';
 import type { ClientContext } from './context';
 import { parse } from './context';
-import { fromWorkflowFailure, SessionNotFoundError, SessionStateError } from './errors';
+import { fromWorkflowFailure, SessionStateError } from './errors';
 import * as inputs from './inputs';
 import * as bodies from './provider-bodies';
 import { updateOutlivedRun } from '../platform/session-runs';
-import { storedStates } from '../store/sessions';
-import { queryWithRetry } from './query';
-import { awaitSession, readSession, type Started } from './reads';
+import { awaitSession, readProviderEvents, readSession, type Started } from './reads';
 import { searchSessions, type SessionPage, type SessionSearch } from './search';
 import { replayProviderEvents, type ReplayReport } from './webhook-replay';
 import { startSession, type StartOptions } from './starter';
@@ -287,23 +284,14 @@ export class Sessions {
     return awaitSession(this.ctx, sessionId, wait);
   }
 
-  /** The webhook audit trail: every provider event the session received (the latest runs' records). */
+  /** The webhook audit trail: every provider event the session received, as the store keeps it. */
   providerEvents(sessionId: string): Promise<ProviderEventRecord[]> {
-    return queryWithRetry(
-      this.handle(sessionId),
-      providerEventsQuery,
-      () => new SessionNotFoundError(sessionId),
-    );
+    return readProviderEvents(this.ctx, sessionId);
   }
 
   /** Re-applies the session's recorded provider events through the webhook routing (client/webhook-replay.ts). */
   replayProviderEvents(sessionId: string): Promise<ReplayReport> {
-    return replayProviderEvents(
-      this.ctx.temporal,
-      this.ctx.taskQueue,
-      sessionId,
-      storedStates(this.ctx.store),
-    );
+    return replayProviderEvents(this.ctx, sessionId);
   }
 
   /** `payout`: the payout this approval is for (a session of several): refused unless it is the one waiting. */

@@ -1,22 +1,26 @@
 /**
  * Replaying a session's recorded provider webhooks (`paysaga webhooks replay`, POST
- * /v1/sessions/{id}/provider-events/replay): each event the session recorded (the query
- * `recordedProviderEvents`: webhooks and state syncs, with their payloads) goes through the same routing
- * as a webhook (platform/session-runs.ts `deliverProviderEvent`), marked `via: 'replay'`.
+ * /v1/sessions/{id}/provider-events/replay): each event the session recorded (webhooks and state syncs,
+ * with their payloads, from its record in the store; a session the store does not know yet is asked with
+ * the query `recordedProviderEvents`) goes through the same routing as a webhook
+ * (platform/session-runs.ts `deliverProviderEvent`), marked `via: 'replay'`. The outcomes are read from
+ * the audit trail in the store: no query reaches a running workflow (README, "Known limits").
  *
  * A replay changes nothing already applied: sessions apply snapshots only forward (common/snapshot.ts
  * isNewer), so a running session records each replayed event in its audit trail as a `duplicate` or
  * `older` one, and a closed run that already knew the state is left closed (`already_known`, nothing
  * started). Only an event the session never applied would be applied now.
  */
-import type { Client } from '@temporalio/client';
-import { providerEventsQuery, recordedProviderEventsQuery } from '../common/messages';
-import { deliverProviderEvent, type DeliveryOutcome, type StoredState } from '../platform/session-runs';
+import { recordedProviderEventsQuery } from '../common/messages';
+import { deliverProviderEvent, type DeliveryOutcome } from '../platform/session-runs';
 import type { ProviderEventRecord } from '../common/views';
 import type { WebhookEvent } from '../provider/schemas';
 import { isNewer } from '../common/snapshot';
+import { storedStates } from '../store/sessions';
+import type { ClientContext } from './context';
 import { SessionNotFoundError } from './errors';
 import { queryWithRetry } from './query';
+import { readProviderEvents, recordedState } from './reads';
 import type { ProviderEventDelivery } from '../common/session-input';
 
 /** One recorded event, replayed. */
@@ -44,15 +48,19 @@ export interface ReplayReport {
 /** How long the audit trail is read for the replayed records after the last signal. */
 const AUDIT_WAIT_MS = 10_000;
 
-export async function replayProviderEvents(
-  temporal: Client,
-  taskQueue: string,
-  sessionId: string,
-  stored: StoredState,
-): Promise<ReplayReport> {
-  const handle = temporal.workflow.getHandle(sessionId);
-  const notFound = () => new SessionNotFoundError(sessionId);
-  const recorded = await queryWithRetry(handle, recordedProviderEventsQuery, notFound);
+type Replayer = Pick<ClientContext, 'store' | 'temporal' | 'taskQueue'>;
+
+export async function replayProviderEvents(ctx: Replayer, sessionId: string): Promise<ReplayReport> {
+  const { temporal, taskQueue } = ctx;
+  const stored = storedStates(ctx.store);
+  // What the store recorded (whatever Temporal still keeps); a session it does not know yet is asked.
+  const recorded =
+    (await recordedState(ctx, sessionId))?.recorded ??
+    (await queryWithRetry(
+      temporal.workflow.getHandle(sessionId),
+      recordedProviderEventsQuery,
+      () => new SessionNotFoundError(sessionId),
+    ));
   // Each replayed event gets its own receive time, so that its record in the audit trail can be found.
   const base = Date.now();
   const events: ReplayedEvent[] = [];
@@ -85,22 +93,17 @@ export async function replayProviderEvents(
       delivery: outcome,
     });
   }
-  await readOutcomes(temporal, sessionId, events);
+  await readOutcomes(ctx, sessionId, events);
   return { sessionId, events };
 }
 
 /** Fills `outcome` of the events that reached the session from its audit trail (`providerEvents`). */
-async function readOutcomes(temporal: Client, sessionId: string, events: ReplayedEvent[]): Promise<void> {
+async function readOutcomes(ctx: Replayer, sessionId: string, events: ReplayedEvent[]): Promise<void> {
   const reached = events.filter((e) => e.delivery === 'signaled' || e.delivery === 'reopened');
   if (reached.length === 0) return;
-  const handle = temporal.workflow.getHandle(sessionId);
   const deadline = Date.now() + AUDIT_WAIT_MS;
   for (;;) {
-    const audit = await queryWithRetry(
-      handle,
-      providerEventsQuery,
-      () => new SessionNotFoundError(sessionId),
-    );
+    const audit = await readProviderEvents(ctx, sessionId);
     for (const e of reached) {
       const record = audit.find((r) => r.via === 'replay' && r.receivedAt === e.replayedAt);
       if (record) e.outcome = record.outcome;

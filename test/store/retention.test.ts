@@ -147,6 +147,7 @@ test('a card checkout after retention: read, found, repeated, refunded once, cha
   // Months later the card network charges back: the provider's webhook reaches the store's session.
   await closedRun(sessionId);
   await deleteClosedExecutions();
+  const chargebackAt = Date.now();
   await s.stack.sandbox.plain('POST', '/sandbox/chargebacks', {
     session_id: sessionId,
     sum_info: { sum: 2_000, currency_code: 'rub' },
@@ -175,6 +176,16 @@ test('a card checkout after retention: read, found, repeated, refunded once, cha
     ]),
   );
   expect(new Set(types.filter((t: string) => t === 'session.refunded')).size).toBe(1);
+
+  // Its webhook audit trail once the workflows are gone again: every entry, the chargeback's included.
+  await closedRun(sessionId);
+  expect(await deleteClosedExecutions()).toBeGreaterThanOrEqual(1);
+  const audit = await s.call('GET', `/v1/sessions/${sessionId}/provider-events`);
+  expect(audit.status).toBe(200);
+  const applied = (audit.body.events as { via: string; outcome: string; receivedAt: string }[]).filter(
+    (e) => e.via === 'webhook' && e.outcome === 'applied',
+  );
+  expect(applied.some((e) => Date.parse(e.receivedAt) >= chargebackAt)).toBe(true);
 });
 
 test('a payout after retention: read, found, repeated without a new provider session, its events listed', async () => {
