@@ -41,8 +41,10 @@ export async function recordedState(ctx: Readers, sessionId: string): Promise<Se
  * as the store keeps the session. A session the store does not know yet is asked.
  */
 export async function readProviderEvents(ctx: Readers, sessionId: string): Promise<ProviderEventRecord[]> {
-  if (await recordedState(ctx, sessionId))
-    return (await providerEventsOf(ctx.store, sessionId)).map(({ seq: _seq, ...entry }) => entry);
+  const entries = await providerEventsOf(ctx.store, sessionId);
+  // No entry: a session recorded before any event came, or one the store does not know (yet).
+  if (entries.length > 0 || (await recordedState(ctx, sessionId)))
+    return entries.map(({ seq: _seq, ...entry }) => entry);
   return queryWithRetry(
     ctx.temporal.workflow.getHandle(sessionId),
     providerEventsQuery,
