@@ -23,11 +23,14 @@ export interface PollingPolicy {
   factor: number;
   /**
    * The cap of the looks' backoff while the payer acts (3-D Secure, the bank app, the payment form): a
-   * person is not late by the minute, and their return or the webhook tells at once. Absent in sessions
-   * started before it existed: `maxMs`.
+   * person is not late by the minute, and their return or the webhook tells at once. When not given,
+   * `PAYER_LOOK_FACTOR` times `maxMs` (so a policy that shortens `maxMs` shortens this too).
    */
   payerMaxMs?: number;
 }
+
+/** How much longer the looks may be spaced while a payer acts than `maxMs`, unless `payerMaxMs` says. */
+export const PAYER_LOOK_FACTOR = 4;
 
 /**
  * The wait after a look at the provider's state that found nothing new: backed off from the wait before,
@@ -40,7 +43,7 @@ export function nextPollWait(wait: number, polling: PollingPolicy, cap = polling
 
 /** The cap of the looks while the payer acts (see `payerMaxMs`). */
 export function payerLookCap(polling: PollingPolicy): number {
-  return polling.payerMaxMs ?? polling.maxMs;
+  return polling.payerMaxMs ?? PAYER_LOOK_FACTOR * polling.maxMs;
 }
 
 export interface Deadlines {
@@ -74,14 +77,7 @@ const DAY = 24 * HOUR;
 export const DEFAULT_SETTINGS: SessionSettings = {
   approval: { mode: 'auto' },
   finalization: { mode: 'auto' },
-  polling: {
-    webhooks: true,
-    lateAfterMs: 30_000,
-    initialMs: 2_000,
-    maxMs: MINUTE,
-    factor: 2,
-    payerMaxMs: 4 * MINUTE,
-  },
+  polling: { webhooks: true, lateAfterMs: 30_000, initialMs: 2_000, maxMs: MINUTE, factor: 2 },
   deadlines: { payerActionMs: 15 * MINUTE, sessionMs: DAY, startMs: 5 * MINUTE },
   followMs: 3 * DAY,
   recheckMs: DAY,

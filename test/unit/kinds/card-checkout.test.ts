@@ -100,7 +100,7 @@ it('waiting for the payer with webhooks on: the first look once news is late, th
 });
 
 it('a payer who takes long: the looks back off past a minute, to the payer cap, until the deadline', async () => {
-  // The default policy: looks at 30 s, then doubling up to `payerMaxMs` (4 min) while the payer acts.
+  // The default policy: looks at 30 s, then doubling up to 4 × `maxMs` (4 min) while the payer acts.
   const { id, provider, t0, handle } = await kind.start({ initial: (id) => threeDs(id, 5_000) });
   await kind.reaches(handle, 'awaiting_payer');
   provider.at(id, t0 + 14 * MINUTE, succeeded); // its webhook and the payer's return are lost
@@ -119,4 +119,24 @@ it('a payer who takes long: the looks back off past a minute, to the payer cap, 
   expect(Math.max(...gaps)).toBeLessThanOrEqual(4 * MINUTE + 1_000);
   // The payer's deadline (15 min) still ends in a look that finds the success.
   expect(looks.some((at) => at >= 14 * MINUTE && at <= 15 * MINUTE + 5_000)).toBe(true);
+});
+
+it("a policy with a shorter maxMs: the payer's looks are capped at four times it, or at payerMaxMs", async () => {
+  const spacing = async (polling: { maxMs: number; payerMaxMs?: number }) => {
+    const { id, provider, t0, handle } = await kind.start({
+      initial: (id) => threeDs(id, 5_000),
+      settings: { polling: { webhooks: true, lateAfterMs: 2_000, initialMs: 1_000, factor: 2, ...polling } },
+    });
+    await kind.reaches(handle, 'awaiting_payer');
+    provider.at(id, t0 + 5 * MINUTE, succeeded); // its webhook is lost: only a look finds it
+    expect((await kind.result(handle)).final?.phase).toBe('succeeded');
+    const looks = provider.calls
+      .filter((c) => c.name === 'getState' && c.sessionId === id && c.atMs - t0 < 5 * MINUTE)
+      .map((c) => c.atMs - t0);
+    return Math.max(...looks.slice(1).map((at, i) => at - looks[i]!));
+  };
+  const derived = await spacing({ maxMs: 10_000 });
+  expect(derived).toBeGreaterThan(10_000 + 1_000);
+  expect(derived).toBeLessThanOrEqual(40_000 + 1_000);
+  expect(await spacing({ maxMs: 10_000, payerMaxMs: 15_000 })).toBeLessThanOrEqual(15_000 + 1_000);
 });
