@@ -30,7 +30,7 @@ export interface PollingPolicy {
 }
 
 /** How much longer the looks may be spaced while a payer acts than `maxMs`, unless `payerMaxMs` says. */
-export const PAYER_LOOK_FACTOR = 4;
+const PAYER_LOOK_FACTOR = 4;
 
 /**
  * The wait after a look at the provider's state that found nothing new: backed off from the wait before,

@@ -127,7 +127,7 @@ export class SessionRuntime {
       // (as a subscription's does), never sooner. Starting over from initialMs once news was late had
       // every session waiting for its payer look again 2, 4, 8 s... after its first 30 s: with 1,000
       // waiting, many provider calls a second that could find nothing.
-      if (this.state.snapshot === seen) wait = nextPollWait(wait, polling, capMs ?? polling.maxMs);
+      if (this.state.snapshot === seen) wait = nextPollWait(wait, polling, capMs);
     }
   }
 
