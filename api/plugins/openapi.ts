@@ -57,6 +57,8 @@ type Doc = {
 };
 type Operation = {
   description?: string;
+  tags?: string[];
+  responses?: Record<string, unknown>;
   'x-paysaga-listener'?: Listener;
   requestBody?: { required?: boolean; content?: Record<string, { schema?: Record<string, unknown> }> };
 };
@@ -95,6 +97,29 @@ function markOptionalBodies(doc: Doc): void {
 }
 
 type Json = Record<string, unknown>;
+
+const BODY_METHODS = new Set(['post', 'put', 'patch', 'delete']);
+// Their scopes read a body under any Content-Type (api/plugins/any-content-type.ts) and say their own limit.
+const ANY_CONTENT_TYPE_TAGS = new Set(['webhooks', 'payer']);
+const apiError = (description: string) => ({
+  description,
+  content: { 'application/json': { schema: { $ref: '#/components/schemas/ApiError' } } },
+});
+
+/**
+ * What any request that may carry a body can hear before its route sees it: 413 past the body limit
+ * (api/app.ts) and 415 for a Content-Type that is not JSON (api/plugins/json-body.ts). Said here once for
+ * every such operation, not route by route (schemathesis found a 415 that no route stated).
+ */
+function documentBodyRefusals(doc: Doc): void {
+  for (const item of Object.values(doc.paths ?? {}))
+    for (const [method, op] of Object.entries(item) as [string, Operation][]) {
+      if (!BODY_METHODS.has(method) || op.tags?.some((t) => ANY_CONTENT_TYPE_TAGS.has(t))) continue;
+      op.responses ??= {};
+      op.responses['413'] ??= apiError('The body is larger than 1 MiB.');
+      op.responses['415'] ??= apiError('A body whose Content-Type is not `application/json`.');
+    }
+}
 
 /**
  * Request bodies named by their `title` (docSchema's `name`) become components the operation refers to,
@@ -175,6 +200,7 @@ export const openapiPlugin = rootPlugin<OpenapiOptions>('paysaga-openapi', async
       const doc = (document as { openapiObject: Doc }).openapiObject;
       markListener(doc, opts.listener);
       markOptionalBodies(doc);
+      documentBodyRefusals(doc);
       nameBodies(doc);
       for (const other of others) mergeInto(doc, other.swagger() as Doc);
       return doc as ReturnType<SwaggerTransformObject>;

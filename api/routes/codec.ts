@@ -110,7 +110,6 @@ export const codecRoutes: FastifyPluginAsync<CodecRouteOptions> = async (app, op
             200: { description: `The payloads, ${op}d.`, ...docSchema(payloadsBody, { io: 'output' }) },
             400: errorResponses[400],
             401: errorResponses[401],
-            413: { description: 'The body is larger than 1 MiB.', $ref: 'ApiError#' },
             500: errorResponses[500],
           },
         },

@@ -23,6 +23,7 @@ import { verifyReturnToken } from '../../platform/return-token';
 import { SESSION_ID_PATTERN } from '../../common/session-input';
 import type { SessionView } from '../../common/views';
 import type { ApiDeps } from '../deps';
+import { readMalformedContentTypeAsNone } from '../plugins/any-content-type';
 import { docSchema, ERROR_REF } from '../schemas';
 import { ReturnChecks } from '../return-checks';
 
@@ -117,6 +118,7 @@ export const returnRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
 
   // Issuers post forms (formbody); JSON is read leniently; anything else is read and dropped. The
   // payer never gets a 415 or a JSON syntax error: a person is looking at this page.
+  readMalformedContentTypeAsNone(app);
   app.removeAllContentTypeParsers();
   await app.register(formbody);
   app.addContentTypeParser(
@@ -220,6 +222,11 @@ export const returnRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
         description: 'The state could not be checked now; the page says to come back.',
         content: { 'text/html': { schema: { type: 'string' } } },
       },
+      ...(method === 'POST'
+        ? {
+            413: { description: 'The form is larger than 64 KiB (an issuer posts a few KiB).', ...ERROR_REF },
+          }
+        : {}),
     },
   });
   app.get('/return/:sessionId', { schema: schema('GET') }, handler);

@@ -11,6 +11,7 @@ import { handleProviderWebhook } from '../../client/webhook-handler';
 import { storedStates } from '../../store/sessions';
 import type { ApiDeps } from '../deps';
 import type { ApiMetrics } from '../plugins/metrics';
+import { readMalformedContentTypeAsNone } from '../plugins/any-content-type';
 import { docSchema, ERROR_REF } from '../schemas';
 
 const delivered = z.object({
@@ -25,7 +26,9 @@ const CODE_OF_STATUS: Record<number, string> = {
 };
 
 export const webhookRoutes: FastifyPluginAsync<ApiDeps & { metrics: ApiMetrics }> = async (app, deps) => {
-  // Encapsulated: only this scope loses the JSON parser.
+  // Encapsulated: only this scope loses the JSON parser. Any body, under any Content-Type or none, goes
+  // to the signature check.
+  readMalformedContentTypeAsNone(app);
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: 1024 * 1024 }, (_request, body, done) =>
     done(null, body),

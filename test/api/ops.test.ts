@@ -219,6 +219,33 @@ describe('API documentation', () => {
     );
   });
 
+  it('a body under a Content-Type paysaga does not read is a 415 every body-taking operation documents', async () => {
+    const doc = (await s.call('GET', '/openapi.json', { token: null })).body;
+    type Op = { tags?: string[]; responses: Record<string, unknown> };
+    const refused: string[] = [];
+    const undocumented: string[] = [];
+    for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, Op>>))
+      for (const [method, op] of Object.entries(item)) {
+        if (!['post', 'delete'].includes(method)) continue;
+        // The webhook receiver and the payer's page read any Content-Type (test/api/webhooks-return).
+        if (op.tags?.includes('webhooks') || op.tags?.includes('payer')) continue;
+        const url = `${s.url}${path.replace(/\{[^}]+\}/g, 'ps_1')}`;
+        for (const contentType of ['application/xml', 'sR-']) {
+          const res = await request(url, {
+            method: method.toUpperCase() as 'POST',
+            body: '{}',
+            headers: { authorization: `Bearer ${s.token}`, 'content-type': contentType },
+          });
+          const body = (await res.body.json()) as { error?: { code?: string } };
+          if (res.statusCode !== 415 || body.error?.code !== 'unsupported_media_type')
+            refused.push(`${method} ${path} ${contentType}: ${res.statusCode}`);
+        }
+        if (!op.responses['415'] || !op.responses['413']) undocumented.push(`${method} ${path}`);
+      }
+    expect(refused).toEqual([]);
+    expect(undocumented).toEqual([]);
+  });
+
   it('GET /docs: Swagger UI', async () => {
     const res = await request(`${s.url}/docs`, { maxRedirections: 0 } as never);
     const status = res.statusCode;

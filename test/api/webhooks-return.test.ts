@@ -54,12 +54,12 @@ async function signalsOf(sessionId: string, name?: string): Promise<number> {
   ).length;
 }
 
-function postWebhook(raw: string, signature?: string) {
+function postWebhook(raw: string, signature?: string, contentType = 'application/json') {
   return request(`${s.publicUrl}/webhooks/provider`, {
     method: 'POST',
     body: raw,
     headers: {
-      'content-type': 'application/json',
+      'content-type': contentType,
       ...(signature !== undefined ? { 'x-signature': signature } : {}),
     },
   }).then(async (r) => ({
@@ -145,6 +145,28 @@ describe('POST /webhooks/provider', () => {
     expect(res.status).toBe(503);
     expect(res.body.error).toMatchObject({ code: 'unknown_session', retryable: true });
     expect(await metric('paysaga_webhooks_received_total', 'outcome="unknown_session"')).toBe(before + 1);
+  });
+
+  it('the signature decides, not the Content-Type: a malformed one is read as none, never a 415', async () => {
+    const raw = JSON.stringify({
+      type: 'checkout_results',
+      session_info: { id: 'ps_987654322', transaction_status: 'completed' },
+    });
+    const stranger = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
+    const forged = sign('sha256', Buffer.from(raw), stranger).toString('base64');
+    // schemathesis sent `sR-`; `/` and an empty value are no media type either.
+    for (const contentType of ['sR-', '/', '', 'text/plain']) {
+      const signed = await postWebhook(raw, serviceSign(raw), contentType);
+      expect({ contentType, status: signed.status, code: signed.body.error?.code }).toEqual({
+        contentType,
+        status: 503,
+        code: 'unknown_session',
+      });
+      expect({ contentType, status: (await postWebhook(raw, forged, contentType)).status }).toEqual({
+        contentType,
+        status: 401,
+      });
+    }
   });
 
   it('a signed body that is not an event is 400', async () => {
@@ -239,6 +261,15 @@ describe('payer return', () => {
     });
     expect(json.statusCode).toBe(200);
     expect(await json.body.text()).toContain('data-outcome="failed"');
+    for (const contentType of ['sR-', '/', '']) {
+      const odd = await request(returnUrlOf(sessionId), {
+        method: 'POST',
+        body: 'PaRes=x',
+        headers: { 'content-type': contentType },
+      });
+      expect({ contentType, status: odd.statusCode }).toEqual({ contentType, status: 200 });
+      expect(await odd.body.text()).toContain('data-outcome="failed"');
+    }
   });
 
   it('a payer who comes back after the session ended sees its outcome, not "not found"', async () => {
