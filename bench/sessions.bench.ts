@@ -10,7 +10,9 @@
  * checkout the store's bytes and the Temporal history events; every session must end `succeeded` and
  * the sandbox ledger must show exactly one hold and one capture of its amount (anything else fails).
  * Run: `npm run bench -- sessions` (BENCH_N sessions per row, BENCH_CONCURRENCY the bound,
- * BENCH_ROUNDS rounds).
+ * BENCH_ROUNDS rounds). BENCH_STORE=postgres puts the store on a PostgreSQL server of its own instead
+ * (Debian's package, started in a temp folder on this machine as the cluster test does: the same two
+ * cores), as production runs it.
  */
 import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -41,6 +43,7 @@ import type { LedgerEntry } from '../sandbox/ledger';
 import { startLocalTemporal } from '../test/helpers/local-temporal';
 import { migrateStore, openStore, type Store } from '../store/database';
 import { startEmbeddedStore } from '../store/embedded';
+import { createDatabase, startPostgres } from '../test/cluster/postgres';
 import { storedStates } from '../store/sessions';
 import { createPaysagaWorker } from '../workers/worker';
 import { startFloor } from './floor/run';
@@ -296,6 +299,15 @@ async function runMode(
   }
 }
 
+/** The store the worker writes to: PGlite in this process (`paysaga dev`), or a PostgreSQL server. */
+async function startStore(dir: string): Promise<{ url: string; kind: string; stop(): Promise<void> }> {
+  if (process.env.BENCH_STORE !== 'postgres')
+    return { ...(await startEmbeddedStore()), kind: 'embedded (PGlite)' };
+  const server = await startPostgres(path.join(dir, 'postgres'));
+  const url = await createDatabase(server, 'paysaga_bench');
+  return { url, kind: server.version, stop: () => server.stop() };
+}
+
 export async function main(): Promise<void> {
   const n = Number(process.env.BENCH_N ?? 200);
   const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 20);
@@ -306,7 +318,7 @@ export async function main(): Promise<void> {
   const tempDir = fs.mkdtempSync(path.join(os.tmpdir(), 'paysaga-bench-'));
   const rows: Awaited<ReturnType<typeof runMode>>[] = [];
   const floorRows: SessionsRow[] = [];
-  const database = await startEmbeddedStore();
+  const database = await startStore(tempDir);
   const connection = await Connection.connect({ address: env.address });
   const client = new Client({ connection, namespace });
   try {
@@ -344,7 +356,9 @@ export async function main(): Promise<void> {
     await env.teardown();
     fs.rmSync(tempDir, { recursive: true, force: true });
   }
-  console.log(`${machineLine()}; sessions per row ${n}, concurrency ${concurrency}, rounds ${rounds}`);
+  console.log(
+    `${machineLine()}; sessions per row ${n}, concurrency ${concurrency}, rounds ${rounds}; store ${database.kind}`,
+  );
   console.table([...floorRows, ...rows.map(({ webhookAnswers: _w, historyKinds: _k, ...row }) => row)]);
   const rate = (rs: SessionsRow[]) =>
     rs.reduce((a, r) => a + r.sessions, 0) / rs.reduce((a, r) => a + r.sessions / r.sessionsPerSec, 0);
