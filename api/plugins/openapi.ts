@@ -108,7 +108,7 @@ const apiError = (description: string) => ({
 
 /**
  * What any request that may carry a body can hear before its route sees it: 413 past the body limit
- * (api/app.ts) and 415 for a Content-Type that is not JSON (api/plugins/json-body.ts). Said here once for
+ * (api/app.ts) and 415 for a Content-Type no parser reads (api/plugins/json-body.ts; fastify's text/plain). Said here once for
  * every such operation, not route by route (schemathesis found a 415 that no route stated).
  */
 function documentBodyRefusals(doc: Doc): void {
@@ -117,7 +117,9 @@ function documentBodyRefusals(doc: Doc): void {
       if (!BODY_METHODS.has(method) || op.tags?.some((t) => ANY_CONTENT_TYPE_TAGS.has(t))) continue;
       op.responses ??= {};
       op.responses['413'] ??= apiError('The body is larger than 1 MiB.');
-      op.responses['415'] ??= apiError('A body whose Content-Type is not `application/json`.');
+      op.responses['415'] ??= apiError(
+        'A body under a Content-Type paysaga does not read (it reads `application/json`, and `text/plain` as text).',
+      );
     }
 }
 
