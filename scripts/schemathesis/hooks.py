@@ -4,9 +4,9 @@ Schemathesis hooks for paysaga's API (scripts/schemathesis/run.js loads them wit
 The OpenAPI document states every rule of a request that JSON Schema can state (api/schemas.ts
 generates it from the same zod schemas that validate). These hooks drop (or, for a query generated to
 fit the document, repair) the few generated requests whose validity rests on a rule JSON Schema cannot
-state, so that schemathesis neither counts a
-refusal of them as "schema-valid request rejected" nor their acceptance as "schema-violating request
-accepted". Each rule is also said in the document's descriptions.
+state, so that schemathesis neither counts a refusal of them as "schema-valid request rejected" nor
+their acceptance as "schema-violating request accepted". Each rule is also said in the document's
+descriptions.
 """
 import datetime
 import json
