@@ -2,9 +2,10 @@
 // Reads a V8 CPU profile (`node --cpu-prof`, or BENCH_CHILD_CPU_PROF for `bench dev`'s dev process) and
 // prints where one thread's time went:
 //
-//   node bench/profile-summary.js owners <file.cpuprofile> [top]
+//   node bench/profile-summary.js owners <file.cpuprofile> [top] [fromSeconds] [toSeconds]
 //     busy time by the nearest paysaga source file on each sample's stack (api/, sandbox/, store/, ...),
 //     else by the package or native function that was running: "which part of paysaga asked for it";
+//     only the samples between the two offsets from the profile's start when given (one benchmark row);
 //   node bench/profile-summary.js stretches <file.cpuprofile> [lastSeconds] [minMs]
 //     the longest busy stretches (no idle sample in between) of the profile's last seconds, each with what
 //     ran most in it: what held the event loop up, e.g. while `bench dev` measured its reads.
@@ -53,13 +54,16 @@ function ownerOf(id, p, memo) {
   return found;
 }
 
-function owners(file, top = 30) {
+function owners(file, top = 30, fromSeconds = 0, toSeconds = Infinity) {
   const p = load(file);
+  const from = p.profile.startTime + Number(fromSeconds) * 1e6;
+  const to = p.profile.startTime + Number(toSeconds) * 1e6;
   const memo = new Map();
   const spent = new Map();
   let total = 0;
   let busy = 0;
   p.profile.samples.forEach((id, i) => {
+    if (p.times[i] < from || p.times[i] > to) return;
     const dt = p.profile.timeDeltas[i] ?? 0;
     total += dt;
     const node = p.nodes.get(id);
