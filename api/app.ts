@@ -32,6 +32,7 @@ import { subscriptionRoutes } from './routes/subscriptions';
 import { tokenRoutes } from './routes/tokens';
 import { webhookRoutes } from './routes/webhooks';
 import { DEFAULT_PUBLIC_RATE_LIMIT, registerPublicRateLimit } from './plugins/public-rate-limit';
+import { BODY_LIMIT_BYTES } from './body-limit';
 
 export type { ApiDeps } from './deps';
 export type { ListenAddress, Listener } from './listeners';
@@ -92,7 +93,7 @@ function newInstance(deps: ApiDeps): FastifyInstance {
     disableRequestLogging: true,
     // Request logs carry method, URL and status; fastify never logs bodies or headers by default.
     // A payer's browser may POST back a large 3-DS form; nothing else here needs more.
-    bodyLimit: 1024 * 1024,
+    bodyLimit: BODY_LIMIT_BYTES,
     // A client has this long to send its whole request (headers and body): a slow-body client cannot
     // hold a socket of the public listener for long (fastify's default, 0, waits for ever).
     requestTimeout: deps.timeouts?.requestMs ?? REQUEST_TIMEOUT_MS,

@@ -10,6 +10,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Listener } from '../listeners';
 import { sharedSchemas } from '../schemas';
 import { rootPlugin } from './root-plugin';
+import { BODY_TOO_LARGE } from '../body-limit';
 
 const description = (v1: Listener) => `Durable payment sessions on Temporal, for the partner's backend.
 
@@ -116,7 +117,7 @@ function documentBodyRefusals(doc: Doc): void {
     for (const [method, op] of Object.entries(item) as [string, Operation][]) {
       if (!BODY_METHODS.has(method) || op.tags?.some((t) => ANY_CONTENT_TYPE_TAGS.has(t))) continue;
       op.responses ??= {};
-      op.responses['413'] ??= apiError('The body is larger than 1 MiB.');
+      op.responses['413'] ??= apiError(BODY_TOO_LARGE);
       op.responses['415'] ??= apiError(
         'A body under a Content-Type paysaga does not read (it reads `application/json`, and `text/plain` as text).',
       );

@@ -16,6 +16,7 @@ import { ApiError } from '../errors';
 import { objectBody, parse } from '../http';
 import { docSchema, errorResponses } from '../schemas';
 import { EncryptionCodec } from '../../platform/codec';
+import { BODY_LIMIT_BYTES } from '../body-limit';
 
 export interface CodecRouteOptions {
   codec: PayloadCodec;
@@ -31,7 +32,7 @@ const payloadsBody = z
       .array(z.object({ metadata: z.record(z.string(), base64).optional(), data: base64.optional() }))
       .default([]),
   })
-  .meta({ 'x-max-json-bytes': 1024 * 1024 });
+  .meta({ 'x-max-json-bytes': BODY_LIMIT_BYTES });
 type JsonPayloads = z.infer<typeof payloadsBody>['payloads'];
 
 const fromJson = (ps: JsonPayloads): Payload[] =>

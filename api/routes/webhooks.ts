@@ -13,6 +13,7 @@ import type { ApiDeps } from '../deps';
 import type { ApiMetrics } from '../plugins/metrics';
 import { readMalformedContentTypeAsNone } from '../plugins/any-content-type';
 import { docSchema, ERROR_REF } from '../schemas';
+import { BODY_LIMIT_BYTES, BODY_TOO_LARGE } from '../body-limit';
 
 const delivered = z.object({
   outcome: z.string().describe('What became of the event (signaled, duplicate, ...)'),
@@ -30,7 +31,7 @@ export const webhookRoutes: FastifyPluginAsync<ApiDeps & { metrics: ApiMetrics }
   // to the signature check.
   readMalformedContentTypeAsNone(app);
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: 1024 * 1024 }, (_request, body, done) =>
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: BODY_LIMIT_BYTES }, (_request, body, done) =>
     done(null, body),
   );
 
@@ -51,7 +52,7 @@ export const webhookRoutes: FastifyPluginAsync<ApiDeps & { metrics: ApiMetrics }
           200: { description: 'The event is with Temporal.', ...docSchema(delivered, { io: 'output' }) },
           400: { description: 'Not a provider event.', ...ERROR_REF },
           401: { description: 'Missing or bad signature: nothing signaled.', ...ERROR_REF },
-          413: { description: 'The body is larger than 1 MiB.', ...ERROR_REF },
+          413: { description: BODY_TOO_LARGE, ...ERROR_REF },
           429: {
             description:
               'Too many requests from this address (PAYSAGA_PUBLIC_RATE_LIMIT): the provider retries.',
