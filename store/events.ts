@@ -18,12 +18,13 @@ import { storable } from './text';
 type Db = Kysely<Database> | Transaction<Database>;
 
 /**
- * Emits `appended` after a transaction of this process that added events committed: the event
+ * Emits `queued` after a transaction of this process that queued deliveries committed: the event
  * dispatcher of this process (workers/event-dispatcher.ts) delivers them at once instead of at its next
- * look.
+ * look. Events no endpoint wants queue nothing and wake no one (with no endpoint configured, as in a
+ * fresh `paysaga dev`, the dispatcher would otherwise ask the store for due deliveries after every write).
  */
-export const eventsAppended = new EventEmitter();
-eventsAppended.setMaxListeners(0);
+export const deliveriesQueued = new EventEmitter();
+deliveriesQueued.setMaxListeners(0);
 
 /** How long a delivery is tried before it is given up on, from the policy of the writer. */
 export interface FanOut {
@@ -84,25 +85,27 @@ export function eventInserts(
         now() + ${`${fanOut.retryForMs} milliseconds`}::interval
       from added_events e
       join ${table('event_endpoints')} p on p.deleted_at is null and (p.events is null or e.type = any(p.events))
+      returning id
     )`;
 }
 
 /**
  * Adds the events not stored yet (by id) with their deliveries: one statement, inside the caller's
- * transaction when given one. Returns the events added (a retried write adds none).
+ * transaction when given one. Returns the events added (a retried write adds none) and how many
+ * deliveries they queued.
  */
 export async function appendEvents(
   db: Db,
   schema: string,
   events: readonly PaysagaEvent[],
   fanOut: FanOut = DEFAULT_FAN_OUT,
-): Promise<PaysagaEvent[]> {
-  if (events.length === 0) return [];
-  const { rows } = await sql<{ id: string }>`
+): Promise<{ added: PaysagaEvent[]; queued: number }> {
+  if (events.length === 0) return { added: [], queued: 0 };
+  const { rows } = await sql<{ id: string; queued: number }>`
     with ${eventInserts(schema, events, fanOut)}
-    select id from added_events`.execute(db);
+    select id, (select count(*) from added_deliveries)::int as queued from added_events`.execute(db);
   const added = new Set(rows.map((r) => r.id));
-  return events.filter((e) => added.has(e.id));
+  return { added: events.filter((e) => added.has(e.id)), queued: rows[0]?.queued ?? 0 };
 }
 
 /** Stores events (and queues their deliveries) in a statement of their own. */
@@ -111,8 +114,8 @@ export async function publishEvents(
   events: readonly PaysagaEvent[],
   fanOut?: FanOut,
 ): Promise<PaysagaEvent[]> {
-  const added = await appendEvents(store.db, store.schema, events, fanOut);
-  if (added.length > 0) eventsAppended.emit('appended');
+  const { added, queued } = await appendEvents(store.db, store.schema, events, fanOut);
+  if (queued > 0) deliveriesQueued.emit('queued');
   return added;
 }
 

@@ -9,7 +9,7 @@ import type { SessionState } from '../common/session-input';
 import type { StoredState } from '../platform/session-runs';
 import type { OperationView, ProviderEventRecord } from '../common/views';
 import { schemaTable, type Store } from './database';
-import { eventInserts, eventsAppended, type FanOut } from './events';
+import { deliveriesQueued, eventInserts, type FanOut } from './events';
 import { storable } from './text';
 
 /** What a search filters on, computed by the writer from the session's view. */
@@ -84,7 +84,7 @@ export async function recordSession(
   // One statement: one round trip, and a transaction of its own. The row (forward only by version),
   // its operations when the row took this version, the new audit entries, the new events: each
   // data-modifying part runs once, whether or not the final select reads it.
-  const { rows } = await sql<{ applied: number; added: number }>`
+  const { rows } = await sql<{ applied: number; added: number; queued: number }>`
     with session_row as (
       insert into ${table('sessions')} (id, kind, reference, phase, final, needs_attention, amount, currency,
         customer_id, created_at, final_at, updated_at, version, state)
@@ -122,10 +122,10 @@ export async function recordSession(
       on conflict (session_id, seq) do nothing
     )${events ? sql`, ${eventInserts(store.schema, record.events, fanOut, 'session_row')}` : sql``}
     select (select count(*) from session_row)::int as applied,
-      ${events ? sql`(select count(*) from added_events)::int` : sql`0`} as added`.execute(store.db);
-  const result = { applied: rows[0]!.applied > 0, eventsAdded: rows[0]!.added };
-  if (result.eventsAdded > 0) eventsAppended.emit('appended');
-  return result;
+      ${events ? sql`(select count(*) from added_events)::int` : sql`0`} as added,
+      ${events ? sql`(select count(*) from added_deliveries)::int` : sql`0`} as queued`.execute(store.db);
+  if (rows[0]!.queued > 0) deliveriesQueued.emit('queued');
+  return { applied: rows[0]!.applied > 0, eventsAdded: rows[0]!.added };
 }
 
 /** The session's last recorded state, or undefined when the store does not know it. */

@@ -8,7 +8,7 @@ import type { PaysagaEvent } from '../common/events';
 import { upgradeSubscriptionReasons } from '../common/legacy-reasons';
 import type { SubscriptionView } from '../common/views';
 import type { Store } from './database';
-import { appendEvents, eventsAppended, type FanOut } from './events';
+import { appendEvents, deliveriesQueued, type FanOut } from './events';
 import { storable } from './text';
 import type { RecordResult, SessionCursor } from './sessions';
 
@@ -92,11 +92,11 @@ export async function recordSubscription(
           })),
         )
         .execute();
-    const added = await appendEvents(tx, store.schema, record.events, fanOut);
-    return { applied, eventsAdded: added.length };
+    const { added, queued } = await appendEvents(tx, store.schema, record.events, fanOut);
+    return { applied, eventsAdded: added.length, queued };
   });
-  if (result.eventsAdded > 0) eventsAppended.emit('appended');
-  return result;
+  if (result.queued > 0) deliveriesQueued.emit('queued');
+  return { applied: result.applied, eventsAdded: result.eventsAdded };
 }
 
 /** The subscription as last recorded, or undefined when the store does not know it. */

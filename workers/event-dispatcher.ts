@@ -18,7 +18,7 @@ import type { PaysagaEvent } from '../common/events';
 import type { Store } from '../store/database';
 import { finishAttempt, takeDueDeliveries, type DueDelivery } from '../store/deliveries';
 import { getEndpoint, type EndpointRecord } from '../store/endpoints';
-import { eventsAppended, getEvent } from '../store/events';
+import { deliveriesQueued, getEvent } from '../store/events';
 import type { OutboundGuard } from '../platform/outbound-guard';
 import { sendEvent } from './event-sender';
 
@@ -49,20 +49,20 @@ export class EventDispatcher {
   private stopped = false;
   private running: Promise<void> | undefined;
   private wakeUp: (() => void) | undefined;
-  private readonly onAppended = () => this.wake();
+  private readonly onQueued = () => this.wake();
 
   constructor(private readonly o: DispatcherOptions) {}
 
   start(): void {
     if (this.running) return;
-    eventsAppended.on('appended', this.onAppended);
+    deliveriesQueued.on('queued', this.onQueued);
     this.running = this.loop();
   }
 
   /** Stops taking deliveries and waits for those in flight. */
   async stop(): Promise<void> {
     this.stopped = true;
-    eventsAppended.off('appended', this.onAppended);
+    deliveriesQueued.off('queued', this.onQueued);
     this.wake();
     await this.running;
     await Promise.allSettled([...this.inFlight]);

@@ -9,6 +9,7 @@ import { newSessionState, type SessionState } from '../../common/session-input';
 import type { PaysagaEvent } from '../../common/events';
 import type { OperationView } from '../../common/views';
 import { createEndpoint } from '../../store/endpoints';
+import { deliveriesQueued } from '../../store/events';
 import { deliveriesOf } from '../../store/deliveries';
 import { providerEventsOf, recordSession, sessionState, type SessionRecord } from '../../store/sessions';
 import { testStore, type TestStore } from '../helpers/store';
@@ -165,5 +166,40 @@ test('overlapping writes that carry the same events store each once, in order, w
   for (const e of all) {
     const { deliveries } = await deliveriesOf(store, e.id);
     expect(deliveries).toHaveLength(e.type === 'session.succeeded' ? 2 : 1);
+  }
+});
+
+test('the dispatcher is woken only by a write that queued deliveries, not by events no endpoint wants', async () => {
+  const only = await testStore();
+  try {
+    await createEndpoint(only, {
+      id: 'we_final',
+      url: 'http://127.0.0.1:9/final',
+      events: ['session.succeeded'],
+      keyId: 'k1',
+    });
+    let woken = 0;
+    const wake = () => void woken++;
+    deliveriesQueued.on('queued', wake);
+    try {
+      const id = 'ps_rec_wake';
+      await recordSession(only, record(stateOf(id, 1), { events: [event(id, 1, 'session.created')] }));
+      expect(woken).toBe(0);
+      const succeeded = record(stateOf(id, 2), {
+        events: [event(id, 1, 'session.created'), event(id, 2, 'session.succeeded')],
+      });
+      await recordSession(only, succeeded);
+      expect(woken).toBe(1);
+      // a retried write adds no event and queues nothing
+      await recordSession(only, succeeded);
+      expect(woken).toBe(1);
+      expect((await deliveriesOf(only, `evt_${id}_2`)).deliveries.map((d) => d.endpointId)).toEqual([
+        'we_final',
+      ]);
+    } finally {
+      deliveriesQueued.off('queued', wake);
+    }
+  } finally {
+    await only.close();
   }
 });
