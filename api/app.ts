@@ -5,7 +5,12 @@
  * (bearer token) go on the internal one unless `v1Listener` says public. Plugins do one job each;
  * route schemas sit next to their routes.
  */
-import Fastify, { type FastifyInstance, type FastifyPluginAsync, type FastifyReply } from 'fastify';
+import Fastify, {
+  LogController,
+  type FastifyInstance,
+  type FastifyPluginAsync,
+  type FastifyReply,
+} from 'fastify';
 import type { ApiDeps } from './deps';
 import { ApiError } from './errors';
 import { clientErrorHandler } from './client-errors';
@@ -90,7 +95,7 @@ function newInstance(deps: ApiDeps): FastifyInstance {
     logger,
     // One line per request, written when it is answered (below): by then the auth plugin has named the
     // token (`tokenId`), so every line of a /v1 request says which token acted.
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     // Request logs carry method, URL and status; fastify never logs bodies or headers by default.
     // A payer's browser may POST back a large 3-DS form; nothing else here needs more.
     bodyLimit: BODY_LIMIT_BYTES,
