@@ -8,8 +8,8 @@
  * BENCH_POLLING=1 a last row runs webhooks off (the workflows poll transaction/state). Measures
  * sessions/s completed (each result read from the store, as a backend reads it), start-to-result
  * latency, this process's RSS and heap before/after, and per checkout the store's bytes and the
- * Temporal history events; every session must end `succeeded` and
- * the sandbox ledger must show exactly one hold and one capture of its amount (anything else fails).
+ * Temporal history events; every session must end `succeeded` and the sandbox ledger must show
+ * exactly one hold and one capture of its amount (anything else fails).
  * Run: `npm run bench -- sessions` (BENCH_N sessions per row, BENCH_CONCURRENCY the bound,
  * BENCH_ROUNDS rounds). BENCH_STORE=postgres puts the store on a PostgreSQL server of its own instead
  * (Debian's package, started in a temp folder on this machine as the cluster test does: the same two
