@@ -109,8 +109,9 @@ const apiError = (description: string) => ({
 
 /**
  * What any request that may carry a body can hear before its route sees it: 413 past the body limit
- * (api/app.ts) and 415 for a Content-Type no parser reads (api/plugins/json-body.ts; fastify's text/plain). Said here once for
- * every such operation, not route by route (schemathesis found a 415 that no route stated).
+ * (api/body-limit.ts) and 415 for a Content-Type no parser reads (api/plugins/json-body.ts; fastify's
+ * own text/plain). Said here once for every such operation, not route by route (schemathesis found a
+ * 415 that no route stated).
  */
 function documentBodyRefusals(doc: Doc): void {
   for (const item of Object.values(doc.paths ?? {}))
