@@ -6,8 +6,9 @@
  *      checkouts/s until BENCH_WAITING (1,000) sessions are waiting for their payer (nobody opens the
  *      3-D Secure page, so each stays a running workflow); a create answered before its redirect (its
  *      5 s wait ran out) is followed to it and counted;
- *   2. what the waiting sessions cost: the dev process's heap and RSS after a full GC (lib/probe.js) and
- *      the Temporal server's RSS, before the first checkout and after the last, per session;
+ *   2. what the waiting sessions cost: the dev process's RSS after a full GC in each of its threads, and
+ *      the heap of its main thread and of the SDK's workflow thread (lib/probe.js), and the Temporal
+ *      server's RSS, before the first checkout and after the last, per session;
  *   3. reads with BENCH_STORE_SESSIONS (100,000) sessions in the store (the real ones, plus copies of a
  *      real session's record written by SQL): `GET /v1/sessions/{id}` of random sessions and 100-event
  *      pages of `GET /v1/events` walked with `starting_after`, one request at a time, p50/p99.
@@ -26,9 +27,9 @@ import { sql } from 'kysely';
 import { Pool } from 'undici';
 import { redactPans } from '../provider';
 import { TEST_CARD } from '../sandbox/test-cards';
-import { openStore } from '../store/database';
+import { openStore, type Store } from '../store/database';
 import { readApiToken, readDevState } from '../cli/dev/data-dir';
-import { rssOf, startProbed } from './lib/processes';
+import { rssOf, startProbed, type ThreadHeap } from './lib/processes';
 import { machineLine, mib, percentile, round1, runBounded } from './support';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -96,11 +97,13 @@ export async function main(): Promise<void> {
     await runBounded(20, concurrency, (i) => checkout(i, 'warmup'));
     await sleep(2_000);
     const devBefore = await dev.memory();
+    const threadsBefore = await dev.threads();
     const devRssBefore = rssOf(dev.pid);
     const temporalBefore = rssOf(state.temporalPid);
     const made = await runBounded(waiting, concurrency, (i) => checkout(i, 'wait'));
     await sleep(5_000); // the last webhooks and records settle
     const devAfter = await dev.memory();
+    const threadsAfter = await dev.threads();
     const devRssAfter = rssOf(dev.pid);
     const temporalAfter = rssOf(state.temporalPid);
 
@@ -121,28 +124,9 @@ export async function main(): Promise<void> {
     );
     const copies = Math.max(0, storeSessions - have);
     const filled = Date.now();
-    // Copies of a real record under new ids and references, spread over 30 days, each with 3 events.
-    await sql`
-      insert into paysaga.sessions (id, kind, reference, phase, final, needs_attention, amount, currency,
-                                    customer_id, created_at, updated_at, version, state)
-      select 'ps_9' || lpad(g::text, 9, '0'), 'card_checkout', 'bench-copy-' || g, 'succeeded', true, false,
-             1000 + g % 5000, 'RUB', 'bench-' || (g % 50), now() - make_interval(secs => g * 26), now(), 5,
-             jsonb_set(jsonb_set(${JSON.stringify(real.state)}::jsonb, '{sessionId}',
-                                 to_jsonb('ps_9' || lpad(g::text, 9, '0'))),
-                       '{reference}', to_jsonb('bench-copy-' || g))
-      from generate_series(1, ${copies}::int) g`.execute(store.db);
-    await sql`
-      with base as (select value as v from paysaga.counters where name = 'events' for update),
-           rows as (
-             insert into paysaga.events (seq, id, subject, sequence, type, created_at, data)
-             select (select v from base) + g,
-                    'evt_ps_9' || lpad(((g + 2) / 3)::text, 9, '0') || '_' || ((g - 1) % 3 + 1),
-                    'ps_9' || lpad(((g + 2) / 3)::text, 9, '0'), (g - 1) % 3 + 1, 'session.created', now(), '{}'::jsonb
-             from generate_series(1, ${copies * 3}::int) g
-             returning seq)
-      update paysaga.counters set value = (select max(seq) from rows) where name = 'events'`.execute(
-      store.db,
-    );
+    // Copies of a real record under new ids and references, spread over 30 days, each with 3 events
+    // (none when the checkouts made already fill BENCH_STORE_SESSIONS).
+    if (copies > 0) await fillCopies(store, real.state, copies);
     await sql`analyze paysaga.sessions`.execute(store.db);
     await sql`analyze paysaga.events`.execute(store.db);
     const ids = (await store.db.selectFrom('sessions').select('id').execute()).map((r) => r.id);
@@ -199,6 +183,13 @@ export async function main(): Promise<void> {
         p50: `${mib(devRssBefore)} -> ${mib(devRssAfter)} MiB`,
         p99: `heap ${mib(devBefore.heapUsed)} -> ${mib(devAfter.heapUsed)}, buffers ${mib(devBefore.arrayBuffers)} -> ${mib(devAfter.arrayBuffers)} MiB`,
       },
+      [`workflow thread heap per waiting session (${waiting})`]: {
+        value: round1((workflowHeap(threadsAfter) - workflowHeap(threadsBefore)) / waiting / 1024),
+        unit: 'KiB',
+        target: '',
+        p50: `${mib(workflowHeap(threadsBefore))} -> ${mib(workflowHeap(threadsAfter))} MiB`,
+        p99: '',
+      },
       [`Temporal server RSS (${waiting} waiting)`]: {
         value: mib(temporalAfter),
         unit: 'MiB',
@@ -235,4 +226,32 @@ export async function main(): Promise<void> {
     await dev.stop();
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+/** `copies` copies of a real session's record under new ids and references, each with 3 events. */
+async function fillCopies(store: Store, state: unknown, copies: number): Promise<void> {
+  await sql`
+    insert into paysaga.sessions (id, kind, reference, phase, final, needs_attention, amount, currency,
+                                  customer_id, created_at, updated_at, version, state)
+    select 'ps_9' || lpad(g::text, 9, '0'), 'card_checkout', 'bench-copy-' || g, 'succeeded', true, false,
+           1000 + g % 5000, 'RUB', 'bench-' || (g % 50), now() - make_interval(secs => g * 26), now(), 5,
+           jsonb_set(jsonb_set(${JSON.stringify(state)}::jsonb, '{sessionId}',
+                               to_jsonb('ps_9' || lpad(g::text, 9, '0'))),
+                     '{reference}', to_jsonb('bench-copy-' || g))
+    from generate_series(1, ${copies}::int) g`.execute(store.db);
+  await sql`
+    with base as (select value as v from paysaga.counters where name = 'events' for update),
+         rows as (
+           insert into paysaga.events (seq, id, subject, sequence, type, created_at, data)
+           select (select v from base) + g,
+                  'evt_ps_9' || lpad(((g + 2) / 3)::text, 9, '0') || '_' || ((g - 1) % 3 + 1),
+                  'ps_9' || lpad(((g + 2) / 3)::text, 9, '0'), (g - 1) % 3 + 1, 'session.created', now(), '{}'::jsonb
+           from generate_series(1, ${copies * 3}::int) g
+           returning seq)
+    update paysaga.counters set value = (select max(seq) from rows) where name = 'events'`.execute(store.db);
+}
+
+/** The V8 heap of the Temporal SDK's workflow thread (where cached workflows live), bytes. */
+function workflowHeap(threads: ThreadHeap[]): number {
+  return threads.find((t) => t.url.includes('workflow-worker-thread'))?.usedSize ?? NaN;
 }

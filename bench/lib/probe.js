@@ -9,7 +9,9 @@
 // - over the IPC channel: {type: 'calls'} answers and empties the record of finished HTTP requests,
 //   {type: 'memory'} answers process.memoryUsage() after a full GC; {type: 'loop'} answers how long the
 //   main thread's event loop was held up (its delay, ms) and the main thread's garbage collections since
-//   the last {type: 'loop'}, and starts counting again.
+//   the last {type: 'loop'}, and starts counting again; {type: 'threads'} answers each worker thread's
+//   V8 heap after a full GC there (the Temporal SDK's workflow thread, the embedded store's), read through
+//   the inspector's NodeWorker domain, since process.memoryUsage() sees only the main thread's heap.
 'use strict';
 require('../../scripts/ts-hook');
 const dc = require('node:diagnostics_channel');
@@ -80,6 +82,46 @@ function loopReport() {
   return report;
 }
 
+/** Each worker thread's title, script and V8 heap (used, total bytes) after a full GC in it. */
+async function threadHeaps() {
+  const inspector = require('node:inspector');
+  const session = new inspector.Session();
+  session.connect();
+  const post = (method, params) =>
+    new Promise((resolve, reject) => session.post(method, params, (e, r) => (e ? reject(e) : resolve(r))));
+  const workers = [];
+  const pending = new Map();
+  let nextId = 1;
+  session.on('NodeWorker.attachedToWorker', ({ params }) => workers.push(params));
+  session.on('NodeWorker.receivedMessageFromWorker', ({ params }) => {
+    const m = JSON.parse(params.message);
+    const key = `${params.sessionId}:${m.id}`;
+    pending.get(key)?.(m.result ?? {});
+    pending.delete(key);
+  });
+  const ask = (sessionId, method) =>
+    new Promise((resolve) => {
+      const id = nextId++;
+      pending.set(`${sessionId}:${id}`, resolve);
+      void post('NodeWorker.sendMessageToWorker', { sessionId, message: JSON.stringify({ id, method }) });
+    });
+  try {
+    // Attached workers are announced during enable; a turn of the event loop lets the last ones in.
+    await post('NodeWorker.enable', { waitForDebuggerOnStart: false });
+    await new Promise((r) => setTimeout(r, 100));
+    const heaps = [];
+    for (const w of workers) {
+      await ask(w.sessionId, 'HeapProfiler.collectGarbage');
+      const { usedSize, totalSize } = await ask(w.sessionId, 'Runtime.getHeapUsage');
+      heaps.push({ title: w.workerInfo.title, url: w.workerInfo.url, usedSize, totalSize });
+    }
+    return heaps;
+  } finally {
+    await post('NodeWorker.disable').catch(() => undefined);
+    session.disconnect();
+  }
+}
+
 process.on('message', (m) => {
   if (!m || typeof m !== 'object') return;
   if (m.type === 'calls') {
@@ -94,6 +136,11 @@ process.on('message', (m) => {
       global.gc();
     }
     process.send({ type: 'memory', id: m.id, memory: process.memoryUsage() });
+  } else if (m.type === 'threads') {
+    threadHeaps().then(
+      (threads) => process.send({ type: 'threads', id: m.id, threads }),
+      (err) => process.send({ type: 'threads', id: m.id, threads: [], error: String(err) }),
+    );
   }
 });
 // The IPC channel must not keep the process alive once paysaga itself has shut down.

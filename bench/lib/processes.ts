@@ -22,6 +22,14 @@ export interface ServedRequest {
   calls: string[];
 }
 
+/** A worker thread of the process (its title, e.g. `[worker 2]`, and script) and its V8 heap, bytes. */
+export interface ThreadHeap {
+  title: string;
+  url: string;
+  usedSize: number;
+  totalSize: number;
+}
+
 /** The main thread's event-loop delay (monitorEventLoopDelay) and GC pauses over a span (lib/probe.js). */
 export interface LoopReport {
   delayP50Ms: number;
@@ -41,6 +49,8 @@ export interface ProbedProcess {
   calls(): Promise<{ requests: ServedRequest[]; outside: Record<string, number> }>;
   /** process.memoryUsage() after a full GC. */
   memory(): Promise<NodeJS.MemoryUsage>;
+  /** Each worker thread's V8 heap after a full GC in it (the workflow thread, the embedded store's). */
+  threads(): Promise<ThreadHeap[]>;
   /** How long its event loop was held up, and its main thread's GC pauses, since the last call. */
   loop(): Promise<LoopReport>;
   /** Resolves once `text` appears in the output; rejects if the process exits first or after `ms`. */
@@ -102,6 +112,7 @@ export function startProbed(root: string, args: string[], env: Record<string, st
     calls: () => ask('calls'),
     memory: async () => (await ask<{ memory: NodeJS.MemoryUsage }>('memory')).memory,
     loop: async () => (await ask<{ loop: LoopReport }>('loop')).loop,
+    threads: async () => (await ask<{ threads: ThreadHeap[] }>('threads')).threads,
     async waitForOutput(text, ms = 120_000) {
       const deadline = Date.now() + ms;
       while (!out.includes(text)) {
