@@ -109,6 +109,18 @@ export default defineConfig(
           ],
         },
       ],
+      // The worker loads these modules once per workflow thread for all its workflows (`preloadModules`,
+      // workers/workflow-bundle-options.ts): a variable at module level would be shared by every workflow
+      // of the thread, and one workflow's value would leak into another's run.
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector:
+            "Program > VariableDeclaration[kind!='const'], ExportNamedDeclaration > VariableDeclaration[kind!='const']",
+          message:
+            'workflow code is loaded once for all the workflows of a thread: module-level state would be shared between them',
+        },
+      ],
     },
   },
 );

@@ -164,6 +164,11 @@ function daysIn(y: number, mo: number): number {
   return new Date(Date.UTC(y, mo, 0)).getUTCDate();
 }
 
+/**
+ * One formatter per time zone, made on first use. Workers load this module once for all the workflows of
+ * a thread (workers/workflow-bundle-options.ts), so the cache is shared: a formatter is the same
+ * whichever workflow made it.
+ */
 const formatters = new Map<string, Intl.DateTimeFormat>();
 function formatter(zone: string): Intl.DateTimeFormat {
   let f = formatters.get(zone);

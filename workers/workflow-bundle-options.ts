@@ -4,17 +4,23 @@
  * runs.
  *
  * `preloadModules` loads a module once per workflow thread for all its workflows instead of once per
- * workflow: zod (about 2.5 ms a workflow to load) and the message schemas built from it
- * (common/message-schemas.ts: built on first use, once per copy). Only modules that hold no workflow's
- * state may be listed (the SDK's rule for this option): both are pure, and so is what they import
- * (common/failures.ts, common/reasons.ts). The test suite bundles with these options too
- * (test/global-setup.ts), so every workflow test runs the shared copies.
+ * workflow: zod (about 2.5 ms a workflow to load), the message schemas built from it
+ * (common/message-schemas.ts: built on first use, once per copy) and all of paysaga's workflow code
+ * (workflows/ and the common/ modules it imports). Each copy of a module is closures, classes and
+ * objects of its own: with a copy per workflow, a checkout waiting for its payer kept 204 KiB in the
+ * workflow thread's heap, with the copies shared 100 KiB (`npm run bench -- dev`, bench/RESULTS.md).
+ * Only modules that hold no workflow's state may be listed (the SDK's rule for this option): nothing
+ * at module level in workflows/ and common/ changes after load (eslint.config.mjs refuses a
+ * module-level `let` or `var` there; common/billing-calendar.ts keeps a cache of date formatters, the
+ * same for every workflow), and the SDK freezes what a preloaded module exports, so a workflow that
+ * changed an exported object would fail its task instead of touching another's. The test suite
+ * bundles with these options too (test/global-setup.ts), so every workflow test runs the shared copies.
  */
 import type { BundleOptions } from '@temporalio/worker';
 
 export function workflowBundleOptions(): Pick<BundleOptions, 'workflowsPath' | 'preloadModules'> {
   return {
     workflowsPath: require.resolve('../workflows'),
-    preloadModules: ['zod', require.resolve('../common/message-schemas')],
+    preloadModules: ['zod', require.resolve('../common/message-schemas'), require.resolve('../workflows')],
   };
 }
