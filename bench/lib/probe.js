@@ -6,7 +6,8 @@
 //   call's method under the HTTP request during which it was made (AsyncLocalStorage entered from the
 //   `http.server.request.start` diagnostics channel: every promise of that request's handler keeps it),
 //   or under "(no request)" for calls made outside any request;
-// - over the IPC channel: {type: 'calls'} answers and empties the record of finished HTTP requests,
+// - over the IPC channel: {type: 'calls'} answers and empties the record of finished HTTP requests
+//   (recorded from the first such message on),
 //   {type: 'memory'} answers process.memoryUsage() after a full GC; {type: 'loop'} answers how long the
 //   main thread's event loop was held up (its delay, ms) and the main thread's garbage collections since
 //   the last {type: 'loop'}, and starts counting again; {type: 'threads'} answers each worker thread's
@@ -23,7 +24,12 @@ let finished = [];
 /** Calls outside any request, by gRPC method. */
 let outside = {};
 
+// Requests are recorded once a benchmark has asked for them ({type: 'calls'}): the others measure this
+// process's memory, which a record nobody reads would grow.
+let recording = false;
+
 dc.subscribe('http.server.request.start', ({ request, response }) => {
+  if (!recording) return;
   const record = {
     method: request.method,
     path: request.url.split('?')[0],
@@ -125,6 +131,7 @@ async function threadHeaps() {
 process.on('message', (m) => {
   if (!m || typeof m !== 'object') return;
   if (m.type === 'calls') {
+    recording = true;
     process.send({ type: 'calls', id: m.id, requests: finished, outside });
     finished = [];
     outside = {};
