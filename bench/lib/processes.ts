@@ -112,7 +112,11 @@ export function startProbed(root: string, args: string[], env: Record<string, st
     calls: () => ask('calls'),
     memory: async () => (await ask<{ memory: NodeJS.MemoryUsage }>('memory')).memory,
     loop: async () => (await ask<{ loop: LoopReport }>('loop')).loop,
-    threads: async () => (await ask<{ threads: ThreadHeap[] }>('threads')).threads,
+    async threads() {
+      const answer = await ask<{ threads: ThreadHeap[]; error?: string }>('threads');
+      if (answer.error) throw new Error(`pid ${child.pid}: no thread heaps: ${answer.error}`);
+      return answer.threads;
+    },
     async waitForOutput(text, ms = 120_000) {
       const deadline = Date.now() + ms;
       while (!out.includes(text)) {
