@@ -23,6 +23,7 @@ import * as path from 'node:path';
 import { bundleWorkflowCode, DefaultLogger, Runtime } from '@temporalio/worker';
 import { request } from 'undici';
 import { startSandbox } from '../sandbox';
+import { startEmbeddedStore } from '../store/embedded';
 import { startLocalTemporal } from '../test/helpers/local-temporal';
 import { freePort, startProbed, waitForHttp, type ProbedProcess, type ServedRequest } from './lib/processes';
 import { freshKeyPair, machineLine } from './support';
@@ -96,6 +97,8 @@ async function runVersion(
     forwardTo: (url: string | undefined) => void;
     delivered: Delivered[];
     tempDir: string;
+    /** The store the worker and the API keep their records in (code from before the store ignores it). */
+    databaseUrl: string;
   },
 ): Promise<CaseResult[]> {
   const bundlePath = path.join(deps.tempDir, `${v.name}-workflows.js`);
@@ -116,6 +119,7 @@ async function runVersion(
     PAYSAGA_PROVIDER_TEST_SERVICE_KEYS: deps.servicePublicPem,
     PAYSAGA_LOG_LEVEL: 'warn',
     PAYSAGA_ALLOW_UNENCRYPTED: 'true',
+    PAYSAGA_DATABASE_URL: deps.databaseUrl,
   };
   const twoListeners = fs.existsSync(path.join(v.root, 'api', 'listen-config.ts'));
   const publicPort = await freePort();
@@ -212,6 +216,8 @@ export async function main(): Promise<void> {
   const service = freshKeyPair();
   const { env, namespace, cli } = await startLocalTemporal();
   const tempDir = fs.mkdtempSync(path.join(os.tmpdir(), 'paysaga-bench-calls-'));
+  // PGlite served on a local port, as `paysaga dev` runs it; each process migrates it as it starts.
+  const store = await startEmbeddedStore();
   // The sandbox's webhooks go to the API under test (verified and signaled there, as in production).
   let forward: string | undefined;
   const delivered: Delivered[] = [];
@@ -273,12 +279,14 @@ export async function main(): Promise<void> {
           forwardTo: (url) => (forward = url),
           delivered,
           tempDir,
+          databaseUrl: store.url,
         })),
       );
       console.error(`${v.name} done in ${Date.now() - t} ms`);
     }
   } finally {
     await sandbox.close();
+    await store.stop();
     await new Promise<void>((r) => {
       receiver.closeAllConnections();
       receiver.close(() => r());
