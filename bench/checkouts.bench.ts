@@ -34,6 +34,7 @@ import {
 import { childPidsNamed, cpuMsOf } from './lib/processes';
 import { machineLine, percentile, round1, runBounded } from './support';
 import { TEST_CARD } from '../sandbox/test-cards';
+import { workflowBundleOptions } from '../workers/workflow-bundle-options';
 
 const FRICTIONLESS_CARD = TEST_CARD.visa;
 const WAIT_MS = 5_000;
@@ -150,8 +151,8 @@ export async function main(): Promise<void> {
   try {
     console.error(`dev server ${server.address} up in ${Date.now() - started} ms (${server.cli})`);
     const [paysagaBundle, floorBundle] = await Promise.all([
-      server.bundle('paysaga', require.resolve('../workflows')),
-      server.bundle('floor', require.resolve('./floor/workflows')),
+      server.bundle('paysaga', workflowBundleOptions()),
+      server.bundle('floor', { workflowsPath: require.resolve('./floor/workflows') }),
     ]);
     const { sandbox, publicPort } = await sandboxForApi(server);
     closers.push(() => sandbox.close());

@@ -22,6 +22,7 @@ import { BENCH_PROJECT, sandboxForApi, startBenchServer, startPaysaga, waitingSe
 import { rssOf, startProbed } from './lib/processes';
 import { machineLine, mib, round1, runBounded } from './support';
 import { TEST_CARD } from '../sandbox/test-cards';
+import { workflowBundleOptions } from '../workers/workflow-bundle-options';
 
 const THREE_DS_CARD = TEST_CARD.visa3ds;
 const ROOT = path.resolve(__dirname, '..');
@@ -51,11 +52,13 @@ export async function main(): Promise<void> {
   const checkpoints: Checkpoint[] = [];
   let summary: string[] = [];
   try {
-    const bundle = await server.bundle('paysaga', require.resolve('../workflows'));
+    const bundle = await server.bundle('paysaga', workflowBundleOptions());
     const { sandbox, publicPort } = await sandboxForApi(server);
     closers.push(() => sandbox.close());
     const taskQueue = `bench-memory-${randomUUID()}`;
     const cache = process.env.PAYSAGA_MAX_CACHED_WORKFLOWS;
+    // The worker process keeps its records in this run's embedded store, in the schema the API here uses.
+    const schema = `b_memory_${randomUUID().slice(0, 8)}`;
     const worker = startProbed(ROOT, ['worker'], {
       TEMPORAL_ADDRESS: server.address,
       TEMPORAL_NAMESPACE: server.namespace,
@@ -68,6 +71,8 @@ export async function main(): Promise<void> {
       PAYSAGA_RETURN_SECRETS: randomBytes(32).toString('base64url'),
       PAYSAGA_LOG_LEVEL: 'warn',
       PAYSAGA_ALLOW_UNENCRYPTED: 'true',
+      PAYSAGA_DATABASE_URL: server.database.url,
+      PAYSAGA_DATABASE_SCHEMA: schema,
       ...(cache !== undefined ? { PAYSAGA_MAX_CACHED_WORKFLOWS: cache } : {}),
     });
     closers.push(() => worker.stop());
@@ -78,6 +83,7 @@ export async function main(): Promise<void> {
       publicPort,
       settings: waitingSettings(),
       worker: false,
+      schema,
       taskQueue,
     });
     closers.push(() => stack.close());

@@ -24,6 +24,7 @@ import { sandboxForApi, startBenchServer, startPaysaga, waitingSettings } from '
 import { machineLine, percentile, round1, runBounded } from './support';
 import { TEST_CARD } from '../sandbox/test-cards';
 import type { ProviderEventDelivery } from '../common/session-input';
+import { workflowBundleOptions } from '../workers/workflow-bundle-options';
 
 const THREE_DS_CARD = TEST_CARD.visa3ds;
 
@@ -48,7 +49,7 @@ export async function main(): Promise<void> {
   const rows: Row[] = [];
   const answers: Record<string, number> = {};
   try {
-    const bundle = await server.bundle('paysaga', require.resolve('../workflows'));
+    const bundle = await server.bundle('paysaga', workflowBundleOptions());
     const { sandbox, publicPort } = await sandboxForApi(server);
     closers.push(() => sandbox.close());
     const stack = await startPaysaga(server, {

@@ -12,6 +12,7 @@ import * as path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import {
   bundleWorkflowCode,
+  type BundleOptions,
   DefaultLogger,
   NativeConnection,
   type Worker,
@@ -40,7 +41,8 @@ export interface BenchServer {
   cli: string;
   tempDir: string;
   /** Bundles `workflowsPath` once into the temp folder; returns the bundle's path. */
-  bundle(name: string, workflowsPath: string): Promise<string>;
+  /** Bundles workflow code (paysaga's: workflowBundleOptions(), as the worker does) into a file. */
+  bundle(name: string, options: Pick<BundleOptions, 'workflowsPath' | 'preloadModules'>): Promise<string>;
   /**
    * Requests the server's frontend has handled so far (every call of clients and workers), by gRPC
    * operation (its Prometheus counter `service_requests`), long polls left out: what a workload costs
@@ -74,8 +76,8 @@ export async function startBenchServer(): Promise<BenchServer> {
     namespace: local.namespace,
     cli: local.cli,
     tempDir,
-    async bundle(name, workflowsPath) {
-      const { code } = await bundleWorkflowCode({ workflowsPath, logger: new DefaultLogger('WARN') });
+    async bundle(name, options) {
+      const { code } = await bundleWorkflowCode({ ...options, logger: new DefaultLogger('WARN') });
       const file = path.join(tempDir, `${name}-workflows.js`);
       fs.writeFileSync(file, code);
       return file;
@@ -223,6 +225,8 @@ export async function startPaysaga(
     worker?: boolean;
     tuning?: Pick<WorkerOptions, 'maxCachedWorkflows' | 'maxConcurrentWorkflowTaskExecutions'>;
     taskQueue?: string;
+    /** The store's schema (a `paysaga worker` process given the same one shares the records). */
+    schema?: string;
   },
 ): Promise<PaysagaStack> {
   const taskQueue = o.taskQueue ?? `bench-${randomUUID()}`;
@@ -242,7 +246,7 @@ export async function startPaysaga(
     const connection = await Connection.connect({ address: server.address });
     closers.push(() => connection.close());
     const temporal = new Client({ connection, namespace: server.namespace });
-    const store = await server.store(`b_${randomUUID().slice(0, 8)}`);
+    const store = await server.store(o.schema ?? `b_${randomUUID().slice(0, 8)}`);
 
     let worker: Worker | undefined;
     if (o.worker !== false) {
