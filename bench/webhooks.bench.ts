@@ -3,7 +3,8 @@
  * run. K 3-D Secure checkouts are left waiting for their payer (running session workflows). Then, in
  * alternating rows:
  *
- *   bare signal()  `handle.signal(providerEvent, delivery)` from the API's own Temporal client: the floor
+ *   bare signal()  `handle.signal(providerEvent, delivery)` from the API's own Temporal client, with the
+ *                  signed body and signature the API would signal: the floor
  *   through API   `POST /webhooks/provider` on the API's public listener, each body signed with the
  *                  sandbox's service key (RSA SHA-256, signed before the row: signing is the provider's
  *                  work): verified, parsed, routed and signaled by paysaga as in production
@@ -97,10 +98,14 @@ export async function main(): Promise<void> {
 
     const bare = async (i: number) => {
       const event = events[i % events.length]!;
+      const { body, signature } = signed[i % signed.length]!;
+      // What the API signals for the same webhook (client/webhook-handler.ts): the signed bytes, which
+      // the session verifies again before it believes them (DESIGN 16), and the event for the audit.
       const delivery: ProviderEventDelivery = {
         event: scrubCardData(event),
         receivedAt: new Date().toISOString(),
         via: 'webhook',
+        signed: { body: body.toString('utf8'), signature },
       };
       await stack.temporal.workflow.getHandle(event.session_info.id).signal(providerEventSignal, delivery);
     };

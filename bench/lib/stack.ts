@@ -291,6 +291,9 @@ export async function startPaysaga(
       verifyWebhook: createWebhookVerifier([o.sandbox.service.publicPem]),
       apiTokens: [apiToken],
       returnSecrets,
+      // A benchmark's load comes from one address; a deployment sets PAYSAGA_PUBLIC_RATE_LIMIT for its
+      // provider's senders.
+      publicRateLimit: false,
     });
     const urls = await api.listen({
       public: { host: '127.0.0.1', port: o.publicPort },
