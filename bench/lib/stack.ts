@@ -40,8 +40,10 @@ export interface BenchServer {
   namespace: string;
   cli: string;
   tempDir: string;
-  /** Bundles `workflowsPath` once into the temp folder; returns the bundle's path. */
-  /** Bundles workflow code (paysaga's: workflowBundleOptions(), as the worker does) into a file. */
+  /**
+   * Bundles workflow code once into the temp folder (paysaga's with workflowBundleOptions(), as the
+   * worker does); returns the bundle's path.
+   */
   bundle(name: string, options: Pick<BundleOptions, 'workflowsPath' | 'preloadModules'>): Promise<string>;
   /**
    * Requests the server's frontend has handled so far (every call of clients and workers), by gRPC
