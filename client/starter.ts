@@ -244,13 +244,16 @@ async function sendCard(
       throw e ?? err;
     }
   }
+  // No wait is no wait at all: a zero-length one would still cost the session a timer started and
+  // canceled, and the SDK's marker for a zero timeout (four history events per checkout).
+  const waits = wait.timeoutMs > 0 ? { wait } : {};
   let report: StartReport;
   try {
     const answer = await send(sessionId, deriveIdempotencyKey(sessionId, 'start'), ctx.returnUrl(sessionId));
-    report = { snapshot: scrubCardData(answer.session_info), wait };
+    report = { snapshot: scrubCardData(answer.session_info), ...waits };
   } catch (err) {
     if (!(err instanceof ProviderError) || err.retryable) throw err;
-    report = { refused: refusalOf(err), wait };
+    report = { refused: refusalOf(err), ...waits };
   }
   try {
     return await handle.executeUpdate(reportStartUpdate, { args: [report] });
