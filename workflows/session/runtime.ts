@@ -94,12 +94,16 @@ export class SessionRuntime {
    * Waits, forward only, until `pred` holds; false if `deadline` (epoch ms) passed first (after one last
    * look at the provider). News comes by signal; when it is late (with webhooks on, `lateAfterMs`; off,
    * at once) the state is polled on a backoff capped at `capMs` (the policy's `maxMs` unless the caller
-   * waits for a person). A duplicate or older snapshot never counts as news.
+   * waits for a person). A person's news is not late before that cap either, with webhooks on: their
+   * return or the webhook tells at once, and the provider redelivers a webhook for 30 minutes (spec,
+   * webhook rules), so a look sooner would find them still at it. A duplicate or older snapshot never
+   * counts as news.
    * Continues-as-new when the history grows long, carrying everything.
    */
   async until(pred: () => boolean, deadline = Infinity, capMs?: number): Promise<boolean> {
     const { polling } = this.state.settings;
-    const first = polling.webhooks ? polling.lateAfterMs : polling.initialMs;
+    const late = polling.webhooks ? polling.lateAfterMs : polling.initialMs;
+    const first = polling.webhooks && capMs !== undefined ? Math.max(late, capMs) : late;
     let wait = first;
     for (;;) {
       if (pred()) return true;
