@@ -33,6 +33,8 @@ it('an expired QR is replaced once (qrRenewals: 1); the second expiry ends it, f
     initial: opened,
     start: qrStart,
     input: { qrRenewals: 1 },
+    // Only looks tell (no webhooks here): one every 4 minutes while the payer acts (4 × maxMs).
+    settings: { polling: { maxMs: MINUTE } },
   });
   await kind.reaches(handle, 'awaiting_payer');
   provider.at(id, (await kind.env.currentTimeMs()) + 5 * MINUTE, (s) => failed(s, 'qr_expired'));
