@@ -13,6 +13,7 @@ import { Kysely, Migrator, PostgresDialect, sql, type MigrationResultSet } from 
 import pg from 'pg';
 import type { StoreConfig } from './config';
 import { MIGRATIONS } from './migrations';
+import { preparingPool } from './prepared';
 import type { Database } from './schema';
 import { storableParametersPlugin } from './text';
 
@@ -56,7 +57,7 @@ export function openStore(config: StoreConfig, o: { applicationName?: string } =
   pool.on('error', () => undefined);
   pool.on('connect', (client) => client.on('error', () => undefined));
   const root = new Kysely<Database>({
-    dialect: new PostgresDialect({ pool }),
+    dialect: new PostgresDialect({ pool: preparingPool(pool) }),
     plugins: [storableParametersPlugin()],
   });
   return {

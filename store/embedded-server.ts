@@ -17,11 +17,13 @@
  *     transaction ('T', 'E') or no ReadyForQuery yet (mid extended query, COPY) keeps it for that
  *     connection, whose units then go first;
  *   - a connection that ends while holding the session has its work rolled back, then the session is
- *     released. Session settings (`SET`, the startup packet's options) are shared by every client:
- *     paysaga's queries name their schema instead.
+ *     released. Named prepared statements are each connection's own (embedded-statements.ts). Session
+ *     settings (`SET`, the startup packet's options) are shared by every client: paysaga's queries name
+ *     their schema instead.
  */
 import * as net from 'node:net';
 import type { PGlite } from '@electric-sql/pglite';
+import { ownStatementNames } from './embedded-statements';
 
 const SSL_REQUEST = 80877103;
 const GSSENC_REQUEST = 80877104;
@@ -43,6 +45,9 @@ interface Connection {
   socket: net.Socket;
   /** Units of this connection are answered in order. */
   chain: Promise<void>;
+  /** Its statement names on the shared session (embedded-statements.ts), and those it prepared. */
+  prefix: string;
+  prepared: Set<string>;
 }
 
 export interface EmbeddedServer {
@@ -62,6 +67,8 @@ export async function serveEmbedded(
   const queue: Job[] = [];
   let holder: Connection | undefined;
   let running = false;
+  let stopping = false;
+  let opened = 0;
   const connections = new Set<Connection>();
 
   const run = async (unit: Uint8Array): Promise<Buffer> => {
@@ -99,22 +106,37 @@ export async function serveEmbedded(
       void pump();
     });
 
-  /** A connection gone while holding the session: its unfinished work is undone, the session freed. */
+  /**
+   * A connection gone: its unfinished work is undone and the session freed if it held it, and the
+   * statements it prepared are deallocated, as at the end of a PostgreSQL session.
+   */
   const release = async (connection: Connection): Promise<void> => {
     for (let i = queue.length - 1; i >= 0; i--)
       if (queue[i]!.connection === connection) queue.splice(i, 1)[0]!.done(new Error('connection closed'));
-    if (holder !== connection) return;
-    try {
-      const out = await run(SYNC);
-      if (readyStatus(out) !== 'I') await run(ROLLBACK);
-    } finally {
-      holder = undefined;
-      void pump();
+    if (holder === connection) {
+      try {
+        const out = await run(SYNC);
+        if (readyStatus(out) !== 'I') await run(ROLLBACK);
+      } finally {
+        holder = undefined;
+        void pump();
+      }
+    }
+    for (const name of connection.prepared) {
+      if (stopping) return;
+      await submit(connection, simpleQuery(`DEALLOCATE "${name.replace(/"/g, '""')}"`)).catch(
+        () => undefined,
+      );
     }
   };
 
   const server = net.createServer((socket) => {
-    const connection: Connection = { socket, chain: Promise.resolve() };
+    const connection: Connection = {
+      socket,
+      chain: Promise.resolve(),
+      prefix: `c${++opened}_`,
+      prepared: new Set(),
+    };
     connections.add(connection);
     socket.setNoDelay(true);
     let buffered = Buffer.alloc(0);
@@ -167,7 +189,12 @@ export async function serveEmbedded(
           socket.end();
           return;
         }
-        pending.push(message);
+        try {
+          pending.push(ownStatementNames(message, connection.prefix, connection.prepared));
+        } catch {
+          socket.destroy(); // a malformed message: this client is done, the shared session is not touched
+          return;
+        }
         if (UNIT_ENDS.has(type)) {
           send(pending);
           pending = [];
@@ -191,6 +218,7 @@ export async function serveEmbedded(
     port,
     url: `postgres://postgres@${host.includes(':') ? `[${host}]` : host}:${port}/postgres`,
     async stop() {
+      stopping = true;
       for (const c of connections) c.socket.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       while (running || holder) await new Promise((r) => setTimeout(r, 5));

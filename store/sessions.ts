@@ -10,6 +10,7 @@ import type { StoredState } from '../platform/session-runs';
 import type { OperationView, ProviderEventRecord } from '../common/views';
 import { schemaTable, type Store } from './database';
 import { deliveriesQueued, eventInserts, type FanOut } from './events';
+import { prepared } from './prepared';
 import { storable } from './text';
 
 /** What a search filters on, computed by the writer from the session's view. */
@@ -84,7 +85,7 @@ export async function recordSession(
   // One statement: one round trip, and a transaction of its own. The row (forward only by version),
   // its operations when the row took this version, the new audit entries, the new events: each
   // data-modifying part runs once, whether or not the final select reads it.
-  const { rows } = await sql<{ applied: number; added: number; queued: number }>`
+  const { rows } = await sql<{ applied: number; added: number; queued: number }>`${prepared}
     with session_row as (
       insert into ${table('sessions')} (id, kind, reference, phase, final, needs_attention, amount, currency,
         customer_id, created_at, final_at, updated_at, version, state)
@@ -130,12 +131,9 @@ export async function recordSession(
 
 /** The session's last recorded state, or undefined when the store does not know it. */
 export async function sessionState(store: Store, sessionId: string): Promise<SessionState | undefined> {
-  const row = await store.db
-    .selectFrom('sessions')
-    .select('state')
-    .where('id', '=', sessionId)
-    .executeTakeFirst();
-  return row?.state;
+  const { rows } = await sql<{ state: SessionState }>`${prepared}
+    select state from ${schemaTable(store.schema, 'sessions')} where id = ${sessionId}`.execute(store.db);
+  return rows[0]?.state;
 }
 
 /** The store as the source of closed sessions' states (platform/session-runs.ts). */

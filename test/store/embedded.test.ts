@@ -94,6 +94,57 @@ describe('embedded store server', () => {
     );
     expect(rows.map((r) => r.id)).toEqual(['after']);
   });
+
+  it("keeps each client's named prepared statements its own, as PostgreSQL sessions do", async () => {
+    // The same name, a different text per client, all at once: each client runs its own statement.
+    const clients = await Promise.all(
+      [0, 1, 2, 3].map(async () => {
+        const c = new pg.Client({ connectionString: testDatabaseUrl() });
+        await c.connect();
+        return c;
+      }),
+    );
+    try {
+      const answers = await Promise.all(
+        clients.map(async (c, k) => {
+          const got: number[] = [];
+          for (let i = 0; i < 20; i++) {
+            const { rows } = await c.query({
+              name: 'same_name',
+              text: `select $1::int + ${k * 1000} as v`,
+              values: [i],
+            });
+            got.push(rows[0].v);
+          }
+          return got;
+        }),
+      );
+      answers.forEach((got, k) => expect(got).toEqual([...Array(20).keys()].map((i) => i + k * 1000)));
+    } finally {
+      await Promise.all(clients.map((c) => c.end()));
+    }
+  });
+
+  it('deallocates what a client prepared when it goes away', async () => {
+    const prepared = async () =>
+      Number(
+        (
+          await admin.query(
+            `select count(*) as n from pg_prepared_statements where statement like '%-- gone_soon%'`,
+          )
+        ).rows[0].n,
+      );
+    const client = new pg.Client({ connectionString: testDatabaseUrl() });
+    await client.connect();
+    await client.query({ name: 'gone_soon', text: 'select 1 as v -- gone_soon' });
+    await client.query({ name: 'gone_soon_too', text: 'select 2 as v -- gone_soon' });
+    // Seen from another client: the embedded store has one session (PostgreSQL shows a session its own).
+    expect(await prepared()).toBe(2);
+    await client.end();
+    const deadline = Date.now() + 10_000;
+    while ((await prepared()) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(await prepared()).toBe(0);
+  });
 });
 
 describe('migrations', () => {

@@ -4,6 +4,7 @@
  * delivery per endpoint that wants the event's type, and the global order of events kept when writes
  * carrying the same events run at the same time (a workflow's writes overlap; DESIGN decision 15).
  */
+import { sql } from 'kysely';
 import { DEFAULT_SETTINGS } from '../../common/settings';
 import { newSessionState, type SessionState } from '../../common/session-input';
 import type { PaysagaEvent } from '../../common/events';
@@ -12,6 +13,7 @@ import { createEndpoint } from '../../store/endpoints';
 import { deliveriesQueued } from '../../store/events';
 import { deliveriesOf } from '../../store/deliveries';
 import { providerEventsOf, recordSession, sessionState, type SessionRecord } from '../../store/sessions';
+import { statementOf } from '../../store/prepared';
 import { testStore, type TestStore } from '../helpers/store';
 
 let store: TestStore;
@@ -202,4 +204,25 @@ test('the dispatcher is woken only by a write that queued deliveries, not by eve
   } finally {
     await only.close();
   }
+});
+
+// The tests' store is embedded (test/global-setup.ts): its one session shows every connection's statements.
+test('the write and the read of a session run as named prepared statements, each parsed once per connection', async () => {
+  const id = 'ps_rec_prepared';
+  const written = record(stateOf(id, 1), { events: [event(id, 1, 'session.created')] });
+  // Several rounds of several at once, so the pool's connections each run both more than once.
+  for (let round = 0; round < 3; round++)
+    await Promise.all(
+      [...Array(6).keys()].map(() => Promise.all([recordSession(store, written), sessionState(store, id)])),
+    );
+  const { rows } = await sql<{ statement: string; calls: number }>`
+      select statement, (generic_plans + custom_plans)::int as calls from pg_prepared_statements
+      where statement like ${`%${store.schema}%`}`.execute(store.db);
+  for (const part of ['with session_row', 'select state from']) {
+    const mine = rows.filter((r) => r.statement.startsWith('/* prepared */') && r.statement.includes(part));
+    expect(mine.length).toBeGreaterThan(0);
+    expect(mine.length).toBeLessThan(18); // one per connection that ran it, not one per call
+    expect(mine.reduce((n, r) => n + r.calls, 0)).toBeGreaterThanOrEqual(18);
+  }
+  expect(statementOf('select 1', []).name).toBeUndefined();
 });
