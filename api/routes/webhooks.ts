@@ -12,6 +12,7 @@ import { storedStates } from '../../store/sessions';
 import type { ApiDeps } from '../deps';
 import type { ApiMetrics } from '../plugins/metrics';
 import { readMalformedContentTypeAsNone } from '../plugins/any-content-type';
+import { providerSignedExempt } from '../plugins/public-rate-limit';
 import { docSchema, ERROR_REF } from '../schemas';
 import { BODY_LIMIT_BYTES, BODY_TOO_LARGE } from '../body-limit';
 
@@ -38,6 +39,10 @@ export const webhookRoutes: FastifyPluginAsync<ApiDeps & { metrics: ApiMetrics }
   app.post(
     '/webhooks/provider',
     {
+      // The public listener's per-address limit (plugins/public-rate-limit.ts) counts here only what the
+      // provider did not sign: the provider sends every webhook from a few addresses, and a busy partner's
+      // rate is theirs, not a flood. Checked once the body is read, since the signature covers it.
+      config: { rateLimit: providerSignedExempt(deps.verifyWebhook) },
       schema: {
         tags: ['webhooks'],
         summary: 'Provider webhook receiver',
@@ -55,7 +60,8 @@ export const webhookRoutes: FastifyPluginAsync<ApiDeps & { metrics: ApiMetrics }
           413: { description: BODY_TOO_LARGE, ...ERROR_REF },
           429: {
             description:
-              'Too many requests from this address (PAYSAGA_PUBLIC_RATE_LIMIT): the provider retries.',
+              'Too many requests without a valid signature from this address (PAYSAGA_PUBLIC_RATE_LIMIT); ' +
+              'a webhook the provider signed is never refused for its rate.',
             ...ERROR_REF,
           },
           500: { description: 'A fault of paysaga itself.', ...ERROR_REF },
