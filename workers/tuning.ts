@@ -1,7 +1,7 @@
 /**
  * How much of the worker's memory holds workflows (PAYSAGA_MAX_CACHED_WORKFLOWS). The SDK's default
  * sizes the workflow cache by the heap limit (about 2,300 workflows on a 24 GiB machine), and a cached
- * session costs about 270 KiB of the process's RSS: 67 KiB of the workflow thread's heap, about 120 KiB
+ * session costs about 170-270 KiB of the process's RSS: 67 KiB of the workflow thread's heap, about 120 KiB
  * of the SDK's native memory, the rest the SDK's buffers of each run in the main thread and the
  * allocators' slack (`npm run bench -- dev`), mostly while it only waits (for a payer, a decision, the end of its
  * follow-up): the cache then holds idle sessions and the RSS grows with them.
