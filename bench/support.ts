@@ -2,7 +2,7 @@
  * Shared by the benchmarks that need a sandbox: fresh in-memory keys, latency percentiles and the
  * machine line. Not a benchmark itself (bench/run.js runs only `<name>.bench.ts`).
  */
-import { generateKeyPairSync, type KeyObject } from 'node:crypto';
+import { generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import { cpus, loadavg, totalmem } from 'node:os';
 
 export interface BenchKeyPair {
@@ -54,14 +54,32 @@ export async function runBounded(
 
 /** The load when the benchmark began (support.ts is imported before a benchmark does anything). */
 const LOAD_AT_START = loadavg();
+
+/**
+ * How fast this machine was when the benchmark began: the CPU time of one RSA-2048 signature (the
+ * partner's requests and the sandbox's webhooks are signed so), in µs. The same machine model has
+ * signed in 318 µs one day and 700-800 µs another, so absolute rates of runs on different days compare
+ * only with this beside them; ratios within one run need it not.
+ */
+const SIGN_US_AT_START = signMicros();
+
+function signMicros(): number {
+  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const data = Buffer.alloc(1_024, 7);
+  for (let i = 0; i < 20; i++) sign('sha256', data, privateKey);
+  const before = process.cpuUsage();
+  for (let i = 0; i < 200; i++) sign('sha256', data, privateKey);
+  const used = process.cpuUsage(before);
+  return Math.round((used.user + used.system) / 200);
+}
 const loads = (l: number[]) => l.map((x) => x.toFixed(2)).join(' ');
 
 /** Cores, memory, Node, and the load average (1, 5, 15 min) at the start and now. */
 export function machineLine(): string {
   return (
     `machine: ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, ` +
-    `node ${process.version}, ${process.platform}; load average at start ${loads(LOAD_AT_START)}, ` +
-    `at end ${loads(loadavg())}`
+    `node ${process.version}, ${process.platform}; an RSA-2048 signature ${SIGN_US_AT_START} µs of CPU at ` +
+    `start; load average at start ${loads(LOAD_AT_START)}, at end ${loads(loadavg())}`
   );
 }
 
