@@ -20,11 +20,18 @@ const MARK = '/* prepared */';
 /** Put first in a statement run as a named prepared statement. */
 export const prepared = sql.raw(`${MARK} `);
 
+/** The name of each marked text (a few shapes per schema, so a small map): no hash on the hot path. */
+const names = new Map<string, string>();
+
 /** What `pg` is asked to run: a marked text under a name derived from the text, others unnamed. */
 export function statementOf(text: string, values: unknown[]): pg.QueryConfig {
   if (!text.startsWith(MARK)) return { text, values };
   // The name follows the text, so a changed statement (or another schema's) is another statement.
-  const name = `ps_${createHash('sha256').update(text).digest('hex').slice(0, 40)}`;
+  let name = names.get(text);
+  if (name === undefined) {
+    name = `ps_${createHash('sha256').update(text).digest('hex').slice(0, 40)}`;
+    names.set(text, name);
+  }
   return { name, text, values };
 }
 
