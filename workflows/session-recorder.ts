@@ -49,8 +49,10 @@ export class SessionRecorder {
     private readonly state: SessionState,
     private readonly view: () => SessionView,
     private readonly lane = new LocalLane(),
+    /** Runs patched `lean-history` (session/visibility.ts) write at the change without asking. */
+    atChange = false,
   ) {
-    void (wf.patched(RECORD_AT_CHANGE_PATCH) ? this.writeAtChange() : this.writeQueued());
+    void (atChange || wf.patched(RECORD_AT_CHANGE_PATCH) ? this.writeAtChange() : this.writeQueued());
   }
 
   /** Queues an outbound event: stored (and so delivered) with the next write. */

@@ -32,6 +32,7 @@ import { ProviderInbox } from './session/inbox';
 import type { SessionRecord } from './session/record';
 import { SessionReducer, type Reading } from './session/reducer';
 import { SessionRuntime } from './session/runtime';
+import { LEAN_HISTORY_PATCH, Visibility } from './session/visibility';
 
 export type { Reading } from './session/reducer';
 
@@ -47,10 +48,15 @@ export class Session {
   readonly inbox: ProviderInbox;
   readonly runtime: SessionRuntime;
   readonly decisions: Decisions;
+  readonly visibility: Visibility;
 
   constructor(input: SessionInput, reading: Reading = {}) {
-    // Runs from before DESIGN decision 16 applied signaled events as they came (replayed as they ran).
-    const proofRequired = wf.patched('provider-proof');
+    // One patch for what new runs do, so that each costs one marker and one `TemporalChangeVersion`
+    // upsert (a visibility write): provider events proven (DESIGN decision 16; runs from before applied
+    // them as they came), record writes scheduled at the change (session-recorder.ts), and search
+    // attributes shown when settled (session/visibility.ts). Older runs replay as they ran.
+    const lean = wf.patched(LEAN_HISTORY_PATCH);
+    const proofRequired = lean || wf.patched('provider-proof');
     // A run carried from one before structured reasons holds strings (common/legacy-reasons.ts).
     const state = (this.state = input.carried
       ? upgradeSessionReasons(input.carried)
@@ -59,8 +65,9 @@ export class Session {
     // the recorder scheduled them where the change is made.
     const lane = new LocalLane();
     // Writes the session's record and its events to the store (DESIGN decision 15).
-    const recorder = new SessionRecorder(state, () => this.view(), lane);
-    const announcer = new SessionAnnouncer(state.sessionId, recorder, input.notify);
+    const recorder = new SessionRecorder(state, () => this.view(), lane, lean);
+    this.visibility = new Visibility(lean, () => this.inbox.empty);
+    const announcer = new SessionAnnouncer(state.sessionId, recorder, this.visibility, input.notify);
     const emit = announcer.perform.bind(announcer);
     this.rules = new SessionReducer(state, { now: () => Date.now(), emit, reading });
     this.record = this.rules.record;
@@ -74,7 +81,15 @@ export class Session {
     }
     this.inbox = new ProviderInbox(state, this.rules, lane, proofRequired);
     this.decisions = new Decisions(this.record);
-    this.runtime = new SessionRuntime(input, state, this.rules, this.inbox, recorder, this.decisions);
+    this.runtime = new SessionRuntime(
+      input,
+      state,
+      this.rules,
+      this.inbox,
+      recorder,
+      this.decisions,
+      this.visibility,
+    );
     // A later run (a refund or a late event after the workflow closed) follows for another window.
     if (input.reopened) state.followUntil = Date.now() + state.settings.followMs;
   }
@@ -120,6 +135,7 @@ export class Session {
    */
   async close(): Promise<SessionState> {
     await this.runtime.settled();
+    this.visibility.flush();
     return { ...this.state };
   }
 }

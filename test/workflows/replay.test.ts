@@ -1,12 +1,13 @@
 /**
  * Replays the recorded history of every session kind (test/fixtures/histories/*.json, written by
- * record-histories.test.ts) against today's workflow code. A change that would break running
+ * record-histories.test.ts, and the ones recorded before the `lean-history` patch in before-lean/)
+ * against today's workflow code. A change that would break running
  * sessions (a command added, removed or reordered) fails here: use `patched()` for it, or re-record
  * when the break is intended and no session of the old code can still be running.
  */
 import * as path from 'node:path';
 import { Worker } from '@temporalio/worker';
-import { readHistories, type RecordedHistory } from '../fixtures/histories/io';
+import { HISTORIES_DIR, readHistories, type RecordedHistory } from '../fixtures/histories/io';
 import { sharedWorkflowBundlePath } from '../helpers/temporal';
 import { TEST_CARD } from '../../sandbox/test-cards';
 
@@ -78,6 +79,16 @@ describe('replay of recorded histories', () => {
       ])
         expect(`${h.fileText}\n${decoded}`).not.toContain(needle);
     }
+  });
+
+  // Sessions started before the `lean-history` patch (workflows/session/visibility.ts) keep running
+  // after an upgrade: their histories, recorded by the code of that time, still replay as they ran.
+  it('every history recorded before lean-history replays too', async () => {
+    const before = readHistories(path.join(HISTORIES_DIR, 'before-lean'));
+    expect(before.map((h) => h.kind).sort()).toEqual([...KINDS].sort());
+    const errors = await replayAll(before, { workflowBundle: { codePath: sharedWorkflowBundlePath() } });
+    expect(errors.size).toBe(before.length);
+    expect([...errors].filter(([, e]) => e !== undefined)).toEqual([]);
   });
 
   /*

@@ -8,11 +8,13 @@ import * as wf from '@temporalio/workflow';
 import { sessionSettledSignal } from '../../common/messages';
 import type { SessionRecorder } from '../session-recorder';
 import type { Effect } from './reducer';
+import type { Visibility } from './visibility';
 
 export class SessionAnnouncer {
   constructor(
     private readonly sessionId: string,
     private readonly recorder: SessionRecorder,
+    private readonly visibility: Visibility,
     /** The subscription whose charge this session is (told the result at once). */
     private readonly notify: string | undefined,
   ) {}
@@ -20,7 +22,7 @@ export class SessionAnnouncer {
   perform(effect: Effect): void {
     switch (effect.kind) {
       case 'search':
-        wf.upsertSearchAttributes(effect.attributes);
+        this.visibility.set(effect.attributes);
         return;
       case 'event':
         this.recorder.announce(effect.event);

@@ -14,6 +14,7 @@ import type { SessionRecorder } from '../session-recorder';
 import type { Decisions } from './decisions';
 import type { ProviderInbox } from './inbox';
 import type { SessionReducer } from './reducer';
+import type { Visibility } from './visibility';
 import { HISTORY_LIMITS, historyLong } from '../history';
 
 /** Older than this, a snapshot is read again before a money-moving call is sent on its word. */
@@ -29,6 +30,7 @@ export class SessionRuntime {
     private readonly inbox: ProviderInbox,
     private readonly recorder: SessionRecorder,
     private readonly decisions: Decisions,
+    private readonly visibility: Visibility,
   ) {
     this.historyLimit = input.continueAsNewAfter ?? HISTORY_LIMITS.session;
   }
@@ -174,6 +176,8 @@ export class SessionRuntime {
       await this.recorder.flushed();
     }
     this.rules.record.log('timer', 'continue_as_new', `history ${info.historyLength} events`);
+    // The next run inherits the search attributes shown: show what is pending first.
+    this.visibility.flush();
     // The same workflow type with the same input, carrying everything (search attributes are inherited).
     await wf.continueAsNew({
       ...this.input,
