@@ -29,7 +29,7 @@ import { redactPans } from '../provider';
 import { TEST_CARD } from '../sandbox/test-cards';
 import { openStore, type Store } from '../store/database';
 import { readApiToken, readDevState } from '../cli/dev/data-dir';
-import { rssOf, startProbed, type ThreadHeap } from './lib/processes';
+import { cpuMsOf, rssOf, startProbed, type ThreadHeap } from './lib/processes';
 import { machineLine, mib, percentile, round1, runBounded } from './support';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -100,12 +100,19 @@ export async function main(): Promise<void> {
     const threadsBefore = await dev.threads();
     const devRssBefore = rssOf(dev.pid);
     const temporalBefore = rssOf(state.temporalPid);
+    const cpuBefore = { dev: cpuMsOf(dev.pid), temporal: cpuMsOf(state.temporalPid) };
     const made = await runBounded(waiting, concurrency, (i) => checkout(i, 'wait'));
     await sleep(5_000); // the last webhooks and records settle
     const devAfter = await dev.memory();
     const threadsAfter = await dev.threads();
     const devRssAfter = rssOf(dev.pid);
     const temporalAfter = rssOf(state.temporalPid);
+    // CPU per creation (the settling included): steadier than the rate when the machine's load moves.
+    const cpuPer = (after: number, before: number) => round1((after - before) / waiting);
+    const cpu = {
+      dev: cpuPer(cpuMsOf(dev.pid), cpuBefore.dev),
+      temporal: cpuPer(cpuMsOf(state.temporalPid), cpuBefore.temporal),
+    };
 
     // --- 3: reads with many sessions in the store ---
     const store = openStore({ url: state.databaseUrl!, schema: 'paysaga', poolSize: 2 });
@@ -168,6 +175,13 @@ export async function main(): Promise<void> {
         target: '>= 15',
         p50: Math.round(percentile(made.latenciesMs, 50)),
         p99: Math.round(percentile(made.latenciesMs, 99)),
+      },
+      'CPU per creation (dev process, Temporal server)': {
+        value: round1(cpu.dev + cpu.temporal),
+        unit: 'ms',
+        target: '',
+        p50: `dev ${cpu.dev} ms`,
+        p99: `Temporal ${cpu.temporal} ms`,
       },
       'answered before the redirect (followed to it)': {
         value: late,

@@ -116,6 +116,8 @@ export async function startTemporalServer(
         // Search attributes registered by the test are used at once (without it, after up to a minute);
         // the dev server sets the same.
         'system.forceSearchAttributesCacheRefreshOnRead': [{ value: true, constraints: {} }],
+        // As deploy/temporal-dynamicconfig.yaml and every dev server of paysaga's.
+        'system.enableActivityEagerExecution': [{ value: true, constraints: {} }],
       },
       null,
       2,

@@ -4,6 +4,7 @@
  */
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { describeTemporalCli, resolveTemporalCli, toServerExecutable } from '../../cli/temporal-cli';
+import { DEV_SERVER_DYNAMIC_CONFIG } from '../../cli/dev/temporal-server';
 import { DEFAULT_TEMPORAL_NAMESPACE, PAYSAGA_SEARCH_ATTRIBUTES } from '../../common/search-attributes';
 
 export interface LocalTemporal {
@@ -24,7 +25,7 @@ export async function startLocalTemporal(o: { extraArgs?: string[] } = {}): Prom
         namespace,
         searchAttributes: PAYSAGA_SEARCH_ATTRIBUTES,
         log: { format: 'pretty', level: 'error' },
-        ...(o.extraArgs ? { extraArgs: o.extraArgs } : {}),
+        extraArgs: [...DEV_SERVER_DYNAMIC_CONFIG, ...(o.extraArgs ?? [])],
       },
     });
     return { env, namespace, cli: describeTemporalCli(cli) };
