@@ -18,9 +18,31 @@
  */
 import type { BundleOptions } from '@temporalio/worker';
 
-export function workflowBundleOptions(): Pick<BundleOptions, 'workflowsPath' | 'preloadModules'> {
+type WebpackConfig = Parameters<NonNullable<BundleOptions['webpackConfigHook']>>[0];
+
+/**
+ * The SDK compiles workflow TypeScript for ES2017 (swc), so every object spread and optional chain
+ * becomes a helper call. The workflow thread runs on the worker's Node (20+, ES2022), as tsconfig.json
+ * targets: compiled for ES2022 the bundle keeps them native (the same semantics tsc's build has).
+ */
+function es2022(config: WebpackConfig): WebpackConfig {
+  for (const rule of config.module?.rules ?? []) {
+    const use = rule && typeof rule === 'object' ? rule.use : undefined;
+    const options = use && typeof use === 'object' && !Array.isArray(use) ? use.options : undefined;
+    const jsc =
+      options && typeof options === 'object' ? (options as { jsc?: { target?: string } }).jsc : undefined;
+    if (jsc?.target) jsc.target = 'es2022';
+  }
+  return config;
+}
+
+export function workflowBundleOptions(): Pick<
+  BundleOptions,
+  'workflowsPath' | 'preloadModules' | 'webpackConfigHook'
+> {
   return {
     workflowsPath: require.resolve('../workflows'),
     preloadModules: ['zod', require.resolve('../common/message-schemas'), require.resolve('../workflows')],
+    webpackConfigHook: es2022,
   };
 }
