@@ -48,7 +48,10 @@ export interface TemporalDevServer {
  * instead of through the task queue: one matching round trip fewer per activity. docs/operations.md
  * says how to turn it on for a cluster.
  */
-export const DEV_SERVER_DYNAMIC_CONFIG = ['--dynamic-config-value', 'system.enableActivityEagerExecution=true'];
+export const DEV_SERVER_DYNAMIC_CONFIG = [
+  '--dynamic-config-value',
+  'system.enableActivityEagerExecution=true',
+];
 
 export function temporalDevServerArgs(o: TemporalDevServerOptions): string[] {
   return [

@@ -1,11 +1,12 @@
 /**
  * The session's search attributes in Temporal (DESIGN decision 7): what an operator filters on in the UI.
- * Each upsert is a visibility write on the server, about as costly as a whole workflow task on the dev
- * server's SQLite (bench/RESULTS.md, stop 36), so a run patched `lean-history` upserts a value only
- * when it differs from the one shown, and waits while a provider event is being verified: the verdict
- * usually moves the phase again in the same workflow task (a 3-D Secure checkout's start shows
- * `processing` for a few milliseconds before `awaiting_approval`), and only the value the task ends on is
- * ever seen. Runs from before the patch upsert every change at once, as they ran.
+ * Each upsert is a write to the server's visibility store besides the history (taking all of a
+ * checkout's out made `bench sessions` a quarter faster: bench/RESULTS.md, stop 36), so a run patched
+ * `lean-history` upserts a value only when it differs from the one shown, and waits while a provider
+ * event is being verified: the verdict usually moves the phase again in the same workflow task (a 3-D
+ * Secure checkout's start shows `processing` for a few milliseconds before `awaiting_approval`), and
+ * only the value the task ends on is ever seen. Runs from before the patch upsert every change at
+ * once, as they ran.
  *
  *   const visibility = new Visibility(lean, () => inbox.empty);
  *   visibility.set([{ key: PaymentStatus, value: 'succeeded' }]);
