@@ -27,6 +27,19 @@ export function references(prefix?: string): (p: string) => string {
 /** Helpers over the stack `get` returns (read at call time, so it may be started in a beforeAll). */
 export function sessionHelpers(get: () => TestStack) {
   return {
+    /** A 3-D Secure card checkout, answered once its payer's redirect is there (or 15 s passed). */
+    startThreeDs: (reference: string, amount = 2_000) =>
+      get().payments.sessions.startCardCheckout(
+        {
+          reference,
+          amount: rub(amount),
+          card: card(THREE_DS),
+          customer: { user_id: 'u1' },
+          backUrl: 'https://shop.example/return',
+        },
+        { waitMs: 15_000 },
+      ),
+
     /** The session workflow's result, once it has ended. */
     finished: <R = SessionView>(sessionId: string): Promise<R> =>
       finalView(get().temporal, sessionId) as Promise<R>,

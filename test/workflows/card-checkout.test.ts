@@ -1,6 +1,6 @@
 import { completeThreeDs } from '../helpers/payer';
 import { startStack, type TestStack } from '../helpers/stack';
-import { FRICTIONLESS, THREE_DS, card, references, rub, sessionHelpers } from '../helpers/workflow-test';
+import { FRICTIONLESS, card, references, rub, sessionHelpers } from '../helpers/workflow-test';
 
 const ref = references();
 
@@ -13,7 +13,7 @@ describe.each([true, false])('card checkout (webhooks %s)', (webhooks) => {
     await stack?.close();
   });
 
-  const { finished } = sessionHelpers(() => stack);
+  const { finished, startThreeDs } = sessionHelpers(() => stack);
 
   it('charges a frictionless card once, approved automatically', async () => {
     const started = await stack.payments.sessions.startCardCheckout({
@@ -64,16 +64,7 @@ describe.each([true, false])('card checkout (webhooks %s)', (webhooks) => {
   });
 
   it('3-D Secure: surfaces the redirect early, the right code succeeds after the payer returns', async () => {
-    const started = await stack.payments.sessions.startCardCheckout(
-      {
-        reference: ref('3ds'),
-        amount: rub(2_000),
-        card: card(THREE_DS),
-        customer: { user_id: 'u1' },
-        backUrl: 'https://shop.example/return',
-      },
-      { waitMs: 15_000 },
-    );
+    const started = await startThreeDs(ref('3ds'));
     expect(started.phase).toBe('awaiting_payer');
     expect(started.userAction?.destination_info?.url_address).toContain('/sandbox/3ds/');
     const back = await completeThreeDs(started.userAction, '12345');
@@ -84,16 +75,7 @@ describe.each([true, false])('card checkout (webhooks %s)', (webhooks) => {
   });
 
   it('3-D Secure: a wrong code fails the payment, nothing charged', async () => {
-    const started = await stack.payments.sessions.startCardCheckout(
-      {
-        reference: ref('3ds-bad'),
-        amount: rub(2_000),
-        card: card(THREE_DS),
-        customer: { user_id: 'u1' },
-        backUrl: 'https://shop.example/return',
-      },
-      { waitMs: 15_000 },
-    );
+    const started = await startThreeDs(ref('3ds-bad'));
     await completeThreeDs(started.userAction, '00000');
     await stack.payments.sessions.notifyPayerReturned(started.sessionId);
     const result = await finished(started.sessionId);

@@ -14,7 +14,7 @@ import { completeThreeDs } from '../helpers/payer';
 import { startStack, type TestStack } from '../helpers/stack';
 import { cliSignal } from '../helpers/cli-signal';
 import { until } from '../helpers/until';
-import { THREE_DS, card, references, rub, sessionHelpers } from '../helpers/workflow-test';
+import { references, sessionHelpers } from '../helpers/workflow-test';
 
 const ref = references();
 
@@ -26,19 +26,10 @@ describe('a provider outcome needs the provider’s proof', () => {
   afterAll(async () => {
     await stack?.close();
   });
-  const { finished } = sessionHelpers(() => stack);
+  const { finished, startThreeDs } = sessionHelpers(() => stack);
 
   it('refuses every forged claim of success; the payer’s real payment is applied', async () => {
-    const started = await stack.payments.sessions.startCardCheckout(
-      {
-        reference: ref('forged'),
-        amount: rub(2_000),
-        card: card(THREE_DS),
-        customer: { user_id: 'u1' },
-        backUrl: 'https://shop.example/return',
-      },
-      { waitMs: 15_000 },
-    );
+    const started = await startThreeDs(ref('forged'));
     const id = started.sessionId;
     expect(started.phase).toBe('awaiting_payer');
     const held = (await stack.payments.sessions.get(id)).lastSnapshot!;

@@ -7,7 +7,7 @@ import type { temporal } from '@temporalio/proto';
 import { PaymentStatus } from '../../common/search-attributes';
 import { completeThreeDs } from '../helpers/payer';
 import { startStack, type TestStack } from '../helpers/stack';
-import { FRICTIONLESS, THREE_DS, card, references, rub, sessionHelpers } from '../helpers/workflow-test';
+import { FRICTIONLESS, card, references, rub, sessionHelpers } from '../helpers/workflow-test';
 
 const ref = references('vis');
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
@@ -49,7 +49,7 @@ describe('search attributes of a new session', () => {
   afterAll(async () => {
     await stack?.close();
   });
-  const { finished } = sessionHelpers(() => stack);
+  const { finished, startThreeDs } = sessionHelpers(() => stack);
 
   async function historyOf(sessionId: string): Promise<HistoryEvent[]> {
     const history = await stack.temporal.workflow.getHandle(sessionId).fetchHistory();
@@ -85,16 +85,7 @@ describe('search attributes of a new session', () => {
   });
 
   it('3-D Secure: awaiting_payer is shown while the payer is away, then the result', async () => {
-    const started = await stack.payments.sessions.startCardCheckout(
-      {
-        reference: ref('3ds'),
-        amount: rub(2_000),
-        card: card(THREE_DS),
-        customer: { user_id: 'u1' },
-        backUrl: 'https://shop.example/return',
-      },
-      { waitMs: 15_000 },
-    );
+    const started = await startThreeDs(ref('3ds'));
     expect(started.phase).toBe('awaiting_payer');
     // The redirect is answered when the session reached it; the workflow task that got there is done
     // within moments, and the status shown is then the one the session waits in.
