@@ -55,7 +55,7 @@ import { childPidsNamed, cpuMsOf } from './lib/processes';
 import { TEST_CARD } from '../sandbox/test-cards';
 
 const PROJECT = 'bench';
-const WARMUP = 10;
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 10);
 /** Frictionless in the sandbox (sandbox/README.md, test cards). Never printed. */
 const FRICTIONLESS_CARD = TEST_CARD.visa;
 
@@ -156,17 +156,25 @@ async function finalPhase(store: Store, sessionId: string, ms = 90_000): Promise
   }
 }
 
-async function runMode(
+type PaysagaRow = SessionsRow & {
+  webhookAnswers: Record<string, number>;
+  historyKinds: Record<string, number>;
+};
+
+/**
+ * A paysaga stack (store schema, sandbox, receiver, worker, client), started once and warmed up like
+ * the floor's worker: every row of a mode runs on the same process state, as a long-running worker
+ * does. (A fresh worker per round measured its workflow thread still compiling its code: the floor's
+ * worker had been warm since the first round.)
+ */
+async function startPaysaga(
   webhooks: boolean,
   deps: { address: string; namespace: string; bundlePath: string; databaseUrl: string },
-  n: number,
-  concurrency: number,
-): Promise<SessionsRow & { webhookAnswers: Record<string, number>; historyKinds: Record<string, number> }> {
+): Promise<{ row(n: number, concurrency: number): Promise<PaysagaRow>; close(): Promise<void> }> {
   const partner = freshKeyPair();
   const service = freshKeyPair();
   const settings = benchSettings(webhooks);
   const taskQueue = `bench-sessions-${webhooks ? 'webhooks' : 'polling'}-${randomUUID()}`;
-  const webhookAnswers: Record<string, number> = {};
   const closers: (() => Promise<unknown>)[] = [];
   const closeAll = async () => {
     for (const close of closers.reverse()) await close().catch(() => undefined);
@@ -181,6 +189,7 @@ async function runMode(
     closers.push(() => store.close());
     await migrateStore(store);
 
+    const webhookAnswers: Record<string, number> = {};
     let webhookUrl: string | undefined;
     if (webhooks) {
       const verify = createWebhookVerifier([service.publicPem]);
@@ -259,10 +268,10 @@ async function runMode(
     const payments = new PaymentsClient({ temporal, provider, store, taskQueue, settings });
 
     const expected = new Map<string, number>();
-    const checkout = async (i: number, label: string) => {
+    const checkout = async (i: number) => {
       const amount = 1_000 + i;
       const started = await payments.sessions.startCardCheckout({
-        reference: `bench-${label}-${i}-${taskQueue.slice(-8)}`,
+        reference: `bench-${i}-${taskQueue.slice(-8)}`,
         amount: { amount, currency: 'RUB' },
         card: new CardDetails({
           card_number: FRICTIONLESS_CARD,
@@ -278,47 +287,56 @@ async function runMode(
         throw new Error(`session ${started.sessionId} ended ${phase}, not succeeded`);
     };
 
-    await runBounded(WARMUP, WARMUP, (i) => checkout(n + i, 'warmup'));
-    const measured = await measure(n, concurrency, (i) => checkout(i, 'run'));
+    let count = 0;
+    await runBounded(WARMUP, WARMUP, () => checkout(count++));
 
-    const res = await request(`${sandbox.url}/sandbox/ledger?project_id=${PROJECT}`);
-    const { entries } = (await res.body.json()) as { entries: LedgerEntry[] };
-    const ledger = checkLedger(entries, expected);
-    const bytes = await sql<{ bytes: string }>`
-      select coalesce(sum(pg_total_relation_size(c.oid)), 0) as bytes
-      from pg_class c join pg_namespace n on n.oid = c.relnamespace
-      where n.nspname = ${schema} and c.relkind = 'r'`.execute(store.db);
-    const sample = [...expected.keys()].slice(0, 20);
-    let historyEvents = 0;
-    const historyKinds: Record<string, number> = {};
-    for (const id of sample) {
-      for await (const run of temporal.workflow.list({ query: `WorkflowId = '${id}'` })) {
-        const history = await temporal.workflow.getHandle(id, run.runId).fetchHistory();
-        historyEvents += history.events?.length ?? 0;
-        // For replaying them under a profiler (the workflow thread's cost alone, run after run).
-        if (process.env.BENCH_HISTORIES_DIR) {
-          fs.mkdirSync(process.env.BENCH_HISTORIES_DIR, { recursive: true });
-          const file = path.join(process.env.BENCH_HISTORIES_DIR, `${id}.${run.runId}.pb`);
-          fs.writeFileSync(file, proto.api.history.v1.History.encode(history).finish());
-        }
-        for (const event of history.events ?? []) {
-          const kind = historyEventKind(event);
-          historyKinds[kind] = (historyKinds[kind] ?? 0) + 1 / sample.length;
+    const row = async (n: number, concurrency: number): Promise<PaysagaRow> => {
+      for (const k of Object.keys(webhookAnswers)) delete webhookAnswers[k];
+      const first = count;
+      const measured = await measure(n, concurrency, () => checkout(count++));
+      const ours = [...expected.keys()].slice(first);
+
+      const res = await request(`${sandbox.url}/sandbox/ledger?project_id=${PROJECT}`);
+      const { entries } = (await res.body.json()) as { entries: LedgerEntry[] };
+      const ledger = checkLedger(entries, expected);
+      const bytes = await sql<{ bytes: string }>`
+        select coalesce(sum(pg_total_relation_size(c.oid)), 0) as bytes
+        from pg_class c join pg_namespace n on n.oid = c.relnamespace
+        where n.nspname = ${schema} and c.relkind = 'r'`.execute(store.db);
+      const sample = ours.slice(0, 20);
+      let historyEvents = 0;
+      const historyKinds: Record<string, number> = {};
+      for (const id of sample) {
+        for await (const run of temporal.workflow.list({ query: `WorkflowId = '${id}'` })) {
+          const history = await temporal.workflow.getHandle(id, run.runId).fetchHistory();
+          historyEvents += history.events?.length ?? 0;
+          // For replaying them under a profiler (the workflow thread's cost alone, run after run).
+          if (process.env.BENCH_HISTORIES_DIR) {
+            fs.mkdirSync(process.env.BENCH_HISTORIES_DIR, { recursive: true });
+            const file = path.join(process.env.BENCH_HISTORIES_DIR, `${id}.${run.runId}.pb`);
+            fs.writeFileSync(file, proto.api.history.v1.History.encode(history).finish());
+          }
+          for (const event of history.events ?? []) {
+            const kind = historyEventKind(event);
+            historyKinds[kind] = (historyKinds[kind] ?? 0) + 1 / sample.length;
+          }
         }
       }
-    }
 
-    return {
-      mode: webhooks ? 'webhooks on (receiver -> handleProviderWebhook)' : 'webhooks off (polling)',
-      ...measured,
-      ledger,
-      storeKiBPerSession: round1(Number(bytes.rows[0]!.bytes) / expected.size / 1024),
-      historyEventsPerSession: round1(historyEvents / sample.length),
-      webhookAnswers,
-      historyKinds,
+      return {
+        mode: webhooks ? 'webhooks on (receiver -> handleProviderWebhook)' : 'webhooks off (polling)',
+        ...measured,
+        ledger,
+        storeKiBPerSession: round1(Number(bytes.rows[0]!.bytes) / expected.size / 1024),
+        historyEventsPerSession: round1(historyEvents / sample.length),
+        webhookAnswers: { ...webhookAnswers },
+        historyKinds,
+      };
     };
-  } finally {
+    return { row, close: closeAll };
+  } catch (err) {
     await closeAll();
+    throw err;
   }
 }
 
@@ -340,7 +358,7 @@ export async function main(): Promise<void> {
   const { env, namespace, cli } = await startLocalTemporal();
   devServer.pid = childPidsNamed('temporal')[0];
   const tempDir = fs.mkdtempSync(path.join(os.tmpdir(), 'paysaga-bench-'));
-  const rows: Awaited<ReturnType<typeof runMode>>[] = [];
+  const rows: PaysagaRow[] = [];
   const floorRows: SessionsRow[] = [];
   const database = await startStore(tempDir);
   const connection = await Connection.connect({ address: env.address });
@@ -361,13 +379,25 @@ export async function main(): Promise<void> {
     try {
       await runBounded(WARMUP, WARMUP, (i) => floor.run(-1 - i));
       const deps = { address: env.address, namespace, bundlePath, databaseUrl: database.url };
-      for (let round = 1; round <= rounds; round++) {
-        floorRows.push(await floorRow(floor, n, concurrency));
-        console.error(`round ${round} floor: ${floorRows.at(-1)!.sessionsPerSec}/s`);
-        rows.push(await runMode(true, deps, n, concurrency));
-        console.error(`round ${round} paysaga: ${rows.at(-1)!.sessionsPerSec}/s`);
+      const paysaga = await startPaysaga(true, deps);
+      try {
+        for (let round = 1; round <= rounds; round++) {
+          floorRows.push(await floorRow(floor, n, concurrency));
+          console.error(`round ${round} floor: ${floorRows.at(-1)!.sessionsPerSec}/s`);
+          rows.push(await paysaga.row(n, concurrency));
+          console.error(`round ${round} paysaga: ${rows.at(-1)!.sessionsPerSec}/s`);
+        }
+      } finally {
+        await paysaga.close();
       }
-      if (process.env.BENCH_POLLING === '1') rows.push(await runMode(false, deps, n, concurrency));
+      if (process.env.BENCH_POLLING === '1') {
+        const polling = await startPaysaga(false, deps);
+        try {
+          rows.push(await polling.row(n, concurrency));
+        } finally {
+          await polling.close();
+        }
+      }
     } finally {
       await floor.close();
     }

@@ -33,6 +33,23 @@ const store = wf.proxyLocalActivities<StoreActivities>({
 /** Marks runs whose writes are scheduled where the change is made (older runs queue them). */
 export const RECORD_AT_CHANGE_PATCH = 'record-at-change';
 
+/**
+ * Marks runs whose write waits for the verdict on a provider event being verified (and stands for
+ * `lean-history`: workflows/session.ts). The verdict usually changes the session again within
+ * milliseconds (a checkout's start call reported, then its webhook proven: two versions), and the write
+ * scheduled before it would be superseded at once: one local activity (about 6 ms of CPU with its
+ * store transaction and marker, `bench sessions`) for a version nobody reads.
+ */
+export const WRITE_AFTER_VERDICT_PATCH = 'write-after-verdict';
+
+/** What the recorder asks of the provider inbox (session/inbox.ts) in runs patched write-after-verdict. */
+export interface Verdicts {
+  /** A delivery is waiting for its verdict. */
+  pending(): boolean;
+  /** How many deliveries have been judged so far. */
+  judged(): number;
+}
+
 export class SessionRecorder {
   /** Announced and not confirmed stored: every write carries them all, in order. */
   private unconfirmed: PaysagaEvent[] = [];
@@ -51,6 +68,8 @@ export class SessionRecorder {
     private readonly lane = new LocalLane(),
     /** Runs patched `lean-history` (session/visibility.ts) write at the change without asking. */
     atChange = false,
+    /** Runs patched write-after-verdict: a write due while an event is verified waits for its verdict. */
+    private readonly verdicts?: Verdicts,
   ) {
     void (atChange || wf.patched(RECORD_AT_CHANGE_PATCH) ? this.writeAtChange() : this.writeQueued());
   }
@@ -109,6 +128,12 @@ export class SessionRecorder {
   private async writeAtChange(): Promise<void> {
     for (;;) {
       await wf.condition(() => this.due());
+      const { verdicts } = this;
+      if (verdicts?.pending()) {
+        // One verdict at most: a run of deliveries (a provider redelivering) never holds a write back longer.
+        const judged = verdicts.judged();
+        await wf.condition(() => !verdicts.pending() || verdicts.judged() !== judged);
+      }
       const record = this.record([...this.unconfirmed]);
       this.scheduledVersion = record.state.version;
       this.unsent = 0;

@@ -25,7 +25,7 @@ import { operationOf } from '../common/snapshot';
 import type { SessionView } from '../common/views';
 import { iso } from './iso';
 import { LocalLane } from './local-lane';
-import { SessionRecorder } from './session-recorder';
+import { SessionRecorder, WRITE_AFTER_VERDICT_PATCH } from './session-recorder';
 import { SessionAnnouncer } from './session/announcer';
 import { Decisions } from './session/decisions';
 import { ProviderInbox } from './session/inbox';
@@ -52,10 +52,12 @@ export class Session {
 
   constructor(input: SessionInput, reading: Reading = {}) {
     // One patch for what new runs do, so that each costs one marker and one `TemporalChangeVersion`
-    // upsert (a visibility write): provider events proven (DESIGN decision 16; runs from before applied
-    // them as they came), record writes scheduled at the change (session-recorder.ts), and search
-    // attributes shown when settled (session/visibility.ts). Older runs replay as they ran.
-    const lean = wf.patched(LEAN_HISTORY_PATCH);
+    // upsert (a visibility write). `write-after-verdict` (session-recorder.ts) stands for `lean-history`
+    // and adds to it; `lean-history` stands for provider events proven (DESIGN decision 16; runs from
+    // before applied them as they came), record writes scheduled at the change (session-recorder.ts),
+    // and search attributes shown when settled (session/visibility.ts). Older runs replay as they ran.
+    const afterVerdict = wf.patched(WRITE_AFTER_VERDICT_PATCH);
+    const lean = afterVerdict || wf.patched(LEAN_HISTORY_PATCH);
     const proofRequired = lean || wf.patched('provider-proof');
     // A run carried from one before structured reasons holds strings (common/legacy-reasons.ts).
     const state = (this.state = input.carried
@@ -65,7 +67,14 @@ export class Session {
     // the recorder scheduled them where the change is made.
     const lane = new LocalLane();
     // Writes the session's record and its events to the store (DESIGN decision 15).
-    const recorder = new SessionRecorder(state, () => this.view(), lane, lean);
+    const verdicts = { pending: () => !this.inbox.empty, judged: () => this.inbox.judged };
+    const recorder = new SessionRecorder(
+      state,
+      () => this.view(),
+      lane,
+      lean,
+      afterVerdict ? verdicts : undefined,
+    );
     this.visibility = new Visibility(lean, () => this.inbox.empty);
     const announcer = new SessionAnnouncer(state.sessionId, recorder, this.visibility, input.notify);
     const emit = announcer.perform.bind(announcer);

@@ -14,12 +14,12 @@
  */
 import { activityInfo } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import type { ProviderActivities } from '../../activities/types';
+import type { ProofActivities, ProviderActivities } from '../../activities/types';
 import type { EventPublishingActivities } from '../../activities/event-activities';
 import type { StoreActivities } from '../../activities/store-activities';
 import { providerRefused } from '../../common/failures';
 import type { PaysagaEvent } from '../../common/events';
-import type { Payment, SessionInfo } from '../../provider/schemas';
+import type { Payment, SessionInfo, WebhookEvent } from '../../provider/schemas';
 
 export type ProviderCall = keyof ProviderActivities;
 
@@ -147,6 +147,9 @@ export class FakeProvider {
   recordDelayMs: () => number = () => 0;
   /** Writes of the record begun and not finished. */
   writesUnderWay = 0;
+  /** Each write of the session's record as it began: the version written and its phase. */
+  readonly writes: { version: number; phase: string }[] = [];
+  private heldVerdict?: { reached: () => void; released: Promise<void> };
   private readonly heldEvents = new Map<string, { reached: () => void; released: Promise<void> }>();
 
   /**
@@ -159,6 +162,18 @@ export class FakeProvider {
     const reachedP = new Promise<void>((r) => (reached = r));
     const released = new Promise<void>((r) => (release = r));
     this.heldEvents.set(type, { reached, released });
+    return { reached: reachedP, release };
+  }
+  /**
+   * The next webhook verification waits (in real time) until `release()`; `reached` resolves once it
+   * waits. Verifications stand for the worker's (activities/proof-activities.ts): a body is believed.
+   */
+  holdVerdict(): { reached: Promise<void>; release: () => void } {
+    let reached!: () => void;
+    let release!: () => void;
+    const reachedP = new Promise<void>((r) => (reached = r));
+    const released = new Promise<void>((r) => (release = r));
+    this.heldVerdict = { reached, released };
     return { reached: reachedP, release };
   }
   private readonly timelines = new Map<string, { fromMs: number; info: SessionInfo }[]>();
@@ -198,7 +213,7 @@ export class FakeProvider {
   }
 
   /** The activities of a paysaga worker, answering from the timelines at the server's time. */
-  activities(): ProviderActivities & EventPublishingActivities & StoreActivities {
+  activities(): ProviderActivities & ProofActivities & EventPublishingActivities & StoreActivities {
     const now = () => activityInfo().currentAttemptScheduledTimestampMs;
     const record = (name: ProviderCall, sessionId: string) => {
       const atMs = now();
@@ -270,7 +285,17 @@ export class FakeProvider {
       createFpsWidgetToken: notHere('public_token'),
       publishEvent: async (event: PaysagaEvent) => publish(event),
       // The session's record: its events are what the test watches (the store itself is not faked).
+      verifyProviderEvent: async ({ body }) => {
+        const held = this.heldVerdict;
+        this.heldVerdict = undefined;
+        if (held) {
+          held.reached();
+          await held.released;
+        }
+        return { ok: true as const, event: JSON.parse(body) as WebhookEvent };
+      },
       recordSession: async (record) => {
+        this.writes.push({ version: record.state.version, phase: record.summary.phase });
         this.writesUnderWay++;
         try {
           const delay = this.recordDelayMs();

@@ -1,6 +1,7 @@
 /**
  * Replays the recorded history of every session kind (test/fixtures/histories/*.json, written by
- * record-histories.test.ts, and the ones recorded before the `lean-history` patch in before-lean/)
+ * record-histories.test.ts, and the ones recorded before the `lean-history` and `write-after-verdict`
+ * patches in before-lean/ and before-verdict/)
  * against today's workflow code. A change that would break running
  * sessions (a command added, removed or reordered) fails here: use `patched()` for it, or re-record
  * when the break is intended and no session of the old code can still be running.
@@ -81,10 +82,12 @@ describe('replay of recorded histories', () => {
     }
   });
 
-  // Sessions started before the `lean-history` patch (workflows/session/visibility.ts) keep running
-  // after an upgrade: their histories, recorded by the code of that time, still replay as they ran.
-  it('every history recorded before lean-history replays too', async () => {
-    const before = readHistories(path.join(HISTORIES_DIR, 'before-lean'));
+  // Sessions started before a patch of the session workflow keep running after an upgrade: their
+  // histories, recorded by the code of that time, still replay as they ran. before-lean/: before
+  // `lean-history` (workflows/session/visibility.ts); before-verdict/: before `write-after-verdict`
+  // (workflows/session-recorder.ts).
+  it.each(['before-lean', 'before-verdict'])('every history recorded %s replays too', async (dir) => {
+    const before = readHistories(path.join(HISTORIES_DIR, dir));
     expect(before.map((h) => h.kind).sort()).toEqual([...KINDS].sort());
     const errors = await replayAll(before, { workflowBundle: { codePath: sharedWorkflowBundlePath() } });
     expect(errors.size).toBe(before.length);

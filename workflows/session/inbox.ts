@@ -41,6 +41,8 @@ export class ProviderInbox {
   private readonly looks = new PayerReturnThrottle();
   /** Deliveries heard and not yet judged, oldest first. */
   private readonly heard: HeardDelivery[] = [];
+  /** How many deliveries were judged (the recorder waits for the next verdict: session-recorder.ts). */
+  judged = 0;
 
   /**
    * `proofRequired`: runs from before DESIGN decision 16 (not patched `provider-proof`) applied signaled
@@ -143,6 +145,7 @@ export class ProviderInbox {
         await this.judge(this.heard[0]!);
       } finally {
         this.heard.shift();
+        this.judged++;
       }
     }
   }
