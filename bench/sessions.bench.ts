@@ -10,10 +10,13 @@
  * latency, this process's RSS and heap before/after, and per checkout the store's bytes and the
  * Temporal history events; every session must end `succeeded` and the sandbox ledger must show
  * exactly one hold and one capture of its amount (anything else fails).
+ * Both sides run warm, as long-running workers do: one floor worker and one paysaga stack serve every
+ * round, each after BENCH_WARMUP sessions of its own (a fresh paysaga worker per round, as this file
+ * had, measured its workflow thread still compiling: 10-20% more CPU per checkout in its first round).
  * Run: `npm run bench -- sessions` (BENCH_N sessions per row, BENCH_CONCURRENCY the bound,
- * BENCH_ROUNDS rounds). BENCH_STORE=postgres puts the store on a PostgreSQL server of its own instead
- * (Debian's package, started in a temp folder on this machine as the cluster test does: the same two
- * cores), as production runs it.
+ * BENCH_ROUNDS rounds, BENCH_WARMUP the warm-up of each side, default 50). BENCH_STORE=postgres puts
+ * the store on a PostgreSQL server of its own instead (Debian's package, started in a temp folder on
+ * this machine as the cluster test does: the same two cores), as production runs it.
  */
 import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -55,7 +58,7 @@ import { childPidsNamed, cpuMsOf } from './lib/processes';
 import { TEST_CARD } from '../sandbox/test-cards';
 
 const PROJECT = 'bench';
-const WARMUP = Number(process.env.BENCH_WARMUP ?? 10);
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 50);
 /** Frictionless in the sandbox (sandbox/README.md, test cards). Never printed. */
 const FRICTIONLESS_CARD = TEST_CARD.visa;
 
