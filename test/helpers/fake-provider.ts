@@ -284,7 +284,7 @@ export class FakeProvider {
       createPaymentFormToken: notHere('public_token'),
       createFpsWidgetToken: notHere('public_token'),
       publishEvent: async (event: PaysagaEvent) => publish(event),
-      // The session's record: its events are what the test watches (the store itself is not faked).
+      // The worker's check of a webhook, believed here (see holdVerdict).
       verifyProviderEvent: async ({ body }) => {
         const held = this.heldVerdict;
         this.heldVerdict = undefined;
@@ -294,6 +294,7 @@ export class FakeProvider {
         }
         return { ok: true as const, event: JSON.parse(body) as WebhookEvent };
       },
+      // The session's record: its events are what the test watches (the store itself is not faked).
       recordSession: async (record) => {
         this.writes.push({ version: record.state.version, phase: record.summary.phase });
         this.writesUnderWay++;
