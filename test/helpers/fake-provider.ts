@@ -138,6 +138,22 @@ export const refunded = (s: SessionInfo, id: string, amount: number): SessionInf
   return { ...s, payments: [{ ...p, moneyback }] };
 };
 
+/** A point a fake activity waits at, in real time, until the test releases it. */
+class Hold {
+  private arrived!: () => void;
+  private open!: () => void;
+  /** Resolves once the activity waits here. */
+  readonly reached = new Promise<void>((r) => (this.arrived = r));
+  private readonly released = new Promise<void>((r) => (this.open = r));
+  readonly release = (): void => this.open();
+
+  /** The activity's side: says it is here, then waits for the release. */
+  async pass(): Promise<void> {
+    this.arrived();
+    await this.released;
+  }
+}
+
 export class FakeProvider {
   readonly calls: RecordedCall[] = [];
   readonly events: PaysagaEvent[] = [];
@@ -149,32 +165,25 @@ export class FakeProvider {
   writesUnderWay = 0;
   /** Each write of the session's record as it began: the version written and its phase. */
   readonly writes: { version: number; phase: string }[] = [];
-  private heldVerdict?: { reached: () => void; released: Promise<void> };
-  private readonly heldEvents = new Map<string, { reached: () => void; released: Promise<void> }>();
+  private heldVerdict?: Hold;
+  private readonly heldEvents = new Map<string, Hold>();
 
   /**
    * The next publication of an event of `type` waits (in real time, so the server's time stands still)
    * until `release()`; `reached` resolves once it waits. For a moment when a run is handing events over.
    */
   holdEvent(type: string): { reached: Promise<void>; release: () => void } {
-    let reached!: () => void;
-    let release!: () => void;
-    const reachedP = new Promise<void>((r) => (reached = r));
-    const released = new Promise<void>((r) => (release = r));
-    this.heldEvents.set(type, { reached, released });
-    return { reached: reachedP, release };
+    const hold = new Hold();
+    this.heldEvents.set(type, hold);
+    return hold;
   }
   /**
    * The next webhook verification waits (in real time) until `release()`; `reached` resolves once it
    * waits. Verifications stand for the worker's (activities/proof-activities.ts): a body is believed.
    */
   holdVerdict(): { reached: Promise<void>; release: () => void } {
-    let reached!: () => void;
-    let release!: () => void;
-    const reachedP = new Promise<void>((r) => (reached = r));
-    const released = new Promise<void>((r) => (release = r));
-    this.heldVerdict = { reached, released };
-    return { reached: reachedP, release };
+    this.heldVerdict = new Hold();
+    return this.heldVerdict;
   }
   private readonly timelines = new Map<string, { fromMs: number; info: SessionInfo }[]>();
 
@@ -240,11 +249,8 @@ export class FakeProvider {
     };
     const publish = async (event: PaysagaEvent) => {
       const held = this.heldEvents.get(event.type);
-      if (held) {
-        this.heldEvents.delete(event.type);
-        held.reached();
-        await held.released;
-      }
+      this.heldEvents.delete(event.type);
+      await held?.pass();
       if (!this.events.some((e) => e.id === event.id)) this.events.push(event);
     };
     const notHere = (name: string) => async (): Promise<never> => {
@@ -288,10 +294,7 @@ export class FakeProvider {
       verifyProviderEvent: async ({ body }) => {
         const held = this.heldVerdict;
         this.heldVerdict = undefined;
-        if (held) {
-          held.reached();
-          await held.released;
-        }
+        await held?.pass();
         return { ok: true as const, event: JSON.parse(body) as WebhookEvent };
       },
       // The session's record: its events are what the test watches (the store itself is not faked).
