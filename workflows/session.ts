@@ -32,7 +32,7 @@ import { ProviderInbox } from './session/inbox';
 import type { SessionRecord } from './session/record';
 import { SessionReducer, type Reading } from './session/reducer';
 import { SessionRuntime } from './session/runtime';
-import { LEAN_HISTORY_PATCH, Visibility } from './session/visibility';
+import { HELD_STATUS_PATCH, HOLD_MS, LEAN_HISTORY_PATCH, Visibility } from './session/visibility';
 
 export type { Reading } from './session/reducer';
 
@@ -52,11 +52,13 @@ export class Session {
 
   constructor(input: SessionInput, reading: Reading = {}) {
     // One patch for what new runs do, so that each costs one marker and one `TemporalChangeVersion`
-    // upsert (a visibility write). `write-after-verdict` (session-recorder.ts) stands for `lean-history`
-    // and adds to it; `lean-history` stands for provider events proven (DESIGN decision 16; runs from
-    // before applied them as they came), record writes scheduled at the change (session-recorder.ts),
-    // and search attributes shown when settled (session/visibility.ts). Older runs replay as they ran.
-    const afterVerdict = wf.patched(WRITE_AFTER_VERDICT_PATCH);
+    // upsert (a visibility write). `held-status` (session/visibility.ts) stands for `write-after-verdict`
+    // (session-recorder.ts), which stands for `lean-history`, each adding to the one before;
+    // `lean-history` stands for provider events proven (DESIGN decision 16; runs from before applied them
+    // as they came), record writes scheduled at the change (session-recorder.ts), and search attributes
+    // shown when settled (session/visibility.ts). Older runs replay as they ran.
+    const held = wf.patched(HELD_STATUS_PATCH);
+    const afterVerdict = held || wf.patched(WRITE_AFTER_VERDICT_PATCH);
     const lean = afterVerdict || wf.patched(LEAN_HISTORY_PATCH);
     const proofRequired = lean || wf.patched('provider-proof');
     // A run carried from one before structured reasons holds strings (common/legacy-reasons.ts).
@@ -75,7 +77,11 @@ export class Session {
       lean,
       afterVerdict ? verdicts : undefined,
     );
-    this.visibility = new Visibility(lean, () => this.inbox.empty);
+    this.visibility = new Visibility(
+      lean,
+      () => this.inbox.empty,
+      held ? { ms: HOLD_MS, atOnce: () => this.isFinal() || this.rules.waitsForSomeone() } : undefined,
+    );
     const announcer = new SessionAnnouncer(state.sessionId, recorder, this.visibility, input.notify);
     const emit = announcer.perform.bind(announcer);
     this.rules = new SessionReducer(state, { now: () => Date.now(), emit, reading });

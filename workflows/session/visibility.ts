@@ -8,15 +8,40 @@
  * only the value the task ends on is ever seen. Runs from before the patch upsert every change at
  * once, as they ran.
  *
- *   const visibility = new Visibility(lean, () => inbox.empty);
+ * Runs patched `held-status` also show a phase the session moves through by itself (its own call or the
+ * provider at work) only once it has held for HOLD_MS: a card checkout goes through `awaiting_approval`
+ * (approved automatically) and `processing` within a fraction of a second, and two upserts nobody could
+ * have looked at cost more than the timer that holds them back (started, then canceled by the result).
+ * What an operator must see at once shows at once: a final phase, a wait for someone (the payer, a
+ * manual decision), `needs_attention` and the attention flag.
+ *
+ *   const visibility = new Visibility(lean, () => inbox.empty, { ms: HOLD_MS, atOnce: () => waits });
  *   visibility.set([{ key: PaymentStatus, value: 'succeeded' }]);
  *   visibility.flush();   // before the run ends or continues as new
  */
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import * as wf from '@temporalio/workflow';
+import { isFinalPhase, type SessionPhase } from '../../common/kinds';
+import { NeedsAttention, PaymentStatus } from '../../common/search-attributes';
 
 /** Marks runs that record one patch, prove provider events and show search attributes when settled. */
 export const LEAN_HISTORY_PATCH = 'lean-history';
+
+/**
+ * Marks runs that show a phase on the way once it has held (and stands for `write-after-verdict`,
+ * workflows/session-recorder.ts, and so for `lean-history`).
+ */
+export const HELD_STATUS_PATCH = 'held-status';
+
+/** How long a phase on the way must hold before the Temporal UI shows it. */
+export const HOLD_MS = 2_000;
+
+/** Runs patched `held-status`: how long a phase on the way is held back. */
+export interface Hold {
+  ms: number;
+  /** The session is final or waits for someone: what it shows now stays. */
+  atOnce(): boolean;
+}
 
 export class Visibility {
   /** Values set and not shown yet, by attribute name (the last one set wins). */
@@ -26,6 +51,7 @@ export class Visibility {
     private readonly lean: boolean,
     /** No provider event is waiting for its verdict. */
     private readonly quiet: () => boolean,
+    private readonly hold?: Hold,
   ) {
     if (lean) void this.showWhenQuiet();
   }
@@ -46,10 +72,20 @@ export class Visibility {
   }
 
   private async showWhenQuiet(): Promise<void> {
+    const { hold } = this;
     for (;;) {
       await wf.condition(() => this.pending.size > 0 && this.quiet());
+      // What is set meanwhile replaces what waits; what must show at once ends the hold.
+      if (hold && !this.urgent(hold)) await wf.condition(() => this.urgent(hold), hold.ms);
       this.flush();
     }
+  }
+
+  /** What an operator must see at once: a final phase, a wait for someone, needs_attention, the flag. */
+  private urgent(hold: Hold): boolean {
+    if (hold.atOnce() || this.pending.has(NeedsAttention.name)) return true;
+    const status = this.pending.get(PaymentStatus.name)?.value;
+    return status === 'needs_attention' || isFinalPhase(status as SessionPhase);
   }
 }
 

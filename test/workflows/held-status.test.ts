@@ -1,0 +1,149 @@
+/**
+ * The Temporal UI shows a phase the session moves through by itself only once it has held (patch
+ * `held-status`, workflows/session/visibility.ts), and what an operator must see (a result, a wait for
+ * someone) at once. On the time-skipping server, whose clock stands still unless the test lets it run,
+ * with a fake provider; `test/workflows/visibility.test.ts` runs a real stack and `bench sessions`
+ * counts the upserts.
+ */
+import { randomUUID } from 'node:crypto';
+import type { WorkflowHandle } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
+import type { SessionInput } from '../../common/session-input';
+import { DEFAULT_SETTINGS, mergeSettings, type SettingsOverrides } from '../../common/settings';
+import type { checkoutWorkflow } from '../../workflows/checkout';
+import { HOLD_MS } from '../../workflows/session/visibility';
+import { FakeProvider, awaitingApproval, succeeded } from '../helpers/fake-provider';
+import { useFakeProviderWorker } from '../helpers/fake-provider-worker';
+import { until } from '../helpers/until';
+
+jest.setTimeout(60_000);
+
+const fx = useFakeProviderWorker('held-status');
+type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
+
+/** A card checkout the provider holds for approval from t0, and `later` on it at t0 + `afterMs`. */
+async function checkout(
+  settings: SettingsOverrides,
+  later?: { afterMs: number },
+): Promise<{ handle: WorkflowHandle<typeof checkoutWorkflow>; provider: FakeProvider; id: string }> {
+  const provider = new FakeProvider();
+  const id = `ps_${randomUUID().slice(0, 8)}`;
+  const t0 = await fx.env.currentTimeMs();
+  provider.open(awaitingApproval(id, 2_000), t0);
+  if (later) provider.at(id, t0 + later.afterMs, succeeded);
+  fx.providers.set(id, provider);
+  const input: SessionInput = {
+    sessionId: id,
+    kind: 'card_checkout',
+    reference: `held-${id}`,
+    request: { money: { amount: 2_000, currency: 'rub' } },
+    start: { by: 'provider' },
+    settings: mergeSettings(DEFAULT_SETTINGS, { followMs: 1_000, ...settings }),
+    initialSnapshot: provider.stateAt(id, t0),
+  };
+  const handle = await fx.env.client.workflow.start<typeof checkoutWorkflow>('checkoutWorkflow', {
+    workflowId: id,
+    taskQueue: fx.taskQueue,
+    args: [input],
+  });
+  return { handle, provider, id };
+}
+
+async function historyOf(handle: WorkflowHandle): Promise<HistoryEvent[]> {
+  return (await handle.fetchHistory()).events ?? [];
+}
+
+/** The PaymentStatus values upserted, in order. */
+function statusesUpserted(events: HistoryEvent[]): string[] {
+  return events.flatMap((e) => {
+    const field =
+      e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields?.PaymentStatus;
+    return field ? [JSON.parse(Buffer.from(field.data ?? []).toString('utf8')) as string] : [];
+  });
+}
+
+const type = (e: HistoryEvent) => e.eventType;
+const { EventType } = temporal.api.enums.v1;
+
+describe('a phase the session moves through by itself shows once it has held', () => {
+  it('processing: not shown while the clock stands still, shown after the hold, then the result', async () => {
+    const { handle, provider, id } = await checkout({}, { afterMs: 10 * 60_000 });
+    try {
+      // Approved automatically: the provider is at work, and the record says so.
+      await until(
+        'processing recorded',
+        async () => provider.writes,
+        (w) => w.some((x) => x.phase === 'processing'),
+        20_000,
+        20,
+      );
+      // The workflow task that applied the approval's answer is done, with no clock moved since.
+      const settled = await until(
+        'the approval applied',
+        () => historyOf(handle),
+        (events) => {
+          const approved = events.findIndex((e) => type(e) === EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED);
+          return (
+            approved >= 0 &&
+            events.slice(approved).some((e) => type(e) === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED)
+          );
+        },
+        20_000,
+        20,
+      );
+      expect(settled.some((e) => type(e) === EventType.EVENT_TYPE_TIMER_FIRED)).toBe(false);
+      expect(statusesUpserted(settled)).toEqual([]);
+
+      await fx.env.sleep(HOLD_MS + 100);
+      const shown = await until(
+        'processing shown',
+        () => historyOf(handle),
+        (events) => statusesUpserted(events).length > 0,
+        20_000,
+        20,
+      );
+      // awaiting_approval lasted one workflow task (approved automatically): never shown.
+      expect(statusesUpserted(shown)).toEqual(['processing']);
+
+      const state = await handle.result();
+      expect(state.final?.phase).toBe('succeeded');
+      expect(statusesUpserted(await historyOf(handle))).toEqual(['processing', 'succeeded']);
+    } finally {
+      await handle.terminate().catch(() => undefined);
+      fx.providers.delete(id);
+    }
+  });
+
+  it('a result within the hold: only the result is shown', async () => {
+    // Webhooks off: the session looks at once and often, and finds the result half a second later.
+    const polling = { webhooks: false, lateAfterMs: 2_000, initialMs: 250, maxMs: 1_000, factor: 1.5 };
+    const { handle, id } = await checkout({ polling }, { afterMs: 500 });
+    try {
+      const state = await handle.result();
+      expect(state.final?.phase).toBe('succeeded');
+      expect(statusesUpserted(await historyOf(handle))).toEqual(['succeeded']);
+    } finally {
+      await handle.terminate().catch(() => undefined);
+      fx.providers.delete(id);
+    }
+  });
+
+  it('a wait for someone (a manual approval) shows at once', async () => {
+    const { handle, id } = await checkout({ approval: { mode: 'manual', deadlineMs: 10 * 60_000 } });
+    try {
+      const events = await until(
+        'awaiting_approval shown',
+        () => historyOf(handle),
+        (es) => statusesUpserted(es).length > 0,
+        20_000,
+        20,
+      );
+      expect(statusesUpserted(events)).toEqual(['awaiting_approval']);
+      // With the clock standing still: no hold ran out, so it was shown in the task that got there.
+      expect(events.some((e) => type(e) === EventType.EVENT_TYPE_TIMER_FIRED)).toBe(false);
+    } finally {
+      await handle.terminate().catch(() => undefined);
+      fx.providers.delete(id);
+    }
+  });
+});
