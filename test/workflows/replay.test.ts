@@ -86,13 +86,16 @@ describe('replay of recorded histories', () => {
   // histories, recorded by the code of that time, still replay as they ran. before-lean/: before
   // `lean-history` (workflows/session/visibility.ts); before-verdict/: before `write-after-verdict`
   // (workflows/session-recorder.ts); before-held/: before `held-status` (workflows/session/visibility.ts).
-  it.each(['before-lean', 'before-verdict', 'before-held'])('every history recorded %s replays too', async (dir) => {
-    const before = readHistories(path.join(HISTORIES_DIR, dir));
-    expect(before.map((h) => h.kind).sort()).toEqual([...KINDS].sort());
-    const errors = await replayAll(before, { workflowBundle: { codePath: sharedWorkflowBundlePath() } });
-    expect(errors.size).toBe(before.length);
-    expect([...errors].filter(([, e]) => e !== undefined)).toEqual([]);
-  });
+  it.each(['before-lean', 'before-verdict', 'before-held'])(
+    'every history recorded %s replays too',
+    async (dir) => {
+      const before = readHistories(path.join(HISTORIES_DIR, dir));
+      expect(before.map((h) => h.kind).sort()).toEqual([...KINDS].sort());
+      const errors = await replayAll(before, { workflowBundle: { codePath: sharedWorkflowBundlePath() } });
+      expect(errors.size).toBe(before.length);
+      expect([...errors].filter(([, e]) => e !== undefined)).toEqual([]);
+    },
+  );
 
   /*
    * The replay is a real check: code that issues different commands for the same history fails.
