@@ -4,9 +4,10 @@
  * server and the sandbox over HTTP, against the fixed floor (bench/floor: start, one activity, three
  * signals; DESIGN 17) on the same server, worker settings and concurrency. Rounds alternate the floor
  * and paysaga with webhooks on (the sandbox posts to a local receiver that verifies and routes through
- * handleProviderWebhook, as the API does), so a change of load on a shared machine falls on both; with
+ * handleProviderWebhook, as the API does), so a change of load on a shared machine falls on both, and
+ * which side goes first alternates from round to round (an even BENCH_ROUNDS gives each the same); with
  * BENCH_POLLING=1 a last row runs webhooks off (the workflows poll transaction/state). Measures
- * sessions/s completed (each result read from the store, as a backend reads it), start-to-result
+ * sessions/s completed (results read from the store, as a backend reads them), start-to-result
  * latency, this process's RSS and heap before/after, and per checkout the store's bytes and the
  * Temporal history events; every session must end `succeeded` and the sandbox ledger must show
  * exactly one hold and one capture of its amount (anything else fails).
@@ -418,11 +419,20 @@ export async function main(): Promise<void> {
       const deps = { address: env.address, namespace, bundlePath, databaseUrl: database.url };
       const paysaga = await startPaysaga(true, deps);
       try {
-        for (let round = 1; round <= rounds; round++) {
+        // Which side goes first alternates (floor, paysaga | paysaga, floor | ...): the dev server gets
+        // slower as executions pile up in it (the floor's server CPU per session 25 -> 42 ms from its
+        // first round to its second in one run), so a fixed order favours the side that always goes first.
+        const floorSide = async (round: number) => {
           floorRows.push(await floorRow(floor, n, concurrency));
           console.error(`round ${round} floor: ${floorRows.at(-1)!.sessionsPerSec}/s`);
+        };
+        const paysagaSide = async (round: number) => {
           rows.push(await paysaga.row(n, concurrency));
           console.error(`round ${round} paysaga: ${rows.at(-1)!.sessionsPerSec}/s`);
+        };
+        for (let round = 1; round <= rounds; round++) {
+          const order = round % 2 === 1 ? [floorSide, paysagaSide] : [paysagaSide, floorSide];
+          for (const side of order) await side(round);
         }
       } finally {
         await paysaga.close();
