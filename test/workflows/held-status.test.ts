@@ -62,6 +62,17 @@ function statusesUpserted(events: HistoryEvent[]): string[] {
   });
 }
 
+/** The history once a first PaymentStatus has been upserted (in real time: the server's clock is not moved). */
+function untilStatusShown(handle: WorkflowHandle, what: string): Promise<HistoryEvent[]> {
+  return until(
+    what,
+    () => historyOf(handle),
+    (events) => statusesUpserted(events).length > 0,
+    20_000,
+    20,
+  );
+}
+
 const type = (e: HistoryEvent) => e.eventType;
 const { EventType } = temporal.api.enums.v1;
 
@@ -95,13 +106,7 @@ describe('a phase the session moves through by itself shows once it has held', (
       expect(statusesUpserted(settled)).toEqual([]);
 
       await fx.env.sleep(HOLD_MS + 100);
-      const shown = await until(
-        'processing shown',
-        () => historyOf(handle),
-        (events) => statusesUpserted(events).length > 0,
-        20_000,
-        20,
-      );
+      const shown = await untilStatusShown(handle, 'processing shown');
       // awaiting_approval lasted one workflow task (approved automatically): never shown.
       expect(statusesUpserted(shown)).toEqual(['processing']);
 
@@ -131,13 +136,7 @@ describe('a phase the session moves through by itself shows once it has held', (
   it('a wait for someone (a manual approval) shows at once', async () => {
     const { handle, id } = await checkout({ approval: { mode: 'manual', deadlineMs: 10 * 60_000 } });
     try {
-      const events = await until(
-        'awaiting_approval shown',
-        () => historyOf(handle),
-        (es) => statusesUpserted(es).length > 0,
-        20_000,
-        20,
-      );
+      const events = await untilStatusShown(handle, 'awaiting_approval shown');
       expect(statusesUpserted(events)).toEqual(['awaiting_approval']);
       // With the clock standing still: no hold ran out, so it was shown in the task that got there.
       expect(events.some((e) => type(e) === EventType.EVENT_TYPE_TIMER_FIRED)).toBe(false);
