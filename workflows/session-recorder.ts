@@ -24,6 +24,7 @@ import type { PaysagaEvent } from '../common/events';
 import type { SessionState } from '../common/session-input';
 import type { SessionView } from '../common/views';
 import { LocalLane } from './local-lane';
+import type { Hold } from './session/hold';
 
 const store = wf.proxyLocalActivities<StoreActivities>({
   startToCloseTimeout: '15s',
@@ -42,6 +43,17 @@ export const RECORD_AT_CHANGE_PATCH = 'record-at-change';
  */
 export const WRITE_AFTER_VERDICT_PATCH = 'write-after-verdict';
 
+/**
+ * Marks runs whose record, like their search attributes, waits out the session's hold (session/hold.ts)
+ * before it writes a change on the way (and stands for `held-status`, and so for every patch before). A
+ * 3-D Secure checkout is recorded starting, then awaiting approval, approved, and awaiting its payer
+ * within a second: four writes, each a local activity, a store transaction and a marker, of which only
+ * the first (a session is in the store from its first task) and the last could be read. What someone must
+ * see at once is written at once: a final phase, a wait for someone, attention, and every Update's answer
+ * (`writeNow`: a caller that reads the store after it is answered finds what it was told).
+ */
+export const HELD_RECORD_PATCH = 'held-record';
+
 /** What the recorder asks of the provider inbox (session/inbox.ts) in runs patched write-after-verdict. */
 export interface Verdicts {
   /** A delivery is waiting for its verdict. */
@@ -57,6 +69,8 @@ export class SessionRecorder {
   private unsent = 0;
   private scheduledVersion = -1;
   private writing = 0;
+  /** A write is asked for now (an Update's answer, the run's end): the hold is over. */
+  private asked = false;
 
   /**
    * `view` is what callers see, computed only when a write is made: `due` runs on every activation
@@ -70,6 +84,8 @@ export class SessionRecorder {
     atChange = false,
     /** Runs patched write-after-verdict: a write due while an event is verified waits for its verdict. */
     private readonly verdicts?: Verdicts,
+    /** Runs patched held-record: a write after the first waits out the session's hold. */
+    private readonly hold?: Hold,
   ) {
     void (atChange || wf.patched(RECORD_AT_CHANGE_PATCH) ? this.writeAtChange() : this.writeQueued());
   }
@@ -82,7 +98,18 @@ export class SessionRecorder {
 
   /** Resolves once every change and event so far is in the store. */
   async flushed(): Promise<void> {
+    this.writeNow();
     await wf.condition(() => this.writing === 0 && !this.due());
+  }
+
+  /** What is due is written without waiting out the hold (an Update answers with it). */
+  writeNow(): void {
+    if (this.due()) this.asked = true;
+  }
+
+  /** Part of the hold's urgency: a write was asked for now. */
+  askedNow(): boolean {
+    return this.asked;
   }
 
   private due(): boolean {
@@ -128,6 +155,8 @@ export class SessionRecorder {
   private async writeAtChange(): Promise<void> {
     for (;;) {
       await wf.condition(() => this.due());
+      // A session is in the store from its first task; later changes on the way wait out the hold.
+      if (this.hold && this.scheduledVersion >= 0) await this.hold.over();
       const { verdicts } = this;
       if (verdicts?.pending()) {
         // One verdict at most: a run of deliveries (a provider redelivering) never holds a write back longer.
@@ -137,6 +166,7 @@ export class SessionRecorder {
       const record = this.record([...this.unconfirmed]);
       this.scheduledVersion = record.state.version;
       this.unsent = 0;
+      this.asked = false;
       this.writing++;
       // Not awaited: the next change schedules its own write at once, whatever this one is doing. One
       // `then` with both outcomes: each promise a workflow makes costs a stack trace (the SDK's hook).

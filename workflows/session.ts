@@ -25,14 +25,15 @@ import { operationOf } from '../common/snapshot';
 import type { SessionView } from '../common/views';
 import { iso } from './iso';
 import { LocalLane } from './local-lane';
-import { SessionRecorder, WRITE_AFTER_VERDICT_PATCH } from './session-recorder';
+import { HELD_RECORD_PATCH, SessionRecorder, WRITE_AFTER_VERDICT_PATCH } from './session-recorder';
 import { SessionAnnouncer } from './session/announcer';
 import { Decisions } from './session/decisions';
 import { ProviderInbox } from './session/inbox';
 import type { SessionRecord } from './session/record';
 import { SessionReducer, type Reading } from './session/reducer';
 import { SessionRuntime } from './session/runtime';
-import { HELD_STATUS_PATCH, HOLD_MS, LEAN_HISTORY_PATCH, Visibility } from './session/visibility';
+import { Hold, HOLD_MS } from './session/hold';
+import { HELD_STATUS_PATCH, LEAN_HISTORY_PATCH, Visibility } from './session/visibility';
 
 export type { Reading } from './session/reducer';
 
@@ -49,15 +50,18 @@ export class Session {
   readonly runtime: SessionRuntime;
   readonly decisions: Decisions;
   readonly visibility: Visibility;
+  private readonly recorder: SessionRecorder;
 
   constructor(input: SessionInput, reading: Reading = {}) {
     // One patch for what new runs do, so that each costs one marker and one `TemporalChangeVersion`
-    // upsert (a visibility write). `held-status` (session/visibility.ts) stands for `write-after-verdict`
-    // (session-recorder.ts), which stands for `lean-history`, each adding to the one before;
-    // `lean-history` stands for provider events proven (DESIGN decision 16; runs from before applied them
-    // as they came), record writes scheduled at the change (session-recorder.ts), and search attributes
-    // shown when settled (session/visibility.ts). Older runs replay as they ran.
-    const held = wf.patched(HELD_STATUS_PATCH);
+    // upsert (a visibility write). `held-record` (session-recorder.ts) stands for `held-status`
+    // (session/visibility.ts), which stands for `write-after-verdict` (session-recorder.ts), which stands
+    // for `lean-history`, each adding to the one before; `lean-history` stands for provider events proven
+    // (DESIGN decision 16; runs from before applied them as they came), record writes scheduled at the
+    // change (session-recorder.ts), and search attributes shown when settled (session/visibility.ts).
+    // Older runs replay as they ran.
+    const heldRecord = wf.patched(HELD_RECORD_PATCH);
+    const held = heldRecord || wf.patched(HELD_STATUS_PATCH);
     const afterVerdict = held || wf.patched(WRITE_AFTER_VERDICT_PATCH);
     const lean = afterVerdict || wf.patched(LEAN_HISTORY_PATCH);
     const proofRequired = lean || wf.patched('provider-proof');
@@ -70,19 +74,23 @@ export class Session {
     const lane = new LocalLane();
     // Writes the session's record and its events to the store (DESIGN decision 15).
     const verdicts = { pending: () => !this.inbox.empty, judged: () => this.inbox.judged };
-    const recorder = new SessionRecorder(
+    // One hold for the search attributes and (held-record) the record: one timer for both. Runs patched
+    // only held-status hold the search attributes alone, for exactly what they held them for.
+    const hold = heldRecord
+      ? new Hold(HOLD_MS, () => this.actionable() || this.recorder.askedNow() || this.visibility.urgent())
+      : held
+        ? new Hold(HOLD_MS, () => this.isFinal() || this.rules.waitsForSomeone() || this.visibility.urgent())
+        : undefined;
+    this.recorder = new SessionRecorder(
       state,
       () => this.view(),
       lane,
       lean,
       afterVerdict ? verdicts : undefined,
+      heldRecord ? hold : undefined,
     );
-    this.visibility = new Visibility(
-      lean,
-      () => this.inbox.empty,
-      held ? { ms: HOLD_MS, atOnce: () => this.isFinal() || this.rules.waitsForSomeone() } : undefined,
-    );
-    const announcer = new SessionAnnouncer(state.sessionId, recorder, this.visibility, input.notify);
+    this.visibility = new Visibility(lean, () => this.inbox.empty, hold);
+    const announcer = new SessionAnnouncer(state.sessionId, this.recorder, this.visibility, input.notify);
     const emit = announcer.perform.bind(announcer);
     this.rules = new SessionReducer(state, { now: () => Date.now(), emit, reading });
     this.record = this.rules.record;
@@ -101,7 +109,7 @@ export class Session {
       state,
       this.rules,
       this.inbox,
-      recorder,
+      this.recorder,
       this.decisions,
       this.visibility,
     );
@@ -127,20 +135,35 @@ export class Session {
     return sessionViewOf(this.state);
   }
 
+  /** What an Update answers: the view, whose version is written now, not after the hold. */
+  answer(): SessionView {
+    this.recorder.writeNow();
+    return this.view();
+  }
+
+  /**
+   * Progress someone can act on: a result, attention, a wait for the payer or a person (a widget ready
+   * for its payer included).
+   */
+  actionable(): boolean {
+    const { state } = this;
+    return (
+      this.isFinal() ||
+      state.attention !== undefined ||
+      this.rules.waitsForSomeone() ||
+      (state.publicToken !== undefined && !operationOf(state.snapshot))
+    );
+  }
+
   /** Long poll (awaitChange): the next change, or progress someone can act on, or the timeout. */
   async awaitChange(wait: AwaitChange): Promise<SessionView> {
     const state = this.state;
     const after = wait.afterVersion ?? state.version;
-    const progress = () =>
-      this.isFinal() ||
-      this.phase === 'needs_attention' ||
-      this.rules.waitsForSomeone() ||
-      (state.publicToken !== undefined && !operationOf(state.snapshot));
     await wf.condition(
-      () => (wait.until === 'progress' ? progress() : state.version > after),
+      () => (wait.until === 'progress' ? this.actionable() : state.version > after),
       Math.max(1, Math.min(wait.timeoutMs, 60_000)),
     );
-    return this.view();
+    return this.answer();
   }
 
   /**

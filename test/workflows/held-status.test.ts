@@ -1,17 +1,19 @@
 /**
- * The Temporal UI shows a phase the session moves through by itself only once it has held (patch
- * `held-status`, workflows/session/visibility.ts), and what an operator must see (a result, a wait for
- * someone) at once. On the time-skipping server, whose clock stands still unless the test lets it run,
- * with a fake provider; `test/workflows/visibility.test.ts` runs a real stack and `bench sessions`
- * counts the upserts.
+ * A phase the session moves through by itself is shown in the Temporal UI and written to the store only
+ * once it has held (patches `held-status`, workflows/session/visibility.ts, and `held-record`,
+ * workflows/session-recorder.ts; one wait for both, workflows/session/hold.ts); what someone must see (a
+ * result, a wait for someone, an Update's answer) at once. On the time-skipping server, whose clock
+ * stands still unless the test lets it run, with a fake provider (which keeps the record's writes);
+ * `test/workflows/visibility.test.ts` runs a real stack and `bench sessions` counts the upserts and writes.
  */
 import { randomUUID } from 'node:crypto';
 import type { WorkflowHandle } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
+import { approveUpdate } from '../../common/messages';
 import type { SessionInput } from '../../common/session-input';
 import { DEFAULT_SETTINGS, mergeSettings, type SettingsOverrides } from '../../common/settings';
 import type { checkoutWorkflow } from '../../workflows/checkout';
-import { HOLD_MS } from '../../workflows/session/visibility';
+import { HOLD_MS } from '../../workflows/session/hold';
 import { FakeProvider, awaitingApproval, succeeded } from '../helpers/fake-provider';
 import { useFakeProviderWorker } from '../helpers/fake-provider-worker';
 import { until } from '../helpers/until';
@@ -76,19 +78,15 @@ function untilStatusShown(handle: WorkflowHandle, what: string): Promise<History
 const type = (e: HistoryEvent) => e.eventType;
 const { EventType } = temporal.api.enums.v1;
 
-describe('a phase the session moves through by itself shows once it has held', () => {
-  it('processing: not shown while the clock stands still, shown after the hold, then the result', async () => {
+/** The phases written to the store, in order. */
+const phasesWritten = (provider: FakeProvider) => provider.writes.map((w) => w.phase);
+
+describe('a phase the session moves through by itself shows and is recorded once it has held', () => {
+  it('processing: neither shown nor recorded while the clock stands still, both after the hold', async () => {
     const { handle, provider, id } = await checkout({}, { afterMs: 10 * 60_000 });
     try {
-      // Approved automatically: the provider is at work, and the record says so.
-      await until(
-        'processing recorded',
-        async () => provider.writes,
-        (w) => w.some((x) => x.phase === 'processing'),
-        20_000,
-        20,
-      );
-      // The workflow task that applied the approval's answer is done, with no clock moved since.
+      // Approved automatically: the provider is at work. The workflow task that applied the approval's
+      // answer is done, with no clock moved since.
       const settled = await until(
         'the approval applied',
         () => historyOf(handle),
@@ -104,29 +102,41 @@ describe('a phase the session moves through by itself shows once it has held', (
       );
       expect(settled.some((e) => type(e) === EventType.EVENT_TYPE_TIMER_FIRED)).toBe(false);
       expect(statusesUpserted(settled)).toEqual([]);
+      // The session is in the store from its first task (awaiting the approval it then gave itself).
+      expect(phasesWritten(provider)).toEqual(['awaiting_approval']);
 
       await fx.env.sleep(HOLD_MS + 100);
       const shown = await untilStatusShown(handle, 'processing shown');
       // awaiting_approval lasted one workflow task (approved automatically): never shown.
       expect(statusesUpserted(shown)).toEqual(['processing']);
+      await until(
+        'processing recorded',
+        async () => phasesWritten(provider),
+        (p) => p.length > 1,
+        20_000,
+        20,
+      );
+      expect(phasesWritten(provider)).toEqual(['awaiting_approval', 'processing']);
 
       const state = await handle.result();
       expect(state.final?.phase).toBe('succeeded');
       expect(statusesUpserted(await historyOf(handle))).toEqual(['processing', 'succeeded']);
+      expect(phasesWritten(provider)).toEqual(['awaiting_approval', 'processing', 'succeeded']);
     } finally {
       await handle.terminate().catch(() => undefined);
       fx.providers.delete(id);
     }
   });
 
-  it('a result within the hold: only the result is shown', async () => {
+  it('a result within the hold: only the result is shown, and recorded after the first record', async () => {
     // Webhooks off: the session looks at once and often, and finds the result half a second later.
     const polling = { webhooks: false, lateAfterMs: 2_000, initialMs: 250, maxMs: 1_000, factor: 1.5 };
-    const { handle, id } = await checkout({ polling }, { afterMs: 500 });
+    const { handle, provider, id } = await checkout({ polling }, { afterMs: 500 });
     try {
       const state = await handle.result();
       expect(state.final?.phase).toBe('succeeded');
       expect(statusesUpserted(await historyOf(handle))).toEqual(['succeeded']);
+      expect(phasesWritten(provider)).toEqual(['awaiting_approval', 'succeeded']);
     } finally {
       await handle.terminate().catch(() => undefined);
       fx.providers.delete(id);
@@ -139,6 +149,27 @@ describe('a phase the session moves through by itself shows once it has held', (
       const events = await untilStatusShown(handle, 'awaiting_approval shown');
       expect(statusesUpserted(events)).toEqual(['awaiting_approval']);
       // With the clock standing still: no hold ran out, so it was shown in the task that got there.
+      expect(events.some((e) => type(e) === EventType.EVENT_TYPE_TIMER_FIRED)).toBe(false);
+    } finally {
+      await handle.terminate().catch(() => undefined);
+      fx.providers.delete(id);
+    }
+  });
+
+  it("an Update's answer is in the store when the caller gets it, with no hold run out", async () => {
+    const { handle, provider, id } = await checkout(
+      { approval: { mode: 'manual', deadlineMs: 10 * 60_000 } },
+      { afterMs: 10 * 60_000 },
+    );
+    try {
+      await untilStatusShown(handle, 'awaiting_approval shown');
+      // The approval's answer (the provider at work: a phase on the way) is recorded before it is given.
+      const view = await handle.executeUpdate(approveUpdate, { args: [{}] });
+      expect(view.phase).toBe('processing');
+      // (Changes made after the answer in the same task may be in the same write: a later version.)
+      expect(provider.writes.at(-1)?.phase).toBe('processing');
+      expect(provider.writes.at(-1)?.version).toBeGreaterThanOrEqual(view.version);
+      const events = await historyOf(handle);
       expect(events.some((e) => type(e) === EventType.EVENT_TYPE_TIMER_FIRED)).toBe(false);
     } finally {
       await handle.terminate().catch(() => undefined);

@@ -1,7 +1,8 @@
 /**
  * Replays the recorded history of every session kind (test/fixtures/histories/*.json, written by
- * record-histories.test.ts, and the ones recorded before the `lean-history`, `write-after-verdict` and
- * `held-status` patches in before-lean/, before-verdict/ and before-held/)
+ * record-histories.test.ts, and the ones recorded before the `lean-history`, `write-after-verdict`,
+ * `held-status` and `held-record` patches in before-lean/, before-verdict/, before-held/ and
+ * before-held-record/)
  * against today's workflow code. A change that would break running
  * sessions (a command added, removed or reordered) fails here: use `patched()` for it, or re-record
  * when the break is intended and no session of the old code can still be running.
@@ -85,8 +86,9 @@ describe('replay of recorded histories', () => {
   // Sessions started before a patch of the session workflow keep running after an upgrade: their
   // histories, recorded by the code of that time, still replay as they ran. before-lean/: before
   // `lean-history` (workflows/session/visibility.ts); before-verdict/: before `write-after-verdict`
-  // (workflows/session-recorder.ts); before-held/: before `held-status` (workflows/session/visibility.ts).
-  it.each(['before-lean', 'before-verdict', 'before-held'])(
+  // (workflows/session-recorder.ts); before-held/: before `held-status` (workflows/session/visibility.ts);
+  // before-held-record/: before `held-record` (workflows/session-recorder.ts).
+  it.each(['before-lean', 'before-verdict', 'before-held', 'before-held-record'])(
     'every history recorded %s replays too',
     async (dir) => {
       const before = readHistories(path.join(HISTORIES_DIR, dir));

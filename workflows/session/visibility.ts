@@ -13,9 +13,10 @@
  * (approved automatically) and `processing` within a fraction of a second, and two upserts nobody could
  * have looked at cost more than the timer that holds them back (started, then canceled by the result).
  * What an operator must see at once shows at once: a final phase, a wait for someone (the payer, a
- * manual decision), `needs_attention` and the attention flag.
+ * manual decision), `needs_attention` and the attention flag. The wait is the session's `Hold`
+ * (session/hold.ts), which runs patched `held-record` share with the record's writes.
  *
- *   const visibility = new Visibility(lean, () => inbox.empty, { ms: HOLD_MS, atOnce: () => waits });
+ *   const visibility = new Visibility(lean, () => inbox.empty, new Hold(HOLD_MS, () => urgent));
  *   visibility.set([{ key: PaymentStatus, value: 'succeeded' }]);
  *   visibility.flush();   // before the run ends or continues as new
  */
@@ -23,6 +24,7 @@ import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import * as wf from '@temporalio/workflow';
 import { isFinalPhase, type SessionPhase } from '../../common/kinds';
 import { NeedsAttention, PaymentStatus } from '../../common/search-attributes';
+import type { Hold } from './hold';
 
 /** Marks runs that record one patch, prove provider events and show search attributes when settled. */
 export const LEAN_HISTORY_PATCH = 'lean-history';
@@ -33,16 +35,6 @@ export const LEAN_HISTORY_PATCH = 'lean-history';
  */
 export const HELD_STATUS_PATCH = 'held-status';
 
-/** How long a phase on the way must hold before the Temporal UI shows it. */
-export const HOLD_MS = 2_000;
-
-/** Runs patched `held-status`: how long a phase on the way is held back. */
-export interface Hold {
-  ms: number;
-  /** The session is final or waits for someone: what it shows now stays. */
-  atOnce(): boolean;
-}
-
 export class Visibility {
   /** Values set and not shown yet, by attribute name (the last one set wins). */
   private readonly pending = new Map<string, SearchAttributeUpdatePair>();
@@ -51,6 +43,7 @@ export class Visibility {
     private readonly lean: boolean,
     /** No provider event is waiting for its verdict. */
     private readonly quiet: () => boolean,
+    /** Runs patched `held-status`: the wait of a phase on the way (its urgency includes `urgent()`). */
     private readonly hold?: Hold,
   ) {
     if (lean) void this.showWhenQuiet();
@@ -76,14 +69,14 @@ export class Visibility {
     for (;;) {
       await wf.condition(() => this.pending.size > 0 && this.quiet());
       // What is set meanwhile replaces what waits; what must show at once ends the hold.
-      if (hold && !this.urgent(hold)) await wf.condition(() => this.urgent(hold), hold.ms);
+      await hold?.over();
       this.flush();
     }
   }
 
-  /** What an operator must see at once: a final phase, a wait for someone, needs_attention, the flag. */
-  private urgent(hold: Hold): boolean {
-    if (hold.atOnce() || this.pending.has(NeedsAttention.name)) return true;
+  /** What an operator must see at once, besides the session's own urgency: needs_attention, the flag. */
+  urgent(): boolean {
+    if (this.pending.has(NeedsAttention.name)) return true;
     const status = this.pending.get(PaymentStatus.name)?.value;
     return status === 'needs_attention' || isFinalPhase(status as SessionPhase);
   }

@@ -93,7 +93,7 @@ export function acceptRefunds(session: Session): void {
       );
       const refusal = session.state.refunds.find((r) => r.reference === reference)?.refusal;
       if (refusal) throw providerRefused(refusal);
-      return { session: session.view(), created };
+      return { session: session.answer(), created };
     },
     {
       validator: (arg) => {

@@ -108,7 +108,7 @@ export function acceptDecisions(session: Session, accepted: readonly Decision[])
       session.decisions.begin(decision);
       try {
         await run();
-        return session.view();
+        return session.answer();
       } finally {
         session.decisions.end();
       }

@@ -22,7 +22,7 @@ export function acceptPayouts(session: Session): void {
     ({ reference, money, body }) => {
       const created = !session.state.payouts?.some((o) => o.reference === reference);
       if (created) addPayout(session, { reference, money, body, addedAt: iso(Date.now()) });
-      return { session: session.view(), created };
+      return { session: session.answer(), created };
     },
     { validator: (arg) => mayAdd(session, checkArgument(payoutRequest, arg)) },
   );

@@ -96,7 +96,7 @@ export function acceptStarter(session: Session): void {
     claimStartUpdate,
     () => {
       claimStart(session, START_CLAIM_MS);
-      return session.view();
+      return session.answer();
     },
     {
       validator: () => {
@@ -120,7 +120,7 @@ export function acceptStarter(session: Session): void {
       else session.inbox.claim(report.snapshot, 'start (starter)');
       if (report.wait)
         await wf.condition(() => session.isFinal() || session.rules.waitsForSomeone(), report.wait.timeoutMs);
-      return session.view();
+      return session.answer();
     },
     { validator: (report) => void checkArgument(startReport, report) },
   );

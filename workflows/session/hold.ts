@@ -1,0 +1,37 @@
+/**
+ * The quiet period of a session's changes on the way (patches `held-status` and `held-record`). A phase
+ * the session moves through by itself (its own automatic approval, the provider at work) is usually
+ * replaced within a fraction of a second; showing it (a search-attribute upsert) or recording it (a local
+ * activity, a store transaction and a marker) costs more than waiting to see whether it lasts. What
+ * someone must see at once (a final phase, a wait for the payer or a person, attention, an Update's
+ * answer) ends the wait.
+ *
+ * Everything that waits shares one wait: one timer, started by the first part that waits and canceled
+ * by whatever ends it, however many parts (the search attributes, the record) hold a change.
+ *
+ *   const hold = new Hold(HOLD_MS, () => session.isFinal() || session.rules.waitsForSomeone());
+ *   await hold.over();   // at once when urgent; else when urgent or after HOLD_MS
+ */
+import * as wf from '@temporalio/workflow';
+
+/** How long a phase on the way must hold before it is shown or recorded. */
+export const HOLD_MS = 2_000;
+
+export class Hold {
+  private waiting?: Promise<void>;
+
+  constructor(
+    readonly ms: number,
+    /** Whatever must show now: a condition, so cheap (it runs on every activation). */
+    readonly urgent: () => boolean,
+  ) {}
+
+  /** Resolves once what is pending now may show: at once when urgent, else when urgent or after `ms`. */
+  over(): Promise<void> {
+    if (this.urgent()) return Promise.resolve();
+    this.waiting ??= wf.condition(this.urgent, this.ms).then(() => {
+      this.waiting = undefined;
+    });
+    return this.waiting;
+  }
+}
