@@ -107,11 +107,6 @@ export class SessionRecorder {
     if (this.due()) this.asked = true;
   }
 
-  /** Part of the hold's urgency: a write was asked for now. */
-  askedNow(): boolean {
-    return this.asked;
-  }
-
   private due(): boolean {
     return this.unsent > 0 || this.state.version !== this.scheduledVersion;
   }
@@ -156,7 +151,7 @@ export class SessionRecorder {
     for (;;) {
       await wf.condition(() => this.due());
       // A session is in the store from its first task; later changes on the way wait out the hold.
-      if (this.hold && this.scheduledVersion >= 0) await this.hold.over();
+      if (this.hold && this.scheduledVersion >= 0) await this.hold.over(() => this.asked);
       const { verdicts } = this;
       if (verdicts?.pending()) {
         // One verdict at most: a run of deliveries (a provider redelivering) never holds a write back longer.

@@ -77,7 +77,7 @@ export class Session {
     // One hold for the search attributes and (held-record) the record: one timer for both. Runs patched
     // only held-status hold the search attributes alone, for exactly what they held them for.
     const hold = heldRecord
-      ? new Hold(HOLD_MS, () => this.actionable() || this.recorder.askedNow() || this.visibility.urgent())
+      ? new Hold(HOLD_MS, () => this.actionable() || this.visibility.urgent())
       : held
         ? new Hold(HOLD_MS, () => this.isFinal() || this.rules.waitsForSomeone() || this.visibility.urgent())
         : undefined;

@@ -19,6 +19,8 @@ export const HOLD_MS = 2_000;
 
 export class Hold {
   private waiting?: Promise<void>;
+  /** How many waits have ended: a part that may stop waiting earlier waits for the next one. */
+  private ended = 0;
 
   constructor(
     readonly ms: number,
@@ -26,12 +28,20 @@ export class Hold {
     readonly urgent: () => boolean,
   ) {}
 
-  /** Resolves once what is pending now may show: at once when urgent, else when urgent or after `ms`. */
-  over(): Promise<void> {
-    if (this.urgent()) return Promise.resolve();
+  /**
+   * Resolves once what is pending now may show: at once when urgent, else when urgent or after `ms`.
+   * `unless` ends one part's wait early without ending the others' (the record asked for at once by an
+   * Update's answer, while the search attributes keep holding a phase on the way).
+   */
+  over(unless?: () => boolean): Promise<void> {
+    if (this.urgent() || unless?.()) return Promise.resolve();
     this.waiting ??= wf.condition(this.urgent, this.ms).then(() => {
       this.waiting = undefined;
+      this.ended++;
     });
-    return this.waiting;
+    if (!unless) return this.waiting;
+    const ended = this.ended;
+    // No timeout of its own: the shared wait ends it at the latest.
+    return wf.condition(() => this.ended !== ended || unless());
   }
 }
