@@ -52,12 +52,16 @@ export async function readProviderEvents(ctx: Readers, sessionId: string): Promi
   );
 }
 
-/** How long a read of a session that has just started waits for its first record. */
-const FIRST_RECORD_WAIT_MS = 2_000;
+/**
+ * How long a read of a session that has just started waits for its first record: longer than the hold
+ * (workflows/session/hold.ts) a session whose starter sends the card keeps it for at most.
+ */
+const FIRST_RECORD_WAIT_MS = 3_000;
 
 /**
  * The first record of a session whose workflow runs but has not written one yet: it is written within
- * the workflow's first task, so a read waits for it (briefly) rather than querying the workflow. A query
+ * the workflow's first task (or, when the starter sends the card, with the starter's report, within the
+ * hold), so a read waits for it (briefly) rather than querying the workflow. A query
  * answered while that task's local activities are still resolving makes the SDK's core complete the task
  * with their markers and hand their results to the next task, a history that no longer replays (found
  * under load at stop 29: a session's start read by its creating request). Undefined when there is no

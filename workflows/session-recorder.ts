@@ -86,6 +86,12 @@ export class SessionRecorder {
     private readonly verdicts?: Verdicts,
     /** Runs patched held-record: a write after the first waits out the session's hold. */
     private readonly hold?: Hold,
+    /**
+     * The first write waits out the hold too: a session whose starter sends the card is told the
+     * provider's answer by an Update within milliseconds (its answer is written at once), and nobody
+     * has the session's id before that answer.
+     */
+    private readonly holdFirst = false,
   ) {
     void (atChange || wf.patched(RECORD_AT_CHANGE_PATCH) ? this.writeAtChange() : this.writeQueued());
   }
@@ -150,8 +156,9 @@ export class SessionRecorder {
   private async writeAtChange(): Promise<void> {
     for (;;) {
       await wf.condition(() => this.due());
-      // A session is in the store from its first task; later changes on the way wait out the hold.
-      if (this.hold && this.scheduledVersion >= 0) await this.hold.over(() => this.asked);
+      // A session is in the store from its first task (unless its starter reports at once); later
+      // changes on the way wait out the hold.
+      if (this.hold && (this.scheduledVersion >= 0 || this.holdFirst)) await this.hold.over(() => this.asked);
       const { verdicts } = this;
       if (verdicts?.pending()) {
         // One verdict at most: a run of deliveries (a provider redelivering) never holds a write back longer.

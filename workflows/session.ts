@@ -88,6 +88,7 @@ export class Session {
       lean,
       afterVerdict ? verdicts : undefined,
       heldRecord ? hold : undefined,
+      heldRecord && input.start.by === 'starter' && !input.carried,
     );
     this.visibility = new Visibility(lean, () => this.inbox.empty, hold);
     const announcer = new SessionAnnouncer(state.sessionId, this.recorder, this.visibility, input.notify);

@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import type { WorkflowHandle } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { approveUpdate } from '../../common/messages';
+import { approveUpdate, reportStartUpdate } from '../../common/messages';
 import type { SessionInput } from '../../common/session-input';
 import { DEFAULT_SETTINGS, mergeSettings, type SettingsOverrides } from '../../common/settings';
 import type { checkoutWorkflow } from '../../workflows/checkout';
@@ -149,6 +149,50 @@ describe('a phase the session moves through by itself shows and is recorded once
       const events = await untilStatusShown(handle, 'awaiting_approval shown');
       expect(statusesUpserted(events)).toEqual(['awaiting_approval']);
       // With the clock standing still: no hold ran out, so it was shown in the task that got there.
+      expect(events.some((e) => type(e) === EventType.EVENT_TYPE_TIMER_FIRED)).toBe(false);
+    } finally {
+      await handle.terminate().catch(() => undefined);
+      fx.providers.delete(id);
+    }
+  });
+
+  it("a session whose starter sends the card is first recorded with the starter's report", async () => {
+    const provider = new FakeProvider();
+    const id = `ps_${randomUUID().slice(0, 8)}`;
+    const t0 = await fx.env.currentTimeMs();
+    provider.open(awaitingApproval(id, 2_000), t0);
+    fx.providers.set(id, provider);
+    const handle = await fx.env.client.workflow.start<typeof checkoutWorkflow>('checkoutWorkflow', {
+      workflowId: id,
+      taskQueue: fx.taskQueue,
+      args: [
+        {
+          sessionId: id,
+          kind: 'card_checkout',
+          reference: `held-${id}`,
+          request: { money: { amount: 2_000, currency: 'rub' } },
+          start: { by: 'starter' },
+          settings: mergeSettings(DEFAULT_SETTINGS, { followMs: 1_000 }),
+        },
+      ],
+    });
+    try {
+      // Its first task is done with the clock standing still: nothing written yet.
+      await until(
+        'the first task done',
+        () => historyOf(handle),
+        (events) => events.some((e) => type(e) === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED),
+        20_000,
+        20,
+      );
+      expect(provider.writes).toEqual([]);
+      // The starter's report (the card went to the provider): answered once it is in the store.
+      const view = await handle.executeUpdate(reportStartUpdate, {
+        args: [{ snapshot: provider.stateAt(id, t0) }],
+      });
+      expect(provider.writes.length).toBe(1);
+      expect(provider.writes[0]!.version).toBeGreaterThanOrEqual(view.version);
+      const events = await historyOf(handle);
       expect(events.some((e) => type(e) === EventType.EVENT_TYPE_TIMER_FIRED)).toBe(false);
     } finally {
       await handle.terminate().catch(() => undefined);
