@@ -23,11 +23,20 @@ jest.setTimeout(60_000);
 const fx = useFakeProviderWorker('held-status');
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 
-/** A card checkout the provider holds for approval from t0, and `later` on it at t0 + `afterMs`. */
+/**
+ * A card checkout the provider holds for approval from t0, and `later` on it at t0 + `afterMs`; started
+ * by the provider's call (the snapshot in the input) or, `byStarter`, waiting for its starter's report.
+ */
 async function checkout(
   settings: SettingsOverrides,
   later?: { afterMs: number },
-): Promise<{ handle: WorkflowHandle<typeof checkoutWorkflow>; provider: FakeProvider; id: string }> {
+  byStarter = false,
+): Promise<{
+  handle: WorkflowHandle<typeof checkoutWorkflow>;
+  provider: FakeProvider;
+  id: string;
+  t0: number;
+}> {
   const provider = new FakeProvider();
   const id = `ps_${randomUUID().slice(0, 8)}`;
   const t0 = await fx.env.currentTimeMs();
@@ -39,16 +48,16 @@ async function checkout(
     kind: 'card_checkout',
     reference: `held-${id}`,
     request: { money: { amount: 2_000, currency: 'rub' } },
-    start: { by: 'provider' },
+    start: { by: byStarter ? 'starter' : 'provider' },
     settings: mergeSettings(DEFAULT_SETTINGS, { followMs: 1_000, ...settings }),
-    initialSnapshot: provider.stateAt(id, t0),
+    ...(byStarter ? {} : { initialSnapshot: provider.stateAt(id, t0) }),
   };
   const handle = await fx.env.client.workflow.start<typeof checkoutWorkflow>('checkoutWorkflow', {
     workflowId: id,
     taskQueue: fx.taskQueue,
     args: [input],
   });
-  return { handle, provider, id };
+  return { handle, provider, id, t0 };
 }
 
 async function historyOf(handle: WorkflowHandle): Promise<HistoryEvent[]> {
@@ -157,25 +166,7 @@ describe('a phase the session moves through by itself shows and is recorded once
   });
 
   it("a session whose starter sends the card is first recorded with the starter's report", async () => {
-    const provider = new FakeProvider();
-    const id = `ps_${randomUUID().slice(0, 8)}`;
-    const t0 = await fx.env.currentTimeMs();
-    provider.open(awaitingApproval(id, 2_000), t0);
-    fx.providers.set(id, provider);
-    const handle = await fx.env.client.workflow.start<typeof checkoutWorkflow>('checkoutWorkflow', {
-      workflowId: id,
-      taskQueue: fx.taskQueue,
-      args: [
-        {
-          sessionId: id,
-          kind: 'card_checkout',
-          reference: `held-${id}`,
-          request: { money: { amount: 2_000, currency: 'rub' } },
-          start: { by: 'starter' },
-          settings: mergeSettings(DEFAULT_SETTINGS, { followMs: 1_000 }),
-        },
-      ],
-    });
+    const { handle, provider, id, t0 } = await checkout({}, undefined, true);
     try {
       // Its first task is done with the clock standing still: nothing written yet.
       await until(
