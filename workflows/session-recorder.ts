@@ -48,9 +48,10 @@ export const WRITE_AFTER_VERDICT_PATCH = 'write-after-verdict';
  * before it writes a change on the way (and stands for `held-status`, and so for every patch before). A
  * 3-D Secure checkout is recorded starting, then awaiting approval, approved, and awaiting its payer
  * within a second: four writes, each a local activity, a store transaction and a marker, of which only
- * the first (a session is in the store from its first task) and the last could be read. What someone must
- * see at once is written at once: a final phase, a wait for someone, attention, and every Update's answer
- * (`writeNow`: a caller that reads the store after it is answered finds what it was told).
+ * the last could be read by anyone (its creating request answers with the payer's redirect). A session
+ * is written in its first task, unless its starter sends the card (its report is an Update); what someone
+ * must see at once is written at once: a final phase, a wait for someone, attention, and every Update's
+ * answer (`writeNow`: a caller that reads the store after it is answered finds what it was told).
  */
 export const HELD_RECORD_PATCH = 'held-record';
 
