@@ -14,7 +14,7 @@
  * have looked at cost more than the timer that holds them back (started, then canceled by the result).
  * What an operator must see at once shows at once: a final phase, a wait for someone (the payer, a
  * manual decision), `needs_attention` and the attention flag. The wait is the session's `Hold`
- * (session/hold.ts), which runs patched `held-record` share with the record's writes.
+ * (session/hold.ts); in runs patched `held-record` the record's writes wait on the same one.
  *
  *   const visibility = new Visibility(lean, () => inbox.empty, new Hold(HOLD_MS, () => urgent));
  *   visibility.set([{ key: PaymentStatus, value: 'succeeded' }]);
