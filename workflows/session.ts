@@ -34,6 +34,7 @@ import { SessionReducer, type Reading } from './session/reducer';
 import { SessionRuntime } from './session/runtime';
 import { Hold, HOLD_MS } from './session/hold';
 import { HELD_STATUS_PATCH, LEAN_HISTORY_PATCH, Visibility } from './session/visibility';
+import { ownTimers, SHARED_TIMER_PATCH, SharedTimer, type Waits } from './session/timer';
 
 export type { Reading } from './session/reducer';
 
@@ -50,17 +51,21 @@ export class Session {
   readonly runtime: SessionRuntime;
   readonly decisions: Decisions;
   readonly visibility: Visibility;
+  /** How the session's waits with a timeout are kept: one timer for all of them (session/timer.ts). */
+  readonly waits: Waits;
   private readonly recorder: SessionRecorder;
 
   constructor(input: SessionInput, reading: Reading = {}) {
     // One patch for what new runs do, so that each costs one marker and one `TemporalChangeVersion`
-    // upsert (a visibility write). `held-record` (session-recorder.ts) stands for `held-status`
+    // upsert (a visibility write). `shared-timer` (session/timer.ts) stands for `held-record`
+    // (session-recorder.ts), which stands for `held-status`
     // (session/visibility.ts), which stands for `write-after-verdict` (session-recorder.ts), which stands
     // for `lean-history`, each adding to the one before; `lean-history` stands for provider events proven
     // (DESIGN decision 16; runs from before applied them as they came), record writes scheduled at the
     // change (session-recorder.ts), and search attributes shown when settled (session/visibility.ts).
     // Older runs replay as they ran.
-    const heldRecord = wf.patched(HELD_RECORD_PATCH);
+    const sharedTimer = wf.patched(SHARED_TIMER_PATCH);
+    const heldRecord = sharedTimer || wf.patched(HELD_RECORD_PATCH);
     const held = heldRecord || wf.patched(HELD_STATUS_PATCH);
     const afterVerdict = held || wf.patched(WRITE_AFTER_VERDICT_PATCH);
     const lean = afterVerdict || wf.patched(LEAN_HISTORY_PATCH);
@@ -76,8 +81,9 @@ export class Session {
     const verdicts = { pending: () => !this.inbox.empty, judged: () => this.inbox.judged };
     // One hold for the search attributes and (held-record) the record: one timer for both. Runs patched
     // only held-status hold the search attributes alone, for exactly what they held them for.
+    const waits = (this.waits = sharedTimer ? new SharedTimer() : ownTimers);
     const hold = heldRecord
-      ? new Hold(HOLD_MS, () => this.actionable() || this.visibility.urgent())
+      ? new Hold(HOLD_MS, () => this.actionable() || this.visibility.urgent(), waits)
       : held
         ? new Hold(HOLD_MS, () => this.isFinal() || this.rules.waitsForSomeone() || this.visibility.urgent())
         : undefined;
@@ -113,6 +119,7 @@ export class Session {
       this.recorder,
       this.decisions,
       this.visibility,
+      waits,
     );
     // A later run (a refund or a late event after the workflow closed) follows for another window.
     if (input.reopened) state.followUntil = Date.now() + state.settings.followMs;
@@ -160,7 +167,7 @@ export class Session {
   async awaitChange(wait: AwaitChange): Promise<SessionView> {
     const state = this.state;
     const after = wait.afterVersion ?? state.version;
-    await wf.condition(
+    await this.waits.condition(
       () => (wait.until === 'progress' ? this.actionable() : state.version > after),
       Math.max(1, Math.min(wait.timeoutMs, 60_000)),
     );

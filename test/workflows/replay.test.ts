@@ -88,7 +88,7 @@ describe('replay of recorded histories', () => {
   // `lean-history` (workflows/session/visibility.ts); before-verdict/: before `write-after-verdict`
   // (workflows/session-recorder.ts); before-held/: before `held-status` (workflows/session/visibility.ts);
   // before-held-record/: before `held-record` (workflows/session-recorder.ts).
-  it.each(['before-lean', 'before-verdict', 'before-held', 'before-held-record'])(
+  it.each(['before-lean', 'before-verdict', 'before-held', 'before-held-record', 'before-shared-timer'])(
     'every history recorded %s replays too',
     async (dir) => {
       const before = readHistories(path.join(HISTORIES_DIR, dir));

@@ -13,6 +13,7 @@
  *   await hold.over();   // at once when urgent; else when urgent or after HOLD_MS
  */
 import * as wf from '@temporalio/workflow';
+import { ownTimers, type Waits } from './timer';
 
 /** How long a phase on the way must hold before it is shown or recorded. */
 export const HOLD_MS = 2_000;
@@ -26,6 +27,8 @@ export class Hold {
     readonly ms: number,
     /** Whatever must show now: a condition, so cheap (it runs on every activation). */
     readonly urgent: () => boolean,
+    /** How the hold's timeout is kept (the session's shared timer in runs patched `shared-timer`). */
+    private readonly waits: Waits = ownTimers,
   ) {}
 
   /**
@@ -35,7 +38,7 @@ export class Hold {
    */
   over(unless?: () => boolean): Promise<void> {
     if (this.urgent() || unless?.()) return Promise.resolve();
-    this.waiting ??= wf.condition(this.urgent, this.ms).then(() => {
+    this.waiting ??= this.waits.condition(this.urgent, this.ms).then(() => {
       this.waiting = undefined;
       this.ended++;
     });

@@ -15,6 +15,7 @@ import type { Decisions } from './decisions';
 import type { ProviderInbox } from './inbox';
 import type { SessionReducer } from './reducer';
 import type { Visibility } from './visibility';
+import type { Waits } from './timer';
 import { HISTORY_LIMITS, historyLong } from '../history';
 
 /** Older than this, a snapshot is read again before a money-moving call is sent on its word. */
@@ -31,6 +32,8 @@ export class SessionRuntime {
     private readonly recorder: SessionRecorder,
     private readonly decisions: Decisions,
     private readonly visibility: Visibility,
+    /** How waits with a timeout are kept (one shared timer in runs patched `shared-timer`). */
+    readonly waits: Waits,
   ) {
     this.historyLimit = input.continueAsNewAfter ?? HISTORY_LIMITS.session;
   }
@@ -116,7 +119,7 @@ export class SessionRuntime {
       }
       await this.continueAsNewIfDue();
       const seen = this.state.snapshot;
-      await wf.condition(
+      await this.waits.condition(
         () => this.state.snapshot !== seen || this.inbox.lookAsked || pred(),
         Math.min(wait, remaining),
       );
@@ -140,7 +143,7 @@ export class SessionRuntime {
   /** Waits up to `ms` for `wake` (continuing as new first when the history grows long); true if woken. */
   async waitFor(wake: () => boolean, ms: number): Promise<boolean> {
     await this.continueAsNewIfDue();
-    return wf.condition(wake, ms);
+    return this.waits.condition(wake, ms);
   }
 
   /**

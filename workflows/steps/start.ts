@@ -119,7 +119,10 @@ export function acceptStarter(session: Session): void {
       if ('refused' in report) refuseStart(session, report.refused);
       else session.inbox.claim(report.snapshot, 'start (starter)');
       if (report.wait)
-        await wf.condition(() => session.isFinal() || session.rules.waitsForSomeone(), report.wait.timeoutMs);
+        await session.waits.condition(
+          () => session.isFinal() || session.rules.waitsForSomeone(),
+          report.wait.timeoutMs,
+        );
       return session.answer();
     },
     { validator: (report) => void checkArgument(startReport, report) },
