@@ -17,6 +17,7 @@ import { HOLD_MS } from '../../workflows/session/hold';
 import { FakeProvider, awaitingApproval, succeeded } from '../helpers/fake-provider';
 import { useFakeProviderWorker } from '../helpers/fake-provider-worker';
 import { until } from '../helpers/until';
+import { statusesUpserted } from '../helpers/upserts';
 
 jest.setTimeout(60_000);
 
@@ -62,15 +63,6 @@ async function checkout(
 
 async function historyOf(handle: WorkflowHandle): Promise<HistoryEvent[]> {
   return (await handle.fetchHistory()).events ?? [];
-}
-
-/** The PaymentStatus values upserted, in order. */
-function statusesUpserted(events: HistoryEvent[]): string[] {
-  return events.flatMap((e) => {
-    const field =
-      e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields?.PaymentStatus;
-    return field ? [JSON.parse(Buffer.from(field.data ?? []).toString('utf8')) as string] : [];
-  });
 }
 
 /** The history once a first PaymentStatus has been upserted (in real time: the server's clock is not moved). */

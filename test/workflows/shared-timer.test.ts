@@ -13,6 +13,7 @@ import type { checkoutWorkflow } from '../../workflows/checkout';
 import { HISTORIES_DIR, readHistories } from '../fixtures/histories/io';
 import { FakeProvider, awaitingApproval, succeeded } from '../helpers/fake-provider';
 import { useFakeProviderWorker } from '../helpers/fake-provider-worker';
+import { statusesUpserted } from '../helpers/upserts';
 
 jest.setTimeout(60_000);
 
@@ -55,15 +56,6 @@ function mostTimersAtOnce(events: HistoryEvent[]): number {
 
 const count = (events: HistoryEvent[], type: temporal.api.enums.v1.EventType) =>
   events.filter((e) => e.eventType === type).length;
-
-/** The PaymentStatus values upserted, in order. */
-function statusesUpserted(events: HistoryEvent[]): string[] {
-  return events.flatMap((e) => {
-    const field =
-      e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields?.PaymentStatus;
-    return field ? [JSON.parse(Buffer.from(field.data ?? []).toString('utf8')) as string] : [];
-  });
-}
 
 describe("a session's waits share one timer", () => {
   it('the hold, the late look and the polls: one timer at a time, each wait ending on time', async () => {

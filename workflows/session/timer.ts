@@ -45,6 +45,8 @@ export class SharedTimer implements Waits {
 
   async condition(fn: () => boolean, ms: number): Promise<boolean> {
     if (fn()) return true;
+    // No deadline to share (not a finite number): exactly what wf.condition makes of it.
+    if (!Number.isFinite(ms)) return wf.condition(fn, ms);
     // As wf.sleep: a timer lasts at least 1 ms.
     const waiter: Waiter = { at: Date.now() + Math.max(1, ms), expired: false };
     this.waiters.add(waiter);
