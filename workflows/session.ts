@@ -79,9 +79,10 @@ export class Session {
     const lane = new LocalLane();
     // Writes the session's record and its events to the store (DESIGN decision 15).
     const verdicts = { pending: () => !this.inbox.empty, judged: () => this.inbox.judged };
+    // Every wait with a timeout on one timer (shared-timer); runs from before keep a timer per wait.
+    const waits = (this.waits = sharedTimer ? new SharedTimer() : ownTimers);
     // One hold for the search attributes and (held-record) the record: one timer for both. Runs patched
     // only held-status hold the search attributes alone, for exactly what they held them for.
-    const waits = (this.waits = sharedTimer ? new SharedTimer() : ownTimers);
     const hold = heldRecord
       ? new Hold(HOLD_MS, () => this.actionable() || this.visibility.urgent(), waits)
       : held

@@ -33,7 +33,7 @@ export class SessionRuntime {
     private readonly decisions: Decisions,
     private readonly visibility: Visibility,
     /** How waits with a timeout are kept (one shared timer in runs patched `shared-timer`). */
-    readonly waits: Waits,
+    private readonly waits: Waits,
   ) {
     this.historyLimit = input.continueAsNewAfter ?? HISTORY_LIMITS.session;
   }
