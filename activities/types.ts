@@ -11,9 +11,9 @@ import type {
   InitiateRequest,
   InitTransferRequest,
   SessionInfo,
-  WebhookEvent,
 } from '../provider/schemas';
 import type { CheckoutStart, TransferStart } from '../common/session-input';
+import type { ProviderEventProof } from '../common/webhook-proof';
 
 /** Every call is about one session, and carries that session's sub-merchant when it has one. */
 export interface SessionCall {
@@ -109,7 +109,7 @@ export interface IntakeActivities {
 }
 
 /** A webhook verified again in the worker: the event (card fields removed), or why it is refused. */
-export type ProviderEventProof = { ok: true; event: WebhookEvent } | { ok: false; reason: string };
+export type { ProviderEventProof } from '../common/webhook-proof';
 
 export interface ProofActivities {
   /**

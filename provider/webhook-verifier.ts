@@ -1,13 +1,30 @@
 import type { KeyObject } from 'node:crypto';
-import { describeIssue, webhookEvent, type WebhookEvent } from './schemas';
+import { readWebhookEvent, type RsaPublicNumbers, type WebhookEvent } from './schemas';
 import { loadPublicKey, verifyBytes, type KeyInput } from './signing';
 
 export type WebhookRejectionReason =
   'missing_signature' | 'bad_signature' | 'malformed_json' | 'invalid_event';
 
 export type WebhookVerification =
-  | { ok: true; event: WebhookEvent; /** which service key matched (rotation) */ keyIndex: number }
+  | {
+      ok: true;
+      event: WebhookEvent;
+      /** which service key matched (rotation) */
+      keyIndex: number;
+      /** that key as numbers, when it is an RSA key: what a session needs to check later events itself */
+      key?: RsaPublicNumbers;
+    }
   | { ok: false; reason: WebhookRejectionReason; detail: string };
+
+/** An RSA public key's numbers (its JWK's modulus and exponent); none for a key of another type. */
+function numbersOf(key: KeyObject): RsaPublicNumbers | undefined {
+  const jwk = key.export({ format: 'jwk' });
+  if (jwk.kty !== 'RSA' || !jwk.n || !jwk.e) return undefined;
+  return {
+    n: Buffer.from(jwk.n, 'base64url').toString('hex'),
+    e: Number.parseInt(Buffer.from(jwk.e, 'base64url').toString('hex'), 16),
+  };
+}
 
 /**
  * Verifies a webhook over the raw bytes as received, before anything parses them, against one or
@@ -19,21 +36,16 @@ export function createWebhookVerifier(
   if (serviceKeys.length === 0)
     throw new TypeError('createWebhookVerifier needs at least one service public key');
   const keys: KeyObject[] = serviceKeys.map(loadPublicKey);
+  const numbers = keys.map(numbersOf);
   return (raw, signature) => {
     if (!signature)
       return { ok: false, reason: 'missing_signature', detail: 'X-Signature header is missing' };
     const keyIndex = keys.findIndex((k) => verifyBytes(raw, signature, k));
     if (keyIndex < 0)
       return { ok: false, reason: 'bad_signature', detail: 'signature does not verify with any service key' };
-    let json: unknown;
-    try {
-      json = JSON.parse(raw.toString('utf8'));
-    } catch {
-      return { ok: false, reason: 'malformed_json', detail: 'body is not JSON' };
-    }
-    const parsed = webhookEvent.safeParse(json);
-    if (!parsed.success)
-      return { ok: false, reason: 'invalid_event', detail: describeIssue(parsed.error.issues[0]!, json) };
-    return { ok: true, event: parsed.data, keyIndex };
+    const read = readWebhookEvent(raw.toString('utf8'));
+    if (!read.ok) return read;
+    const key = numbers[keyIndex];
+    return { ok: true, event: read.event, keyIndex, ...(key ? { key } : {}) };
   };
 }

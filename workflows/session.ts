@@ -28,12 +28,13 @@ import { LocalLane } from './local-lane';
 import { HELD_RECORD_PATCH, SessionRecorder, WRITE_AFTER_VERDICT_PATCH } from './session-recorder';
 import { SessionAnnouncer } from './session/announcer';
 import { Decisions } from './session/decisions';
-import { ProviderInbox } from './session/inbox';
+import { HELD_KEYS_PATCH, ProviderInbox } from './session/inbox';
 import type { SessionRecord } from './session/record';
 import { SessionReducer, type Reading } from './session/reducer';
 import { SessionRuntime } from './session/runtime';
 import { Hold, HOLD_MS } from './session/hold';
 import { HELD_STATUS_PATCH, LEAN_HISTORY_PATCH, Visibility } from './session/visibility';
+import { HeldKeys } from '../common/webhook-proof';
 import { ownTimers, SHARED_TIMER_PATCH, SharedTimer, type Waits } from './session/timer';
 
 export type { Reading } from './session/reducer';
@@ -57,14 +58,16 @@ export class Session {
 
   constructor(input: SessionInput, reading: Reading = {}) {
     // One patch for what new runs do, so that each costs one marker and one `TemporalChangeVersion`
-    // upsert (a visibility write). `shared-timer` (session/timer.ts) stands for `held-record`
+    // upsert (a visibility write). `held-keys` (session/inbox.ts) stands for `shared-timer`
+    // (session/timer.ts), which stands for `held-record`
     // (session-recorder.ts), which stands for `held-status`
     // (session/visibility.ts), which stands for `write-after-verdict` (session-recorder.ts), which stands
     // for `lean-history`, each adding to the one before; `lean-history` stands for provider events proven
     // (DESIGN decision 16; runs from before applied them as they came), record writes scheduled at the
     // change (session-recorder.ts), and search attributes shown when settled (session/visibility.ts).
     // Older runs replay as they ran.
-    const sharedTimer = wf.patched(SHARED_TIMER_PATCH);
+    const heldKeys = wf.patched(HELD_KEYS_PATCH);
+    const sharedTimer = heldKeys || wf.patched(SHARED_TIMER_PATCH);
     const heldRecord = sharedTimer || wf.patched(HELD_RECORD_PATCH);
     const held = heldRecord || wf.patched(HELD_STATUS_PATCH);
     const afterVerdict = held || wf.patched(WRITE_AFTER_VERDICT_PATCH);
@@ -110,7 +113,13 @@ export class Session {
       this.record.announce('session.created');
       if (input.initialSnapshot) this.rules.apply(input.initialSnapshot, 'call', 'initiate');
     }
-    this.inbox = new ProviderInbox(state, this.rules, lane, proofRequired);
+    this.inbox = new ProviderInbox(
+      state,
+      this.rules,
+      lane,
+      proofRequired,
+      heldKeys ? new HeldKeys() : undefined,
+    );
     this.decisions = new Decisions(this.record);
     this.runtime = new SessionRuntime(
       input,

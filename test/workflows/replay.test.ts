@@ -1,8 +1,8 @@
 /**
  * Replays the recorded history of every session kind (test/fixtures/histories/*.json, written by
  * record-histories.test.ts, and the ones recorded before the `lean-history`, `write-after-verdict`,
- * `held-status` and `held-record` patches in before-lean/, before-verdict/, before-held/ and
- * before-held-record/)
+ * `held-status`, `held-record`, `shared-timer` and `held-keys` patches in before-lean/, before-verdict/,
+ * before-held/, before-held-record/, before-shared-timer/ and before-held-keys/)
  * against today's workflow code. A change that would break running
  * sessions (a command added, removed or reordered) fails here: use `patched()` for it, or re-record
  * when the break is intended and no session of the old code can still be running.
@@ -87,17 +87,23 @@ describe('replay of recorded histories', () => {
   // histories, recorded by the code of that time, still replay as they ran. before-lean/: before
   // `lean-history` (workflows/session/visibility.ts); before-verdict/: before `write-after-verdict`
   // (workflows/session-recorder.ts); before-held/: before `held-status` (workflows/session/visibility.ts);
-  // before-held-record/: before `held-record` (workflows/session-recorder.ts).
-  it.each(['before-lean', 'before-verdict', 'before-held', 'before-held-record', 'before-shared-timer'])(
-    'every history recorded %s replays too',
-    async (dir) => {
-      const before = readHistories(path.join(HISTORIES_DIR, dir));
-      expect(before.map((h) => h.kind).sort()).toEqual([...KINDS].sort());
-      const errors = await replayAll(before, { workflowBundle: { codePath: sharedWorkflowBundlePath() } });
-      expect(errors.size).toBe(before.length);
-      expect([...errors].filter(([, e]) => e !== undefined)).toEqual([]);
-    },
-  );
+  // before-held-record/: before `held-record` (workflows/session-recorder.ts); before-shared-timer/: before
+  // `shared-timer` (workflows/session/timer.ts); before-held-keys/: before `held-keys`
+  // (workflows/session/inbox.ts).
+  it.each([
+    'before-lean',
+    'before-verdict',
+    'before-held',
+    'before-held-record',
+    'before-shared-timer',
+    'before-held-keys',
+  ])('every history recorded %s replays too', async (dir) => {
+    const before = readHistories(path.join(HISTORIES_DIR, dir));
+    expect(before.map((h) => h.kind).sort()).toEqual([...KINDS].sort());
+    const errors = await replayAll(before, { workflowBundle: { codePath: sharedWorkflowBundlePath() } });
+    expect(errors.size).toBe(before.length);
+    expect([...errors].filter(([, e]) => e !== undefined)).toEqual([]);
+  });
 
   /*
    * The replay is a real check: code that issues different commands for the same history fails.

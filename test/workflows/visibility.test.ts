@@ -73,7 +73,7 @@ describe('search attributes of a new session', () => {
     const events = await historyOf(started.sessionId);
     // The SDK's own internal patches (`__sdk_internal_patch_number:N`) are its business, not ours.
     const ours = visibilityOf(events).patches.filter((id) => !id.startsWith('__sdk_internal'));
-    expect(ours).toEqual(['shared-timer']);
+    expect(ours).toEqual(['held-keys']);
     const statuses = valuesOf(events, 'PaymentStatus');
     // Never the same value twice in a row: an upsert that changes nothing is not made.
     statuses.forEach((s, i) => expect(i === 0 || s !== statuses[i - 1]).toBe(true));

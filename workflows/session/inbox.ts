@@ -1,7 +1,8 @@
 /**
  * How news of the provider reaches a session (DESIGN decision 16: nobody can fake an outcome). Signal
  * handlers only queue a delivery; the session's own loop judges them one at a time, in the order they
- * came: a signed one is verified again by this worker (a local activity) and applied if it is news;
+ * came: a signed one is verified again by this worker (a local activity, or the session itself with a
+ * key the worker verified its earlier events with: common/webhook-proof.ts) and applied if it is news;
  * anything unsigned (a state sync, a payer's return, a claim the starter reported) is at most a reason
  * to read transaction/state (`lookAsked`). Every delivery is in the webhook audit trail, a refused one
  * with why. Nothing a signal carries can fail a workflow task.
@@ -12,7 +13,7 @@ import { parseMessage, providerEventDelivery, UNENCRYPTED } from '../../common/m
 import type { ProviderEventDelivery, SessionState } from '../../common/session-input';
 import { isNewer, moneybackOf } from '../../common/snapshot';
 import type { ProviderEventRecord } from '../../common/views';
-import type { ProviderEventProof } from '../../activities/types';
+import type { HeldKeys } from '../../common/webhook-proof';
 import type { SessionInfo, WebhookEvent } from '../../provider/schemas';
 import { proofs } from '../calls';
 import { iso } from '../iso';
@@ -20,6 +21,8 @@ import type { LocalLane } from '../local-lane';
 import { PayerReturnThrottle } from '../payer-return';
 import type { SessionReducer } from './reducer';
 
+/** Runs patched `held-keys` check events signed with a key the worker verified their earlier ones with. */
+export const HELD_KEYS_PATCH = 'held-keys';
 const MAX_PROVIDER_EVENTS = 200;
 const MAX_RECORDED = 40;
 /** How far ahead of the workflow's clock a reported snapshot's updated_at may be (clocks differ). */
@@ -53,6 +56,8 @@ export class ProviderInbox {
     private readonly rules: SessionReducer,
     private readonly lane: LocalLane,
     readonly proofRequired: boolean,
+    /** Keys this run checks events with itself (runs patched `held-keys`; common/webhook-proof.ts). */
+    private readonly keys?: HeldKeys,
   ) {
     if (proofRequired) void this.judgeInOrder();
   }
@@ -162,15 +167,18 @@ export class ProviderInbox {
       if (this.looks.admit(Date.now())) this.lookAsked = true;
       return;
     }
-    let proof: ProviderEventProof;
-    try {
-      proof = await this.lane.run(() => proofs.verifyProviderEvent(signed));
-    } catch (err) {
-      // The worker could not check it (no service key configured, a fault): the provider's state decides.
-      const why = err instanceof wf.ActivityFailure ? (err.cause?.message ?? err.message) : String(err);
-      this.audit(heard, 'confirming', `not verified: ${why}`);
-      this.lookAsked = true;
-      return;
+    let proof = this.keys?.check(signed);
+    if (!proof) {
+      try {
+        proof = await this.lane.run(() => proofs.verifyProviderEvent(signed));
+      } catch (err) {
+        // The worker could not check it (no service key configured, a fault): the provider's state decides.
+        const why = err instanceof wf.ActivityFailure ? (err.cause?.message ?? err.message) : String(err);
+        this.audit(heard, 'confirming', `not verified: ${why}`);
+        this.lookAsked = true;
+        return;
+      }
+      if (proof.ok && proof.key) this.keys?.hold(proof.key);
     }
     if (!proof.ok) this.audit(heard, 'refused', proof.reason);
     else if (proof.event.session_info.id !== this.state.sessionId)
