@@ -60,8 +60,20 @@ export const WARM_EVENTS: unknown[] = [
             redirect: { url: 'https://example.com/3ds', method: 'post', domain: 'x', additional_params: {} },
           },
           moneyback: [
-            { id: 'rf_0', transaction_status: 'completed', created_date: at, completed_date: at, sum_info: sum },
-            { id: 'rf_1', transaction_status: 'repaid', sum_info: sum, chargeback: true, transaction_info: {} },
+            {
+              id: 'rf_0',
+              transaction_status: 'completed',
+              created_date: at,
+              completed_date: at,
+              sum_info: sum,
+            },
+            {
+              id: 'rf_1',
+              transaction_status: 'repaid',
+              sum_info: sum,
+              chargeback: true,
+              transaction_info: {},
+            },
           ],
         },
         {
@@ -71,7 +83,10 @@ export const WARM_EVENTS: unknown[] = [
         },
         {
           ...operation,
-          payment_info: { type: 'recurring_token_info', recurring_token_info: { token: 't', initiated_by: 'm' } },
+          payment_info: {
+            type: 'recurring_token_info',
+            recurring_token_info: { token: 't', initiated_by: 'm' },
+          },
         },
       ],
       payouts: [
@@ -97,7 +112,9 @@ export const WARM_EVENTS: unknown[] = [
     session_info: {
       id: 1,
       transaction_status: null,
-      payments: [{ id: 'p', transaction_status: 's', sum_info: { sum: -1 }, user_action: {}, payment_info: {} }],
+      payments: [
+        { id: 'p', transaction_status: 's', sum_info: { sum: -1 }, user_action: {}, payment_info: {} },
+      ],
       payouts: [{}],
       actions: { a: 1 },
       error: {},
