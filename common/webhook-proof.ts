@@ -10,13 +10,8 @@
  */
 import { scrubCardData } from '../provider/schemas/card';
 import { WARM_EVENTS } from './webhook-warmup';
-import {
-  defineWebhookEvent,
-  readWebhookEvent,
-  RsaSha256Verifier,
-  type RsaPublicNumbers,
-  type WebhookEvent,
-} from '../provider/schemas';
+import { defineWebhookEvent, readWebhookEvent, type WebhookEvent } from '../provider/schemas';
+import { RsaSha256Verifier, type RsaPublicNumbers } from '../provider/schemas/signature';
 
 /** What a provider event's signature proves: the event, or why it is refused. */
 export type ProviderEventProof =

@@ -1,5 +1,6 @@
 import type { KeyObject } from 'node:crypto';
-import { readWebhookEvent, type RsaPublicNumbers, type WebhookEvent } from './schemas';
+import { readWebhookEvent, type WebhookEvent } from './schemas';
+import type { RsaPublicNumbers } from './schemas/signature';
 import { loadPublicKey, verifyBytes, type KeyInput } from './signing';
 
 export type WebhookRejectionReason =

@@ -4,5 +4,4 @@ export * from './session';
 export * from './requests';
 export * from './responses';
 export * from './webhook';
-export * from './signature';
 export * from './validation';

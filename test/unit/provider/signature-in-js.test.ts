@@ -5,7 +5,7 @@
  * node:crypto refuses (that would be a forged event believed).
  */
 import { generateKeyPairSync, randomBytes, sign, verify, type KeyObject } from 'node:crypto';
-import { RsaSha256Verifier, type RsaPublicNumbers } from '../../../provider/schemas';
+import { RsaSha256Verifier, type RsaPublicNumbers } from '../../../provider/schemas/signature';
 
 function numbersOf(key: KeyObject): RsaPublicNumbers {
   const jwk = key.export({ format: 'jwk' });
