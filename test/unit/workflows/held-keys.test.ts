@@ -7,6 +7,7 @@ import { sign } from 'node:crypto';
 import { createProofActivities } from '../../../activities/proof-activities';
 import { HeldKeys, KEY_HELD_MS } from '../../../common/webhook-proof';
 import { createWebhookVerifier } from '../../../provider';
+import { TEST_CARD } from '../../../sandbox/test-cards';
 import { generateTestKeyPair } from '../../helpers/keys';
 
 const provider = generateTestKeyPair();
@@ -27,7 +28,10 @@ const event = {
         id: 'pm_1',
         transaction_status: 'successful',
         // A card number never leaves the check, whichever makes it.
-        payment_info: { type: 'card', card: { card_number: '4111111111111111', card_bin: '411111' } },
+        payment_info: {
+          type: 'card',
+          card: { card_number: TEST_CARD.visa, card_bin: TEST_CARD.visa.slice(0, 6) },
+        },
         sum_info: { sum: 1000, currency_code: 'RUB' },
         user_action: { type: 'redirect', redirect: { url: 'https://acs.example/3ds', method: 'post' } },
       },
@@ -50,7 +54,7 @@ describe('the keys a session holds', () => {
     // As the worker's verdict reaches the session: through JSON.
     expect(here).toEqual(JSON.parse(JSON.stringify(byWorker)));
     expect(JSON.stringify(here)).toBe(JSON.stringify(byWorker));
-    expect(JSON.stringify(here)).not.toContain('4111111111111111');
+    expect(JSON.stringify(here)).not.toContain(TEST_CARD.visa);
     expect(here).toMatchObject({
       ok: true,
       event: { session_info: { payments: [{ sum_info: { currency_code: 'rub' } }] } },
