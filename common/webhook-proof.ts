@@ -8,10 +8,10 @@
  * with the same keys whatever the worker holds by then. A signature none of them verifies (a new key, a
  * forgery) goes to the worker, which decides.
  */
-import { scrubCardData } from '../provider/schemas/card';
-import { WARM_EVENTS } from './webhook-warmup';
 import { defineWebhookEvent, readWebhookEvent, type WebhookEvent } from '../provider/schemas';
+import { scrubCardData } from '../provider/schemas/card';
 import { RsaSha256Verifier, type RsaPublicNumbers } from '../provider/schemas/signature';
+import { WARM_EVENTS } from './webhook-warmup';
 
 /** What a provider event's signature proves: the event, or why it is refused. */
 export type ProviderEventProof =
