@@ -6,10 +6,13 @@
  * there as before: a body changed after signing and a signature by another key go to the worker (one
  * verification each in history), an event the provider signed for another session is refused by the
  * session itself (no verification in history). Then the decision is made and the provider's webhook
- * with the result is applied without asking the worker.
+ * with the result is applied without asking the worker. Every recorded history (test/fixtures/histories)
+ * asks the worker at most once per run, where the recordings from before asked it for every webhook.
  */
 import { sign } from 'node:crypto';
+import * as path from 'node:path';
 import { temporal } from '@temporalio/proto';
+import { HISTORIES_DIR, readHistories } from '../fixtures/histories/io';
 import { generateTestKeyPair } from '../helpers/keys';
 import { cliSignal } from '../helpers/cli-signal';
 import { startStack, type TestStack } from '../helpers/stack';
@@ -18,6 +21,20 @@ import { card, references, rub, sessionHelpers } from '../helpers/workflow-test'
 
 const ref = references('held-keys');
 const { EventType } = temporal.api.enums.v1;
+
+/** How many times a run asked its worker to verify an event (local-activity markers). */
+function verificationsIn(events: temporal.api.history.v1.IHistoryEvent[]): number {
+  return events.filter((e) => {
+    const data = e.markerRecordedEventAttributes?.details?.data?.payloads?.[0]?.data;
+    return (
+      e.eventType === EventType.EVENT_TYPE_MARKER_RECORDED &&
+      data !== undefined &&
+      data !== null &&
+      (JSON.parse(Buffer.from(data).toString('utf8')) as { activity_type?: string }).activity_type ===
+        'verifyProviderEvent'
+    );
+  }).length;
+}
 
 describe('a session checks events signed with a key its worker verified', () => {
   let stack: TestStack;
@@ -29,19 +46,8 @@ describe('a session checks events signed with a key its worker verified', () => 
   });
   const { finished, moves } = sessionHelpers(() => stack);
 
-  /** How many times the session asked its worker to verify an event (local-activity markers). */
   async function workerVerifications(id: string): Promise<number> {
-    const history = await stack.temporal.workflow.getHandle(id).fetchHistory();
-    return (history.events ?? []).filter((e) => {
-      const data = e.markerRecordedEventAttributes?.details?.data?.payloads?.[0]?.data;
-      return (
-        e.eventType === EventType.EVENT_TYPE_MARKER_RECORDED &&
-        data !== undefined &&
-        data !== null &&
-        (JSON.parse(Buffer.from(data).toString('utf8')) as { activity_type?: string }).activity_type ===
-          'verifyProviderEvent'
-      );
-    }).length;
+    return verificationsIn((await stack.temporal.workflow.getHandle(id).fetchHistory()).events ?? []);
   }
 
   it('refuses forged claims with or without the worker, and applies the provider’s result itself', async () => {
@@ -122,5 +128,16 @@ describe('a session checks events signed with a key its worker verified', () => 
       ['hold', 1_000],
       ['capture', 1_000],
     ]);
+  });
+
+  it('in every recorded session: the worker verifies at most one event per run, where it verified each before', () => {
+    const now = readHistories(HISTORIES_DIR);
+    const before = readHistories(path.join(HISTORIES_DIR, 'before-held-keys'));
+    const most = (hs: typeof now) => Math.max(...hs.map((h) => verificationsIn(h.history.events)));
+    expect(most(now)).toBe(1);
+    // The measure can tell: recorded before the patch, sessions asked the worker for every webhook.
+    expect(most(before)).toBeGreaterThanOrEqual(3);
+    const total = (hs: typeof now) => hs.reduce((n, h) => n + verificationsIn(h.history.events), 0);
+    expect(total(now)).toBeLessThan(total(before));
   });
 });
