@@ -39,10 +39,27 @@ const MAX_KEYS = 4;
  * This copy is reachable from no export, so it stays writable; it is the same for every workflow and
  * holds nothing of theirs (the rule for a preloaded module). Readings at load (common/webhook-warmup.ts)
  * make zod set up, before the freeze, the classes it first needs while parsing (a failed parse's error
- * among them). Should anything still throw, the event goes to the worker's check (`check` below).
+ * among them). Should anything still throw, the event goes to the worker's check (readOnceSettled).
  */
 const eventSchema = defineWebhookEvent();
 for (const event of WARM_EVENTS) readWebhookEvent(JSON.stringify(event), eventSchema);
+
+/**
+ * A reading that does not depend on what this worker thread read before, which is what keeps a replay
+ * on another thread the same. zod sets up a class the first time it makes one (an error, say); should
+ * that first time fall after the SDK's freeze, it throws once and then works, so a throw is read again:
+ * a second throw is what every thread gets, and the worker decides.
+ */
+function readOnceSettled(body: string): ReturnType<typeof readWebhookEvent> | undefined {
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      return readWebhookEvent(body, eventSchema);
+    } catch {
+      // read again, or leave it to the worker (see above)
+    }
+  }
+  return undefined;
+}
 
 export class HeldKeys {
   private held: { verifier: RsaSha256Verifier; since: number }[] = [];
@@ -65,12 +82,8 @@ export class HeldKeys {
     const now = Date.now();
     this.held = this.held.filter((h) => now - h.since < KEY_HELD_MS);
     if (!this.held.some((h) => h.verifier.verify(signed.body, signed.signature))) return undefined;
-    let read: ReturnType<typeof readWebhookEvent>;
-    try {
-      read = readWebhookEvent(signed.body, eventSchema);
-    } catch {
-      return undefined; // a part of zod first used after the SDK froze it (see above)
-    }
+    const read = readOnceSettled(signed.body);
+    if (!read) return undefined;
     if (!read.ok) return { ok: false, reason: `${read.reason}: ${read.detail}` };
     // As the worker's verdict arrives (JSON, without card fields), so both ways give the session the same.
     return { ok: true, event: JSON.parse(JSON.stringify(scrubCardData(read.event))) as typeof read.event };
