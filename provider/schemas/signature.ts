@@ -37,6 +37,8 @@ export class RsaSha256Verifier {
   private readonly e: bigint;
   /** The modulus's length in bytes: a signature is exactly this long. */
   private readonly size: number;
+  /** The signed encoding up to the hash (hex), the same for every message; none for a key too short. */
+  private readonly prefix: string | undefined;
 
   constructor(readonly numbers: RsaPublicNumbers) {
     if (!/^[0-9a-f]+$/i.test(numbers.n) || !Number.isSafeInteger(numbers.e) || numbers.e < 3)
@@ -44,6 +46,8 @@ export class RsaSha256Verifier {
     this.n = BigInt(`0x${numbers.n}`);
     this.e = BigInt(numbers.e);
     this.size = Math.ceil(this.n.toString(16).length / 2);
+    const padding = this.size - 3 - SHA256_DIGEST_INFO.length / 2 - 32;
+    this.prefix = padding < MIN_PADDING ? undefined : `0001${'ff'.repeat(padding)}00${SHA256_DIGEST_INFO}`;
   }
 
   /** The signature (Base64, padded) is this key's over the UTF-8 bytes of `text`. */
@@ -54,11 +58,10 @@ export class RsaSha256Verifier {
     } catch {
       return false;
     }
-    const padding = this.size - 3 - SHA256_DIGEST_INFO.length / 2 - 32;
-    if (signature.length !== this.size || padding < MIN_PADDING) return false;
+    if (signature.length !== this.size || this.prefix === undefined) return false;
     const s = BigInt(`0x${bytesToHex(signature)}`);
     if (s >= this.n) return false;
-    const expected = `0001${'ff'.repeat(padding)}00${SHA256_DIGEST_INFO}${bytesToHex(sha256(utf8ToBytes(text)))}`;
+    const expected = `${this.prefix}${bytesToHex(sha256(utf8ToBytes(text)))}`;
     // Both sides are below 256^size, so equal numbers are equal encodings, byte for byte.
     return modPow(s, this.e, this.n) === BigInt(`0x${expected}`);
   }
