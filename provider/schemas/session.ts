@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import * as common from './common';
-import { defineCommonSchemas } from './common';
 import { defineInstrumentOut, instrumentOut as sharedInstrumentOut } from './instruments';
 
 export const SESSION_STATUSES = ['created', 'active', 'ongoing', 'completed', 'canceled'] as const;
@@ -55,7 +54,7 @@ export function defineSessionSchemas(
     sumInfoOut,
     transactionInfo,
     userInfo,
-  } = defineCommonSchemas(),
+  } = common.defineCommonSchemas(),
   instrumentOut = defineInstrumentOut(),
 ) {
   /** Statuses are kept as strings: the provider may add values, and a parse must not fail on them. */
