@@ -52,6 +52,11 @@ export class RsaSha256Verifier {
 
   /** The signature (Base64, padded) is this key's over the UTF-8 bytes of `text`. */
   verify(text: string, signatureB64: string): boolean {
+    return this.verifyBytes(utf8ToBytes(text), signatureB64);
+  }
+
+  /** The signature (Base64, padded) is this key's over exactly `message`. */
+  verifyBytes(message: Uint8Array, signatureB64: string): boolean {
     let signature: Uint8Array;
     try {
       signature = base64.decode(signatureB64);
@@ -61,7 +66,7 @@ export class RsaSha256Verifier {
     if (signature.length !== this.size || this.prefix === undefined) return false;
     const s = BigInt(`0x${bytesToHex(signature)}`);
     if (s >= this.n) return false;
-    const expected = `${this.prefix}${bytesToHex(sha256(utf8ToBytes(text)))}`;
+    const expected = `${this.prefix}${bytesToHex(sha256(message))}`;
     // Both sides are below 256^size, so equal numbers are equal encodings, byte for byte.
     return modPow(s, this.e, this.n) === BigInt(`0x${expected}`);
   }
