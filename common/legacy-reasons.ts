@@ -66,10 +66,6 @@ function providerError(text: string): EndReason {
 /** A refund's reason: the provider's refusal, as its message said. */
 export const refundRefusal = (text: string): EndReason => reason('refund_refused', text);
 
-/** A subscription's cancel: the partner's words, or the default text of earlier runs. */
-export const partnerCancel = (text: string): EndReason =>
-  reason('canceled_by_partner', text === 'canceled by the partner' ? undefined : text);
-
 /** An attention as a session or subscription carries it, its reason read. */
 export function readAttentionState<T extends { since: string }>(
   value: (T & AttentionReason) | (T & { reason: string }) | undefined,
@@ -105,37 +101,6 @@ export function upgradeSessionReasons(state: SessionState): SessionState {
       : {}),
   };
   return upgraded;
-}
-
-/**
- * A carried subscription state, or a subscription's view read from the store, with every reason read:
- * both hold the same reason fields.
- */
-export function upgradeSubscriptionReasons<T extends SubscriptionReasons>(s: T): T {
-  const legacy = s as unknown as LegacySubscription;
-  return {
-    ...s,
-    ...optional('attention', readAttentionState(legacy.attention)),
-    ...optional('canceledReason', readEndReason(legacy.canceledReason, partnerCancel)),
-    charges: s.charges.map((c) => ({ ...c, ...optional('reason', readEndReason(legacyOf(c.reason))) })),
-    ...(s.dunning
-      ? {
-          dunning: { ...s.dunning, ...optional('lastReason', readEndReason(legacyOf(s.dunning.lastReason))) },
-        }
-      : {}),
-  };
-}
-
-interface SubscriptionReasons {
-  attention?: AttentionReason & { since: string };
-  canceledReason?: EndReason;
-  charges: { reason?: EndReason }[];
-  dunning?: { lastReason?: EndReason };
-}
-
-interface LegacySubscription {
-  attention?: ({ since: string } & AttentionReason) | { since: string; reason: string };
-  canceledReason?: string | EndReason;
 }
 
 /** A field typed as a reason that an earlier run may have written as a string. */

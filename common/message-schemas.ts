@@ -132,8 +132,7 @@ export const sessionSettled = lazily(() =>
   z.object({
     sessionId: text(200),
     phase: text(64),
-    // A session run from before structured reasons sends a string (common/legacy-reasons.ts reads it).
-    reason: z.union([text(2000), endReason()]).optional(),
+    reason: endReason().optional(),
   }),
 );
 export const sessionOpened = lazily(() => z.object({ reference: text(200), sessionId: text(200) }));

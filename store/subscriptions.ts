@@ -5,7 +5,6 @@
  * here, whatever Temporal still keeps of a canceled one.
  */
 import type { PaysagaEvent } from '../common/events';
-import { upgradeSubscriptionReasons } from '../common/legacy-reasons';
 import type { SubscriptionView } from '../common/views';
 import type { Store } from './database';
 import { appendEvents, deliveriesQueued, type FanOut } from './events';
@@ -109,7 +108,7 @@ export async function storedSubscription(
     .select('state')
     .where('id', '=', subscriptionId)
     .executeTakeFirst();
-  return row ? upgradeSubscriptionReasons(row.state as SubscriptionView) : undefined;
+  return row ? (row.state as SubscriptionView) : undefined;
 }
 
 export interface SubscriptionFilter {
@@ -134,6 +133,5 @@ export async function searchSubscriptions(
   if (after)
     q = q.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(after.createdAt, after.id)));
   const rows = await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit).execute();
-  // Rows written before structured reasons hold strings (common/legacy-reasons.ts reads them).
-  return rows.map((r) => upgradeSubscriptionReasons(r.state as SubscriptionView));
+  return rows.map((r) => r.state as SubscriptionView);
 }

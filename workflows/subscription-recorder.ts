@@ -11,16 +11,14 @@
  *   await recorder.flushed(ms);  // before an Update answers (a store that is down only delays it)
  *
  * The activity is scheduled right where the change is made, even inside an Update handler: the same
- * command in the same place live and on replay, whatever other activities have done meanwhile (see
- * workflows/event-publisher.ts for the nondeterminism a queue behind earlier activities caused).
+ * command in the same place live and on replay, whatever other activities have done meanwhile (a queue
+ * behind earlier activities would put an Update's command after an activity's result on one run and
+ * before it on another, which does not replay).
  */
 import * as wf from '@temporalio/workflow';
 import type { StoreActivities } from '../activities/store-activities';
 import type { PaysagaEvent } from '../common/events';
 import type { SubscriptionView } from '../common/views';
-
-/** Marks runs that record themselves in the store (older runs publish events only). */
-export const SUBSCRIPTION_RECORDED_PATCH = 'subscription-recorded';
 
 /** Retried until the store takes it: a store that is down delays the record, never the billing. */
 const store = wf.proxyActivities<StoreActivities>({

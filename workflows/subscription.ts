@@ -43,7 +43,6 @@ import {
   sessionSettled,
   subscriptionChange,
 } from '../common/message-schemas';
-import { readEndReason, upgradeSubscriptionReasons } from '../common/legacy-reasons';
 import { reason, reasonText, type AttentionReason, type EndReason } from '../common/reasons';
 import { AmountMinor, CreatedAt, NeedsAttention, PaymentStatus } from '../common/search-attributes';
 import { referenceWorkflowId, type ReferenceInput } from '../common/session-input';
@@ -61,8 +60,7 @@ import {
   upcomingDueDates,
 } from './billing';
 import { untilAnswered, provider } from './calls';
-import { EventPublisher } from './event-publisher';
-import { SUBSCRIPTION_RECORDED_PATCH, SubscriptionRecorder } from './subscription-recorder';
+import { SubscriptionRecorder } from './subscription-recorder';
 import { referenceWorkflow } from './reference';
 import * as attention from './attention';
 import { phaseOf } from '../common/snapshot';
@@ -82,8 +80,6 @@ const NOT_ABLE = {
 } as const satisfies Record<string, StateConflictCode>;
 
 const DEFAULT_KEEP_REFERENCE_MS = 400 * 24 * 3_600_000;
-/** Marks runs whose charges open with one init/checkout (older runs: initiate, then start/checkout). */
-const CHARGE_INIT_CHECKOUT_PATCH = 'charge-init-checkout';
 /** How long an Update's answer waits for its change to be stored. */
 const STORED_WITHIN_MS = 10_000;
 
@@ -96,8 +92,7 @@ export async function subscriptionWorkflow(
   input: SubscriptionInput,
   carried?: SubscriptionState,
 ): Promise<SubscriptionView> {
-  // A run continued from one before structured reasons carries strings (common/legacy-reasons.ts).
-  const sub = new Subscription(input, carried ? upgradeSubscriptionReasons(carried) : firstState(input));
+  const sub = new Subscription(input, carried ?? firstState(input));
   sub.endWhenDone(); // a first period already past the end (endAt before it)
   const periodsPerRun = input.periodsPerRun ?? DEFAULT_PERIODS_PER_RUN;
   let periodsThisRun = 0;
@@ -151,10 +146,8 @@ function firstState(input: SubscriptionInput): SubscriptionState {
 class Subscription {
   /** Bumped by every accepted Update: a waiting loop wakes up and looks again. */
   private version = 0;
-  /** Runs since the store records subscriptions: every change is written there (with its events). */
-  private readonly recorder?: SubscriptionRecorder;
-  /** Older runs, to replay as they ran: events only, one after the other. */
-  private readonly legacyEvents?: EventPublisher;
+  /** Every change is written to the store (with its events). */
+  private readonly recorder: SubscriptionRecorder;
   /** Results sessions reported (a session may report before its reference said which session it is). */
   private readonly settled = new Map<string, SessionSettled>();
 
@@ -162,18 +155,16 @@ class Subscription {
     readonly input: SubscriptionInput,
     readonly state: SubscriptionState,
   ) {
-    if (wf.patched(SUBSCRIPTION_RECORDED_PATCH))
-      this.recorder = new SubscriptionRecorder(
-        () => ({
-          view: this.view(),
-          ...(typeof input.customer?.user_id === 'string' ? { customerId: input.customer.user_id } : {}),
-        }),
-        state,
-      );
-    else this.legacyEvents = new EventPublisher();
+    this.recorder = new SubscriptionRecorder(
+      () => ({
+        view: this.view(),
+        ...(typeof input.customer?.user_id === 'string' ? { customerId: input.customer.user_id } : {}),
+      }),
+      state,
+    );
     if (state.eventSequence === 0) this.announce('subscription.created');
     // A new run (continue-as-new) shows its count.
-    else if (state.runs > 0) this.recorder?.record();
+    else if (state.runs > 0) this.recorder.record();
     wf.setHandler(subscriptionQuery, () => this.view());
     wf.setHandler(
       cancelSubscriptionUpdate,
@@ -208,17 +199,13 @@ class Subscription {
       const record = this.current();
       if (record && !record.sessionId && reference === this.chargeReference()) {
         record.sessionId = sessionId;
-        this.recorder?.record();
+        this.recorder.record();
       }
     });
     wf.setHandler(sessionSettledSignal, (arg) => {
       const s = parseMessage(sessionSettled, arg);
       if (!s.ok) return this.refusedMessage('sessionSettled', s.why);
-      const { reason: why, ...settled } = s.value;
-      this.settled.set(s.value.sessionId, {
-        ...(settled as SessionSettled),
-        ...(why !== undefined ? { reason: readEndReason(why) } : {}),
-      });
+      this.settled.set(s.value.sessionId, s.value as SessionSettled);
     });
   }
 
@@ -291,7 +278,7 @@ class Subscription {
     });
     if (s.charges.length > MAX_CHARGES_KEPT) s.charges.splice(0, s.charges.length - MAX_CHARGES_KEPT);
     s.totals.attempts++;
-    this.recorder?.record();
+    this.recorder.record();
   }
 
   /**
@@ -309,19 +296,15 @@ class Subscription {
       type: 'recurring_token_info' as const,
       recurring_token_info: { token: s.chargeToken ?? s.token },
     };
-    // A merchant-initiated charge is one init/checkout (the spec's sequence); runs begun before kept
-    // initiate + start, and replay as they ran.
-    const oneCall = wf.patched(CHARGE_INIT_CHECKOUT_PATCH);
+    // A merchant-initiated charge is one init/checkout (the spec's sequence).
     const intake: ReferenceInput = {
       reference,
       fingerprint: `${this.input.subscriptionId}:${s.period}:${s.attempt}`,
       requestId: this.input.subscriptionId,
-      open: oneCall
-        ? {
-            by: 'init_checkout',
-            body: { payment_info: paymentInfo, sum_info: sumInfo, user_info: this.input.customer },
-          }
-        : { by: 'initiate', body: { sum_info: sumInfo, user_info: this.input.customer } },
+      open: {
+        by: 'init_checkout',
+        body: { payment_info: paymentInfo, sum_info: sumInfo, user_info: this.input.customer },
+      },
       session: {
         kind: 'recurring_payment',
         reference,
@@ -330,9 +313,7 @@ class Subscription {
           ...(this.input.submerchantId ? { submerchantId: this.input.submerchantId } : {}),
           ...(this.input.projectId ? { projectId: this.input.projectId } : {}),
         },
-        start: oneCall
-          ? { by: 'provider' }
-          : { by: 'workflow', operation: 'checkout', body: { payment_info: paymentInfo } },
+        start: { by: 'provider' },
         settings: this.input.settings,
         notify: this.input.subscriptionId,
       },
@@ -498,7 +479,7 @@ class Subscription {
     const raised = attention.raise(this.state, why, Date.now());
     if (!raised) return;
     if (raised === 'first') wf.upsertSearchAttributes([{ key: NeedsAttention, value: true }]);
-    this.recorder?.record();
+    this.recorder.record();
     wf.log.warn('subscription needs attention', {
       subscriptionId: this.input.subscriptionId,
       reason: why,
@@ -508,7 +489,7 @@ class Subscription {
   private clearAttention(): void {
     if (!attention.clear(this.state)) return;
     wf.upsertSearchAttributes([{ key: NeedsAttention, value: false }]);
-    this.recorder?.record();
+    this.recorder.record();
   }
 
   // ---- Updates ----
@@ -572,7 +553,7 @@ class Subscription {
     if (this.state.amount.amount !== before)
       wf.upsertSearchAttributes([{ key: AmountMinor, value: this.state.amount.amount }]);
     this.version++;
-    this.recorder?.record();
+    this.recorder.record();
     return this.view();
   }
 
@@ -580,14 +561,12 @@ class Subscription {
   private announce(type: SubscriptionEventType): void {
     const subject = { subscription_id: this.input.subscriptionId };
     const event = nextEvent(this.state, subject, type, iso(Date.now()), () => this.view());
-    if (this.recorder) this.recorder.record(event);
-    else this.legacyEvents?.publish(event);
+    this.recorder.record(event);
   }
 
-  /** Every change and event so far written (or, on older runs, published). */
+  /** Every change and event so far written. */
   private async flushed(): Promise<void> {
-    await this.recorder?.flushed();
-    await this.legacyEvents?.flushed();
+    await this.recorder.flushed();
   }
 
   /**
@@ -595,7 +574,7 @@ class Subscription {
    * that is slow or down delays the answer by STORED_WITHIN_MS at most (the record follows).
    */
   private async stored(view: SubscriptionView): Promise<SubscriptionView> {
-    await this.recorder?.flushed(STORED_WITHIN_MS);
+    await this.recorder.flushed(STORED_WITHIN_MS);
     return view;
   }
 

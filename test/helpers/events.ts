@@ -134,7 +134,7 @@ export interface EventPublisher {
   publish(
     taskQueue: string,
     events: PaysagaEvent[],
-    o?: { mode?: 'sequential' | 'concurrent' | 'publisher' },
+    o?: { mode?: 'sequential' | 'concurrent' },
   ): Promise<void>;
   close(): Promise<void>;
 }

@@ -7,12 +7,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import {
-  partnerCancel,
   readAttention,
   readEndReason,
   refundRefusal,
   upgradeSessionReasons,
-  upgradeSubscriptionReasons,
 } from '../../common/legacy-reasons';
 import {
   ATTENTION_CODES,
@@ -25,7 +23,7 @@ import {
 import { DEFAULT_SETTINGS } from '../../common/settings';
 import { newSessionState, type SessionState } from '../../common/session-input';
 import { sessionViewOf } from '../../common/session-view';
-import { sessionView, subscriptionView, type SubscriptionView } from '../../common/views';
+import { sessionView } from '../../common/views';
 import { servedOpenApi, type Schema } from '../helpers/openapi-doc';
 
 describe('reasons of runs and records from before: read as today makes them', () => {
@@ -56,14 +54,10 @@ describe('reasons of runs and records from before: read as today makes them', ()
     expect(readEndReason(today)).toBe(today);
   });
 
-  it('what a field held by its own meaning: a refund refusal, a partner cancel', () => {
+  it('what a field held by its own meaning: a refund refusal', () => {
     expect(readEndReason('the provider refused transaction/refund', refundRefusal)).toEqual(
       reason('refund_refused', 'the provider refused transaction/refund'),
     );
-    expect(readEndReason('customer left', partnerCancel)).toEqual(
-      reason('canceled_by_partner', 'customer left'),
-    );
-    expect(readEndReason('canceled by the partner', partnerCancel)).toEqual(reason('canceled_by_partner'));
     expect(readEndReason(undefined)).toBeUndefined();
   });
 
@@ -153,46 +147,6 @@ describe('reasons of runs and records from before: read as today makes them', ()
       expect(view.attention?.code).toBe('drift');
       expect(view.payouts?.[0]?.reason).toEqual(reason('canceled_by_partner', 'wrong account'));
     }
-  });
-
-  it('a subscription recorded before: its attention, cancel, charges and dunning read', () => {
-    const legacy = {
-      subscriptionId: 'sub-r',
-      reference: 'r',
-      status: 'canceled',
-      attention: { reason: 'charge ps_9: timed out', since: '2026-11-27T00:00:00.000Z' },
-      amount: { amount: 100, currency: 'rub' },
-      token: 'rt_1',
-      period: 2,
-      charges: [
-        {
-          period: 1,
-          attempt: 0,
-          sessionId: 'ps_9',
-          amount: 100,
-          currency: 'rub',
-          startedAt: '2026-11-27T00:00:00.000Z',
-          outcome: 'failed',
-          reason: 'recurring_token_inactive',
-        },
-      ],
-      totals: { attempts: 1, succeeded: 0, failed: 1, chargedAmount: 0 },
-      dunning: { period: 1, failures: 1, lastReason: 'charge failed', exhausted: true },
-      dunningPolicy: { retryDelaysMs: [], onExhausted: 'cancel' },
-      canceledReason: 'past_due: period 1 unpaid after 1 attempts (recurring_token_inactive)',
-      runs: 0,
-      createdAt: '2026-11-27T00:00:00.000Z',
-    } as unknown as SubscriptionView;
-    const view = upgradeSubscriptionReasons(legacy);
-    expect(subscriptionView.safeParse(view).error).toBeUndefined();
-    expect(view.attention).toMatchObject(reason('provider_call_failing', 'timed out', { subject: 'ps_9' }));
-    expect(view.charges[0]?.reason).toEqual(
-      reason('provider_error', undefined, { providerCode: 'recurring_token_inactive' }),
-    );
-    expect(view.dunning?.lastReason).toEqual(reason('charge_failed'));
-    expect(view.canceledReason).toEqual(
-      reason('past_due', 'period 1 unpaid after 1 attempts (recurring_token_inactive)'),
-    );
   });
 
   it('a reason in one line for logs: code, what it is about, the words', () => {
