@@ -3,10 +3,13 @@
  *
  * Two projects, together covering test/**\/*.test.ts except test/cluster/ (`npm run test:cluster`,
  * jest.cluster.config.js) and test/reliability/ (`npm run test:reliability`, jest.reliability.config.js):
- *   - unit:        test/unit/**  (pure logic; `npm run test:unit` runs only these)
- *   - integration: everything else under test/ (real Temporal dev server, sandbox, API, browser)
+ *   - unit:        test/unit/**  pure logic: no Temporal, no database, no socket (test/setup-unit-isolation.ts
+ *                  fails a test that opens one). `npm run test:unit` runs only these, with no global setup.
+ *   - integration: everything else under test/: the real Temporal dev server, the time-skipping server
+ *                  (test/workflows/time-skipping/), the sandbox, the API over HTTP, a browser.
  *
- * test/global-setup.ts runs once per `jest` run (whatever is selected): it starts ONE Temporal dev server
+ * The global setup and teardown belong to the integration project, so jest runs them only when an
+ * integration test is selected: test/global-setup.ts starts ONE Temporal dev server and ONE embedded store
  * and builds the workflow bundle once; see test/helpers/temporal.ts for how tests use them.
  */
 'use strict';
@@ -36,18 +39,19 @@ const common = {
 module.exports = {
   maxWorkers: 2,
   testTimeout: 60_000,
-  globalSetup: '<rootDir>/test/global-setup.ts',
-  globalTeardown: '<rootDir>/test/global-teardown.ts',
   projects: [
     {
       ...common,
       displayName: 'unit',
       testMatch: ['<rootDir>/test/unit/**/*.test.ts'],
+      setupFiles: ['<rootDir>/test/setup-unit-isolation.ts'],
     },
     {
       ...common,
       displayName: 'integration',
       testMatch: ['<rootDir>/test/**/*.test.ts'],
+      globalSetup: '<rootDir>/test/global-setup.ts',
+      globalTeardown: '<rootDir>/test/global-teardown.ts',
       setupFiles: ['<rootDir>/test/setup-temporal-runtime.ts'],
       testPathIgnorePatterns: [
         ...common.testPathIgnorePatterns,

@@ -1,6 +1,7 @@
 /**
- * One session kind on Temporal's time-skipping server, for the fast kind tests (test/unit/kinds/): the
- * real workflow bundle, a fake provider per session (fake-provider.ts), and the few moves a test makes,
+ * One session kind on Temporal's time-skipping server, for the fast kind tests
+ * (test/workflows/time-skipping/): the real workflow bundle, a fake provider per session
+ * (fake-provider.ts), and the few moves a test makes,
  * in the style of the SDK samples' tests.
  *
  *   const kind = useKindWorker('payout');

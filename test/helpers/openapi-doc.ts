@@ -1,8 +1,8 @@
 /**
- * The API's OpenAPI document as it serves it, without a stack: routes only describe themselves, so no
- * request reaches a dependency.
+ * The API's OpenAPI document as it serves it, without a stack or a socket: routes only describe
+ * themselves, so no request reaches a dependency. GET /openapi.json answers `swagger()` as JSON; this is
+ * the same call and the same JSON round trip, in memory.
  */
-import { request } from 'undici';
 import { buildApi, type ApiDeps } from '../../api/app';
 import { EncryptionCodec, generateCodecKeySpec, parseCodecKeys } from '../../platform/codec';
 
@@ -16,11 +16,10 @@ export async function servedOpenApi(): Promise<Schema> {
     codecTokens: ['c'.repeat(40)],
   } as unknown as ApiDeps);
   try {
-    const { internalUrl } = await api.listen({
-      public: { host: '127.0.0.1', port: 0 },
-      internal: { host: '127.0.0.1', port: 0 },
-    });
-    return (await (await request(`${internalUrl}/openapi.json`)).body.json()) as Schema;
+    // The internal listener's document merges in the public one's routes: both must be ready.
+    await api.public.ready();
+    await api.internal.ready();
+    return JSON.parse(JSON.stringify(api.internal.swagger())) as Schema;
   } finally {
     await api.close();
   }

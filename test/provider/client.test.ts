@@ -10,10 +10,10 @@ import {
   endpoints,
   isRetryableErrorCode,
   type EndpointName,
-} from '../../../provider';
+} from '../../provider';
 import { generateTestKeyPair } from '../../helpers/keys';
 import { json, startRecordingServer } from '../../helpers/recording-server';
-import { TEST_CARD } from '../../../sandbox/test-cards';
+import { TEST_CARD } from '../../sandbox/test-cards';
 
 const okSession = { status: 'ok', session_info: { id: 'ps_1', transaction_status: 'created' } };
 const PAN = TEST_CARD.visa;

@@ -5,7 +5,7 @@
 import { generateKeyPairSync, verify } from 'node:crypto';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { projectFor, providerConfigFromEnv, ProviderClient } from '../../../provider';
+import { projectFor, providerConfigFromEnv, ProviderClient } from '../../provider';
 
 const pem = () => {
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ProviderClient, createWebhookVerifier, serializeRequestBody, signBytes } from '../../../provider';
+import { ProviderClient, createWebhookVerifier, serializeRequestBody, signBytes } from '../../provider';
 import { generateTestKeys, type TestKeys } from '../../helpers/keys';
 import { json, startRecordingServer } from '../../helpers/recording-server';
 
