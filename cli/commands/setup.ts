@@ -4,6 +4,9 @@
  * allowed) and paysaga's search attributes, idempotently (cli/temporal-setup.ts); and the store
  * (PAYSAGA_DATABASE_URL, store/config.ts): its schema brought to the latest migration. Run it before
  * the workers and the API, and again after every upgrade (new migrations, new search attributes).
+ *
+ * `paysaga setup --compose` instead writes the secrets docker-compose.yml needs into `.env`
+ * (cli/compose-env.ts) and contacts nothing: the compose stack runs the cluster's setup itself.
  */
 import { InvalidArgumentError, type Command } from 'commander';
 import type { Connection } from '@temporalio/client';
@@ -17,6 +20,7 @@ import type * as TemporalSetup from '../temporal-setup';
 import { describeStoreUrl, storeConfigFromEnv, type StoreConfig } from '../../store/config';
 import type * as StoreDatabase from '../../store/database';
 import type * as StoreErrors from '../../store/errors';
+import { writeComposeEnv, type ComposeEnvReport } from '../compose-env';
 
 export const DEFAULT_RETENTION_DAYS = 30;
 
@@ -24,6 +28,8 @@ export interface SetupCommandOptions {
   retention: number;
   wait: number;
   json?: boolean;
+  compose?: boolean;
+  envFile: string;
 }
 
 export interface SetupCommandDeps {
@@ -68,9 +74,39 @@ export function register(program: Command, deps: SetupCommandDeps = processDeps)
       0,
     )
     .option('--json', 'print the outcome as JSON on stdout (progress goes to stderr)')
+    .option(
+      '--compose',
+      'instead: write the secrets docker-compose.yml needs into the env file, fresh and random, adding only ' +
+        'missing ones (an existing value is never changed); then `docker compose up`',
+    )
+    .option('--env-file <path>', 'the env file --compose writes', '.env')
     .action(async (opts: SetupCommandOptions) => {
-      await runSetup(opts, deps);
+      if (opts.compose) runComposeSetup(opts, deps);
+      else await runSetup(opts, deps);
     });
+}
+
+/** `paysaga setup --compose`: fills the env file's missing secrets and says which it added and kept. */
+export function runComposeSetup(
+  opts: Pick<SetupCommandOptions, 'envFile' | 'json'>,
+  deps: SetupCommandDeps = processDeps,
+): ComposeEnvReport {
+  const report = writeComposeEnv(opts.envFile);
+  if (opts.json) {
+    deps.out(JSON.stringify(report));
+    return report;
+  }
+  const log = (line: string) => deps.out(`paysaga setup --compose: ${line}`);
+  const file = opts.envFile;
+  if (report.added.length > 0)
+    log(`${report.created ? 'wrote' : 'added to'} ${file}: ${report.added.join(', ')} (fresh random values)`);
+  if (report.kept.length > 0) log(`kept in ${file} as they were: ${report.kept.join(', ')}`);
+  if (report.added.length === 0) log(`${file} already has every secret: nothing to change`);
+  log(
+    `next: docker compose up -d --build (the API token, with every scope, is PAYSAGA_API_TOKENS in ${file}, ` +
+      'before its ":")',
+  );
+  return report;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
