@@ -6,8 +6,9 @@
  *
  * The rule: `https` (plain `http` only where configuration allows it: `paysaga dev`, tests), and every
  * address the host name resolves to is public: not loopback, link-local, private, shared (CGNAT),
- * multicast, reserved or documentation space, nor a host the deployment itself uses (Temporal, the
- * store, its own public URL). An allow-list in configuration exempts named hosts or ranges. Checked at
+ * multicast, reserved, deprecated or documentation space, nor a host the deployment itself uses
+ * (Temporal, the store, its own public URL). An IPv6 address that carries an IPv4 address (IPv4-mapped,
+ * NAT64, 6to4) is judged by that IPv4 address as well. An allow-list in configuration exempts named hosts or ranges. Checked at
  * registration and again at each delivery, on the very addresses the socket would connect to (a name
  * that starts resolving elsewhere after registration gets nothing): the dispatcher's DNS lookup is this
  * guard's, so no connection to a refused address is ever opened.
@@ -38,44 +39,91 @@ export class OutboundRefusedError extends Error {
   }
 }
 
-const RANGES: [string, number, 'ipv4' | 'ipv6'][] = [
-  ['0.0.0.0', 8, 'ipv4'], // "this network"
-  ['10.0.0.0', 8, 'ipv4'],
-  ['100.64.0.0', 10, 'ipv4'], // shared address space (CGNAT)
-  ['127.0.0.0', 8, 'ipv4'],
-  ['169.254.0.0', 16, 'ipv4'], // link-local: cloud metadata services live here
-  ['172.16.0.0', 12, 'ipv4'],
-  ['192.0.0.0', 24, 'ipv4'],
-  ['192.0.2.0', 24, 'ipv4'],
-  ['192.168.0.0', 16, 'ipv4'],
-  ['198.18.0.0', 15, 'ipv4'],
-  ['198.51.100.0', 24, 'ipv4'],
-  ['203.0.113.0', 24, 'ipv4'],
-  ['224.0.0.0', 4, 'ipv4'], // multicast
-  ['240.0.0.0', 4, 'ipv4'], // reserved, broadcast
-  ['::', 128, 'ipv6'],
-  ['::1', 128, 'ipv6'],
-  ['64:ff9b::', 96, 'ipv6'], // NAT64: an IPv4 address behind a prefix
-  ['100::', 64, 'ipv6'],
-  ['2001:db8::', 32, 'ipv6'],
-  ['fc00::', 7, 'ipv6'], // unique local
-  ['fe80::', 10, 'ipv6'], // link-local
-  ['ff00::', 8, 'ipv6'], // multicast
+const IPV4_RANGES: [string, number][] = [
+  ['0.0.0.0', 8], // "this network"
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10], // shared address space (CGNAT)
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16], // link-local: cloud metadata services live here
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.88.99.0', 24], // 6to4 relay anycast (deprecated, RFC 7526)
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 4], // multicast
+  ['240.0.0.0', 4], // reserved, broadcast
+];
+
+const IPV6_RANGES: [string, number][] = [
+  ['::', 96], // unspecified, loopback, and the deprecated IPv4-compatible form (::a.b.c.d)
+  ['::ffff:0:0:0', 96], // IPv4-translated (RFC 6145)
+  ['64:ff9b::', 96], // NAT64, well-known prefix: an IPv4 address behind a prefix
+  ['64:ff9b:1::', 48], // NAT64, local use (RFC 8215)
+  ['100::', 64], // discard
+  ['2001::', 32], // Teredo: tunnels to an (obfuscated) IPv4 address
+  ['2001:2::', 48], // benchmarking
+  ['2001:10::', 28], // ORCHID (deprecated)
+  ['2001:db8::', 32], // documentation
+  ['2002::', 16], // 6to4: an IPv4 address behind a prefix (deprecated, RFC 7526)
+  ['3fff::', 20], // documentation
+  ['5f00::', 16], // segment routing
+  ['fc00::', 7], // unique local
+  ['fe80::', 10], // link-local
+  ['fec0::', 10], // site-local (deprecated)
+  ['ff00::', 8], // multicast
 ];
 
 // IPv4-mapped IPv6 addresses (::ffff:10.0.0.1) are checked against the IPv4 ranges by BlockList itself.
 const internal = new BlockList();
-for (const [address, prefix, family] of RANGES) internal.addSubnet(address, prefix, family);
+for (const [address, prefix] of IPV4_RANGES) internal.addSubnet(address, prefix, 'ipv4');
+for (const [address, prefix] of IPV6_RANGES) internal.addSubnet(address, prefix, 'ipv6');
+
+/**
+ * The IPv6 forms that carry an IPv4 address a packet ends up at: NAT64's well-known prefix (the last 32
+ * bits, RFC 6052) and 6to4 (the 32 bits after 2002::/16, RFC 3056); IPv4-mapped addresses BlockList
+ * matches against IPv4 ranges itself. Each takes an IPv4 range to the IPv6 range of its addresses.
+ */
+const EMBEDDINGS: ((address: string, prefix: number) => [string, number])[] = [
+  (address, prefix) => [`64:ff9b::${address}`, 96 + prefix],
+  (address, prefix) => {
+    const [a, b, c, d] = address.split('.').map((x) => Number(x).toString(16).padStart(2, '0'));
+    return [`2002:${a}${b}:${c}${d}::`, 16 + prefix];
+  },
+];
+
+/** IPv4 ranges and their images in every embedding: what an IPv4 rule says about IPv6 addresses too. */
+function withEmbeddings(ranges: [string, number][]): BlockList {
+  const list = new BlockList();
+  for (const [address, prefix] of ranges) {
+    list.addSubnet(address, prefix, 'ipv4');
+    for (const embed of EMBEDDINGS) list.addSubnet(...embed(address, prefix), 'ipv6');
+  }
+  return list;
+}
+
+/** IPv6 addresses whose IPv4 address is one of the refused ones. */
+const internalEmbedded = withEmbeddings(IPV4_RANGES);
 
 const familyOf = (address: string): 'ipv4' | 'ipv6' => (isIP(address) === 6 ? 'ipv6' : 'ipv4');
 const bare = (host: string) => host.replace(/^\[|\]$/g, '').toLowerCase();
 /** A host as compared here: no IPv6 brackets, lower case, no trailing dot. */
 const hostName = (host: string) => bare(host).replace(/\.$/, '');
 
+interface AllowList {
+  names: Set<string>;
+  ranges: BlockList;
+  /** The IPv4 ranges allowed, with their images in the IPv6 forms that embed an IPv4 address. */
+  embedded: BlockList;
+}
+
 /** An allow-list entry: a host name (exact), an address, or a CIDR range. Throws on a malformed range. */
-function allowList(entries: string[]): { names: Set<string>; ranges: BlockList } {
+function allowList(entries: string[]): AllowList {
   const names = new Set<string>();
   const ranges = new BlockList();
+  const ipv4: [string, number][] = [];
   for (const raw of entries.map((e) => e.trim()).filter(Boolean)) {
     const [address, prefix] = raw.split('/') as [string, string | undefined];
     const ip = bare(address);
@@ -88,8 +136,9 @@ function allowList(entries: string[]): { names: Set<string>; ranges: BlockList }
     if (!Number.isInteger(bits) || bits < 0 || bits > (isIP(ip) === 6 ? 128 : 32))
       throw new Error(`not an address range: ${raw}`);
     ranges.addSubnet(ip, bits, familyOf(ip));
+    if (familyOf(ip) === 'ipv4') ipv4.push([ip, bits]);
   }
-  return { names, ranges };
+  return { names, ranges, embedded: withEmbeddings(ipv4) };
 }
 
 const systemResolve: Resolve = (host) =>
@@ -100,7 +149,7 @@ const systemResolve: Resolve = (host) =>
   );
 
 export class OutboundGuard {
-  private readonly allowed: { names: Set<string>; ranges: BlockList };
+  private readonly allowed: AllowList;
   private readonly own: Set<string>;
   private readonly resolve: Resolve;
   private agent: Agent | undefined;
@@ -189,6 +238,17 @@ export class OutboundGuard {
   private checkAddresses(host: string, addresses: string[]): void {
     for (const address of addresses) {
       const family = familyOf(address);
+      // An address that carries an IPv4 one reaches that IPv4 address: the IPv4 rules judge it, even
+      // when its IPv6 prefix is allowed (a deployment behind NAT64 allows 64:ff9b::/96).
+      if (
+        family === 'ipv6' &&
+        internalEmbedded.check(address, family) &&
+        !this.allowed.embedded.check(address, family)
+      )
+        throw new OutboundRefusedError(
+          `a public address (${host} resolves to an IPv6 address that carries a loopback, link-local, ` +
+            'private or reserved IPv4 address; PAYSAGA_EVENT_ALLOW_HOSTS can name it)',
+        );
       if (this.allowed.ranges.check(address, family)) continue;
       if (internal.check(address, family))
         throw new OutboundRefusedError(

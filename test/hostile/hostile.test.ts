@@ -233,6 +233,13 @@ describe('hostile input against paysaga dev', () => {
       'http://10.0.0.1/hook',
       'https://192.168.1.1/hook',
       'http://[fe80::1]/hook',
+      // IPv6 forms that reach an IPv4 address (6to4, NAT64, mapped), deprecated ranges, the 6to4 relay.
+      'https://[2002:a9fe:a9fe::]/hook',
+      'https://[64:ff9b::a9fe:a9fe]/hook',
+      'https://[::ffff:169.254.169.254]/hook',
+      'https://[::a00:1]/hook',
+      'https://[fec0::1]/hook',
+      'https://192.88.99.1/hook',
     ]) {
       const before = String(await count());
       const res = await v1('POST', '/v1/event-endpoints', { url });
