@@ -83,8 +83,9 @@ export class ProviderClient {
   private readonly origin: string;
 
   constructor(private readonly opts: ProviderClientOptions) {
-    this.key = loadPrivateKey(opts.privateKey);
-    for (const p of opts.projects ?? []) this.projectKeys.set(p.id, loadPrivateKey(p.privateKey));
+    this.key = loadPrivateKey(opts.privateKey, 'partner private key');
+    for (const p of opts.projects ?? [])
+      this.projectKeys.set(p.id, loadPrivateKey(p.privateKey, `private key of project ${p.id}`));
     this.origin = opts.baseUrl.replace(/\/+$/, '');
     this.ownsDispatcher = !opts.dispatcher;
     this.dispatcher = opts.dispatcher ?? new Agent({ keepAliveTimeout: 30_000, connections: 64 });

@@ -4,18 +4,51 @@ import { readFileSync } from 'node:fs';
 /** A key given as a KeyObject, a PEM string, or a path to a PEM file; parsed once. */
 export type KeyInput = KeyObject | string;
 
+/**
+ * The smallest RSA modulus accepted for the provider's signatures and the partner's (NIST SP 800-131A:
+ * 1024-bit RSA is factorable by a well-funded attacker; 2048 is the floor for signatures today).
+ */
+export const MIN_RSA_KEY_BITS = 2048;
+
 function pemOf(input: string): string {
   return input.includes('-----BEGIN') ? input : readFileSync(input, 'utf8');
 }
 
-export function loadPrivateKey(input: KeyInput): KeyObject {
-  if (typeof input !== 'string') return input;
-  return createPrivateKey(pemOf(input));
+/** How an error names a key: what it is, and its file (never the PEM itself). */
+function described(name: string, input: KeyInput): string {
+  if (typeof input !== 'string') return name;
+  return input.includes('-----BEGIN') ? `${name} (inline PEM)` : `${name} (${input})`;
 }
 
-export function loadPublicKey(input: KeyInput): KeyObject {
-  if (typeof input !== 'string') return input.type === 'private' ? createPublicKey(input) : input;
-  return createPublicKey(pemOf(input));
+/**
+ * Refuses a key the provider's scheme (RSA with SHA-256, spec: Authentication rule 2) cannot use safely:
+ * one of another type, or an RSA modulus under {@link MIN_RSA_KEY_BITS}. At load, so a process with such
+ * a key stops at start, naming it.
+ */
+export function assertSigningKey(key: KeyObject, name: string): KeyObject {
+  if (key.asymmetricKeyType !== 'rsa')
+    throw new Error(`${name}: an RSA key is needed, this one is ${key.asymmetricKeyType ?? 'a secret key'}`);
+  const bits = key.asymmetricKeyDetails?.modulusLength ?? 0;
+  if (bits < MIN_RSA_KEY_BITS)
+    throw new Error(`${name}: an RSA key of ${bits} bits; at least ${MIN_RSA_KEY_BITS} are required`);
+  return key;
+}
+
+/** `name` says which key it is in an error (e.g. "partner private key"). */
+export function loadPrivateKey(input: KeyInput, name = 'private key'): KeyObject {
+  const key = typeof input === 'string' ? createPrivateKey(pemOf(input)) : input;
+  return assertSigningKey(key, described(name, input));
+}
+
+/** `name` says which key it is in an error (e.g. "provider service key 2"). */
+export function loadPublicKey(input: KeyInput, name = 'public key'): KeyObject {
+  const key =
+    typeof input !== 'string'
+      ? input.type === 'private'
+        ? createPublicKey(input)
+        : input
+      : createPublicKey(pemOf(input));
+  return assertSigningKey(key, described(name, input));
 }
 
 /** RSA SHA-256 over exactly `bytes`, Base64-encoded (spec, Authentication rules 2-3). */

@@ -36,7 +36,7 @@ export function createWebhookVerifier(
 ): (raw: Buffer, signature: string | undefined) => WebhookVerification {
   if (serviceKeys.length === 0)
     throw new TypeError('createWebhookVerifier needs at least one service public key');
-  const keys: KeyObject[] = serviceKeys.map(loadPublicKey);
+  const keys: KeyObject[] = serviceKeys.map((k, i) => loadPublicKey(k, `provider service key ${i + 1}`));
   const numbers = keys.map(numbersOf);
   return (raw, signature) => {
     if (!signature)

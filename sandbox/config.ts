@@ -92,6 +92,18 @@ function pemText(source: string, baseDir: string): string {
   return readFileSync(resolve(baseDir, source), 'utf8');
 }
 
+/**
+ * The spec's scheme is RSA with SHA-256; like paysaga's side (provider/signing.ts), the sandbox takes no
+ * key of another type nor an RSA key under 2048 bits.
+ */
+function rsaKey(key: KeyObject): KeyObject {
+  if (key.asymmetricKeyType !== 'rsa')
+    throw new Error(`an RSA key is needed, this one is ${key.asymmetricKeyType ?? 'a secret key'}`);
+  const bits = key.asymmetricKeyDetails?.modulusLength ?? 0;
+  if (bits < 2048) throw new Error(`an RSA key of ${bits} bits; at least 2048 are required`);
+  return key;
+}
+
 export class SandboxConfigError extends Error {
   override name = 'SandboxConfigError';
 }
@@ -111,11 +123,11 @@ export function resolveSandboxConfig(input: unknown, baseDir = process.cwd()): R
       throw new SandboxConfigError(`${what}: ${(err as Error).message}`);
     }
   };
-  const serviceKey = load('serviceKey', () => createPrivateKey(pemText(cfg.serviceKey, baseDir)));
+  const serviceKey = load('serviceKey', () => rsaKey(createPrivateKey(pemText(cfg.serviceKey, baseDir))));
   const projects = new Map<string, Project>();
   for (const p of cfg.projects) {
     const publicKey = load(`projects[${p.id}].publicKey`, () =>
-      createPublicKey(pemText(p.publicKey, baseDir)),
+      rsaKey(createPublicKey(pemText(p.publicKey, baseDir))),
     );
     projects.set(p.id, { ...p, publicKey });
   }

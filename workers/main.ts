@@ -117,6 +117,9 @@ export async function startWorkerFromEnv(o: StartWorkerOptions = {}): Promise<Ru
   const temporal = temporalSettingsFromEnv(env);
   const providerConfig = providerConfigFromEnv(env);
   const environment = resolveEnvironment(providerConfig);
+  // The service keys are read and checked (type, size) here: a wrong one stops the worker before it
+  // connects anywhere. The partner's key is, by the provider client below.
+  const verifyWebhook = webhookVerifier(environment.serviceKeys, logger);
   // PAYSAGA_CODEC_KEYS: payloads encrypted at rest (the API must have the same keys).
   const codec = codecFromEnv(env);
   assertCodecConfigured(env, codec, 'paysaga worker');
@@ -130,17 +133,27 @@ export async function startWorkerFromEnv(o: StartWorkerOptions = {}): Promise<Ru
   const signingKeys = signingKeysFromEnv(env);
   // PAYSAGA_MAX_CACHED_WORKFLOWS: the workflow cache (workers/tuning.ts).
   const tuning = workerTuningFromEnv(env);
-  installRuntime(logger, o.shutdownSignals, env.PAYSAGA_WORKER_METRICS || undefined);
-
-  await checkNamespace(temporal);
-  // PAYSAGA_DATABASE_URL: the store of record (migrated here if it is behind).
-  const store: Store = await storeFromEnv(env, 'paysaga-worker', (m) => logger.warn(m));
-  const workflowCode = await resolveWorkflowCode(env, logger).catch(async (err: unknown) => {
-    await store.close();
-    throw err;
-  });
   // Temporal's retry policy owns retries of provider calls (visible in history): none inside an activity.
   const provider = providerClientFromConfig(providerConfig, { maxRetries: 0 });
+  installRuntime(logger, o.shutdownSignals, env.PAYSAGA_WORKER_METRICS || undefined);
+
+  let store: Store;
+  let workflowCode: WorkflowCode;
+  try {
+    await checkNamespace(temporal);
+    // PAYSAGA_DATABASE_URL: the store of record (migrated here if it is behind).
+    store = await storeFromEnv(env, 'paysaga-worker', (m) => logger.warn(m));
+  } catch (err) {
+    await provider.close();
+    throw err;
+  }
+  try {
+    workflowCode = await resolveWorkflowCode(env, logger);
+  } catch (err) {
+    await store.close();
+    await provider.close();
+    throw err;
+  }
   // PAYSAGA_PUBLIC_URL and PAYSAGA_RETURN_SECRETS: the signed back_url of the sessions this worker opens
   // (the API signs the same way: both must have the same values).
   const returnSecrets = returnSecretsFromEnv(env);
@@ -166,7 +179,7 @@ export async function startWorkerFromEnv(o: StartWorkerOptions = {}): Promise<Ru
       namespace: temporal.namespace,
       taskQueue: temporal.taskQueue,
       provider,
-      verifyWebhook: webhookVerifier(environment.serviceKeys, logger),
+      verifyWebhook,
       store,
       ...(returnUrl ? { returnUrl } : {}),
       events,
