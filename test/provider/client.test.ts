@@ -11,8 +11,8 @@ import {
   isRetryableErrorCode,
   type EndpointName,
 } from '../../provider';
-import { generateTestKeyPair } from '../../helpers/keys';
-import { json, startRecordingServer } from '../../helpers/recording-server';
+import { generateTestKeyPair } from '../helpers/keys';
+import { json, startRecordingServer } from '../helpers/recording-server';
 import { TEST_CARD } from '../../sandbox/test-cards';
 
 const okSession = { status: 'ok', session_info: { id: 'ps_1', transaction_status: 'created' } };

@@ -3,8 +3,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ProviderClient, createWebhookVerifier, serializeRequestBody, signBytes } from '../../provider';
-import { generateTestKeys, type TestKeys } from '../../helpers/keys';
-import { json, startRecordingServer } from '../../helpers/recording-server';
+import { generateTestKeys, type TestKeys } from '../helpers/keys';
+import { json, startRecordingServer } from '../helpers/recording-server';
 
 const session = { id: 'ps_1', transaction_status: 'created' };
 
