@@ -93,6 +93,8 @@ function newInstance(deps: ApiDeps): FastifyInstance {
       : (deps.logger ?? false);
   const app = Fastify({
     logger,
+    // X-Forwarded-For is read only from the configured proxies (api/trust-proxy.ts); by default never.
+    trustProxy: deps.trustProxy?.length ? deps.trustProxy : false,
     // One line per request, written when it is answered (below): by then the auth plugin has named the
     // token (`tokenId`), so every line of a /v1 request says which token acted.
     logController: new LogController({ disableRequestLogging: true }),

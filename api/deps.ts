@@ -44,6 +44,12 @@ export interface ApiDeps {
   publicRateLimit?: PublicRateLimit | false;
   /** Refusals (401, 403) an address may earn per window before it gets 429 (default 20 a minute). */
   authFailures?: { maxFailures: number; windowMs: number };
+  /**
+   * Addresses and CIDR ranges of the proxies in front of the API (PAYSAGA_TRUST_PROXY, api/trust-proxy.ts):
+   * a request from one of them is counted under the client address its X-Forwarded-For reports. Empty
+   * or absent: the header is ignored, every request is its socket's address.
+   */
+  trustProxy?: string[];
   /** Which listener serves the partner API /v1 (default `internal`). */
   v1Listener?: 'public' | 'internal';
   /**

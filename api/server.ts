@@ -27,6 +27,7 @@ import { assertSearchAttributesRegistered } from '../platform/search-attribute-c
 import { buildApi, type PaysagaApi } from './app';
 import { parseApiTokens } from './api-tokens';
 import { listenConfigFromEnv, type ListenOverrides } from './listen-config';
+import { trustProxyFromEnv } from './trust-proxy';
 import { assertCodecProtected } from './listeners';
 
 export interface RunningApi {
@@ -80,6 +81,8 @@ export async function startApiFromEnv(
       : publicLimit === '0'
         ? (false as const)
         : { max: Number(publicLimit), windowMs: 60_000 };
+  // PAYSAGA_TRUST_PROXY: the proxies whose X-Forwarded-For names the client (api/trust-proxy.ts).
+  const trustProxy = trustProxyFromEnv(env);
   const authFailures = env.PAYSAGA_AUTH_MAX_FAILURES
     ? { maxFailures: positive(env, 'PAYSAGA_AUTH_MAX_FAILURES'), windowMs: 60_000 }
     : undefined;
@@ -153,6 +156,7 @@ export async function startApiFromEnv(
       verifyWebhook,
       apiTokens,
       ...(authFailures ? { authFailures } : {}),
+      ...(trustProxy.length > 0 ? { trustProxy } : {}),
       ...(publicRateLimit !== undefined ? { publicRateLimit } : {}),
       v1Listener: listen.v1Listener,
       returnSecrets: listen.returnSecrets,
