@@ -1,9 +1,9 @@
 /**
- * `@paysaga/client` as a backend installs it (issue 17): built (packages/client, tsup) and packed with
- * `npm pack`; its tarball unpacked into a scratch project's node_modules the way npm installs it, beside
- * its two dependencies (undici and zod, linked from this repository's install so that no test reaches
- * the registry) and nothing else of paysaga; the project's ESM and CommonJS sources
- * (packages/client/consumer-test/) compiled with `tsc --strict` against the package's own declarations
+ * `@paysaga/client` as a backend installs it: packed with a plain `npm pack` in packages/client (its
+ * `prepack` builds dist/ with tsup), then `npm install <tarball>` in an empty project, which brings its
+ * two dependencies (undici and zod, from npm's cache when they are there) and nothing else; `require`
+ * and `import` of the bare name both load it; the project's ESM and CommonJS sources
+ * (packages/client/consumer-test/) compile with `tsc --strict` against the package's own declarations
  * (skipLibCheck off), then run against `paysaga dev`: a card checkout taken and read until final, its
  * signed event received and verified, a forged one refused, a bad request answered as a typed error.
  */
@@ -24,27 +24,32 @@ jest.setTimeout(600_000);
 
 let scratch: string;
 let dev: DevProcess | undefined;
+let packedFiles: string[] = [];
 
 beforeAll(async () => {
   scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'paysaga-client-package-'));
-  await run(NPM, ['run', 'build', '--silent'], { cwd: PACKAGE, timeout: 180_000 });
-  const { stdout } = await run(NPM, ['pack', '--json', '--pack-destination', scratch], {
-    cwd: PACKAGE,
-    timeout: 60_000,
+  // The output of prepack's build shares stdout with npm's: the tarball is found in the folder instead.
+  await run(NPM, ['pack', '--pack-destination', scratch], { cwd: PACKAGE, timeout: 300_000 });
+  const tarball = fs.readdirSync(scratch).find((f) => f.endsWith('.tgz'));
+  if (!tarball) throw new Error(`npm pack left no tarball in ${scratch}`);
+  const listed = await run('tar', ['-tzf', path.join(scratch, tarball)]);
+  packedFiles = listed.stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((f) => f.replace(/^package\//, ''))
+    .sort();
+  fs.writeFileSync(path.join(scratch, 'package.json'), JSON.stringify({ name: 'backend', private: true }));
+  await run(NPM, ['install', '--prefer-offline', '--no-audit', '--no-fund', `./${tarball}`], {
+    cwd: scratch,
+    timeout: 300_000,
   });
-  const [packed] = JSON.parse(stdout) as { filename: string; files: { path: string }[] }[];
-  packedFiles = packed!.files.map((f) => f.path).sort();
-  // What `npm install <tarball>` lays out: the package in node_modules/@paysaga/client.
-  const installed = path.join(scratch, 'node_modules', '@paysaga', 'client');
-  fs.mkdirSync(installed, { recursive: true });
-  await run('tar', ['-xzf', path.join(scratch, packed!.filename), '-C', installed, '--strip-components=1']);
-  for (const dep of ['undici', 'zod', '@types/node']) {
-    fs.mkdirSync(path.dirname(path.join(scratch, 'node_modules', dep)), { recursive: true });
-    fs.symlinkSync(path.join(ROOT, 'node_modules', dep), path.join(scratch, 'node_modules', dep), 'dir');
-  }
-  fs.writeFileSync(
-    path.join(scratch, 'package.json'),
-    JSON.stringify({ name: 'backend', private: true, dependencies: { '@paysaga/client': '0.1.0' } }),
+  // The backend's own development dependency for compiling against node's types (after the install,
+  // which would remove a package its package.json does not list).
+  fs.mkdirSync(path.join(scratch, 'node_modules', '@types'), { recursive: true });
+  fs.symlinkSync(
+    path.join(ROOT, 'node_modules', '@types', 'node'),
+    path.join(scratch, 'node_modules', '@types', 'node'),
+    'dir',
   );
   for (const f of fs.readdirSync(path.join(PACKAGE, 'consumer-test')))
     fs.copyFileSync(path.join(PACKAGE, 'consumer-test', f), path.join(scratch, f));
@@ -54,8 +59,6 @@ afterAll(async () => {
   if (dev) await stopDevProcess(dev, 'SIGTERM');
   fs.rmSync(scratch, { recursive: true, force: true });
 });
-
-let packedFiles: string[] = [];
 
 it('the tarball holds the built client for both module systems, with types, and nothing else of paysaga', () => {
   expect(packedFiles).toEqual(
@@ -75,6 +78,8 @@ it('the tarball holds the built client for both module systems, with types, and 
   ) as { dependencies: Record<string, string> };
   // Neither Temporal nor the provider's client: a backend reaches paysaga over HTTP only.
   expect(Object.keys(manifest.dependencies).sort()).toEqual(['undici', 'zod']);
+  const installed = fs.readdirSync(path.join(scratch, 'node_modules')).filter((f) => !f.startsWith('.'));
+  expect(installed.sort()).toEqual(['@paysaga', '@types', 'undici', 'zod']);
   const shipped = ['index.js', 'index.mjs', 'index.d.ts', 'index.d.mts'].map((f) =>
     fs.readFileSync(path.join(scratch, 'node_modules/@paysaga/client/dist', f), 'utf8'),
   );
@@ -83,6 +88,29 @@ it('the tarball holds the built client for both module systems, with types, and 
     // Every import is a package a backend has: nothing reaches back into this repository.
     expect(text).not.toMatch(/from ['"]\.\.?\//);
   }
+});
+
+it('plain JavaScript loads it by name with require and with import', async () => {
+  const names = 'PaysagaApiClient,verifyPaysagaEvent,PaysagaApiError';
+  const required = await run(
+    process.execPath,
+    [
+      '-e',
+      `const c = require('@paysaga/client'); console.log('${names}'.split(',').map((n) => typeof c[n]).join())`,
+    ],
+    { cwd: scratch },
+  );
+  const imported = await run(
+    process.execPath,
+    [
+      '--input-type=module',
+      '-e',
+      `import * as c from '@paysaga/client'; console.log('${names}'.split(',').map((n) => typeof c[n]).join())`,
+    ],
+    { cwd: scratch },
+  );
+  expect(required.stdout.trim()).toBe('function,function,function');
+  expect(imported.stdout.trim()).toBe('function,function,function');
 });
 
 it('a scratch backend compiles against the package with tsc --strict (ESM and CommonJS)', async () => {
