@@ -130,6 +130,8 @@ export async function startApiFromEnv(
       store,
       taskQueue: temporalSettings.taskQueue,
       settings,
+      // PAYSAGA_PROVIDER_ENV: only the test environment (the sandbox) bills in periods under a day.
+      providerEnvironment: environment.name,
       ...(returnUrls ? { returnUrls } : {}),
       projectFor: (use) => {
         const id = projectFor(providerConfig, use);

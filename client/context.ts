@@ -23,6 +23,12 @@ export interface PaymentsClientOptions {
    * projectFor); the provider client must hold that project's key.
    */
   projectFor?: (use: ProjectUse) => string | undefined;
+  /**
+   * The provider environment the client charges in (PAYSAGA_PROVIDER_ENV): in `test` (the sandbox, the
+   * provider's test environment) a subscription may bill in periods under a day and retry within a
+   * minute; never in `production` (the default).
+   */
+  providerEnvironment?: 'test' | 'production';
 }
 
 export interface ClientContext extends Required<

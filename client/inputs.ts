@@ -8,7 +8,6 @@ import { SUBMERCHANT_ID_PATTERN } from '../provider/config';
 import { cardDetails, hashedCardDetails, participantInfo, userInfo } from '../provider/schemas';
 import { SETTINGS_BOUNDS } from '../common/settings';
 import { SUBSCRIPTION_LIMITS } from '../common/subscription-input';
-import { BILLING_LIMITS, type BillingInterval } from '../common/billing-calendar';
 import { PAYOUT_LIMITS } from '../common/payouts';
 import {
   boundedJson,
@@ -77,7 +76,7 @@ const partialRule = {
 
 // Anything but a valid header value cannot be sent at all: the session's provider calls would fail until
 // its deadline (schemathesis found a create that hung on one).
-const submerchantId = z
+export const submerchantId = z
   .string()
   .min(1)
   .max(128)
@@ -85,7 +84,7 @@ const submerchantId = z
   .describe('sent as X-Submerchant-Id on every call of this session');
 
 /** The payer (user_info) and participants as the provider takes them, within PARTY_BOUNDS. */
-const customer = boundedJson(userInfo, PARTY_BOUNDS);
+export const customer = boundedJson(userInfo, PARTY_BOUNDS);
 const participant = boundedJson(participantInfo, PARTY_BOUNDS);
 
 const common = {
@@ -342,209 +341,6 @@ export const refundInput = z.object({
     .describe("sent as the refund's extra_info: any JSON value, at most 1024 bytes, 4 levels deep"),
 });
 
-const DAY_MS = 24 * 3_600_000;
-
-/**
- * When a first charge may be: epoch ms from 10^12 (2001-09-09; anything smaller is seconds sent where
- * milliseconds are meant, which would charge at once) to 2100. Without the upper bound, a number past
- * what a Date holds (8.64e15) would reach the workflow and fail it on every task.
- */
-export const FIRST_CHARGE_BOUNDS = { min: 1e12, max: Date.UTC(2100, 0, 1) } as const;
-/** Around now, when a schedule may start: from a day back (charged at once) to two years ahead. */
-export const FIRST_CHARGE_WINDOW = { pastMs: DAY_MS, aheadMs: 2 * 366 * DAY_MS } as const;
-
-const intervalMs = z
-  .number()
-  .int()
-  .min(SUBSCRIPTION_LIMITS.minIntervalMs)
-  .max(SUBSCRIPTION_LIMITS.maxIntervalMs);
-const subscriptionToken = z.string().min(1).max(SUBSCRIPTION_LIMITS.maxTokenLength);
-
-/** An ISO 8601 time with its offset, from 2000 to 2099, as epoch ms. */
-const isoTime = z.iso
-  .datetime({ offset: true })
-  .max(40)
-  .regex(/^20\d\d-/, { error: 'an ISO 8601 time from 2000 to 2099' })
-  .transform((t) => Date.parse(t));
-
-const anchorFormat = z.iso
-  .datetime({ offset: true })
-  .max(40)
-  .regex(/^20\d\d-/, { error: 'an ISO 8601 date-time with its offset, from 2000 to 2099' });
-
-/** IANA time zones this runtime knows (canonical names), and UTC. */
-const TIME_ZONES = ['UTC', ...Intl.supportedValuesOf('timeZone')] as [string, ...string[]];
-
-/**
- * A calendar schedule (common/billing-calendar.ts): every due date counted from the anchor, month ends
- * clamped. Without an anchor: from the subscription's start (in a change: its billing day and time).
- * One shape per interval, so the largest count of each is in the OpenAPI document.
- */
-const scheduleOf = <I extends BillingInterval>(interval: I) =>
-  z.object({
-    interval: z.literal(interval),
-    count: z
-      .number()
-      .int()
-      .min(1)
-      .max(BILLING_LIMITS.maxCount[interval])
-      .default(1)
-      .describe('Intervals per period: month with 3 bills quarterly'),
-    anchor: anchorFormat
-      .optional()
-      .describe('The first due date and the billing day (ISO 8601 with Z or +hh:mm)'),
-    timeZone: z
-      .enum(TIME_ZONES)
-      .optional()
-      .describe("IANA time zone of the calendar steps (Europe/Moscow); default: the anchor's offset"),
-  });
-
-export const billingSchedule = z.discriminatedUnion('interval', [
-  scheduleOf('second'),
-  scheduleOf('minute'),
-  scheduleOf('hour'),
-  scheduleOf('day'),
-  scheduleOf('week'),
-  scheduleOf('month'),
-  scheduleOf('year'),
-]);
-
-/** Dunning defaults: retry after 1, 3 and 7 days, then cancel. */
-export const DEFAULT_DUNNING = {
-  retryDelaysMs: [DAY_MS, 3 * DAY_MS, 7 * DAY_MS],
-  onExhausted: 'cancel',
-} as const;
-
-export const subscriptionInput = z
-  .object({
-    reference,
-    /** A recurring token from a first payment with allowRecurring (merchant-initiated charges). */
-    token: subscriptionToken,
-    amount: money,
-    /** Calendar billing (preferred): `{interval, count, anchor, timeZone}`. */
-    schedule: billingSchedule.optional(),
-    /** Fixed milliseconds between charges, without a billing day (the older input; prefer schedule). */
-    intervalMs: intervalMs.optional(),
-    /** No charge before it: the first due date at or after it is the first charged. */
-    trialEnd: isoTime.optional(),
-    /** Ends (status ended) once this many periods are billed. */
-    endAfterPeriods: z.number().int().min(1).max(100_000).optional(),
-    /** Ends before the first period due at or after this time. */
-    endAt: isoTime.optional(),
-    /** intervalMs only (a schedule starts on its anchor): ISO 8601 time or epoch ms of the first charge. */
-    firstChargeAt: z
-      .union([
-        // Past times charge at once; the year keeps a typo (or seconds) from reaching a date no timer holds.
-        z.iso
-          .datetime({ offset: true })
-          .max(64)
-          .regex(/^20\d\d-/, { error: 'an ISO 8601 time before the year 2100' }),
-        z
-          .number()
-          .int()
-          .min(FIRST_CHARGE_BOUNDS.min, {
-            error: 'epoch milliseconds (this looks like seconds: multiply by 1000), or an ISO 8601 time',
-          })
-          .max(FIRST_CHARGE_BOUNDS.max, { error: 'epoch milliseconds before 2100-01-01T00:00:00Z' }),
-      ])
-      .transform((t) => (typeof t === 'number' ? t : Date.parse(t)))
-      // A schedule starts now or soon: a time days back is a mistake (a wrong year, a stale value), not
-      // a wish to charge at once, and one years ahead is one too.
-      .refine((t) => t >= Date.now() - FIRST_CHARGE_WINDOW.pastMs, {
-        error: 'a time at most a day in the past (omit it to charge at once)',
-      })
-      .refine((t) => t <= Date.now() + FIRST_CHARGE_WINDOW.aheadMs, {
-        error: 'a time at most two years ahead',
-      })
-      .optional(),
-    dunning: z
-      .object({
-        retryDelaysMs: z
-          .array(z.number().int().positive().max(SUBSCRIPTION_LIMITS.maxIntervalMs))
-          .max(SUBSCRIPTION_LIMITS.maxRetries)
-          .default([...DEFAULT_DUNNING.retryDelaysMs]),
-        onExhausted: z.enum(['cancel', 'pause']).default(DEFAULT_DUNNING.onExhausted),
-      })
-      .optional(),
-    /** The payer (user_info, at least user_id): the provider requires it for every charge. */
-    customer,
-    settings: settingsOverrides.optional(),
-    submerchantId: submerchantId.optional(),
-    /** Continue-as-new after this many periods (bounds the workflow's history). */
-    periodsPerRun: z.number().int().min(1).max(1_000).optional(),
-  })
-  .superRefine((i, ctx) => {
-    if (i.schedule === undefined && i.intervalMs === undefined)
-      ctx.addIssue({
-        code: 'custom',
-        path: ['schedule'],
-        message: 'required: a calendar schedule (or intervalMs)',
-      });
-    if (i.schedule !== undefined && i.intervalMs !== undefined)
-      ctx.addIssue({
-        code: 'custom',
-        path: ['intervalMs'],
-        message: 'send schedule or intervalMs, not both',
-      });
-    if (i.schedule !== undefined && i.firstChargeAt !== undefined)
-      ctx.addIssue({
-        code: 'custom',
-        path: ['firstChargeAt'],
-        message: 'with a schedule, the first charge is schedule.anchor (or trialEnd)',
-      });
-    if (i.endAt !== undefined && i.endAt <= Date.now())
-      ctx.addIssue({ code: 'custom', path: ['endAt'], message: 'a time in the future' });
-  })
-  // A schedule (which starts on its anchor) or the older intervalMs (with firstChargeAt), never both.
-  .meta({
-    oneOf: [
-      {
-        required: ['schedule'],
-        not: { anyOf: [{ required: ['intervalMs'] }, { required: ['firstChargeAt'] }] },
-      },
-      { required: ['intervalMs'], not: { required: ['schedule'] } },
-    ],
-  });
-
-export const subscriptionChangeInput = z
-  .object({
-    amount: z.number().int().positive().optional(),
-    token: subscriptionToken.optional(),
-    schedule: billingSchedule.optional(),
-    intervalMs: intervalMs.optional(),
-    /** Amount and schedule apply from this period (default: the first not started). */
-    fromPeriod: z.number().int().min(1).max(1_000_000).optional(),
-  })
-  .refine(
-    (c) =>
-      c.amount !== undefined ||
-      c.token !== undefined ||
-      c.intervalMs !== undefined ||
-      c.schedule !== undefined,
-    { path: ['amount'], message: 'send at least one of amount, token, schedule, intervalMs' },
-  )
-  // intervalMs is the older input: never with a schedule, and it applies from the next period only.
-  .refine((c) => c.intervalMs === undefined || (c.schedule === undefined && c.fromPeriod === undefined), {
-    path: ['intervalMs'],
-    message: 'not with schedule or fromPeriod (send schedule instead)',
-  })
-  .meta({
-    anyOf: [
-      { required: ['amount'] },
-      { required: ['token'] },
-      { required: ['schedule'] },
-      { required: ['intervalMs'] },
-    ],
-    not: { anyOf: [{ required: ['intervalMs', 'schedule'] }, { required: ['intervalMs', 'fromPeriod'] }] },
-  });
-
-export const subscriptionResumeInput = z.object({
-  /** Bill from now on (a new anchor) instead of keeping the billing day. */
-  restart: z.boolean().optional(),
-});
-
-export const subscriptionCancelInput = z.object({ reason: z.string().min(1).max(500).optional() });
-
 export type CardCheckoutInput = z.input<typeof cardCheckoutInput>;
 export type PaymentFormInput = z.input<typeof paymentFormInput>;
 export type RecurringPaymentInput = z.input<typeof recurringPaymentInput>;
@@ -555,7 +351,4 @@ export type PayoutBatchInput = z.input<typeof payoutBatchInput>;
 export type SessionPayoutInput = z.input<typeof sessionPayoutInput>;
 export type IdentityCheckInput = z.input<typeof identityCheckInput>;
 export type RefundRequestInput = z.input<typeof refundInput>;
-export type SubscriptionStartInput = z.input<typeof subscriptionInput>;
-export type SubscriptionChangeInput = z.input<typeof subscriptionChangeInput>;
-export type SubscriptionResumeInput = z.input<typeof subscriptionResumeInput>;
 export { CardDetails, HashedCardDetails };

@@ -41,7 +41,7 @@ export class PaymentsClient {
     this.sessions = new Sessions(this.ctx);
     this.refunds = new Refunds(this.ctx);
     this.payouts = new Payouts(this.ctx);
-    this.subscriptions = new Subscriptions(this.ctx);
+    this.subscriptions = new Subscriptions(this.ctx, { testMode: o.providerEnvironment === 'test' });
     this.identityChecks = new IdentityChecks(this.ctx);
   }
 

@@ -1,7 +1,8 @@
 /**
  * Recurring billing: one workflow per subscription, id `sub-<reference>` (no provider session backs a
  * subscription; each charge is its own session). Named by its reference: the same request returns the same
- * subscription, running or finished; another request under the same reference is refused (409).
+ * subscription, running or finished; another request under the same reference is refused (409). The rules
+ * a billing engineer needs are in docs/billing.md.
  */
 import {
   WorkflowExecutionAlreadyStartedError,
@@ -9,12 +10,16 @@ import {
   type WorkflowHandle,
 } from '@temporalio/client';
 import { WorkflowIdReusePolicy } from '@temporalio/common';
+import { DEFAULT_TIME_ZONE } from '../common/billing-calendar';
+import { declineCodes } from '../common/billing-policy';
 import {
   cancelSubscriptionUpdate,
   changeSubscriptionUpdate,
+  collectOwedUpdate,
   pauseSubscriptionUpdate,
   resumeSubscriptionUpdate,
   subscriptionQuery,
+  writeOffOwedUpdate,
 } from '../common/messages';
 import { sessionSearchAttributes } from '../common/search-attributes';
 import { mergeSettings } from '../common/settings';
@@ -30,9 +35,10 @@ import {
   SubscriptionNotFoundError,
 } from './errors';
 import { requestFingerprint } from './fingerprint';
-import * as inputs from './inputs';
+import * as inputs from './subscription-inputs';
 import { queryWithRetry } from './query';
-import { storedSubscription } from '../store/subscriptions';
+import { storedPeriods, storedSubscription, type PeriodQuery } from '../store/subscriptions';
+import type { PeriodPage } from '../common/views';
 import { started, type Started } from './reads';
 import { searchSubscriptions, type SubscriptionPage, type SubscriptionSearch } from './search';
 import { explainTemporalFailure } from './workflow-health';
@@ -40,11 +46,26 @@ import { explainTemporalFailure } from './workflow-health';
 export const SUBSCRIPTION_ID_PREFIX = 'sub-';
 export const subscriptionIdOf = (reference: string): string => `${SUBSCRIPTION_ID_PREFIX}${reference}`;
 
+export interface SubscriptionsOptions {
+  /** The provider's test environment: periods under a day and delays under a minute are allowed. */
+  testMode?: boolean;
+}
+
 export class Subscriptions {
-  constructor(private readonly ctx: ClientContext) {}
+  private readonly testMode: boolean;
+
+  constructor(
+    private readonly ctx: ClientContext,
+    o: SubscriptionsOptions = {},
+  ) {
+    this.testMode = o.testMode === true;
+  }
 
   async start(input: inputs.SubscriptionStartInput): Promise<Started<SubscriptionView>> {
     const i = parse(inputs.subscriptionInput, input);
+    const dunning = i.dunning ?? inputs.dunningInput.parse({});
+    const policy = i.policy ?? inputs.billingPolicyInput.parse({});
+    inputs.checkForEnvironment({ schedule: i.schedule, dunning, policy }, this.testMode);
     const subscriptionId = subscriptionIdOf(i.reference);
     const fingerprint = requestFingerprint({ kind: 'subscription', request: i });
     const args: SubscriptionInput = {
@@ -52,21 +73,23 @@ export class Subscriptions {
       reference: i.reference,
       token: i.token,
       amount: i.amount,
-      ...(i.schedule ? { schedule: i.schedule } : {}),
-      ...(i.intervalMs !== undefined ? { intervalMs: i.intervalMs } : {}),
-      ...(i.firstChargeAt !== undefined ? { firstChargeAt: i.firstChargeAt } : {}),
+      schedule: { ...i.schedule, timeZone: i.schedule.timeZone ?? DEFAULT_TIME_ZONE },
       ...(i.trialEnd !== undefined ? { trialEnd: i.trialEnd } : {}),
       ...(i.endAfterPeriods !== undefined ? { endAfterPeriods: i.endAfterPeriods } : {}),
       ...(i.endAt !== undefined ? { endAt: i.endAt } : {}),
-      dunning: i.dunning ?? {
-        retryDelaysMs: [...inputs.DEFAULT_DUNNING.retryDelaysMs],
-        onExhausted: inputs.DEFAULT_DUNNING.onExhausted,
+      dunning: {
+        retryDelaysMs: dunning.retryDelaysMs,
+        onExhausted: dunning.onExhausted,
+        declineCodes: declineCodes(dunning.declineCodes),
+        otherDeclines: dunning.otherDeclines,
+        unavailableRetryMs: dunning.unavailableRetryMs,
       },
+      policy,
+      testMode: this.testMode,
       settings: mergeSettings(this.ctx.settings, i.settings),
       customer: i.customer as Record<string, unknown>,
       ...(i.submerchantId ? { submerchantId: i.submerchantId } : {}),
       ...this.ctx.projectOf('recurring_payment'),
-      ...(i.periodsPerRun ? { periodsPerRun: i.periodsPerRun } : {}),
     };
     let created = true;
     try {
@@ -105,8 +128,8 @@ export class Subscriptions {
 
   /**
    * The subscription as the store holds it (an Update answers once its change is stored, so this shows
-   * it), whatever Temporal still keeps of a canceled one; a subscription whose run began before the store
-   * recorded subscriptions, and has not changed since, is read from its workflow.
+   * it), whatever Temporal still keeps of a finished one; one the store has not recorded yet (just started)
+   * is read from its workflow.
    */
   async get(subscriptionId: string): Promise<SubscriptionView> {
     if (!subscriptionId.startsWith(SUBSCRIPTION_ID_PREFIX))
@@ -120,15 +143,28 @@ export class Subscriptions {
     );
   }
 
-  /** No charge while paused; periods that fall due meanwhile are not charged later. */
-  async pause(subscriptionId: string): Promise<SubscriptionView> {
-    return this.update(subscriptionId, (h) => h.executeUpdate(pauseSubscriptionUpdate, { args: [] }));
+  /** Every period the store holds (with its attempts), by period number; `status: 'owed'` for what is owed. */
+  async periods(subscriptionId: string, query: PeriodQuery = {}): Promise<PeriodPage> {
+    await this.get(subscriptionId); // 404 for an unknown one
+    return storedPeriods(this.ctx.store, subscriptionId, query);
+  }
+
+  /** No charge while paused; no period falls due meanwhile. `resumeAt`: resumes on its own then. */
+  async pause(
+    subscriptionId: string,
+    options: inputs.SubscriptionPauseInput = {},
+  ): Promise<SubscriptionView> {
+    const o = parse(inputs.subscriptionPauseInput, options);
+    return this.update(subscriptionId, (h) =>
+      h.executeUpdate(pauseSubscriptionUpdate, {
+        args: [o.resumeAt !== undefined ? { resumeAt: o.resumeAt } : {}],
+      }),
+    );
   }
 
   /**
-   * From paused or past_due. A calendar schedule keeps its billing day (the next due date from now;
-   * periods that fell due while paused are not charged) unless `restart` bills from now on; with
-   * intervalMs, a due time already passed is charged at once.
+   * From paused or past_due: the billing day stays (the first due date from now), unless `restart` bills
+   * from now on. From active with a cancel at the period end: the cancel is withdrawn.
    */
   async resume(
     subscriptionId: string,
@@ -140,28 +176,64 @@ export class Subscriptions {
     );
   }
 
-  /** No further charge; a charge already started finishes. */
-  async cancel(subscriptionId: string, reason?: string): Promise<SubscriptionView> {
-    const i = parse(inputs.subscriptionCancelInput, reason !== undefined ? { reason } : {});
+  /**
+   * At once (a charge already started finishes; a period in dunning is owed), or `atPeriodEnd`: no charge
+   * after the period paid for, then canceled. `options` may be the reason alone.
+   */
+  async cancel(
+    subscriptionId: string,
+    options: inputs.SubscriptionCancelInput | string = {},
+  ): Promise<SubscriptionView> {
+    const i = parse(
+      inputs.subscriptionCancelInput,
+      typeof options === 'string' ? { reason: options } : options,
+    );
     return this.update(subscriptionId, (h) =>
-      h.executeUpdate(cancelSubscriptionUpdate, { args: [i.reason ? { reason: i.reason } : {}] }),
+      h.executeUpdate(cancelSubscriptionUpdate, {
+        args: [
+          { ...(i.reason ? { reason: i.reason } : {}), ...(i.atPeriodEnd ? { atPeriodEnd: true } : {}) },
+        ],
+      }),
     );
   }
 
-  /** Amount and/or schedule from a period (default the next not started), a token from the next attempt. */
+  /**
+   * Amount and/or schedule from a period (default the next to fall due), prorated per `proration`; a
+   * token and the payer's details from the next attempt.
+   */
   async change(subscriptionId: string, change: inputs.SubscriptionChangeInput): Promise<SubscriptionView> {
     const c = parse(inputs.subscriptionChangeInput, change);
+    inputs.checkForEnvironment({ ...(c.schedule ? { schedule: c.schedule } : {}) }, this.testMode);
     return this.update(subscriptionId, (h) =>
       h.executeUpdate(changeSubscriptionUpdate, {
         args: [
           {
             ...(c.amount !== undefined ? { amount: c.amount } : {}),
             ...(c.token !== undefined ? { token: c.token } : {}),
-            ...(c.intervalMs !== undefined ? { intervalMs: c.intervalMs } : {}),
+            ...(c.customer !== undefined ? { customer: c.customer as Record<string, unknown> } : {}),
             ...(c.schedule ? { schedule: c.schedule } : {}),
             ...(c.fromPeriod !== undefined ? { fromPeriod: c.fromPeriod } : {}),
+            ...(c.proration !== undefined ? { proration: c.proration } : {}),
           },
         ],
+      }),
+    );
+  }
+
+  /** Charges owed periods now, one at a time, oldest first (default: every one owed). */
+  async collect(subscriptionId: string, input: inputs.CollectInput = {}): Promise<SubscriptionView> {
+    const i = parse(inputs.collectInput, input);
+    return this.update(subscriptionId, (h) =>
+      h.executeUpdate(collectOwedUpdate, { args: [i.periods ? { periods: i.periods } : {}] }),
+    );
+  }
+
+  /** Owed periods nobody will collect (default: every one owed), recorded with the partner's words. */
+  async writeOff(subscriptionId: string, input: inputs.WriteOffInput = {}): Promise<SubscriptionView> {
+    const i = parse(inputs.writeOffInput, input);
+    return this.update(subscriptionId, (h) =>
+      h.executeUpdate(writeOffOwedUpdate, {
+        args: [{ ...(i.periods ? { periods: i.periods } : {}), ...(i.reason ? { reason: i.reason } : {}) }],
       }),
     );
   }
@@ -170,7 +242,7 @@ export class Subscriptions {
     return this.ctx.temporal.workflow.getHandle(subscriptionId);
   }
 
-  /** A finished (canceled) subscription answers Updates with "not found": a state conflict. */
+  /** A finished subscription answers Updates with "not found": a state conflict. */
   private async update(
     subscriptionId: string,
     run: (h: WorkflowHandle) => Promise<SubscriptionView>,

@@ -1,22 +1,29 @@
 /**
- * Calendar billing (issue 16): when each period of a subscription falls due, computed from its anchor,
- * never from when the last charge happened to finish. Workflow-safe (pure; `Intl` for time zones, which
- * the workflow sandbox has, and only with an explicit zone, never the machine's).
+ * Calendar billing: when each period of a subscription falls due, computed from its anchor, never from
+ * when the last charge happened to finish. Workflow-safe (pure; `Intl` for time zones, which the workflow
+ * sandbox has, and only with the schedule's own zone, never the machine's).
  *
- *   const s = { interval: 'month', count: 1, anchor: '2026-01-31T09:00:00+03:00' };
+ *   const s = { interval: 'month', count: 1, anchor: '2026-01-31T09:00:00+03:00', timeZone: 'Europe/Moscow' };
  *   dueAt(s, 1)                  // 2026-02-28T09:00+03:00: month ends clamp to the last day
  *   dueAt(s, 2)                  // 2026-03-31T09:00+03:00: and return to the anchor day after
  *   firstDueAtOrAfter(s, t)      // { index, at }: the first due date not before t
  *
- * `second`, `minute` and `hour` are fixed lengths of elapsed time (tests, demos, metered plans);
  * `day`, `week`, `month` and `year` are calendar steps of the wall clock in the schedule's time zone: a
- * daily charge at 09:00 stays at 09:00 across a daylight-saving change. Without `timeZone` the anchor's
- * own UTC offset is the zone (fixed). A wall time a daylight-saving jump skips is taken at the same
- * distance past the jump.
+ * daily charge at 09:00 stays at 09:00 across a daylight-saving change. A wall time a daylight-saving jump
+ * skips is taken at the same distance past the jump. `second`, `minute` and `hour` are fixed lengths of
+ * elapsed time, for tests and demos against a provider's test environment only (SHORT_INTERVALS).
+ *
+ * Every schedule names its zone (UTC when the caller names none), and its anchor's offset must be that
+ * zone's at the anchor's instant: one way to say when, so that 09:00 stays 09:00 where the customer is.
  */
 
 export const BILLING_INTERVALS = ['second', 'minute', 'hour', 'day', 'week', 'month', 'year'] as const;
 export type BillingInterval = (typeof BILLING_INTERVALS)[number];
+/** Periods under a day: a real charge every few seconds is never what a production plan means. */
+export const SHORT_INTERVALS: readonly BillingInterval[] = ['second', 'minute', 'hour'];
+export const isShortInterval = (i: BillingInterval): boolean => SHORT_INTERVALS.includes(i);
+/** The zone of a schedule whose caller named none (the response shows it). */
+export const DEFAULT_TIME_ZONE = 'UTC';
 
 export interface BillingSchedule {
   interval: BillingInterval;
@@ -24,8 +31,8 @@ export interface BillingSchedule {
   count: number;
   /** ISO 8601 date-time with its UTC offset (`Z` or `+03:00`): the first due date, and the billing day. */
   anchor: string;
-  /** IANA time zone (`Europe/Moscow`) the calendar steps are taken in; default: the anchor's offset. */
-  timeZone?: string;
+  /** IANA time zone (`Europe/Moscow`, `UTC`) the calendar steps are taken in; the anchor's offset is its. */
+  timeZone: string;
 }
 
 /** Bounds shared by the API's validation and the workflow's. */
@@ -91,9 +98,32 @@ export function scheduleProblem(s: BillingSchedule): { field: string; rule: stri
   const anchor = parseAnchor(s.anchor);
   if (!anchor || anchor.at < Date.UTC(2000, 0, 1) || anchor.at >= Date.UTC(2100, 0, 1))
     return { field: 'anchor', rule: 'an ISO 8601 date-time with its offset (Z or +hh:mm), 2000 to 2099' };
-  if (s.timeZone !== undefined && !knownTimeZone(s.timeZone))
-    return { field: 'timeZone', rule: 'an IANA time zone name, such as Europe/Moscow' };
+  if (typeof s.timeZone !== 'string' || !knownTimeZone(s.timeZone))
+    return { field: 'timeZone', rule: 'an IANA time zone name, such as Europe/Moscow or UTC' };
+  const zoneOffset = offsetAt(anchor.at, { iana: s.timeZone }) / 60_000;
+  if (zoneOffset !== anchor.offsetMin)
+    return {
+      field: 'anchor',
+      rule:
+        `its offset ${offsetText(anchor.offsetMin)} is not ${s.timeZone}'s at that time ` +
+        `(${offsetText(zoneOffset)}): write the anchor in the schedule's time zone`,
+    };
   return undefined;
+}
+
+/** `+03:00`, `-05:00`, `+00:00`. */
+function offsetText(min: number): string {
+  const abs = Math.abs(min);
+  const hh = String(Math.floor(abs / 60)).padStart(2, '0');
+  const mm = String(abs % 60).padStart(2, '0');
+  return `${min < 0 ? '-' : '+'}${hh}:${mm}`;
+}
+
+/** Instant `t` as an ISO 8601 date-time with the offset `zone` has then (`2027-01-31T09:00:00.000+03:00`). */
+export function isoInZone(t: number, zone: string): string {
+  const offsetMs = offsetAt(t, { iana: zone });
+  const wall = new Date(t + offsetMs).toISOString().slice(0, 23);
+  return `${wall}${offsetText(offsetMs / 60_000)}`;
 }
 
 /** The due date of period `index` (0 = the anchor) of the schedule, epoch ms. */
@@ -102,7 +132,7 @@ export function dueAt(s: BillingSchedule, index: number): number {
   if (!anchor) throw new RangeError(`not an anchor: ${s.anchor}`);
   const fixed = FIXED_MS[s.interval];
   if (fixed) return anchor.at + index * s.count * fixed;
-  const zone = zoneOf(s, anchor.offsetMin);
+  const zone: Zone = { iana: s.timeZone };
   const w = wallAt(anchor.at, zone);
   const steps = index * s.count;
   switch (s.interval) {
@@ -154,11 +184,7 @@ function longestPeriodMs(s: BillingSchedule): number {
 
 // ---- wall clock in a zone ----
 
-type Zone = { iana: string } | { offsetMin: number };
-
-function zoneOf(s: BillingSchedule, offsetMin: number): Zone {
-  return s.timeZone ? { iana: s.timeZone } : { offsetMin };
-}
+type Zone = { iana: string };
 
 function daysIn(y: number, mo: number): number {
   return new Date(Date.UTC(y, mo, 0)).getUTCDate();
@@ -190,7 +216,6 @@ function formatter(zone: string): Intl.DateTimeFormat {
 
 /** The zone's offset from UTC at instant `t`, in ms. */
 function offsetAt(t: number, zone: Zone): number {
-  if ('offsetMin' in zone) return zone.offsetMin * 60_000;
   const parts: Record<string, number> = {};
   for (const p of formatter(zone.iana).formatToParts(new Date(t))) parts[p.type] = Number(p.value);
   const wall = Date.UTC(parts.year!, parts.month! - 1, parts.day!, parts.hour!, parts.minute!, parts.second!);

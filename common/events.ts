@@ -24,13 +24,29 @@ export const SESSION_EVENT_TYPES = [
   'session.payout_canceled',
 ] as const;
 
+/**
+ * A subscription's events (docs/billing.md, "Events"): `data` is the subscription's view, with
+ * `data.billingPeriod` (the period it is about) on charged, charge_failed and the period_* events, and
+ * `data.change` on changed.
+ */
 export const SUBSCRIPTION_EVENT_TYPES = [
   'subscription.created',
   'subscription.charged',
   'subscription.charge_failed',
+  // A period unpaid after its retries (or missed in a catch-up): owed until collected or written off.
+  'subscription.period_owed',
+  // An owed period paid later (with the next charge, or the partner's collect).
+  'subscription.period_collected',
+  'subscription.period_written_off',
+  // A hard decline: billing waits for a new token (change) and a resume.
+  'subscription.payment_method_required',
   'subscription.past_due',
   'subscription.paused',
   'subscription.resumed',
+  'subscription.changed',
+  // A cancel at the end of the period paid for: `subscription.canceled` follows then.
+  'subscription.cancel_scheduled',
+  // data.cancelation.atPeriodEnd says whether it was at the period end.
   'subscription.canceled',
   'subscription.ended',
 ] as const;

@@ -54,8 +54,10 @@ export const STATE_CONFLICT_CODES = [
   'not_changeable',
   'period_started',
   'too_many_pending_changes',
-  'calendar_schedule',
   'subscription_final',
+  'nothing_owed',
+  'period_not_owed',
+  'period_being_charged',
   // a conflict whose cause was not said (an older worker's failure without details)
   'invalid_state',
 ] as const;

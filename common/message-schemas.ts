@@ -141,6 +141,18 @@ export const registrationRequest = lazily(() => z.object({ requestId: z.string()
 /** The subscription checks the fields itself (checkChange, with its own rules): an object is enough here. */
 export const subscriptionChange = lazily(() => z.looseObject({}));
 export const resumeRequest = lazily(() => z.object({ restart: z.boolean().optional() }));
+export const subscriptionCancelRequest = lazily(() =>
+  z.object({ reason: text(500).optional(), atPeriodEnd: z.boolean().optional() }),
+);
+/** Whether the time is ahead is the subscription's to say (its clock): a time a date holds is enough here. */
+export const pauseRequest = lazily(() =>
+  z.object({ resumeAt: z.number().int().min(946_684_800_000).max(4_102_444_800_000).optional() }),
+);
+const periodList = () => z.array(z.number().int().positive()).min(1).max(1_000);
+export const collectRequest = lazily(() => z.object({ periods: periodList().optional() }));
+export const writeOffRequest = lazily(() =>
+  z.object({ periods: periodList().optional(), reason: text(500).optional() }),
+);
 
 /** The first problem of a payload that does not parse, as `path: message` (an audit or log line). */
 export function whyNot(error: z.ZodError): string {

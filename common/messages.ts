@@ -8,6 +8,7 @@ import type { SessionInfo } from '../provider/schemas';
 import type { ProviderRefusal } from './failures';
 import type { EndReason } from './reasons';
 import type { ProviderEventRecord, SessionView, SubscriptionView } from './views';
+import type { ProrationPolicy } from './billing-policy';
 import type { ScheduleRequest } from './subscription-input';
 import type { ProviderEventDelivery, TransferStart } from './session-input';
 
@@ -114,26 +115,41 @@ export const registrationUpdate = defineUpdate<Registration, [{ requestId: strin
 // ---- recurring billing (workflow id `sub-<reference>`): its own names, never mistaken for a session's ----
 
 export const subscriptionQuery = defineQuery<SubscriptionView>('subscription');
-export const cancelSubscriptionUpdate = defineUpdate<SubscriptionView, [{ reason?: string }]>(
+/** `atPeriodEnd`: no charge after the period paid for, then canceled; else at once. */
+export interface CancelSubscriptionRequest {
+  reason?: string;
+  atPeriodEnd?: boolean;
+}
+export const cancelSubscriptionUpdate = defineUpdate<SubscriptionView, [CancelSubscriptionRequest]>(
   'cancelSubscription',
 );
-export const pauseSubscriptionUpdate = defineUpdate<SubscriptionView, []>('pauseSubscription');
+/** `resumeAt` (epoch ms): resumes on its own then. */
+export const pauseSubscriptionUpdate = defineUpdate<SubscriptionView, [{ resumeAt?: number }]>(
+  'pauseSubscription',
+);
 /** `restart`: bill from now on (a new anchor) instead of keeping the billing day. */
 export const resumeSubscriptionUpdate = defineUpdate<SubscriptionView, [{ restart?: boolean }]>(
   'resumeSubscription',
 );
 /**
- * Amount and schedule apply from `fromPeriod` (default: the first period not started yet; a charge
- * already started keeps its amount); a token from the next attempt; intervalMs only on subscriptions
- * without a calendar schedule.
+ * Amount and schedule apply from `fromPeriod` (default: the next period to fall due; one already taken
+ * keeps its amount), prorated per `proration` (default: the subscription's policy); a token and the
+ * payer's details from the next attempt.
  */
 export interface SubscriptionChange {
   amount?: number;
   token?: string;
-  intervalMs?: number;
+  customer?: Record<string, unknown>;
   schedule?: ScheduleRequest;
   fromPeriod?: number;
+  proration?: ProrationPolicy;
 }
 export const changeSubscriptionUpdate = defineUpdate<SubscriptionView, [SubscriptionChange]>(
   'changeSubscription',
+);
+/** Owed periods to charge now, one at a time (default: every one owed). */
+export const collectOwedUpdate = defineUpdate<SubscriptionView, [{ periods?: number[] }]>('collectOwed');
+/** Owed periods nobody will collect (default: every one owed), with the partner's words. */
+export const writeOffOwedUpdate = defineUpdate<SubscriptionView, [{ periods?: number[]; reason?: string }]>(
+  'writeOffOwed',
 );

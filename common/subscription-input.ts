@@ -1,14 +1,17 @@
 /**
- * Plain data of recurring billing (DESIGN decision 8): the subscription workflow's input and the state it
- * carries across continue-as-new. The view it answers is in views.ts. No card data: a subscription charges
- * a recurring token.
+ * Plain data of recurring billing (docs/billing.md): the subscription workflow's input and the state it
+ * carries from one billing period to the next (each period is a run of its own: continue-as-new). The view
+ * it answers is in views.ts. No card data: a subscription charges a recurring token.
  */
 import type { BillingSchedule } from './billing-calendar';
+import type { DeclineClass } from './billing-policy';
 import type { SubscriptionStatus } from './kinds';
 import type { EndReason } from './reasons';
 import type { SessionSettings } from './settings';
 import type {
   Attention,
+  BillingPeriodView,
+  BillingPolicy,
   ChargeRecord,
   DunningPolicy,
   DunningState,
@@ -16,18 +19,24 @@ import type {
   SubscriptionTotals,
 } from './views';
 
+const DAY = 24 * 3_600_000;
+
 /** Bounds the workflow's validators and the client's zod inputs share. */
 export const SUBSCRIPTION_LIMITS = {
-  minIntervalMs: 1_000,
-  maxIntervalMs: 366 * 24 * 3_600_000,
-  maxRetries: 10,
   maxTokenLength: 256,
+  /** An anchor, a trial's end or a paused subscription's resume date: at most this far ahead. */
+  maxAheadMs: 2 * 366 * DAY,
+  maxReasonLength: 500,
 } as const;
 
-/** A schedule as asked for: without an anchor, the subscription's start (or, in a change, its billing day). */
-export type ScheduleRequest = Omit<BillingSchedule, 'anchor'> & { anchor?: string };
+/** A schedule as asked for: without an anchor, the subscription's start (or, in a change, its billing day);
+ *  without a zone, UTC. */
+export type ScheduleRequest = Omit<BillingSchedule, 'anchor' | 'timeZone'> & {
+  anchor?: string;
+  timeZone?: string;
+};
 
-/** A change accepted for a later period, applied when that period begins. */
+/** A change accepted for a later period, applied when that period falls due. */
 export interface PendingChange {
   fromPeriod: number;
   amount?: number;
@@ -40,12 +49,8 @@ export interface SubscriptionInput {
   reference: string;
   token: string;
   amount: Money;
-  /** Calendar billing: due dates from the anchor (common/billing-calendar.ts). */
-  schedule?: ScheduleRequest;
-  /** Fixed milliseconds between charges, for subscriptions without a schedule (the older input). */
-  intervalMs?: number;
-  /** Epoch ms of the first charge (intervalMs only; a schedule has its anchor); omitted: at once. */
-  firstChargeAt?: number;
+  /** Due dates from the anchor, in the schedule's zone (common/billing-calendar.ts). */
+  schedule: ScheduleRequest;
   /** Epoch ms: no charge before it (the first due date at or after it is the first charged). */
   trialEnd?: number;
   /** Ends (status `ended`) once this many periods are billed. */
@@ -53,48 +58,82 @@ export interface SubscriptionInput {
   /** Epoch ms: ends before the first period due at or after it. */
   endAt?: number;
   dunning: DunningPolicy;
+  policy: BillingPolicy;
+  /**
+   * The provider's test environment (the sandbox): periods under a day and delays under a minute are
+   * allowed. Off for production: a real charge every few seconds is never a plan.
+   */
+  testMode: boolean;
   /** Settings of every charge session (polling, deadlines). */
   settings: SessionSettings;
-  /** The payer as the provider's user_info (required for a charge), sent with every charge's initiate. */
+  /** The payer as the provider's user_info (required for a charge), sent with every charge. */
   customer: Record<string, unknown>;
   submerchantId?: string;
   /** The provider project its charges are signed for (PAYSAGA_PROJECTS); absent: the default. */
   projectId?: string;
-  /** Continue-as-new after this many periods in one run (default 100). */
-  periodsPerRun?: number;
-  /** How long the reference of each charge is kept by paysaga (default: as for any session). */
+  /** How long the reference of each charge is kept by paysaga (default: 400 days). */
   keepReferencesMs?: number;
 }
 
-/** Everything a new run (continue-as-new) needs to carry on where the last one stopped. */
+/** A period of a subscription, as it carries it (and the view shows it). */
+export type PeriodState = BillingPeriodView;
+
+/** The charge in flight: which period, which attempt, and for what. */
+export interface ChargeInFlight {
+  period: number;
+  attempt: number;
+  kind: ChargeRecord['kind'];
+  amount: Money;
+  token: string;
+  customer: Record<string, unknown>;
+}
+
+/** Everything a new run needs to carry on where the last one stopped. */
 export interface SubscriptionState {
   status: SubscriptionStatus;
   amount: Money;
   token: string;
-  /** Fixed milliseconds between charges (subscriptions without a schedule). */
-  intervalMs?: number;
-  /** The calendar schedule in effect: the current period's due date is one of its dates. */
-  schedule?: BillingSchedule;
+  /** The payer's details when changed since the start (else the input's). */
+  customer?: Record<string, unknown>;
+  /** The calendar schedule in effect: every due date is one of its dates. */
+  schedule: BillingSchedule;
   /** Changes accepted for later periods, by period. */
   pendingChanges?: PendingChange[];
-  /** The due date of the period before the current one (epoch ms), once there was one. */
-  lastDueAt?: number;
-  /** The period charged next (or being charged), from 1. */
+  /** The next period to fall due, from 1 (periods before it are taken: paid, owed, written off or open). */
   period: number;
-  /** Attempt of that period (0 = the scheduled charge, 1.. = dunning retries). */
-  attempt: number;
-  /** When the current period fell or falls due (epoch ms): the schedule is anchored on it. */
+  /** When `period` falls due (epoch ms). */
   periodDueAt: number;
-  /** When the next charge attempt happens (epoch ms): the due time, or a dunning retry. */
-  nextChargeAt: number;
-  /** The amount of the period being charged, fixed at its first attempt (retries charge the same). */
-  periodAmount?: Money;
-  /** The token of the attempt being charged (a change of token applies to the next attempt). */
-  chargeToken?: string;
+  /** The due date of the period before `period` (the service period now running), once there was one. */
+  lastDueAt?: number;
+  /** The base price of the period before `period` (what proration compares a new price with). */
+  lastPrice?: number;
+  /** Proration carried into the next period taken (positive: charged, negative: credit). */
+  credit: number;
+  /** The period being charged or retried (status attempted), when one is. */
+  open?: number;
+  /** When the open period's next attempt is due (a dunning or provider-unavailable retry). */
+  retryAt?: number;
+  /** The wait before the next retry after a provider-unavailable result (doubles, to a day). */
+  unavailableWaitMs?: number;
+  /** The charge in flight (its record is the last of `charges`, outcome pending). */
+  charging?: ChargeInFlight;
+  /** When the last charge ended (epoch ms): spacing counts from it. */
+  lastChargeEndedAt?: number;
+  /** Owed periods queued for collection, in order. */
+  collecting: number[];
+  /** No collection before this (epoch ms): the provider could not decide the last one. */
+  collectAfter?: number;
+  /** Every period owed or open, and the latest others. */
+  periods: PeriodState[];
   /** The latest charges (at most MAX_CHARGES_KEPT), oldest first; the last may be in flight. */
   charges: ChargeRecord[];
   totals: SubscriptionTotals;
   dunning?: DunningState;
+  /** A hard decline: billing waits (past_due) for a new token and a resume. */
+  paymentMethodRequired?: boolean;
+  /** Paused with a resume date (epoch ms). */
+  pausedUntil?: number;
+  cancelation?: { atPeriodEnd: boolean; requestedAt: number; effectiveAt?: number; reason?: EndReason };
   attention?: Attention;
   canceledReason?: EndReason;
   /** Outbound events emitted so far (the next one's sequence is this + 1). */
@@ -102,7 +141,8 @@ export interface SubscriptionState {
   /** How many runs came before this one (continue-as-new count). */
   runs: number;
   createdAt: string;
-  /** The version of the last record written to the store (grows with every change; runs before the
-   *  store recorded subscriptions have none). */
+  /** The version of the last record written to the store (grows with every change). */
   recordVersion?: number;
 }
+
+export type { DeclineClass };

@@ -5,6 +5,15 @@
  */
 import { z } from 'zod';
 import { BILLING_INTERVALS } from './billing-calendar';
+import {
+  CATCH_UP_POLICIES,
+  CHARGE_KINDS,
+  DECLINE_CLASSES,
+  ON_EXHAUSTED,
+  OWED_POLICIES,
+  PERIOD_STATUSES,
+  PRORATION_POLICIES,
+} from './billing-policy';
 import { APPROVAL_MODES, FINALIZATION_MODES } from './settings';
 import { sessionInfo, userAction } from '../provider/schemas/session';
 import {
@@ -164,40 +173,148 @@ export const providerEventRecordView = z.object({
 });
 export type ProviderEventRecord = z.infer<typeof providerEventRecordView>;
 
+// ---- recurring billing (docs/billing.md) ----
+
 export const chargeRecordView = z.object({
   period: z.number().int(),
-  attempt: z.number().int().describe('0: the scheduled charge; 1..: dunning retries'),
+  attempt: z
+    .number()
+    .int()
+    .describe('0: the charge on the due date; 1..: later attempts (dunning retries, collections)'),
+  kind: z
+    .enum(CHARGE_KINDS)
+    .describe('due: on its due date; retry: a dunning retry; collect: an owed period collected later'),
   sessionId: z.string().describe('ps_...: GET /v1/sessions/{id} shows it'),
+  reference: z.string().describe('`<reference>:p<period>[:r<attempt>]`: never a second session for it'),
   amount: minor,
   currency: z.string(),
-  dueAt: isoTime.optional().describe('When its period fell due (calendar billing counts from the anchor)'),
+  dueAt: isoTime.describe('When its period fell due (counted from the anchor)'),
   startedAt: isoTime,
   outcome: z.enum(['pending', 'succeeded', 'failed']),
   finishedAt: isoTime.optional(),
   reason: endReasonView.optional().describe('Why the charge failed'),
+  declineClass: z
+    .enum(DECLINE_CLASSES)
+    .optional()
+    .describe('How the failure was classed (hard, soft, unavailable): what dunning did next'),
 });
 export type ChargeRecord = z.infer<typeof chargeRecordView>;
 
+export const billingPeriodView = z
+  .object({
+    period: z.number().int().describe("From 1; the number in its charges' references"),
+    dueAt: isoTime,
+    amount: minor.describe('What the period costs: its price plus any proration carried into it'),
+    currency: z.string(),
+    adjustment: minor
+      .optional()
+      .describe('Proration carried into this period (positive: charged, negative: credited)'),
+    status: z
+      .enum(PERIOD_STATUSES)
+      .describe(
+        'due: fell due, no attempt yet; attempted: being charged or retried; paid; owed: unpaid after its ' +
+          'retries (collected later or written off); written_off',
+      ),
+    attempts: z.number().int().describe('Charges made for it so far'),
+    paidAt: isoTime.optional(),
+    paidBy: z.string().optional().describe('The session that paid it (absent: paid by credit)'),
+    owedSince: isoTime.optional().describe('When it became owed (kept after it is collected)'),
+    writtenOffAt: isoTime.optional(),
+    writeOffReason: z.string().optional().describe("The partner's words, or the policy that wrote it off"),
+    lastReason: endReasonView.optional().describe("The last failed attempt's reason"),
+    declineClass: z.enum(DECLINE_CLASSES).optional().describe('The class of the last decline'),
+  })
+  .meta({ title: 'BillingPeriod' });
+export type BillingPeriodView = z.infer<typeof billingPeriodView>;
+
+/** A period as the store keeps it, with every charge attempt made for it (GET .../periods). */
+export const storedPeriodView = billingPeriodView
+  .extend({
+    charges: z.array(
+      chargeRecordView
+        .pick({
+          attempt: true,
+          kind: true,
+          sessionId: true,
+          reference: true,
+          amount: true,
+          currency: true,
+          startedAt: true,
+          outcome: true,
+          finishedAt: true,
+          declineClass: true,
+        })
+        .extend({
+          reasonCode: z.enum(END_REASON_CODES).optional().describe("The failed attempt's reason code"),
+        }),
+    ),
+  })
+  .meta({ title: 'StoredBillingPeriod' });
+export type StoredPeriod = z.infer<typeof storedPeriodView>;
+export type StoredCharge = StoredPeriod['charges'][number];
+
+export const periodPageView = z.object({
+  periods: z.array(storedPeriodView),
+  hasMore: z.boolean().describe('More periods follow: ask again with after = next'),
+  next: z.number().int().optional().describe('The last period of this page (`after` of the next)'),
+});
+export type PeriodPage = z.infer<typeof periodPageView>;
+
 export const dunningView = z.object({
   period: z.number().int(),
-  failures: z.number().int().describe('failed attempts of this period so far'),
+  failures: z.number().int().describe('Declines of this period so far (provider unavailable is none)'),
   nextRetryAt: isoTime.optional(),
   lastReason: endReasonView.optional().describe("The last failed attempt's reason"),
-  exhausted: z.boolean().describe('every retry failed: the subscription was canceled or is past_due'),
+  declineClass: z.enum(DECLINE_CLASSES).optional().describe('The class of the last failure'),
+  exhausted: z.boolean().describe('No retry left: the period is owed'),
 });
 export type DunningState = z.infer<typeof dunningView>;
 
 export const dunningPolicyView = z.object({
-  retryDelaysMs: z.array(z.number().int()),
-  onExhausted: z.enum(['cancel', 'pause']),
+  retryDelaysMs: z.array(z.number().int()).describe('After each soft decline of a period, in order'),
+  onExhausted: z
+    .enum(ON_EXHAUSTED)
+    .describe('When a period stays unpaid after its retries: cancel, pause (past_due) or continue'),
+  declineCodes: z
+    .object({
+      hard: z.array(z.string()),
+      soft: z.array(z.string()),
+      unavailable: z.array(z.string()),
+    })
+    .describe("The provider's error codes of each class"),
+  otherDeclines: z.enum(['hard', 'soft']).describe('The class of a code in none of the lists'),
+  unavailableRetryMs: z
+    .number()
+    .int()
+    .describe('After a provider-unavailable result: the first wait, doubling to a day'),
 });
 export type DunningPolicy = z.infer<typeof dunningPolicyView>;
+
+export const billingPolicyView = z.object({
+  owed: z
+    .enum(OWED_POLICIES)
+    .describe('An owed period: collect_with_next, leave_open (for the partner) or write_off'),
+  catchUp: z
+    .enum(CATCH_UP_POLICIES)
+    .describe('Several periods due at once: one (the latest; the others owed per policy) or all'),
+  proration: z.enum(PRORATION_POLICIES).describe('A change mid-period: none, or next_invoice'),
+  spacingMs: z
+    .number()
+    .int()
+    .describe('The least time between two charges that were not each on their own due date'),
+});
+export type BillingPolicy = z.infer<typeof billingPolicyView>;
 
 export const subscriptionTotalsView = z.object({
   attempts: z.number().int(),
   succeeded: z.number().int(),
   failed: z.number().int(),
   chargedAmount: minor,
+  owedPeriods: z.number().int().describe('Periods owed now'),
+  owedAmount: minor.describe('What they amount to'),
+  writtenOffPeriods: z.number().int(),
+  writtenOffAmount: minor,
+  collectedPeriods: z.number().int().describe('Owed periods paid later'),
 });
 export type SubscriptionTotals = z.infer<typeof subscriptionTotalsView>;
 
@@ -207,7 +324,14 @@ export const billingScheduleView = z.object({
   anchor: z
     .string()
     .describe('The first due date and the billing day (ISO 8601 with offset); due dates are counted from it'),
-  timeZone: z.string().optional().describe("IANA zone of the calendar steps; absent: the anchor's offset"),
+  timeZone: z.string().describe('IANA zone of the calendar steps (UTC when none was named)'),
+});
+
+export const cancelationView = z.object({
+  atPeriodEnd: z.boolean().describe('Takes effect at the end of the period paid for, not at once'),
+  requestedAt: isoTime,
+  effectiveAt: isoTime.optional().describe('When it took (or takes) effect'),
+  reason: endReasonView.optional(),
 });
 
 export const subscriptionView = z.object({
@@ -217,9 +341,10 @@ export const subscriptionView = z.object({
   attention: attentionView.optional().describe('A charge paysaga could not make or follow yet'),
   amount: moneyView,
   token: z.string().describe('The recurring token charged'),
-  schedule: billingScheduleView.optional().describe('The calendar schedule in effect (absent: intervalMs)'),
-  intervalMs: z.number().int().optional().describe('Fixed milliseconds between charges, without a schedule'),
-  nextChargeAt: isoTime.optional().describe('Absent unless active: the next attempt (a due date or a retry)'),
+  schedule: billingScheduleView,
+  nextChargeAt: isoTime
+    .optional()
+    .describe('Absent unless active: the next attempt (a due date, a retry or a collection)'),
   nextDueDates: z
     .array(isoTime)
     .optional()
@@ -234,18 +359,37 @@ export const subscriptionView = z.object({
     )
     .optional()
     .describe('Changes accepted for later periods'),
+  credit: minor
+    .optional()
+    .describe('Proration carried to the next period (positive: charged with it, negative: credited)'),
   trialEnd: isoTime.optional().describe('No charge before it'),
   endAfterPeriods: z.number().int().optional().describe('Ends once this many periods are billed'),
   endAt: isoTime.optional().describe('Ends before the first period due at or after it'),
-  period: z.number().int().describe('The period charged next (or being charged), from 1'),
-  charges: z.array(chargeRecordView),
+  period: z.number().int().describe('The next period to fall due (or the one being charged), from 1'),
+  periods: z
+    .array(billingPeriodView)
+    .describe('Every period owed or being charged, and the latest others (the store keeps them all)'),
+  collecting: z
+    .array(z.number().int())
+    .optional()
+    .describe('Owed periods queued to be collected, in order, one charge at a time'),
+  charges: z.array(chargeRecordView).describe('The latest 50 charge attempts, oldest first'),
   totals: subscriptionTotalsView,
   dunning: dunningView.optional(),
-  dunningPolicy: dunningPolicyView,
+  paymentMethodRequired: z
+    .boolean()
+    .optional()
+    .describe('A hard decline: billing waits for a new token (change) and a resume'),
+  pausedUntil: isoTime.optional().describe('Paused with a resume date: resumes then'),
+  cancelation: cancelationView
+    .optional()
+    .describe('A cancel asked for: at once, or at the end of the period paid for'),
   canceledReason: endReasonView
     .optional()
     .describe('Why it was canceled: canceled_by_partner (detail: their words) or past_due'),
-  runs: z.number().int().describe('Continue-as-new count: 0 in the first run'),
+  dunningPolicy: dunningPolicyView,
+  policy: billingPolicyView,
+  runs: z.number().int().describe('Continue-as-new count: one run per billing period'),
   createdAt: isoTime,
 });
 export type SubscriptionView = z.infer<typeof subscriptionView>;

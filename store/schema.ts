@@ -170,6 +170,34 @@ export interface SubscriptionChargeTable {
   due_at: Timestamp | null;
   started_at: Timestamp;
   finished_at: Timestamp | null;
+  /** due, retry or collect (common/billing-policy.ts CHARGE_KINDS). */
+  kind: Generated<string>;
+  /** `<reference>:p<period>[:r<attempt>]`. */
+  reference: string | null;
+  /** hard, soft or unavailable: how a failure was classed. */
+  decline_class: string | null;
+}
+
+/** A billing period of a subscription (docs/billing.md): what it cost and what became of it. */
+export interface SubscriptionPeriodTable {
+  subscription_id: string;
+  period: number;
+  due_at: Timestamp;
+  amount: BigInt;
+  currency: string;
+  adjustment: BigInt | null;
+  /** due, attempted, paid, owed or written_off. */
+  status: string;
+  attempts: number;
+  paid_at: Timestamp | null;
+  paid_by: string | null;
+  owed_since: Timestamp | null;
+  written_off_at: Timestamp | null;
+  write_off_reason: string | null;
+  /** The last failed attempt's reason code (common/reasons.ts). */
+  reason: string | null;
+  decline_class: string | null;
+  updated_at: Timestamp;
 }
 
 export interface ReconciliationPassTable {
@@ -206,6 +234,7 @@ export interface Database {
   delivery_attempts: DeliveryAttemptTable;
   subscriptions: SubscriptionTable;
   subscription_charges: SubscriptionChargeTable;
+  subscription_periods: SubscriptionPeriodTable;
   reconciliation_passes: ReconciliationPassTable;
   reconciliation_findings: ReconciliationFindingTable;
 }

@@ -1,11 +1,13 @@
 /**
- * Subscriptions in the store (DESIGN decision 15): the subscription's workflow is their only writer. Each
- * change is recorded with its version (a row only moves forward: an older or repeated write changes
- * nothing), its charges, and the events it announced, in one transaction; the API reads subscriptions
- * here, whatever Temporal still keeps of a canceled one.
+ * Subscriptions in the store: the subscription's workflow is their only writer. Each change is recorded
+ * with its version (a row only moves forward: an older or repeated write changes nothing), its billing
+ * periods, its charges, and the events it announced, in one transaction; the API reads subscriptions
+ * here, whatever Temporal still keeps of a finished one. The periods are the money record: every period
+ * ever taken stays (the workflow carries only the recent and open ones).
  */
 import type { PaysagaEvent } from '../common/events';
-import type { SubscriptionView } from '../common/views';
+import type { PeriodStatus } from '../common/billing-policy';
+import type { PeriodPage, StoredCharge, StoredPeriod, SubscriptionView } from '../common/views';
 import type { Store } from './database';
 import { appendEvents, deliveriesQueued, type FanOut } from './events';
 import { storable } from './text';
@@ -77,9 +79,12 @@ export async function recordSubscription(
             currency: c.currency,
             outcome: c.outcome,
             reason: c.reason?.code ?? null,
-            due_at: null,
+            due_at: c.dueAt,
             started_at: c.startedAt,
             finished_at: c.finishedAt ?? null,
+            kind: c.kind,
+            reference: c.reference,
+            decline_class: c.declineClass ?? null,
           })),
         )
         .onConflict((oc) =>
@@ -88,6 +93,45 @@ export async function recordSubscription(
             outcome: eb.ref('excluded.outcome'),
             reason: eb.ref('excluded.reason'),
             finished_at: eb.ref('excluded.finished_at'),
+            decline_class: eb.ref('excluded.decline_class'),
+          })),
+        )
+        .execute();
+    if (applied && view.periods.length > 0)
+      await tx
+        .insertInto('subscription_periods')
+        .values(
+          view.periods.map((p) => ({
+            subscription_id: view.subscriptionId,
+            period: p.period,
+            due_at: p.dueAt,
+            amount: p.amount,
+            currency: p.currency,
+            adjustment: p.adjustment ?? null,
+            status: p.status,
+            attempts: p.attempts,
+            paid_at: p.paidAt ?? null,
+            paid_by: p.paidBy ?? null,
+            owed_since: p.owedSince ?? null,
+            written_off_at: p.writtenOffAt ?? null,
+            write_off_reason: p.writeOffReason ?? null,
+            reason: p.lastReason?.code ?? null,
+            decline_class: p.declineClass ?? null,
+            updated_at: now,
+          })),
+        )
+        .onConflict((oc) =>
+          oc.columns(['subscription_id', 'period']).doUpdateSet((eb) => ({
+            status: eb.ref('excluded.status'),
+            attempts: eb.ref('excluded.attempts'),
+            paid_at: eb.ref('excluded.paid_at'),
+            paid_by: eb.ref('excluded.paid_by'),
+            owed_since: eb.ref('excluded.owed_since'),
+            written_off_at: eb.ref('excluded.written_off_at'),
+            write_off_reason: eb.ref('excluded.write_off_reason'),
+            reason: eb.ref('excluded.reason'),
+            decline_class: eb.ref('excluded.decline_class'),
+            updated_at: eb.ref('excluded.updated_at'),
           })),
         )
         .execute();
@@ -134,4 +178,85 @@ export async function searchSubscriptions(
     q = q.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(after.createdAt, after.id)));
   const rows = await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit).execute();
   return rows.map((r) => r.state as SubscriptionView);
+}
+
+export interface PeriodQuery {
+  status?: PeriodStatus;
+  /** Periods after this number (the `next` of the page before). */
+  after?: number;
+  limit?: number;
+}
+
+const PERIOD_PAGE = { default: 100, max: 500 } as const;
+
+/** A subscription's periods by number, each with its attempts; `status` filters (`owed`: what is owed). */
+export async function storedPeriods(
+  store: Store,
+  subscriptionId: string,
+  query: PeriodQuery = {},
+): Promise<PeriodPage> {
+  const limit = Math.min(Math.max(1, query.limit ?? PERIOD_PAGE.default), PERIOD_PAGE.max);
+  let q = store.db
+    .selectFrom('subscription_periods')
+    .selectAll()
+    .where('subscription_id', '=', subscriptionId);
+  if (query.status) q = q.where('status', '=', query.status);
+  if (query.after !== undefined) q = q.where('period', '>', query.after);
+  const rows = await q
+    .orderBy('period')
+    .limit(limit + 1)
+    .execute();
+  const page = rows.slice(0, limit);
+  const numbers = page.map((r) => r.period);
+  const charges = numbers.length
+    ? await store.db
+        .selectFrom('subscription_charges')
+        .selectAll()
+        .where('subscription_id', '=', subscriptionId)
+        .where('period', 'in', numbers)
+        .orderBy('period')
+        .orderBy('attempt')
+        .execute()
+    : [];
+  const time = (t: Date | string | null) => (t === null ? undefined : new Date(t).toISOString());
+  const periods = page.map((r): StoredPeriod => {
+    const paidAt = time(r.paid_at);
+    const owedSince = time(r.owed_since);
+    const writtenOffAt = time(r.written_off_at);
+    return {
+      period: r.period,
+      dueAt: time(r.due_at)!,
+      amount: Number(r.amount),
+      currency: r.currency,
+      ...(r.adjustment !== null ? { adjustment: Number(r.adjustment) } : {}),
+      status: r.status as PeriodStatus,
+      attempts: r.attempts,
+      ...(paidAt ? { paidAt } : {}),
+      ...(r.paid_by ? { paidBy: r.paid_by } : {}),
+      ...(owedSince ? { owedSince } : {}),
+      ...(writtenOffAt ? { writtenOffAt } : {}),
+      ...(r.write_off_reason ? { writeOffReason: r.write_off_reason } : {}),
+      ...(r.decline_class ? { declineClass: r.decline_class as StoredPeriod['declineClass'] } : {}),
+      charges: charges
+        .filter((c) => c.period === r.period)
+        .map((c) => {
+          const finishedAt = time(c.finished_at);
+          return {
+            attempt: c.attempt,
+            kind: c.kind as StoredCharge['kind'],
+            sessionId: c.session_id ?? '',
+            reference: c.reference ?? '',
+            amount: Number(c.amount),
+            currency: c.currency,
+            startedAt: time(c.started_at)!,
+            outcome: c.outcome as StoredCharge['outcome'],
+            ...(finishedAt ? { finishedAt } : {}),
+            ...(c.reason ? { reasonCode: c.reason as StoredCharge['reasonCode'] } : {}),
+            ...(c.decline_class ? { declineClass: c.decline_class as StoredCharge['declineClass'] } : {}),
+          };
+        }),
+    };
+  });
+  const hasMore = rows.length > limit;
+  return { periods, hasMore, ...(hasMore ? { next: numbers.at(-1)! } : {}) };
 }

@@ -1,24 +1,29 @@
 /**
- * Recurring billing (DESIGN decision 8): one long-lived workflow per subscription, id `sub-<reference>`.
+ * Recurring billing (docs/billing.md): one long-lived workflow per subscription, id `sub-<reference>`, one
+ * run per billing period.
  *
- *   wait (durable timer) until the next charge is due
- *   -> charge the period: a session for (period, attempt), opened through paysaga's own reference
- *      `<reference>:p<period>[:r<attempt>]` (workflows/reference.ts), so that no retry, crash or reset ever
- *      opens a second session for the same attempt
- *   -> follow it to the provider's result (the session says so; the provider's state decides when it is late)
- *   -> paid: schedule the next period; failed: dunning retries after the configured delays; every retry
- *      failed: past_due, then cancel or stay past_due
+ *   wait (durable timer) until the next period falls due (several due at once: the catch-up policy)
+ *   -> charge it: a session for (period, attempt), opened through paysaga's own reference
+ *      `<reference>:p<period>[:r<attempt>]` (workflows/reference.ts), so that no retry, crash, reset or new
+ *      build ever opens a second session for the same attempt
+ *   -> follow it to the provider's result (the session says so; the provider's state decides when late)
+ *   -> paid; or a decline, classed from the provider's error code: soft (retried on the dunning schedule),
+ *      hard (no retry: the payment method must change), provider unavailable (never a decline: tried
+ *      again); a period whose retries are spent is owed: a record, collected with the next successful
+ *      charge or by the partner, or written off, per the subscription's policy
+ *   -> the period is settled: continue as new, carrying only the state, on the build now current
  *
- * An attempt fails only once the provider says so: an outage delays the period (the subscription shows
- * `attention`), it never ends the subscription. cancel / pause / resume / change arrive as validated
- * Updates; the `subscription` query shows it all; continue-as-new bounds the history, also while a charge
- * is in flight (the charge is carried and followed on).
+ * A period is charged at most once: each attempt has its own reference, at most one charge is in flight,
+ * and a period paid is never attempted again. An attempt fails only once the provider says so: an outage
+ * delays it (the subscription shows `attention`), it never counts as a decline.
  *
  * Signals: sessionOpened, sessionSettled (from the charge's reference and session). Queries: subscription.
- * Updates: cancelSubscription, pauseSubscription, resumeSubscription, changeSubscription.
+ * Updates: cancelSubscription, pauseSubscription, resumeSubscription, changeSubscription, collectOwed,
+ * writeOffOwed.
  */
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import * as wf from '@temporalio/workflow';
+import { BILLING_POLICY_LIMITS, classify, type DeclineClass } from '../common/billing-policy';
 import { nextEvent, type SubscriptionEventType } from '../common/events';
 import { failureOf, invalidArgument, stateConflict, type StateConflictCode } from '../common/failures';
 import type { SubscriptionStatus } from '../common/kinds';
@@ -26,52 +31,72 @@ import { nextPollWait } from '../common/settings';
 import {
   cancelSubscriptionUpdate,
   changeSubscriptionUpdate,
+  collectOwedUpdate,
   pauseSubscriptionUpdate,
   resumeSubscriptionUpdate,
   sessionOpenedSignal,
   sessionSettledSignal,
   subscriptionQuery,
+  writeOffOwedUpdate,
   type SessionSettled,
   type SubscriptionChange,
 } from '../common/messages';
 import {
-  cancelRequest,
   checkArgument,
-  resumeRequest,
+  collectRequest,
   parseMessage,
+  pauseRequest,
+  resumeRequest,
   sessionOpened,
   sessionSettled,
+  subscriptionCancelRequest,
   subscriptionChange,
+  writeOffRequest,
 } from '../common/message-schemas';
+import type { ProviderRefusal } from '../common/failures';
 import { reason, reasonText, type AttentionReason, type EndReason } from '../common/reasons';
 import { AmountMinor, CreatedAt, NeedsAttention, PaymentStatus } from '../common/search-attributes';
 import { referenceWorkflowId, type ReferenceInput } from '../common/session-input';
-import { type SubscriptionInput, type SubscriptionState } from '../common/subscription-input';
-import type { ChargeRecord, SubscriptionView } from '../common/views';
+import {
+  SUBSCRIPTION_LIMITS,
+  type PeriodState,
+  type SubscriptionInput,
+  type SubscriptionState,
+} from '../common/subscription-input';
+import type { BillingPeriodView, ChargeRecord, SubscriptionView } from '../common/views';
+import { failureReason, phaseOf } from '../common/snapshot';
 import {
   acceptChange,
   advance,
   checkChange,
   firstDue,
-  firstOpenPeriod,
   pastTheEnd,
+  periodRecord,
+  periodsDue,
   resolveSchedule,
   resumeAt,
   upcomingDueDates,
+  type ChangeResult,
 } from './billing';
 import { untilAnswered, provider } from './calls';
 import { SubscriptionRecorder } from './subscription-recorder';
 import { referenceWorkflow } from './reference';
 import * as attention from './attention';
-import { phaseOf } from '../common/snapshot';
 import { iso } from './iso';
 import { HISTORY_LIMITS, historyLong } from './history';
 
-export const DEFAULT_PERIODS_PER_RUN = 100;
-/** The charge history the workflow keeps (and carries across continue-as-new); totals count them all. */
+/** The charge history the workflow keeps (and carries into the next run); totals count them all. */
 export const MAX_CHARGES_KEPT = 50;
+/** Settled periods the workflow keeps besides the open and owed ones (the store keeps them all). */
+export const SETTLED_PERIODS_KEPT = 24;
+/** How many periods one catch-up looks at: more than any outage a subscription lives through. */
+const MAX_CATCH_UP = 10_000;
 /** How long paysaga keeps a charge's reference (and so never opens a second session for it). */
-/** The code a refused change of a subscription answers with, for each change. */
+const DEFAULT_KEEP_REFERENCE_MS = 400 * 24 * 3_600_000;
+/** How long an Update's answer waits for its change to be stored. */
+const STORED_WITHIN_MS = 10_000;
+
+/** The code a refused request answers with, for each request. */
 const NOT_ABLE = {
   cancel: 'not_cancelable',
   pause: 'not_pauseable',
@@ -79,63 +104,51 @@ const NOT_ABLE = {
   change: 'not_changeable',
 } as const satisfies Record<string, StateConflictCode>;
 
-const DEFAULT_KEEP_REFERENCE_MS = 400 * 24 * 3_600_000;
-/** How long an Update's answer waits for its change to be stored. */
-const STORED_WITHIN_MS = 10_000;
-
 interface Outcome {
   ok: boolean;
+  sessionId: string;
   reason?: EndReason;
+}
+
+/** What the subscription does next, and when (epoch ms). */
+interface Work {
+  at: number;
+  kind: 'due' | 'retry' | 'collect' | 'resume' | 'cancel_at_period_end';
 }
 
 export async function subscriptionWorkflow(
   input: SubscriptionInput,
   carried?: SubscriptionState,
 ): Promise<SubscriptionView> {
-  const sub = new Subscription(input, carried ?? firstState(input));
-  sub.endWhenDone(); // a first period already past the end (endAt before it)
-  const periodsPerRun = input.periodsPerRun ?? DEFAULT_PERIODS_PER_RUN;
-  let periodsThisRun = 0;
-
-  while (!sub.over() || sub.chargeInFlight()) {
-    if (periodsThisRun >= periodsPerRun || sub.historyLong()) await sub.continueAsNew();
-    if (sub.chargeInFlight()) {
-      if (sub.settle(await sub.followCharge())) periodsThisRun++;
-      continue;
-    }
-    if (sub.state.status !== 'active') {
-      await sub.untilResumedOrCanceled();
-      continue;
-    }
-    if (await sub.untilDue()) sub.openCharge();
-  }
-  return sub.close();
+  return new Subscription(input, carried ?? firstState(input)).run();
 }
 
-/** Epoch ms past which a Date cannot hold a time. */
-const LAST_TIME_MS = 8.64e15;
-
 function firstState(input: SubscriptionInput): SubscriptionState {
-  // The API refuses these; a workflow started some other way fails here, once, instead of on every task.
-  if (
-    input.firstChargeAt !== undefined &&
-    !(Number.isSafeInteger(input.firstChargeAt) && Math.abs(input.firstChargeAt) <= LAST_TIME_MS)
-  )
-    throw invalidArgument('firstChargeAt', 'epoch milliseconds that a date can hold');
   const now = Date.now();
-  const schedule = input.schedule && resolveSchedule(input.schedule, iso(now));
-  const first = firstDue(input, schedule, now);
+  // The API refuses a bad schedule; a workflow started some other way fails here, once.
+  const schedule = resolveSchedule(input.schedule, { defaultAnchor: now, testMode: input.testMode, now });
   return {
     status: 'active',
     amount: { ...input.amount },
     token: input.token,
-    ...(schedule ? { schedule } : { intervalMs: input.intervalMs }),
+    schedule,
     period: 1,
-    attempt: 0,
-    periodDueAt: first,
-    nextChargeAt: first,
+    periodDueAt: firstDue(input, schedule, now),
+    credit: 0,
+    collecting: [],
+    periods: [],
     charges: [],
-    totals: { attempts: 0, succeeded: 0, failed: 0, chargedAmount: 0 },
+    totals: {
+      attempts: 0,
+      succeeded: 0,
+      failed: 0,
+      chargedAmount: 0,
+      owedPeriods: 0,
+      owedAmount: 0,
+      writtenOffPeriods: 0,
+      writtenOffAmount: 0,
+      collectedPeriods: 0,
+    },
     eventSequence: 0,
     runs: 0,
     // The CreatedAt search attribute it was started with, so that a search by time finds what the view says.
@@ -146,6 +159,8 @@ function firstState(input: SubscriptionInput): SubscriptionState {
 class Subscription {
   /** Bumped by every accepted Update: a waiting loop wakes up and looks again. */
   private version = 0;
+  /** A period (or a collection) settled in this run: the run ends here, and the next one begins. */
+  private boundary = false;
   /** Every change is written to the store (with its events). */
   private readonly recorder: SubscriptionRecorder;
   /** Results sessions reported (a session may report before its reference said which session it is). */
@@ -162,117 +177,261 @@ class Subscription {
       }),
       state,
     );
-    if (state.eventSequence === 0) this.announce('subscription.created');
-    // A new run (continue-as-new) shows its count.
-    else if (state.runs > 0) this.recorder.record();
-    wf.setHandler(subscriptionQuery, () => this.view());
-    wf.setHandler(
-      cancelSubscriptionUpdate,
-      (arg) => this.stored(this.cancel(reason('canceled_by_partner', arg?.reason))),
-      {
-        validator: (arg) => {
-          checkArgument(cancelRequest, arg);
-          this.refuseWhen(['canceled', 'ended'], 'cancel');
-        },
-      },
-    );
-    wf.setHandler(pauseSubscriptionUpdate, () => this.stored(this.pause()), {
-      validator: () => this.refuseWhen(['paused', 'past_due', 'canceled', 'ended'], 'pause'),
-    });
-    wf.setHandler(resumeSubscriptionUpdate, (arg) => this.stored(this.resume(arg?.restart === true)), {
-      validator: (arg) => {
-        if (arg !== undefined) checkArgument(resumeRequest, arg);
-        this.refuseWhen(['active', 'canceled', 'ended'], 'resume');
-      },
-    });
-    wf.setHandler(changeSubscriptionUpdate, (change) => this.stored(this.change(change)), {
-      validator: (change) => {
-        checkArgument(subscriptionChange, change);
-        this.refuseWhen(['canceled', 'ended'], 'change');
-        checkChange(change, this.state, this.firstOpen());
-      },
-    });
-    wf.setHandler(sessionOpenedSignal, (arg) => {
-      const opened = parseMessage(sessionOpened, arg);
-      if (!opened.ok) return this.refusedMessage('sessionOpened', opened.why);
-      const { reference, sessionId } = opened.value;
-      const record = this.current();
-      if (record && !record.sessionId && reference === this.chargeReference()) {
-        record.sessionId = sessionId;
-        this.recorder.record();
-      }
-    });
-    wf.setHandler(sessionSettledSignal, (arg) => {
-      const s = parseMessage(sessionSettled, arg);
-      if (!s.ok) return this.refusedMessage('sessionSettled', s.why);
-      this.settled.set(s.value.sessionId, s.value as SessionSettled);
-    });
+    if (state.eventSequence === 0) {
+      this.announce('subscription.created');
+      this.endWhenDone(); // a first period already past the end (endAt before it)
+    } else this.recorder.record(); // the new run shows its count
+    this.handleMessages();
   }
 
-  /** Canceled or ended: nothing more is charged (a charge in flight is still followed to its result). */
-  over(): boolean {
+  async run(): Promise<SubscriptionView> {
+    for (;;) {
+      if (this.state.charging) {
+        this.settle(await this.followCharge());
+        continue;
+      }
+      if (this.boundary) await this.continueAsNew();
+      if (this.done()) return this.close();
+      const work = this.nextWork();
+      const wait = work ? work.at - Date.now() : undefined;
+      if (wait === undefined || wait > 0) await this.untilChanged(wait);
+      else this.perform(work!);
+    }
+  }
+
+  // ---- what comes next ----
+
+  /** Canceled or ended: nothing more falls due (owed periods may still be collected or written off). */
+  private over(): boolean {
     return this.state.status === 'canceled' || this.state.status === 'ended';
   }
 
-  /** The last charge record, when it has no outcome yet. */
-  private current(): ChargeRecord | undefined {
-    const last = this.state.charges.at(-1);
-    return last?.outcome === 'pending' ? last : undefined;
+  /** Over, nothing in flight, queued or owed: the workflow ends. */
+  private done(): boolean {
+    const s = this.state;
+    return this.over() && s.open === undefined && !s.collecting.length && !this.owed().length;
   }
 
-  chargeInFlight(): boolean {
-    return this.current() !== undefined;
+  private owed(): PeriodState[] {
+    return this.state.periods.filter((p) => p.status === 'owed');
   }
 
-  /** Continue-as-new is due (workflows/history.ts), even mid-charge. */
-  historyLong(): boolean {
-    return historyLong(HISTORY_LIMITS.subscription);
+  /** The earliest thing to do (a retry before a due period before a collection when at the same time). */
+  private nextWork(): Work | undefined {
+    const s = this.state;
+    const works: Work[] = [];
+    if (s.status === 'paused' && s.pausedUntil !== undefined)
+      works.push({ at: s.pausedUntil, kind: 'resume' });
+    if (s.cancelation?.atPeriodEnd && !this.over() && s.status !== 'active' && s.open === undefined)
+      works.push({ at: s.periodDueAt, kind: 'cancel_at_period_end' });
+    if (s.status === 'active') {
+      if (s.open !== undefined) {
+        if (s.retryAt !== undefined) works.push({ at: s.retryAt, kind: 'retry' });
+      } else works.push({ at: this.dueWorkAt(), kind: 'due' });
+    }
+    if (s.collecting.length) works.push({ at: this.collectAt(), kind: 'collect' });
+    return works.reduce<Work | undefined>((first, w) => (!first || w.at < first.at ? w : first), undefined);
   }
 
-  async continueAsNew(): Promise<never> {
-    await wf.condition(wf.allHandlersFinished);
-    await this.flushed();
-    return wf.continueAsNew<typeof subscriptionWorkflow>(this.input, {
-      ...this.state,
-      runs: this.state.runs + 1,
-    });
+  /** A period due before the last charge ended is a catch-up: spaced after it (catch-up `all`). */
+  private dueWorkAt(): number {
+    const s = this.state;
+    const ended = s.lastChargeEndedAt;
+    if (this.input.policy.catchUp === 'all' && ended !== undefined && s.periodDueAt < ended)
+      return Math.max(s.periodDueAt, ended + this.input.policy.spacingMs);
+    return s.periodDueAt;
   }
 
-  // ---- waiting ----
+  /** A collection waits the spacing after the last charge (and a provider-unavailable wait). */
+  private collectAt(): number {
+    const s = this.state;
+    const spaced = s.lastChargeEndedAt !== undefined ? s.lastChargeEndedAt + this.input.policy.spacingMs : 0;
+    return Math.max(spaced, s.collectAfter ?? 0);
+  }
 
-  /** Sleeps on a durable timer until the next charge is due; false when an Update came first. */
-  async untilDue(): Promise<boolean> {
+  private perform(work: Work): void {
+    switch (work.kind) {
+      case 'resume':
+        this.resume(false);
+        return;
+      case 'cancel_at_period_end':
+        this.cancelNow(this.state.cancelation?.reason ?? reason('canceled_by_partner'), true);
+        return;
+      case 'retry':
+        this.openCharge(this.state.open!, 'retry');
+        return;
+      case 'collect':
+        this.openCharge(this.state.collecting[0]!, 'collect');
+        return;
+      case 'due':
+        this.takeDue();
+        return;
+    }
+  }
+
+  /** Sleeps on a durable timer (none: until an Update); continues as new first when the history is long. */
+  private async untilChanged(ms: number | undefined): Promise<void> {
+    if (historyLong(HISTORY_LIMITS.subscription)) await this.continueAsNew();
     const seen = this.version;
-    const wait = this.state.nextChargeAt - Date.now();
-    const woken = wait > 0 ? await wf.condition(() => this.version !== seen, wait) : false;
-    return !woken && this.state.status === 'active';
+    if (ms === undefined) await wf.condition(() => this.version !== seen);
+    else await wf.condition(() => this.version !== seen, ms);
   }
 
-  async untilResumedOrCanceled(): Promise<void> {
-    await wf.condition(() => this.state.status === 'active' || this.state.status === 'canceled');
+  /**
+   * The next run, with the state only. Between periods (nothing in flight) it moves to the build Temporal
+   * now routes the subscription to; mid-charge (a history grown long while the provider was away) it stays
+   * on its own.
+   */
+  private async continueAsNew(): Promise<never> {
+    await wf.condition(wf.allHandlersFinished);
+    await this.recorder.flushed();
+    const upgrade = !this.state.charging && wf.workflowInfo().targetWorkerDeploymentVersionChanged;
+    const next = wf.makeContinueAsNewFunc<typeof subscriptionWorkflow>(
+      upgrade ? { initialVersioningBehavior: 'AUTO_UPGRADE' } : {},
+    );
+    return next(this.input, { ...this.state, runs: this.state.runs + 1 });
+  }
+
+  // ---- periods ----
+
+  private periodOf(period: number): PeriodState {
+    const p = this.state.periods.find((x) => x.period === period);
+    if (!p) throw new Error(`period ${period} is not carried`);
+    return p;
+  }
+
+  /**
+   * The next period has fallen due: canceled at the period end, past the end, caught up (catch-up `one`:
+   * every period but the latest due is missed, owed or written off per policy), or charged.
+   */
+  private takeDue(): void {
+    const s = this.state;
+    if (s.cancelation?.atPeriodEnd) {
+      this.cancelNow(s.cancelation.reason ?? reason('canceled_by_partner'), true);
+      return;
+    }
+    if (this.endWhenDone()) return;
+    if (this.input.policy.catchUp === 'one') {
+      const due = periodsDue(this.input, s, Date.now(), MAX_CATCH_UP);
+      for (let k = 1; k < due; k++) {
+        this.owe(this.takePeriod());
+        if (s.status !== 'active') {
+          this.boundary = true;
+          return;
+        }
+      }
+    }
+    const period = this.takePeriod();
+    if (period.amount === 0) {
+      // The credit carried into it pays it whole.
+      period.status = 'paid';
+      period.paidAt = iso(Date.now());
+      this.announce('subscription.charged', { billingPeriod: period });
+      this.periodSettled();
+      return;
+    }
+    s.open = period.period;
+    delete s.retryAt;
+    this.openCharge(period.period, 'due');
+  }
+
+  /** The period falling due now, recorded, and the state moved to the next one. */
+  private takePeriod(): PeriodState {
+    const s = this.state;
+    const period = periodRecord(s);
+    s.periods.push(period);
+    const changed = advance(s);
+    if (changed.amount !== undefined)
+      wf.upsertSearchAttributes([{ key: AmountMinor, value: changed.amount }]);
+    return period;
+  }
+
+  /** A period nobody paid: owed, or written off when the policy says so. Never dropped unsaid. */
+  private owe(period: PeriodState): void {
+    const s = this.state;
+    const now = iso(Date.now());
+    if (this.input.policy.owed === 'write_off') {
+      period.status = 'written_off';
+      period.writtenOffAt = now;
+      period.writeOffReason = 'the subscription writes off what is not paid (owed policy write_off)';
+      s.totals.writtenOffPeriods++;
+      s.totals.writtenOffAmount += period.amount;
+      this.announce('subscription.period_written_off', { billingPeriod: period });
+      return;
+    }
+    period.status = 'owed';
+    period.owedSince = now;
+    s.totals.owedPeriods++;
+    s.totals.owedAmount += period.amount;
+    this.announce('subscription.period_owed', { billingPeriod: period });
+    if (s.totals.owedPeriods >= BILLING_POLICY_LIMITS.maxOwed && s.status === 'active') {
+      // Owing more would be a debt nobody looks at: billing stops until the partner settles them.
+      this.setStatus('past_due');
+      this.announce('subscription.past_due');
+    }
+  }
+
+  /** The open period is settled (paid, owed or written off): the run ends at the next safe point. */
+  private periodSettled(): void {
+    const s = this.state;
+    delete s.open;
+    delete s.retryAt;
+    delete s.dunning;
+    delete s.unavailableWaitMs;
+    this.keepPeriods();
+    this.boundary = true;
+    this.endWhenDone();
+  }
+
+  /** Owed and open periods stay; of the others, the latest SETTLED_PERIODS_KEPT. */
+  private keepPeriods(): void {
+    const s = this.state;
+    const settled = s.periods.filter((p) => p.status === 'paid' || p.status === 'written_off');
+    const drop = new Set(settled.slice(0, Math.max(0, settled.length - SETTLED_PERIODS_KEPT)));
+    if (drop.size) s.periods = s.periods.filter((p) => !drop.has(p));
+  }
+
+  /** Past its last period (endAfterPeriods, endAt), an active or past-due subscription ends. */
+  private endWhenDone(): boolean {
+    const s = this.state;
+    if (this.over() || s.open !== undefined || !pastTheEnd(this.input, s.period, s.periodDueAt)) return false;
+    this.setStatus('ended');
+    this.version++;
+    this.announce('subscription.ended');
+    return true;
   }
 
   // ---- charging ----
 
-  /** `<reference>:p<period>[:r<attempt>]`: paysaga's reference of the attempt in flight (or next). */
-  private chargeReference(): string {
-    const s = this.state;
-    return `${this.input.reference}:p${s.period}${s.attempt ? `:r${s.attempt}` : ''}`;
+  /** `<reference>:p<period>[:r<attempt>]`: paysaga's reference of an attempt. */
+  private referenceOf(period: number, attempt: number): string {
+    return `${this.input.reference}:p${period}${attempt ? `:r${attempt}` : ''}`;
   }
 
   /** Records the attempt; followCharge opens its session and follows it. */
-  openCharge(): void {
+  private openCharge(period: number, kind: ChargeRecord['kind']): void {
     const s = this.state;
-    const money = (s.periodAmount ??= { ...s.amount });
-    // The token of the subscription now: a token changed during dunning is used by the next retry.
-    s.chargeToken = s.token;
+    const p = this.periodOf(period);
+    const attempt = p.attempts++;
+    if (p.status === 'due') p.status = 'attempted';
+    const money = { amount: p.amount, currency: p.currency };
+    s.charging = {
+      period,
+      attempt,
+      kind,
+      amount: money,
+      token: s.token,
+      customer: s.customer ?? this.input.customer,
+    };
     s.charges.push({
-      period: s.period,
-      attempt: s.attempt,
+      period,
+      attempt,
+      kind,
       sessionId: '',
+      reference: this.referenceOf(period, attempt),
       amount: money.amount,
       currency: money.currency,
-      dueAt: iso(s.periodDueAt),
+      dueAt: p.dueAt,
       startedAt: iso(Date.now()),
       outcome: 'pending',
     });
@@ -281,35 +440,37 @@ class Subscription {
     this.recorder.record();
   }
 
+  /** The last charge record, when it has no outcome yet. */
+  private current(): ChargeRecord | undefined {
+    const last = this.state.charges.at(-1);
+    return last?.outcome === 'pending' ? last : undefined;
+  }
+
   /**
    * The attempt's session, opened through its reference: the reference's workflow (id derived from it)
-   * opens at most one session whatever happens here (a retry, a crash, a reset), and signals which one.
-   * Started again after it failed (the provider refused to open the session): that refusal is the
-   * attempt's failure.
+   * opens at most one session whatever happens here (a retry, a crash, a reset, a new build), and signals
+   * which one. Started again after it failed (the provider refused to open the session): that refusal is
+   * the attempt's failure.
    */
   private async openSession(record: ChargeRecord): Promise<Outcome | undefined> {
-    const s = this.state;
-    const reference = this.chargeReference();
-    const money = { amount: record.amount, currency: record.currency };
-    const sumInfo = { sum: money.amount, currency_code: money.currency };
-    const paymentInfo = {
-      type: 'recurring_token_info' as const,
-      recurring_token_info: { token: s.chargeToken ?? s.token },
-    };
+    const c = this.state.charging!;
+    const reference = record.reference;
+    const sumInfo = { sum: c.amount.amount, currency_code: c.amount.currency };
+    const paymentInfo = { type: 'recurring_token_info' as const, recurring_token_info: { token: c.token } };
     // A merchant-initiated charge is one init/checkout (the spec's sequence).
     const intake: ReferenceInput = {
       reference,
-      fingerprint: `${this.input.subscriptionId}:${s.period}:${s.attempt}`,
+      fingerprint: `${this.input.subscriptionId}:${c.period}:${c.attempt}`,
       requestId: this.input.subscriptionId,
       open: {
         by: 'init_checkout',
-        body: { payment_info: paymentInfo, sum_info: sumInfo, user_info: this.input.customer },
+        body: { payment_info: paymentInfo, sum_info: sumInfo, user_info: c.customer },
       },
       session: {
         kind: 'recurring_payment',
         reference,
         request: {
-          money,
+          money: c.amount,
           ...(this.input.submerchantId ? { submerchantId: this.input.submerchantId } : {}),
           ...(this.input.projectId ? { projectId: this.input.projectId } : {}),
         },
@@ -320,7 +481,7 @@ class Subscription {
       keepMs: this.input.keepReferencesMs ?? DEFAULT_KEEP_REFERENCE_MS,
       notify: this.input.subscriptionId,
     };
-    let refused: string | undefined;
+    let refused: EndReason | undefined;
     try {
       const child = await wf.startChild(referenceWorkflow, {
         workflowId: referenceWorkflowId(reference),
@@ -328,7 +489,13 @@ class Subscription {
         parentClosePolicy: wf.ParentClosePolicy.ABANDON,
         workflowIdReusePolicy: wf.WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
       });
-      child.result().catch((err: Error) => (refused = failureOf(err)?.message ?? err.message));
+      child.result().catch((err: Error) => {
+        const f = failureOf(err);
+        const refusal = f?.details as Partial<ProviderRefusal> | undefined;
+        refused = reason('charge_refused', refusal?.description ?? f?.message ?? err.message, {
+          providerCode: typeof refusal?.errorCode === 'string' ? refusal.errorCode : undefined,
+        });
+      });
     } catch (err) {
       // Started before (a retry, a reset, a continued run): it signals the session it opened.
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
@@ -336,7 +503,7 @@ class Subscription {
     const { startMs } = this.input.settings.deadlines;
     while (!record.sessionId) {
       if (await this.restOrContinue(() => !!record.sessionId || refused !== undefined, startMs)) {
-        if (refused !== undefined) return { ok: false, reason: reason('charge_refused', refused) };
+        if (refused !== undefined) return { ok: false, sessionId: '', reason: refused };
         break;
       }
       this.needsAttention(
@@ -351,7 +518,7 @@ class Subscription {
    * provider's state decides. An unreachable provider is shown (attention) and waited out, never counted
    * as a failed attempt.
    */
-  async followCharge(): Promise<Outcome> {
+  private async followCharge(): Promise<Outcome> {
     const record = this.current()!;
     const { polling } = this.input.settings;
     if (!record.sessionId) {
@@ -372,12 +539,20 @@ class Subscription {
         onTrouble: (message) =>
           this.needsAttention(reason('provider_call_failing', message, { subject: record.sessionId })),
         between: async () => {
-          if (this.historyLong()) await this.continueAsNew();
+          if (historyLong(HISTORY_LIMITS.subscription)) await this.continueAsNew();
         },
       });
       const phase = phaseOf(state);
       if (phase === 'succeeded' || phase === 'failed' || phase === 'canceled') {
-        if (!reported()) this.settled.set(record.sessionId, { sessionId: record.sessionId, phase });
+        const code = failureReason(state);
+        if (!reported())
+          this.settled.set(record.sessionId, {
+            sessionId: record.sessionId,
+            phase,
+            ...(code && phase !== 'succeeded'
+              ? { reason: reason('provider_error', undefined, { providerCode: code }) }
+              : {}),
+          });
         break;
       }
       wait = nextPollWait(wait, polling);
@@ -386,9 +561,10 @@ class Subscription {
     const settled = reported()!;
     this.settled.clear();
     return settled.phase === 'succeeded'
-      ? { ok: true }
+      ? { ok: true, sessionId: record.sessionId }
       : {
           ok: false,
+          sessionId: record.sessionId,
           reason:
             settled.reason ?? reason(settled.phase === 'canceled' ? 'charge_canceled' : 'charge_failed'),
         };
@@ -396,83 +572,151 @@ class Subscription {
 
   /** Waits up to `ms` for `wake`; continues as new first when the history is long. True if woken. */
   private async restOrContinue(wake: () => boolean, ms: number): Promise<boolean> {
-    if (this.historyLong()) await this.continueAsNew();
+    if (historyLong(HISTORY_LIMITS.subscription)) await this.continueAsNew();
     return wf.condition(wake, ms);
   }
 
-  /**
-   * Records the attempt and decides what comes next. True when the period is over (paid, or given up
-   * after the last dunning retry).
-   */
-  settle(outcome: Outcome): boolean {
+  /** Records the attempt's result and decides what comes next (docs/billing.md, "Dunning"). */
+  private settle(outcome: Outcome): void {
     const s = this.state;
+    const c = s.charging!;
+    delete s.charging;
     const now = Date.now();
+    s.lastChargeEndedAt = now;
     const record = this.current();
+    const period = this.periodOf(c.period);
     if (record) {
       record.outcome = outcome.ok ? 'succeeded' : 'failed';
       record.finishedAt = iso(now);
       if (outcome.reason) record.reason = outcome.reason;
     }
-    if (outcome.ok) {
-      s.totals.succeeded++;
-      s.totals.chargedAmount += record?.amount ?? 0;
-      delete s.dunning;
-      this.nextPeriod(now);
-      this.announce('subscription.charged');
-      this.endWhenDone();
-      return true;
-    }
+    if (outcome.ok) return this.paid(c.kind, period, outcome.sessionId);
     s.totals.failed++;
-    // Announced (and so recorded) once the dunning state says what comes next: the record written with
-    // the event is the subscription as it is after the failure (seed 077fa8e5 found a final row
-    // without the dunning a retry had set, because nothing was recorded after it).
+    const why = outcome.reason ?? reason('charge_failed');
+    const cls = classify(why, this.input.dunning);
+    if (record) record.declineClass = cls;
+    period.lastReason = why;
+    period.declineClass = cls;
+    if (cls === 'unavailable') return this.unavailable(c.kind, period, why);
+    delete s.unavailableWaitMs;
+    if (c.kind === 'collect') {
+      // One attempt per collection: the period stays owed (collected again with the next success).
+      s.collecting = s.collecting.filter((p) => p !== period.period);
+      this.announce('subscription.charge_failed', { billingPeriod: period });
+      if (cls === 'hard') this.requirePaymentMethod();
+      this.keepPeriods();
+      this.boundary = true;
+      return;
+    }
+    const failures = (s.dunning?.period === period.period ? s.dunning.failures : 0) + 1;
     const delays = this.input.dunning.retryDelaysMs;
-    const failures = s.attempt + 1;
-    const lastReason = outcome.reason ?? reason('charge_failed');
-    if (s.attempt < delays.length) {
-      s.nextChargeAt = now + (delays[s.attempt] ?? 0);
-      s.attempt++;
+    const retry =
+      cls === 'soft' && failures <= delays.length && s.status !== 'canceled' && s.status !== 'ended';
+    s.dunning = {
+      period: period.period,
+      failures,
+      ...(retry ? { nextRetryAt: iso(now + delays[failures - 1]!) } : {}),
+      lastReason: why,
+      declineClass: cls,
+      exhausted: !retry,
+    };
+    if (retry) {
+      s.retryAt = now + delays[failures - 1]!;
+      this.announce('subscription.charge_failed', { billingPeriod: period });
+      return;
+    }
+    this.announce('subscription.charge_failed', { billingPeriod: period });
+    this.owe(period);
+    this.periodSettled();
+    if (cls === 'hard') this.requirePaymentMethod();
+    else if (!this.over()) this.exhausted(period.period, failures, why);
+  }
+
+  /** A charge paid its period. A paid due period also collects what is owed (collect_with_next). */
+  private paid(kind: ChargeRecord['kind'], period: PeriodState, sessionId: string): void {
+    const s = this.state;
+    const wasOwed = period.status === 'owed';
+    period.status = 'paid';
+    period.paidAt = iso(Date.now());
+    period.paidBy = sessionId;
+    s.totals.succeeded++;
+    s.totals.chargedAmount += period.amount;
+    this.clearAttention();
+    if (kind === 'collect') {
+      s.collecting = s.collecting.filter((p) => p !== period.period);
+      delete s.collectAfter;
+      delete s.unavailableWaitMs;
+      if (wasOwed) {
+        s.totals.owedPeriods--;
+        s.totals.owedAmount -= period.amount;
+        s.totals.collectedPeriods++;
+      }
+      this.announce('subscription.period_collected', { billingPeriod: period });
+      this.keepPeriods();
+      this.boundary = true;
+      return;
+    }
+    this.announce('subscription.charged', { billingPeriod: period });
+    if (this.input.policy.owed === 'collect_with_next')
+      for (const owed of this.owed()) if (!s.collecting.includes(owed.period)) s.collecting.push(owed.period);
+    this.periodSettled();
+  }
+
+  /** The provider could not decide: never a decline; the same period is tried again after a wait. */
+  private unavailable(kind: ChargeRecord['kind'], period: PeriodState, why: EndReason): void {
+    const s = this.state;
+    const now = Date.now();
+    const wait = s.unavailableWaitMs ?? this.input.dunning.unavailableRetryMs;
+    s.unavailableWaitMs = Math.min(wait * 2, BILLING_POLICY_LIMITS.maxUnavailableWaitMs);
+    if (kind === 'collect') s.collectAfter = now + wait;
+    else {
+      s.retryAt = now + wait;
       s.dunning = {
-        period: s.period,
-        failures,
-        nextRetryAt: iso(s.nextChargeAt),
-        lastReason,
+        period: period.period,
+        failures: s.dunning?.period === period.period ? s.dunning.failures : 0,
+        nextRetryAt: iso(s.retryAt),
+        lastReason: why,
+        declineClass: 'unavailable',
         exhausted: false,
       };
-      this.announce('subscription.charge_failed');
-      return false;
     }
-    const exhausted = { period: s.period, failures, lastReason, exhausted: true };
-    s.dunning = exhausted;
-    this.announce('subscription.charge_failed');
-    this.nextPeriod(now);
-    if (this.endWhenDone()) return true;
-    if (s.status !== 'canceled') {
+    this.needsAttention(
+      reason('provider_call_failing', `the provider could not decide: ${reasonText(why)}`, {
+        subject: this.referenceOf(period.period, period.attempts - 1),
+      }),
+    );
+    this.recorder.record();
+  }
+
+  /** A hard decline: no charge until the partner gives a new token and resumes. */
+  private requirePaymentMethod(): void {
+    const s = this.state;
+    s.paymentMethodRequired = true;
+    s.collecting = [];
+    if (s.status === 'active') {
       this.setStatus('past_due');
       this.announce('subscription.past_due');
-      if (this.input.dunning.onExhausted === 'cancel') {
-        const unpaid = `period ${exhausted.period} unpaid after ${failures} attempts`;
-        this.cancel(reason('past_due', `${unpaid} (${reasonText(lastReason)})`));
+    }
+    this.announce('subscription.payment_method_required');
+  }
+
+  /** A period's soft-decline retries are spent (the period is owed): what the policy says next. */
+  private exhausted(period: number, failures: number, why: EndReason): void {
+    switch (this.input.dunning.onExhausted) {
+      case 'continue':
+        return;
+      case 'pause':
+        if (this.state.status === 'active') {
+          this.setStatus('past_due');
+          this.announce('subscription.past_due');
+        }
+        return;
+      case 'cancel': {
+        const unpaid = `period ${period} unpaid after ${failures} attempts`;
+        this.cancelNow(reason('past_due', `${unpaid} (${reasonText(why)})`), false);
+        return;
       }
     }
-    return true;
-  }
-
-  /** The next period and its due date, from the schedule (workflows/billing.ts), never from now. */
-  private nextPeriod(now: number): void {
-    const changed = advance(this.state, now);
-    if (changed.amount !== undefined)
-      wf.upsertSearchAttributes([{ key: AmountMinor, value: changed.amount }]);
-  }
-
-  /** Past its last period (endAfterPeriods, endAt), an active or past-due subscription ends. */
-  endWhenDone(): boolean {
-    const s = this.state;
-    if (this.over() || !pastTheEnd(this.input, s.period, s.periodDueAt)) return false;
-    this.setStatus('ended');
-    this.version++;
-    this.announce('subscription.ended');
-    return true;
   }
 
   private needsAttention(why: AttentionReason): void {
@@ -480,10 +724,7 @@ class Subscription {
     if (!raised) return;
     if (raised === 'first') wf.upsertSearchAttributes([{ key: NeedsAttention, value: true }]);
     this.recorder.record();
-    wf.log.warn('subscription needs attention', {
-      subscriptionId: this.input.subscriptionId,
-      reason: why,
-    });
+    wf.log.warn('subscription needs attention', { subscriptionId: this.input.subscriptionId, reason: why });
   }
 
   private clearAttention(): void {
@@ -492,9 +733,84 @@ class Subscription {
     this.recorder.record();
   }
 
-  // ---- Updates ----
+  // ---- the partner's requests ----
 
-  /** A signal whose payload does not parse changes nothing (DESIGN decision 16): said in the log. */
+  private handleMessages(): void {
+    const now = () => Date.now();
+    wf.setHandler(subscriptionQuery, () => this.view());
+    wf.setHandler(
+      cancelSubscriptionUpdate,
+      (arg) => {
+        const why = reason('canceled_by_partner', arg?.reason);
+        return this.stored(arg?.atPeriodEnd ? this.cancelAtPeriodEnd(why) : this.cancelNow(why, false));
+      },
+      {
+        validator: (arg) => {
+          checkArgument(subscriptionCancelRequest, arg ?? {});
+          this.refuseWhen(['canceled', 'ended'], 'cancel');
+        },
+      },
+    );
+    wf.setHandler(pauseSubscriptionUpdate, (arg) => this.stored(this.pause(arg?.resumeAt)), {
+      validator: (arg) => {
+        const { resumeAt } = checkArgument(pauseRequest, arg ?? {});
+        this.refuseWhen(['paused', 'past_due', 'canceled', 'ended'], 'pause');
+        if (
+          resumeAt !== undefined &&
+          (resumeAt <= now() || resumeAt > now() + SUBSCRIPTION_LIMITS.maxAheadMs)
+        )
+          throw invalidArgument('resumeAt', 'a time ahead, at most two years');
+      },
+    });
+    wf.setHandler(resumeSubscriptionUpdate, (arg) => this.stored(this.resume(arg?.restart === true)), {
+      validator: (arg) => {
+        checkArgument(resumeRequest, arg ?? {});
+        const undoCancel = this.state.status === 'active' && this.state.cancelation?.atPeriodEnd;
+        if (!undoCancel) this.refuseWhen(['active', 'canceled', 'ended'], 'resume');
+      },
+    });
+    wf.setHandler(changeSubscriptionUpdate, (change) => this.stored(this.change(change)), {
+      validator: (change) => {
+        checkArgument(subscriptionChange, change);
+        this.refuseWhen(['canceled', 'ended'], 'change');
+        checkChange(change, this.state, this.input, now());
+      },
+    });
+    wf.setHandler(collectOwedUpdate, (arg) => this.stored(this.collect(arg?.periods)), {
+      validator: (arg) => {
+        const { periods } = checkArgument(collectRequest, arg ?? {});
+        this.owedNamed(periods);
+      },
+    });
+    wf.setHandler(writeOffOwedUpdate, (arg) => this.stored(this.writeOff(arg?.periods, arg?.reason)), {
+      validator: (arg) => {
+        const { periods } = checkArgument(writeOffRequest, arg ?? {});
+        for (const p of this.owedNamed(periods))
+          if (this.state.charging?.period === p.period)
+            throw stateConflict(`period ${p.period} is being charged: wait for its result`, {
+              code: 'period_being_charged',
+              phase: this.state.status,
+            });
+      },
+    });
+    wf.setHandler(sessionOpenedSignal, (arg) => {
+      const opened = parseMessage(sessionOpened, arg);
+      if (!opened.ok) return this.refusedMessage('sessionOpened', opened.why);
+      const { reference, sessionId } = opened.value;
+      const record = this.current();
+      if (record && !record.sessionId && reference === record.reference) {
+        record.sessionId = sessionId;
+        this.recorder.record();
+      }
+    });
+    wf.setHandler(sessionSettledSignal, (arg) => {
+      const s = parseMessage(sessionSettled, arg);
+      if (!s.ok) return this.refusedMessage('sessionSettled', s.why);
+      this.settled.set(s.value.sessionId, s.value as SessionSettled);
+    });
+  }
+
+  /** A signal whose payload does not parse changes nothing (the signal is not proof of anything): logged. */
   private refusedMessage(message: string, why: string): void {
     wf.log.warn('signal refused: its payload does not parse', { message, why });
   }
@@ -507,22 +823,62 @@ class Subscription {
       });
   }
 
+  /** The owed periods a request names (default: every one), or a conflict saying why none can be. */
+  private owedNamed(periods: number[] | undefined): PeriodState[] {
+    const owed = this.owed();
+    if (!owed.length)
+      throw stateConflict('no period is owed', { code: 'nothing_owed', phase: this.state.status });
+    if (!periods) return owed;
+    return periods.map((n) => {
+      const p = owed.find((o) => o.period === n);
+      if (!p)
+        throw stateConflict(`period ${n} is not owed`, { code: 'period_not_owed', phase: this.state.status });
+      return p;
+    });
+  }
+
   private setStatus(status: SubscriptionStatus): void {
     if (this.state.status === status) return;
     this.state.status = status;
     wf.upsertSearchAttributes([{ key: PaymentStatus, value: status }]);
   }
 
-  /** A charge already started finishes and is recorded; none follows. */
-  private cancel(why: EndReason): SubscriptionView {
-    this.state.canceledReason = why;
+  /**
+   * Canceled now: nothing falls due any more. A charge in flight finishes and is recorded; a period in
+   * dunning is owed (its retries end with the subscription).
+   */
+  private cancelNow(why: EndReason, atPeriodEnd: boolean): SubscriptionView {
+    const s = this.state;
+    const now = Date.now();
+    s.cancelation = {
+      atPeriodEnd,
+      requestedAt: s.cancelation?.requestedAt ?? now,
+      effectiveAt: now,
+      reason: why,
+    };
+    s.canceledReason = why;
     this.setStatus('canceled');
     this.version++;
     this.announce('subscription.canceled');
+    if (s.open !== undefined && !s.charging) {
+      const open = this.periodOf(s.open);
+      this.owe(open);
+      this.periodSettled();
+    }
     return this.view();
   }
 
-  private pause(): SubscriptionView {
+  /** No charge after the period paid for: canceled when the next one falls due. */
+  private cancelAtPeriodEnd(why: EndReason): SubscriptionView {
+    const s = this.state;
+    s.cancelation = { atPeriodEnd: true, requestedAt: Date.now(), effectiveAt: s.periodDueAt, reason: why };
+    this.version++;
+    this.announce('subscription.cancel_scheduled');
+    return this.view();
+  }
+
+  private pause(resumeAt: number | undefined): SubscriptionView {
+    if (resumeAt !== undefined) this.state.pausedUntil = resumeAt;
     this.setStatus('paused');
     this.version++;
     this.announce('subscription.paused');
@@ -530,43 +886,93 @@ class Subscription {
   }
 
   /**
-   * Periods that fell due while paused are not charged: the next is the schedule's first due date from
-   * now (the billing day stays), or now with `restart` (and the schedule anchored there).
+   * From paused or past_due: no period fell due meanwhile; the next is the schedule's first due date from
+   * now (the billing day stays), or now with `restart` (the schedule anchored there). From active with a
+   * cancel at the period end: the cancel is withdrawn.
    */
   private resume(restart: boolean): SubscriptionView {
-    resumeAt(this.state, Date.now(), restart);
-    this.setStatus('active');
+    const s = this.state;
+    if (s.status === 'active') delete s.cancelation;
+    else {
+      resumeAt(s, Date.now(), restart);
+      delete s.pausedUntil;
+      delete s.paymentMethodRequired;
+      this.setStatus('active');
+    }
     this.version++;
     this.announce('subscription.resumed');
     return this.view();
   }
 
-  /** The first period a change may apply to: the current one unless its charge has started. */
-  private firstOpen(): number {
-    return firstOpenPeriod(this.state, this.chargeInFlight());
-  }
-
-  /** From `fromPeriod` (default the first open one): the amount of a period being charged stays. */
+  /** From `fromPeriod` (default the next to fall due), prorated per the request or the policy. */
   private change(change: SubscriptionChange): SubscriptionView {
     const before = this.state.amount.amount;
-    acceptChange(this.state, change, this.firstOpen(), Date.now());
+    const proration = change.proration ?? this.input.policy.proration;
+    const result: ChangeResult = acceptChange(this.state, change, this.input, Date.now(), proration);
     if (this.state.amount.amount !== before)
       wf.upsertSearchAttributes([{ key: AmountMinor, value: this.state.amount.amount }]);
+    this.version++;
+    this.announce('subscription.changed', {
+      change: {
+        fromPeriod: result.fromPeriod,
+        ...(change.amount !== undefined ? { amount: change.amount } : {}),
+        ...(change.schedule !== undefined ? { schedule: true } : {}),
+        ...(change.token !== undefined ? { token: true } : {}),
+        ...(change.customer !== undefined ? { customer: true } : {}),
+        proration,
+        adjustment: result.adjustment,
+      },
+    });
+    return this.view();
+  }
+
+  /** Queues owed periods for collection, oldest first, one charge at a time. */
+  private collect(periods: number[] | undefined): SubscriptionView {
+    const s = this.state;
+    for (const p of this.owedSafe(periods)) if (!s.collecting.includes(p.period)) s.collecting.push(p.period);
     this.version++;
     this.recorder.record();
     return this.view();
   }
 
-  /** An event for the partner's backend, numbered per subscription across runs (DESIGN decision 13). */
-  private announce(type: SubscriptionEventType): void {
-    const subject = { subscription_id: this.input.subscriptionId };
-    const event = nextEvent(this.state, subject, type, iso(Date.now()), () => this.view());
-    this.recorder.record(event);
+  private writeOff(periods: number[] | undefined, words: string | undefined): SubscriptionView {
+    const s = this.state;
+    const now = iso(Date.now());
+    for (const p of this.owedSafe(periods)) {
+      if (s.charging?.period === p.period) continue;
+      p.status = 'written_off';
+      p.writtenOffAt = now;
+      p.writeOffReason = words ?? 'written off by the partner';
+      s.collecting = s.collecting.filter((n) => n !== p.period);
+      s.totals.owedPeriods--;
+      s.totals.owedAmount -= p.amount;
+      s.totals.writtenOffPeriods++;
+      s.totals.writtenOffAmount += p.amount;
+      this.announce('subscription.period_written_off', { billingPeriod: p });
+    }
+    this.keepPeriods();
+    this.version++;
+    return this.view();
   }
 
-  /** Every change and event so far written. */
-  private async flushed(): Promise<void> {
-    await this.recorder.flushed();
+  /** owedNamed after the validator passed: what is still owed of it (a handler never throws). */
+  private owedSafe(periods: number[] | undefined): PeriodState[] {
+    const owed = this.owed();
+    return periods ? owed.filter((p) => periods.includes(p.period)) : owed;
+  }
+
+  /**
+   * An event for the partner's backend, numbered per subscription across runs: the subscription as it is
+   * now, and what the event is about (a period, a change).
+   */
+  private announce(type: SubscriptionEventType, about: EventAbout = {}): void {
+    const subject = { subscription_id: this.input.subscriptionId };
+    const data = () => ({
+      ...this.view(),
+      ...(about.billingPeriod ? { billingPeriod: { ...about.billingPeriod } } : {}),
+      ...(about.change ? { change: about.change } : {}),
+    });
+    this.recorder.record(nextEvent(this.state, subject, type, iso(Date.now()), data));
   }
 
   /**
@@ -579,9 +985,9 @@ class Subscription {
   }
 
   /** Lets Updates finish and events leave, then answers the subscription as it ends. */
-  async close(): Promise<SubscriptionView> {
+  private async close(): Promise<SubscriptionView> {
     await wf.condition(wf.allHandlersFinished);
-    await this.flushed();
+    await this.recorder.flushed();
     return this.view();
   }
 
@@ -589,6 +995,10 @@ class Subscription {
 
   view(): SubscriptionView {
     const s = this.state;
+    const active = s.status === 'active';
+    const ending = s.cancelation?.atPeriodEnd && !this.over();
+    const work = active ? this.nextWork() : undefined;
+    const next = work && !(ending && work.kind === 'due') ? work : undefined;
     return {
       subscriptionId: this.input.subscriptionId,
       reference: this.input.reference,
@@ -596,13 +1006,9 @@ class Subscription {
       ...(s.attention ? { attention: { ...s.attention } } : {}),
       amount: { ...s.amount },
       token: s.token,
-      ...(s.schedule ? { schedule: { ...s.schedule } } : {}),
-      ...(s.intervalMs !== undefined ? { intervalMs: s.intervalMs } : {}),
-      ...(s.status === 'active' ? { nextChargeAt: iso(s.nextChargeAt) } : {}),
-      nextDueDates:
-        s.status === 'active'
-          ? upcomingDueDates(this.input, s, this.chargeInFlight(), Date.now()).map(iso)
-          : [],
+      schedule: { ...s.schedule },
+      ...(next ? { nextChargeAt: iso(next.at) } : {}),
+      nextDueDates: active && !ending ? upcomingDueDates(this.input, s).map(iso) : [],
       ...(s.pendingChanges
         ? {
             pendingChanges: s.pendingChanges.map((c) => ({
@@ -612,17 +1018,51 @@ class Subscription {
             })),
           }
         : {}),
+      ...(s.credit ? { credit: s.credit } : {}),
       ...(this.input.trialEnd !== undefined ? { trialEnd: iso(this.input.trialEnd) } : {}),
       ...(this.input.endAfterPeriods !== undefined ? { endAfterPeriods: this.input.endAfterPeriods } : {}),
       ...(this.input.endAt !== undefined ? { endAt: iso(this.input.endAt) } : {}),
       period: s.period,
+      periods: s.periods.map((p) => ({ ...p })),
+      ...(s.collecting.length ? { collecting: [...s.collecting] } : {}),
       charges: s.charges.map((c) => ({ ...c })),
       totals: { ...s.totals },
       ...(s.dunning ? { dunning: { ...s.dunning } } : {}),
-      dunningPolicy: this.input.dunning,
+      ...(s.paymentMethodRequired ? { paymentMethodRequired: true } : {}),
+      ...(s.pausedUntil !== undefined ? { pausedUntil: iso(s.pausedUntil) } : {}),
+      ...(s.cancelation
+        ? {
+            cancelation: {
+              atPeriodEnd: s.cancelation.atPeriodEnd,
+              requestedAt: iso(s.cancelation.requestedAt),
+              ...(s.cancelation.effectiveAt !== undefined
+                ? { effectiveAt: iso(s.cancelation.effectiveAt) }
+                : {}),
+              ...(s.cancelation.reason ? { reason: s.cancelation.reason } : {}),
+            },
+          }
+        : {}),
       ...(s.canceledReason ? { canceledReason: s.canceledReason } : {}),
+      dunningPolicy: this.input.dunning,
+      policy: this.input.policy,
       runs: s.runs,
       createdAt: s.createdAt,
     };
   }
 }
+
+/** What an event is about besides the subscription: a period, or a change (its data beside the view). */
+interface EventAbout {
+  billingPeriod?: BillingPeriodView;
+  change?: {
+    fromPeriod: number;
+    amount?: number;
+    schedule?: boolean;
+    token?: boolean;
+    customer?: boolean;
+    proration: string;
+    adjustment: number;
+  };
+}
+
+export type { DeclineClass };

@@ -1,12 +1,13 @@
 /**
- * Recurring billing over HTTP: create a subscription (named by reference or Idempotency-Key: the same
- * name is the same subscription), read it, and pause / resume / cancel / change it (Temporal Updates,
- * validated by the workflow, so a wrong state is refused at once with 409).
+ * Recurring billing over HTTP (docs/billing.md): create a subscription (named by reference or
+ * Idempotency-Key: the same name is the same subscription), read it and its billing periods, and pause /
+ * resume / cancel / change it, collect or write off what is owed (Temporal Updates, validated by the
+ * workflow, so a wrong state is refused at once with 409).
  */
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { z } from 'zod';
-import * as inputs from '../../client/inputs';
-import type { SubscriptionView } from '../../common/views';
+import * as inputs from '../../client/subscription-inputs';
+import { periodPageView, type SubscriptionView } from '../../common/views';
 import { endpoints } from '../../client/http/endpoints';
 import type { ApiDeps } from '../deps';
 import { explainMissingReference, objectBody, parse, withReference, tableRoute } from '../http';
@@ -65,15 +66,17 @@ export const subscriptionRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps)
         summary: 'Start a subscription (recurring billing by token)',
         description:
           'Charges `amount` with a recurring token (merchant-initiated, no payer action) on a calendar ' +
-          '`schedule`: `{interval: second|minute|hour|day|week|month|year, count, anchor, timeZone}`. ' +
-          'Due dates are counted from the anchor (default now), never from when a charge finished: ' +
-          'monthly on the 31st bills the last day of shorter months and the 31st after. Optional ' +
-          '`trialEnd` (no charge before it), `endAfterPeriods` or `endAt` (then the subscription is ' +
-          '`ended`). The older `intervalMs` (fixed milliseconds, with `firstChargeAt`) still works; send ' +
-          'one of the two. A failed charge is retried after each of ' +
-          '`dunning.retryDelaysMs` (default 1, 3, 7 days); then the subscription is past_due and ' +
-          '`dunning.onExhausted` cancels it (default) or leaves it past_due until resumed. The same ' +
-          '`reference` (or Idempotency-Key) returns the same subscription.',
+          '`schedule`: `{interval: day|week|month|year, count, anchor, timeZone}` (second, minute and hour ' +
+          "only with the provider's test environment). Due dates are counted from the anchor (default now) " +
+          "in `timeZone` (default UTC, shown in the answer); an anchor whose offset is not the zone's is a " +
+          '400. Monthly on the 31st bills the last day of shorter months and the 31st after. Optional ' +
+          '`trialEnd` (no charge before it; at most two years ahead), `endAfterPeriods` or `endAt`. ' +
+          '`dunning`: soft declines retried after `retryDelaysMs` (default 1, 3, 7 days), hard declines ' +
+          'never (a new token is needed), provider-unavailable results always; a period unpaid after its ' +
+          'retries is owed, then `onExhausted` (cancel, pause, continue). `policy`: `owed` ' +
+          '(collect_with_next, leave_open, write_off), `catchUp` (one, all), `proration` (none, ' +
+          'next_invoice), `spacingMs`. See docs/billing.md. The same `reference` (or Idempotency-Key) ' +
+          'returns the same subscription.',
         security: [{ bearerAuth: [] }],
         headers: idempotencyHeader,
         body: docSchema(inputs.subscriptionInput, { optional: ['reference'], name: 'SubscriptionRequest' }),
@@ -117,23 +120,57 @@ export const subscriptionRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps)
 
   tableRoute(
     app,
+    endpoints.listSubscriptionPeriods,
+    {
+      schema: {
+        tags: ['subscriptions'],
+        summary: "A subscription's billing periods, each with its charge attempts",
+        description:
+          'Every period the subscription has taken, by number: due, attempted, paid, owed or written_off, ' +
+          'with each attempt (on the due date, a dunning retry, a collection) and how a failure was ' +
+          'classed. `status=owed` lists what is owed. Read from the store.',
+        security: [{ bearerAuth: [] }],
+        params: idParams,
+        querystring: docSchema(inputs.periodQueryInput),
+        response: { 200: docSchema(periodPageView, { io: 'output' }), 404: notFound, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const id = idOf(request.params);
+      const query = parse(inputs.periodQueryInput, request.query ?? {});
+      return payments.subscriptions.periods(id, query);
+    },
+  );
+
+  tableRoute(
+    app,
     endpoints.pauseSubscription,
     action(
       'Pause a subscription',
-      'No charge while paused; periods that fall due meanwhile are not charged.',
+      'No charge while paused, and no period falls due meanwhile. `resumeAt` (ISO 8601, at most two ' +
+        'years ahead): resumes on its own then, keeping the billing day.',
+      inputs.subscriptionPauseInput,
+      'PauseSubscriptionRequest',
     ),
-    async (request) => withLinks(await payments.subscriptions.pause(idOf(request.params))),
+    async (request) => {
+      const id = idOf(request.params);
+      const options = parse(inputs.subscriptionPauseInput, objectBody(request.body));
+      return withLinks(
+        await payments.subscriptions.pause(id, {
+          ...(options.resumeAt !== undefined ? { resumeAt: new Date(options.resumeAt).toISOString() } : {}),
+        }),
+      );
+    },
   );
 
   tableRoute(
     app,
     endpoints.resumeSubscription,
     action(
-      'Resume a paused or past_due subscription',
-      'A calendar schedule keeps its billing day: the next charge is the first due date from now ' +
-        '(periods that fell due while paused are not charged); `restart: true` bills from now on ' +
-        '(charged at once, the schedule anchored there). With intervalMs, a due time that has passed is ' +
-        'charged at once.',
+      'Resume a paused or past_due subscription, or keep one that was to cancel at its period end',
+      'The billing day stays: the next charge is the first due date from now (no period fell due while ' +
+        'paused); `restart: true` bills from now on (charged at once, the schedule anchored there). On an ' +
+        'active subscription with a cancel at the period end, the cancel is withdrawn.',
       inputs.subscriptionResumeInput,
       'ResumeSubscriptionRequest',
     ),
@@ -148,15 +185,18 @@ export const subscriptionRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps)
     app,
     endpoints.cancelSubscription,
     action(
-      'Cancel a subscription',
-      'No further charge; a charge already started finishes.',
+      'Cancel a subscription, at once or at the end of the period paid for',
+      'At once: no further period falls due; a charge already started finishes; a period in dunning is ' +
+        'owed. `atPeriodEnd: true`: nothing is charged after the period paid for, and the subscription is ' +
+        'canceled when the next one would fall due (`subscription.cancel_scheduled`, then ' +
+        '`subscription.canceled` with `cancelation.atPeriodEnd`).',
       inputs.subscriptionCancelInput,
       'CancelSubscriptionRequest',
     ),
     async (request) => {
       const id = idOf(request.params);
-      const { reason } = parse(inputs.subscriptionCancelInput, objectBody(request.body));
-      return withLinks(await payments.subscriptions.cancel(id, reason));
+      const options = parse(inputs.subscriptionCancelInput, objectBody(request.body));
+      return withLinks(await payments.subscriptions.cancel(id, options));
     },
   );
 
@@ -164,12 +204,13 @@ export const subscriptionRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps)
     app,
     endpoints.changeSubscription,
     action(
-      'Change amount, token, schedule or interval',
-      'Amount and schedule apply from `fromPeriod` (default: the first period not started yet; a ' +
-        'charge already started, or being retried, keeps its amount). A new schedule keeps the billing ' +
-        'day and time unless it has an anchor; its first period falls due on its first date after the ' +
-        'previous due date, never before the change. A new token is used from the next attempt (a ' +
-        'dunning retry included). intervalMs only changes subscriptions started with it.',
+      'Change amount, token, payer details or schedule',
+      'Amount and schedule apply from `fromPeriod` (default: the next period to fall due; one already ' +
+        'taken keeps its amount). A new schedule keeps the billing day, time and zone unless it names ' +
+        'others; its first period falls due on its first date after the previous due date, never before ' +
+        "the change. `proration: next_invoice` (or the subscription's policy) credits the unused part of " +
+        'the running period and charges the new terms up to the next due date, with the next period. A ' +
+        'new token or customer is used from the next attempt (a dunning retry included).',
       inputs.subscriptionChangeInput,
       'ChangeSubscriptionRequest',
     ),
@@ -177,6 +218,42 @@ export const subscriptionRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps)
       const id = idOf(request.params);
       const change = parse(inputs.subscriptionChangeInput, objectBody(request.body));
       return withLinks(await payments.subscriptions.change(id, change));
+    },
+  );
+
+  tableRoute(
+    app,
+    endpoints.collectSubscription,
+    action(
+      'Collect owed periods now',
+      'Charges the owed periods named (default: every one owed), oldest first, one at a time, spaced by ' +
+        "the subscription's `policy.spacingMs`; each attempt is its own session (`<reference>:p<period>:r<n>`). " +
+        'A failed collection leaves the period owed. 409 `nothing_owed`, `period_not_owed`.',
+      inputs.collectInput,
+      'CollectOwedRequest',
+    ),
+    async (request) => {
+      const id = idOf(request.params);
+      const body = parse(inputs.collectInput, objectBody(request.body));
+      return withLinks(await payments.subscriptions.collect(id, body));
+    },
+  );
+
+  tableRoute(
+    app,
+    endpoints.writeOffSubscription,
+    action(
+      'Write off owed periods',
+      'The owed periods named (default: every one owed) will never be charged: each is recorded ' +
+        'written_off with `reason` (event `subscription.period_written_off`). 409 `nothing_owed`, ' +
+        '`period_not_owed`, `period_being_charged` (a collection of it is in flight: wait for its result).',
+      inputs.writeOffInput,
+      'WriteOffOwedRequest',
+    ),
+    async (request) => {
+      const id = idOf(request.params);
+      const body = parse(inputs.writeOffInput, objectBody(request.body));
+      return withLinks(await payments.subscriptions.writeOff(id, body));
     },
   );
 };

@@ -154,7 +154,9 @@ export class PaysagaApiClient {
         query: { ...o?.query, ...searchQuery(search) },
       }),
     get: (id: string, o?: RequestOptions) => this.request(e.getSubscription, { id }, undefined, o),
-    pause: (id: string, o?: RequestOptions) => this.request(e.pauseSubscription, { id }, undefined, o),
+    /** `resumeAt` (ISO 8601): resumes on its own then. */
+    pause: (id: string, input: t.PauseInput = {}, o?: RequestOptions) =>
+      this.request(e.pauseSubscription, { id }, input, o),
     /** `restart: true` bills from now on instead of keeping the billing day. */
     resume: (id: string, input: t.ResumeInput = {}, o?: RequestOptions) =>
       this.request(e.resumeSubscription, { id }, input, o),
@@ -162,6 +164,27 @@ export class PaysagaApiClient {
       this.request(e.cancelSubscription, { id }, input, o),
     change: (id: string, input: t.SubscriptionChangeInput, o?: RequestOptions) =>
       this.request(e.changeSubscription, { id }, input, o),
+    /** Every period with its attempts; `{ status: 'owed' }` lists what is owed. */
+    periods: (
+      id: string,
+      query: { status?: string; after?: number; limit?: number } = {},
+      o?: RequestOptions,
+    ) =>
+      this.request(e.listSubscriptionPeriods, { id }, undefined, {
+        ...o,
+        query: {
+          ...o?.query,
+          ...(query.status ? { status: query.status } : {}),
+          ...(query.after !== undefined ? { after: String(query.after) } : {}),
+          ...(query.limit !== undefined ? { limit: String(query.limit) } : {}),
+        },
+      }),
+    /** Charges owed periods now, one at a time (default: every one owed). */
+    collect: (id: string, input: t.CollectInput = {}, o?: RequestOptions) =>
+      this.request(e.collectSubscription, { id }, input, o),
+    /** Owed periods nobody will collect (default: every one owed). */
+    writeOff: (id: string, input: t.WriteOffInput = {}, o?: RequestOptions) =>
+      this.request(e.writeOffSubscription, { id }, input, o),
   };
   readonly reconciliation = {
     /** The reconciler's last pass, the pass in progress, totals and latest findings. */

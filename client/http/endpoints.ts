@@ -11,6 +11,7 @@ import type { EventType, PaysagaEvent } from '../../common/events';
 import type * as ev from '../../common/event-views';
 import type {
   linksView,
+  PeriodPage,
   ProviderEventRecord,
   ReconciliationReport,
   SessionSummary,
@@ -19,6 +20,7 @@ import type {
   SubscriptionView,
 } from '../../common/views';
 import type * as inputs from '../inputs';
+import type * as subscriptionInputs from '../subscription-inputs';
 import type { SearchPage } from '../search';
 import type { ReplayReport } from '../webhook-replay';
 
@@ -70,17 +72,24 @@ export type SessionPayoutInput = Named<inputs.SessionPayoutInput>;
 export type IdentityCheckInput = Named<inputs.IdentityCheckInput>;
 export type FpsBindingInput = Named<inputs.FpsBindingInput>;
 export type RefundInput = Named<inputs.RefundRequestInput>;
-export type SubscriptionInput = Named<inputs.SubscriptionStartInput>;
-export type SubscriptionChangeInput = inputs.SubscriptionChangeInput;
-/** Body of a subscription's cancel. */
-export type CancelInput = z.input<typeof inputs.subscriptionCancelInput>;
+export type SubscriptionInput = Named<subscriptionInputs.SubscriptionStartInput>;
+export type SubscriptionChangeInput = subscriptionInputs.SubscriptionChangeInput;
+/** Body of a subscription's cancel: `atPeriodEnd` cancels once the period paid for ends. */
+export type CancelInput = subscriptionInputs.SubscriptionCancelInput;
+/** Body of a subscription's pause: `resumeAt` (ISO 8601) resumes it on its own then. */
+export type PauseInput = subscriptionInputs.SubscriptionPauseInput;
+/** Owed periods to collect or write off (default: every one owed). */
+export type CollectInput = subscriptionInputs.CollectInput;
+export type WriteOffInput = subscriptionInputs.WriteOffInput;
+/** A page of `GET /v1/subscriptions/{id}/periods`: each period with its charge attempts. */
+export type PeriodList = PeriodPage;
 /** A session's decisions may name the payout they are for (a session of several payouts). */
 export interface ApproveInput {
   payout?: string;
 }
 /** Body of a session's cancel. */
-export type SessionCancelInput = CancelInput & ApproveInput;
-export type ResumeInput = inputs.SubscriptionResumeInput;
+export type SessionCancelInput = { reason?: string } & ApproveInput;
+export type ResumeInput = subscriptionInputs.SubscriptionResumeInput;
 export interface FinalizeInput {
   /** Minor units, at most the held amount; omitted: the whole hold. */
   amount?: number;
@@ -184,11 +193,20 @@ export const endpoints = {
   createSubscription: creating<NoParams, SubscriptionInput, Subscription>('/v1/subscriptions', false),
   listSubscriptions: get<NoParams, SubscriptionList>('/v1/subscriptions'),
   getSubscription: get<IdParams, Subscription>('/v1/subscriptions/{id}'),
-  pauseSubscription: post<IdParams, void, Subscription>('/v1/subscriptions/{id}/pause', 'payments'),
+  pauseSubscription: post<IdParams, PauseInput, Subscription>('/v1/subscriptions/{id}/pause', 'payments'),
   resumeSubscription: post<IdParams, ResumeInput, Subscription>('/v1/subscriptions/{id}/resume', 'payments'),
   cancelSubscription: post<IdParams, CancelInput, Subscription>('/v1/subscriptions/{id}/cancel', 'payments'),
   changeSubscription: post<IdParams, SubscriptionChangeInput, Subscription>(
     '/v1/subscriptions/{id}/change',
+    'payments',
+  ),
+  listSubscriptionPeriods: get<IdParams, PeriodList>('/v1/subscriptions/{id}/periods'),
+  collectSubscription: post<IdParams, CollectInput, Subscription>(
+    '/v1/subscriptions/{id}/collect',
+    'payments',
+  ),
+  writeOffSubscription: post<IdParams, WriteOffInput, Subscription>(
+    '/v1/subscriptions/{id}/write-off',
     'payments',
   ),
 

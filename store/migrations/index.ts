@@ -9,10 +9,12 @@ import * as sessions from './0001-sessions';
 import * as events from './0002-events';
 import * as subscriptions from './0003-subscriptions';
 import * as reconciliationRecord from './0004-reconciliation-record';
+import * as subscriptionPeriods from './0005-subscription-periods';
 
 export const MIGRATIONS: Record<string, Migration> = {
   '0001-sessions': sessions,
   '0002-events': events,
   '0003-subscriptions': subscriptions,
   '0004-reconciliation-record': reconciliationRecord,
+  '0005-subscription-periods': subscriptionPeriods,
 };

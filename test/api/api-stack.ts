@@ -96,6 +96,8 @@ export async function startApiStack(
     taskQueue: stack.taskQueue,
     store: stack.store,
     settings: stack.settings,
+    // The sandbox is the provider's test environment: subscriptions may bill every few seconds.
+    providerEnvironment: 'test',
     ...(returnUrls ? { returnUrls } : {}),
   });
   let built: PaysagaApi | undefined;

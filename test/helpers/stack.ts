@@ -229,6 +229,8 @@ export async function startStack(opts: StackOptions = {}): Promise<TestStack> {
     taskQueue,
     store,
     settings,
+    // The sandbox is the provider's test environment: subscriptions may bill every few seconds.
+    providerEnvironment: 'test',
     ...(ownProjects.length
       ? { projectFor: (use: ProjectUse) => ownProjects.find((p) => p.use.includes(use))?.id }
       : {}),

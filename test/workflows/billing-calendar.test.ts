@@ -17,11 +17,11 @@ import {
   resumeSubscriptionUpdate,
   subscriptionQuery,
 } from '../../common/messages';
-import { DEFAULT_SETTINGS, mergeSettings } from '../../common/settings';
 import type { SubscriptionInput } from '../../common/subscription-input';
 import type { SubscriptionView } from '../../common/views';
 import type { SubscriptionRecord } from '../../store/subscriptions';
 import type { ChargePlan } from '../fixtures/billing-workflows';
+import { subscriptionInput } from '../helpers/subscription-input';
 import { startTimeSkipping } from '../helpers/time-skipping';
 
 jest.setTimeout(90_000);
@@ -40,7 +40,7 @@ const plans = new Map<string, ChargePlan>();
 const events = new Map<string, PaysagaEvent[]>();
 
 const activities = {
-  chargePlan: async (reference: string): Promise<ChargePlan> =>
+  chargePlan: async (reference: string, _amount: number): Promise<ChargePlan> =>
     plans.get(reference) ?? { takesMs: 60_000, phase: 'succeeded' },
   recordSubscription: async (record: SubscriptionRecord) => {
     const seen = events.get(record.view.subscriptionId) ?? [];
@@ -73,21 +73,18 @@ afterEach(async () => {
   await env?.teardown();
 });
 
-type Plan = Partial<Pick<SubscriptionInput, 'schedule' | 'endAfterPeriods' | 'endAt' | 'trialEnd'>>;
+type Plan = Pick<SubscriptionInput, 'schedule'> &
+  Partial<Pick<SubscriptionInput, 'endAfterPeriods' | 'endAt' | 'trialEnd'>>;
 
 async function subscribe(plan: Plan): Promise<{ handle: WorkflowHandle; reference: string }> {
   const reference = `bill-${randomUUID().slice(0, 8)}`;
-  const input: SubscriptionInput = {
-    subscriptionId: `sub-${reference}`,
+  const input = subscriptionInput({
     reference,
-    token: 'rt_billing',
-    amount: { amount: 100, currency: 'rub' },
     ...plan,
-    dunning: { retryDelaysMs: [DAY], onExhausted: 'cancel' },
+    dunning: { retryDelaysMs: [DAY] },
     // Webhooks on and late only after 10 days: the stand-in's report is what the charge waits for.
-    settings: mergeSettings(DEFAULT_SETTINGS, { polling: { webhooks: true, lateAfterMs: 10 * DAY } }),
-    customer: { user_id: 'u-billing' },
-  };
+    settings: { polling: { webhooks: true, lateAfterMs: 10 * DAY } },
+  });
   const handle = await env.client.workflow.start('subscriptionWorkflow', {
     workflowId: input.subscriptionId,
     taskQueue,
@@ -202,7 +199,7 @@ async function pausedOverFebruary10(): Promise<WorkflowHandle> {
     endAfterPeriods: 3,
   });
   await skipTo('2027-01-10T12:00:00Z');
-  await handle.executeUpdate(pauseSubscriptionUpdate, { args: [] });
+  await handle.executeUpdate(pauseSubscriptionUpdate, { args: [{}] });
   await skipTo('2027-02-20T00:00:00Z');
   return handle;
 }
@@ -251,7 +248,7 @@ test('a change from a given period: amount and schedule from period 3, billing d
     {
       fromPeriod: 3,
       amount: 200,
-      schedule: { interval: 'month', count: 2, anchor: '2027-01-05T09:00:00Z' },
+      schedule: { interval: 'month', count: 2, anchor: '2027-01-05T09:00:00Z', timeZone: 'UTC' },
     },
   ]);
   expect(changed.nextDueDates).toEqual([
@@ -283,6 +280,6 @@ test('a plan with an end date and a trial', async () => {
   expect(startedAt(v)).toEqual(['2027-03-15T07:00:00.000Z', '2027-03-22T07:00:00.000Z']);
   expect(v.status).toBe('ended');
   // Nothing can be done to an ended subscription.
-  const late = await handle.executeUpdate(pauseSubscriptionUpdate, { args: [] }).catch((e: unknown) => e);
+  const late = await handle.executeUpdate(pauseSubscriptionUpdate, { args: [{}] }).catch((e: unknown) => e);
   expect(late).toBeInstanceOf(Error);
 });
