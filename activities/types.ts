@@ -13,7 +13,7 @@ import type {
   SessionInfo,
 } from '../provider/schemas';
 import type { CheckoutStart, TransferStart } from '../common/session-input';
-import type { ProviderEventProof } from '../common/webhook-proof';
+import type { WebhookEvent } from '../provider/schemas';
 
 /** Every call is about one session, and carries that session's sub-merchant when it has one. */
 export interface SessionCall {
@@ -109,12 +109,12 @@ export interface IntakeActivities {
 }
 
 /** A webhook verified again in the worker: the event (card fields removed), or why it is refused. */
-export type { ProviderEventProof } from '../common/webhook-proof';
+export type ProviderEventProof = { ok: true; event: WebhookEvent } | { ok: false; reason: string };
 
 export interface ProofActivities {
   /**
-   * Verifies a webhook body against its X-Signature with the provider's service keys and parses it
-   * (DESIGN decision 16). A local activity: no task queue round trip, one marker in history.
+   * Verifies a webhook body against its X-Signature with the provider's service keys the worker holds
+   * now and parses it (docs/decisions/016-results-are-proven.md).
    */
   verifyProviderEvent(a: { body: string; signature: string }): Promise<ProviderEventProof>;
 }

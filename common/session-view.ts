@@ -7,7 +7,6 @@ import type { SessionState, PayoutOrder } from './session-input';
 import type { PayoutView, SessionView } from './views';
 import { paymentOf, operationsOf, totalsOf } from './snapshot';
 import { isFinalPayout, payoutOf, payoutReason, payoutStatus } from './payouts';
-import { readAttentionState, readEndReason, refundRefusal } from './legacy-reasons';
 
 /** The phase a caller sees: final once final; needs_attention while paysaga keeps trying. */
 export function phaseOfState(state: SessionState): SessionPhase {
@@ -29,9 +28,8 @@ export function sessionViewOf(state: SessionState): SessionView {
     reference: state.reference,
     phase,
     final: state.final !== undefined,
-    // A run or record from before structured reasons carries strings: read here (common/legacy-reasons.ts).
-    ...(state.reason && phase !== 'succeeded' ? { reason: readEndReason(state.reason)! } : {}),
-    ...(state.attention ? { attention: readAttentionState(state.attention)! } : {}),
+    ...(state.reason && phase !== 'succeeded' ? { reason: state.reason } : {}),
+    ...(state.attention ? { attention: state.attention } : {}),
     request: {
       ...(state.request.money ? { money: state.request.money } : {}),
       ...(state.request.backUrl ? { backUrl: state.request.backUrl } : {}),
@@ -51,7 +49,7 @@ export function sessionViewOf(state: SessionState): SessionView {
     ...(state.kind === 'payout' ? { payouts: payoutViewsOf(state) } : {}),
     refunds: state.refunds.map(({ knownBefore: _known, refusal: _refusal, extraInfo: _extra, ...r }) => ({
       ...r,
-      ...(r.reason ? { reason: readEndReason(r.reason, refundRefusal)! } : {}),
+      ...(r.reason ? { reason: r.reason } : {}),
     })),
     ...(state.snapshot
       ? { providerStatus: state.snapshot.transaction_status, lastSnapshot: state.snapshot }
@@ -88,7 +86,7 @@ function payoutViewsOf(state: SessionState): PayoutView[] {
       status,
       final: isFinalPayout(status),
       ...(p ? { payoutId: p.id, providerStatus: p.transaction_status } : {}),
-      ...(reason ? { reason: readEndReason(reason)! } : {}),
+      ...(reason ? { reason: reason } : {}),
       addedAt: o.addedAt,
     };
   });

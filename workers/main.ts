@@ -11,6 +11,7 @@
  *
  * Workflow code: workers/workflow-code.ts. Logs: workers/logging.ts.
  */
+import * as fs from 'node:fs';
 import { Client } from '@temporalio/client';
 import type { PayloadCodec } from '@temporalio/common';
 import { NativeConnection, type Worker } from '@temporalio/worker';
@@ -44,6 +45,13 @@ import { createLogger, installRuntime, parseLogLevel } from './logging';
 import { DEFAULT_MAX_CACHED_WORKFLOWS, workerTuningFromEnv } from './tuning';
 import { resolveWorkflowCode, type WorkflowCode } from './workflow-code';
 import { createPaysagaWorker, type PaysagaWorkerOptions } from './worker';
+import {
+  promote,
+  promotionFromEnv,
+  workerVersionFromEnv,
+  type Promotion,
+  type WorkerVersion,
+} from './versioning';
 
 export interface StartWorkerOptions {
   env?: NodeJS.ProcessEnv;
@@ -60,6 +68,10 @@ export interface RunningWorker {
   namespace: string;
   taskQueue: string;
   workflowCode: WorkflowCode;
+  /** The deployment and build this worker serves (its workflows are pinned to it). */
+  version: WorkerVersion;
+  /** Settles once the promotion policy is applied (PAYSAGA_PROMOTE): what it did. */
+  promoted: Promise<string>;
   /** Settles when the worker has stopped (by {@link RunningWorker.shutdown} or a shutdown signal). */
   done: Promise<void>;
   /** Stops polling, lets in-flight activities finish (grace time 10 s), closes the connections. */
@@ -80,6 +92,22 @@ async function startReconcilerFor(
       ...(codec ? { dataConverter: { payloadCodecs: [codec] } } : {}),
     });
     await ensureReconciler(client, temporal.taskQueue, input);
+  } finally {
+    await connection.close();
+  }
+}
+
+/** Applies PAYSAGA_PROMOTE once the worker polls (Temporal knows a build only from its first poll). */
+async function promoteBuild(
+  temporal: TemporalSettings,
+  version: WorkerVersion,
+  how: Promotion,
+  logger: PinoLogger,
+): Promise<string> {
+  if (how === 'never') return 'left as is';
+  const connection = await connectTemporalClient(temporal);
+  try {
+    return await promote(new Client({ connection, namespace: temporal.namespace }), version, how, logger);
   } finally {
     await connection.close();
   }
@@ -133,12 +161,15 @@ export async function startWorkerFromEnv(o: StartWorkerOptions = {}): Promise<Ru
   const signingKeys = signingKeysFromEnv(env);
   // PAYSAGA_MAX_CACHED_WORKFLOWS: the workflow cache (workers/tuning.ts).
   const tuning = workerTuningFromEnv(env);
+  // PAYSAGA_PROMOTE: whether this worker makes its build current (workers/versioning.ts).
+  const promotion = promotionFromEnv(env);
   // Temporal's retry policy owns retries of provider calls (visible in history): none inside an activity.
   const provider = providerClientFromConfig(providerConfig, { maxRetries: 0 });
   installRuntime(logger, o.shutdownSignals, env.PAYSAGA_WORKER_METRICS || undefined);
 
   let store: Store;
   let workflowCode: WorkflowCode;
+  let version: WorkerVersion;
   try {
     await checkNamespace(temporal);
     // PAYSAGA_DATABASE_URL: the store of record (migrated here if it is behind).
@@ -149,6 +180,8 @@ export async function startWorkerFromEnv(o: StartWorkerOptions = {}): Promise<Ru
   }
   try {
     workflowCode = await resolveWorkflowCode(env, logger);
+    // PAYSAGA_DEPLOYMENT, PAYSAGA_BUILD_ID: the worker's version, by default its bundle's hash.
+    version = workerVersionFromEnv(env, fs.readFileSync(workflowCode.bundlePath));
   } catch (err) {
     await store.close();
     await provider.close();
@@ -184,7 +217,8 @@ export async function startWorkerFromEnv(o: StartWorkerOptions = {}): Promise<Ru
       ...(returnUrl ? { returnUrl } : {}),
       events,
       tuning,
-      ...(workflowCode.bundlePath ? { workflowBundlePath: workflowCode.bundlePath } : {}),
+      workflowBundlePath: workflowCode.bundlePath,
+      version,
       ...dataConverter,
     });
     if (events.configured)
@@ -219,6 +253,13 @@ export async function startWorkerFromEnv(o: StartWorkerOptions = {}): Promise<Ru
     logger,
   });
   dispatcher.start();
+  const promoted = promoteBuild(temporal, version, promotion, logger).catch((err: unknown) => {
+    logger.error(
+      { err, deployment: version.deploymentName, buildId: version.buildId },
+      'could not apply PAYSAGA_PROMOTE: make the build current by hand (docs/operations.md, Releasing)',
+    );
+    return 'failed';
+  });
   const stop = (w: Worker) => {
     if (w.getState() === 'RUNNING') w.shutdown();
   };
@@ -243,6 +284,9 @@ export async function startWorkerFromEnv(o: StartWorkerOptions = {}): Promise<Ru
       store: `${describeStoreUrl(env.PAYSAGA_DATABASE_URL ?? '')} (schema ${store.schema})`,
       projectId: providerConfig.projectId,
       workflowCode: workflowCode.source,
+      deployment: version.deploymentName,
+      buildId: version.buildId,
+      promote: promotion,
       maxCachedWorkflows: tuning.maxCachedWorkflows ?? DEFAULT_MAX_CACHED_WORKFLOWS,
       metrics: env.PAYSAGA_WORKER_METRICS ? `http://${env.PAYSAGA_WORKER_METRICS}/metrics` : 'off',
       payloads: codec ? 'encrypted' : 'plain',
@@ -266,6 +310,8 @@ export async function startWorkerFromEnv(o: StartWorkerOptions = {}): Promise<Ru
     namespace: temporal.namespace,
     taskQueue: temporal.taskQueue,
     workflowCode,
+    version,
+    promoted,
     done,
     async shutdown() {
       stop(worker);

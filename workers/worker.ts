@@ -12,6 +12,7 @@ import { createEventActivities } from '../activities/event-activities';
 import { DEFAULT_EVENT_DELIVERY } from '../common/event-delivery';
 import type { EventWorkerSettings } from './event-config';
 import { DEFAULT_MAX_CACHED_WORKFLOWS } from './tuning';
+import { deploymentOptions, type WorkerVersion } from './versioning';
 import { workflowBundleOptions } from './workflow-bundle-options';
 
 export interface PaysagaWorkerOptions {
@@ -34,6 +35,11 @@ export interface PaysagaWorkerOptions {
   returnUrl?: (sessionId: string) => string | undefined;
   /** A prebuilt bundle (production) — else workflows are bundled from source at start. */
   workflowBundlePath?: string;
+  /**
+   * The worker's deployment and build (workers/versioning.ts): its workflows are pinned to it. Without
+   * it the worker is unversioned (tests that run one build on a task queue of their own).
+   */
+  version?: WorkerVersion;
   /** With the payload codec (platform/codec.ts), so that what enters Temporal is encrypted. */
   dataConverter?: DataConverter;
   /**
@@ -75,6 +81,7 @@ export async function createPaysagaWorker(o: PaysagaWorkerOptions): Promise<Work
           workflowsPath: bundling.workflowsPath,
           bundlerOptions: { preloadModules: bundling.preloadModules },
         }),
+    ...(o.version ? { workerDeploymentOptions: deploymentOptions(o.version) } : {}),
     // Workers stop on SIGINT/SIGTERM after in-flight activities finish (the SDK's default signals).
     shutdownGraceTime: '10s',
     maxCachedWorkflows: DEFAULT_MAX_CACHED_WORKFLOWS,

@@ -2,9 +2,10 @@
  * Which workflow code a worker loads: `PAYSAGA_WORKFLOW_BUNDLE` (a file written by bundleWorkflowCode),
  * else the prebuilt `dist/workflow-bundle.js` (`npm run build`) when it is newer than the compiled
  * workflows, else the workflows are bundled at start (a few seconds) and, when running from dist/, the
- * bundle is saved there for the next start.
+ * bundle is saved there for the next start. Always a file: its hash is the worker's build id.
  */
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import type { Logger as PinoLogger } from 'pino';
@@ -58,9 +59,9 @@ export function prebuiltBundlePath(): string | undefined {
 }
 
 export interface WorkflowCode {
-  /** A bundle file for the worker; undefined: the worker bundles from source itself. */
-  bundlePath?: string;
-  source: 'env' | 'prebuilt' | 'bundled' | 'source';
+  /** The bundle file the worker runs (its hash is the worker's build id: workers/versioning.ts). */
+  bundlePath: string;
+  source: 'env' | 'prebuilt' | 'bundled';
 }
 
 /** Decides which workflow code the worker loads (see the file comment). */
@@ -72,9 +73,8 @@ export async function resolveWorkflowCode(env: NodeJS.ProcessEnv, logger: PinoLo
     return { bundlePath: path.resolve(fromEnv), source: 'env' };
   }
   const prebuilt = prebuiltBundlePath();
-  if (!prebuilt) return { source: 'source' };
-  const distDir = path.dirname(prebuilt);
-  if (bundleIsFresh(prebuilt, distDir)) return { bundlePath: prebuilt, source: 'prebuilt' };
+  if (prebuilt && bundleIsFresh(prebuilt, path.dirname(prebuilt)))
+    return { bundlePath: prebuilt, source: 'prebuilt' };
 
   const started = Date.now();
   logger.info('bundling workflows (no fresh dist/workflow-bundle.js; `npm run build` makes one)');
@@ -82,10 +82,13 @@ export async function resolveWorkflowCode(env: NodeJS.ProcessEnv, logger: PinoLo
     ...workflowBundleOptions(),
     logger: temporalLogger(logger.child({ component: 'bundler' }, { level: 'warn' })),
   });
-  // Written next to the inputs for the next start; a temp name first so a reader never sees half a file.
-  const tmp = `${prebuilt}.${process.pid}.tmp`;
+  // Written next to the inputs for the next start (running from source: to a temp folder); a temp name
+  // first so a reader never sees half a file.
+  const target =
+    prebuilt ?? path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'paysaga-')), 'workflow-bundle.js');
+  const tmp = `${target}.${process.pid}.tmp`;
   fs.writeFileSync(tmp, code);
-  fs.renameSync(tmp, prebuilt);
-  logger.info({ ms: Date.now() - started, bundle: prebuilt }, 'workflows bundled');
-  return { bundlePath: prebuilt, source: 'bundled' };
+  fs.renameSync(tmp, target);
+  logger.info({ ms: Date.now() - started, bundle: target }, 'workflows bundled');
+  return { bundlePath: target, source: 'bundled' };
 }

@@ -16,10 +16,13 @@ const PROVIDER_CALL: wf.ActivityOptions = {
 
 export const provider = wf.proxyActivities<ProviderActivities>(PROVIDER_CALL);
 export const intake = wf.proxyActivities<IntakeActivities>(PROVIDER_CALL);
-/** Checking a signature is local work of a few milliseconds; a worker that cannot is a fault to show. */
-export const proofs = wf.proxyLocalActivities<ProofActivities>({
+/**
+ * Checking a webhook's signature is a few milliseconds of the worker's work; a worker that cannot (no
+ * service key, a fault) is a fault to show, and the provider's state decides meanwhile.
+ */
+export const proofs = wf.proxyActivities<ProofActivities>({
   startToCloseTimeout: '10s',
-  retry: { initialInterval: '200ms', maximumAttempts: 3 },
+  retry: { initialInterval: '500ms', maximumAttempts: 3 },
 });
 
 export interface UntilAnsweredOptions {
@@ -32,12 +35,14 @@ export interface UntilAnsweredOptions {
   retryRefusals?: boolean;
   /** Between two tries: a long outage may continue the workflow as new here. */
   between?: () => Promise<void>;
+  /** How the pause is taken (a session comes to rest while it pauses). */
+  pause?: (wait: () => Promise<void>) => Promise<void>;
 }
 
 /**
  * Sends until the provider answers (or refuses, which is thrown). When Temporal's attempts run out, the
  * call is tried again after a pause that doubles up to `maxMs`: a provider down for hours delays the
- * session, it never ends it while money may move (DESIGN decision 10).
+ * session, it never ends it while money may move (docs/decisions/010-one-truth-final-is-final.md).
  */
 export async function untilAnswered<T>(send: () => Promise<T>, o: UntilAnsweredOptions): Promise<T> {
   let pause = o.pauseMs;
@@ -49,7 +54,8 @@ export async function untilAnswered<T>(send: () => Promise<T>, o: UntilAnsweredO
       const f = failureOf(err);
       if (f?.type === FAILURE_TYPES.providerRefused && !o.retryRefusals) throw err;
       o.onTrouble(f?.message ?? err.message);
-      await wf.sleep(pause);
+      const ms = pause;
+      await (o.pause ? o.pause(() => wf.sleep(ms)) : wf.sleep(ms));
       await o.between?.();
       pause = Math.min(pause * 2, o.maxMs);
     }

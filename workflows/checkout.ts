@@ -24,7 +24,7 @@ export async function checkoutWorkflow(input: SessionInput): Promise<SessionStat
   acceptRefunds(session);
 
   if (await startOperation(session, input.start)) {
-    const deadline = session.rules.deadline();
+    const deadline = session.reducer.deadline();
     await approval(session, deadline);
     await payerAction(session, deadline);
     await finalization(session, deadline);

@@ -24,13 +24,13 @@ export async function fpsBindingWorkflow(input: SessionInput): Promise<SessionSt
   acceptDecisions(session, ['approve', 'cancel']);
 
   if (await startOperation(session, input.start)) {
-    const deadline = session.rules.deadline();
+    const deadline = session.reducer.deadline();
     await approval(session, deadline);
     await payerAction(session, deadline);
     await outcome(session, deadline);
     // The provider's word stands (succeeded), but a binding without its token is of no use: say so.
     if (session.phase === 'succeeded' && !session.view().recurringToken)
-      session.record.needsAttention(
+      session.journal.needsAttention(
         reason('binding_without_token', 'the provider reported success without a recurring token'),
       );
   }

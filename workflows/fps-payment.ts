@@ -31,13 +31,13 @@ export async function fpsPaymentWorkflow(input: SessionInput): Promise<SessionSt
   acceptRefunds(session);
 
   if (await startOperation(session, input.start)) {
-    const deadline = session.rules.deadline();
+    const deadline = session.reducer.deadline();
     do {
       await approval(session, deadline);
       await payerAction(session, deadline);
     } while (Date.now() < deadline && (await renewExpiredQr(session, input.start, renewals)));
     renewing = false;
-    session.rules.reread();
+    session.reducer.reread();
     await outcome(session, deadline);
   }
   await aftercare(session);

@@ -1,7 +1,8 @@
 /**
  * When a long-lived workflow continues as new: one rule for every one of them (sessions, subscriptions,
  * references, the reconciler): the server suggests it, or the run's history reached its limit. The
- * limits differ only by how much a run carries over and how often it grows.
+ * limits differ only by how much a run carries over and how often it grows. And how: on the build
+ * Temporal now routes new work to, when a new one was made current (`nextRunOnCurrentBuild`).
  */
 import * as wf from '@temporalio/workflow';
 
@@ -20,4 +21,15 @@ export const HISTORY_LIMITS = {
 export function historyLong(limit: number): boolean {
   const info = wf.workflowInfo();
   return info.continueAsNewSuggested || info.historyLength >= limit;
+}
+
+/**
+ * Continues as new, carrying `args`. A run is pinned to the build that started it; when Temporal says a
+ * new build is now the target, the next run starts on it (upgrade on continue-as-new,
+ * docs/decisions/019-every-worker-is-versioned.md). Call it only where the workflow holds nothing in
+ * flight: between billing periods, between reconciliation passes.
+ */
+export function nextRunOnCurrentBuild<F extends wf.Workflow>(...args: Parameters<F>): Promise<never> {
+  const upgrade = wf.workflowInfo().targetWorkerDeploymentVersionChanged;
+  return wf.makeContinueAsNewFunc<F>(upgrade ? { initialVersioningBehavior: 'AUTO_UPGRADE' } : {})(...args);
 }

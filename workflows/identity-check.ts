@@ -34,6 +34,6 @@ export async function identityCheckWorkflow(input: SessionInput): Promise<Sessio
   const session = new Session(input, { phase: identityPhase, explain });
   acceptProviderNews(session);
   answerReads(session);
-  if (!session.isFinal()) await outcome(session, session.rules.deadline());
+  if (!session.isFinal()) await outcome(session, session.reducer.deadline());
   return session.close();
 }

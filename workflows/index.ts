@@ -1,6 +1,4 @@
 /** Every workflow the worker runs (bundled from this file). */
-// First: how many stack frames workflow code captures (see the file for why).
-import './stack-frames';
 export { checkoutWorkflow } from './checkout';
 export { fpsPaymentWorkflow } from './fps-payment';
 export { fpsBindingWorkflow } from './fps-binding';

@@ -25,7 +25,7 @@ export async function payoutWorkflow(input: SessionInput): Promise<SessionState>
   acceptPayouts(session);
 
   if (await startOperation(session, input.start)) {
-    let deadline = session.rules.deadline();
+    let deadline = session.reducer.deadline();
     do {
       await approval(session, deadline);
       await outcome(session, deadline, () => currentPayoutEnded(session));

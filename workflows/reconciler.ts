@@ -1,13 +1,16 @@
 /**
- * Reconciliation at any size (DESIGN decision 3): the provider is the truth, and webhooks can be lost or
- * switched off. Pass after pass, the final money-moving sessions created within `windowMs` are read from
- * the provider a page at a time and compared with what each session knows; news is delivered to the
- * session (a running one gets a signal, a closed one a new run), a provider contradicting a final result
- * is reported as drift. The cursor is carried across pages, passes and runs; a failing list call is
- * waited out; the history is bounded by continue-as-new.
+ * Reconciliation at any size (docs/decisions/003-webhooks-accelerate-state-is-truth.md): the provider is
+ * the truth, and webhooks can be lost or switched off. Pass after pass, the money-moving sessions created
+ * within `windowMs` are read from the provider a page at a time and compared with what each session
+ * knows; news is delivered to the session (a running one gets a signal, a closed one a new run), a
+ * provider contradicting a final result is reported as drift. The cursor is carried across pages and
+ * runs; a failing list call is waited out.
  *
- *   list a page -> re-read each session -> next page ... -> pause -> next pass
+ *   list a page -> re-read each session -> next page ... -> pause -> continue as new -> next pass
  *
+ * Each pass is a run of its own: after the pause it continues as new, carrying only its state, so the
+ * history stays short and a new build of the workers takes the reconciler over between two passes (the
+ * run is pinned to the build that started it; docs/decisions/019-every-worker-is-versioned.md).
  * One per task queue, `reconciler-<task queue>`, started idempotently (client/reconciler.ts). Each page's
  * counts and findings go to the store (GET /v1/reconciliation reads them there), retried through an
  * outage of the store like the provider's.
@@ -22,7 +25,7 @@ import {
   type ReconcilerState,
 } from '../common/reconciler';
 import { untilAnswered } from './calls';
-import { HISTORY_LIMITS, historyLong } from './history';
+import { HISTORY_LIMITS, historyLong, nextRunOnCurrentBuild } from './history';
 
 const acts = wf.proxyActivities<ReconcileActivities>({
   startToCloseTimeout: '1 minute',
@@ -90,30 +93,33 @@ export async function reconcilerWorkflow(input: ReconcilerInput, carried?: Recon
       }
     }
     if (!page.next) pass.finishedAt = new Date(Date.now()).toISOString();
-    // Histories from before the store (a reconciler already running at the upgrade) replay without it.
-    if (wf.patched('reconciliation-in-store')) {
-      const { cursor: _cursor, ...counts } = pass;
-      await untilAnswered(
-        () =>
-          acts.recordReconciliation({
-            id: `${wf.workflowInfo().taskQueue}/${pass.startedAt}`,
-            pass: counts,
-            listFailures: state.listFailures,
-            findings,
-          }),
-        { pauseMs: 5_000, maxMs: 5 * 60_000, onTrouble: () => undefined },
-      );
+    const { cursor: _cursor, ...counts } = pass;
+    await untilAnswered(
+      () =>
+        acts.recordReconciliation({
+          id: `${wf.workflowInfo().taskQueue}/${pass.startedAt}`,
+          pass: counts,
+          listFailures: state.listFailures,
+          findings,
+        }),
+      { pauseMs: 5_000, maxMs: 5 * 60_000, onTrouble: () => undefined },
+    );
+    if (page.next) {
+      pass.cursor = page.next;
+      // A pass over very many sessions continues as new between two pages, where it stands.
+      if (historyLong(input.continueAsNewAfter ?? HISTORY_LIMITS.reconciler)) await nextRun(input, state);
+      continue;
     }
-    if (page.next) pass.cursor = page.next;
-    else {
-      delete pass.cursor;
-      state.lastPass = pass;
-      delete state.current;
-      state.passes++;
-    }
-    // The pause between passes comes before a continue-as-new: the new run starts the next pass at once.
-    if (!page.next) await wf.sleep(input.everyMs);
-    if (historyLong(input.continueAsNewAfter ?? HISTORY_LIMITS.reconciler))
-      await wf.continueAsNew<typeof reconcilerWorkflow>(input, { ...state, runs: state.runs + 1 });
+    delete pass.cursor;
+    state.lastPass = pass;
+    delete state.current;
+    state.passes++;
+    await wf.sleep(input.everyMs);
+    await nextRun(input, state);
   }
+}
+
+/** The next run, on the build Temporal now routes new work to when a new one was made current. */
+function nextRun(input: ReconcilerInput, state: ReconcilerState): Promise<never> {
+  return nextRunOnCurrentBuild<typeof reconcilerWorkflow>(input, { ...state, runs: state.runs + 1 });
 }

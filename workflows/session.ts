@@ -1,41 +1,34 @@
 /**
  * One payment session as its workflow knows it. The process itself (start, approval, payer, finalization,
- * result, aftercare) lives in the workflow files and their steps; they reach the session through its
- * parts (workflows/session/), each named for what it does:
- *   state      the session's data, carried from run to run (the steps keep their own part of it: the
- *              start, refunds, renewals, payouts);
- *   rules      reducer.ts: a provider snapshot applied only forward, the phase (final once final), the
- *              result and why, drift, the amount check; payouts, refunds and chargebacks announced once;
- *   record     record.ts: the event log, attention, search attributes and outbound events;
- *   inbox      inbox.ts: provider news by signal, proven before believed, and the webhook audit trail;
- *   runtime    runtime.ts: provider calls never given up, waits that poll when news is late,
- *              continue-as-new by one rule;
- *   decisions  decisions.ts: the partner's decisions, one at a time.
- * What the rules ask of the world (search attributes, events, the subscription told) is carried out by
- * announcer.ts as it happens.
+ * outcome, aftercare) lives in the kind files and their steps (workflows/steps/); they reach the session
+ * through its parts (workflows/session/), each named for what it does:
+ *   state     the session's data, carried from run to run (the steps keep their own part of it: the
+ *             start, refunds, renewals, payouts);
+ *   reducer   what a provider snapshot means: the phase (final once final), the result and why, drift,
+ *             the amount check; payouts, refunds and chargebacks announced once;
+ *   journal   the event log, attention, search attributes and outbound events;
+ *   inbox     provider news by signal, verified by the worker before it is believed, and the webhook
+ *             audit trail;
+ *   runtime   provider calls never given up, waits that poll when news is late, continue-as-new;
+ *   decision  the partner's decision being carried out, one at a time;
+ *   recorder  the session's record in the store and its search attributes, written when it comes to rest.
  */
 import * as wf from '@temporalio/workflow';
 import type { SessionPhase } from '../common/kinds';
 import type { AwaitChange } from '../common/messages';
-import { upgradeSessionReasons } from '../common/legacy-reasons';
 import { CreatedAt } from '../common/search-attributes';
 import { newSessionState, type SessionInput, type SessionState } from '../common/session-input';
 import { sessionViewOf } from '../common/session-view';
 import { operationOf } from '../common/snapshot';
 import type { SessionView } from '../common/views';
 import { iso } from './iso';
-import { LocalLane } from './local-lane';
-import { HELD_RECORD_PATCH, SessionRecorder, WRITE_AFTER_VERDICT_PATCH } from './session-recorder';
 import { SessionAnnouncer } from './session/announcer';
-import { Decisions } from './session/decisions';
-import { HELD_KEYS_PATCH, ProviderInbox } from './session/inbox';
-import type { SessionRecord } from './session/record';
+import { DecisionSlot } from './session/decision-slot';
+import { ProviderInbox } from './session/inbox';
+import type { SessionJournal } from './session/journal';
+import { SessionRecorder } from './session/recorder';
 import { SessionReducer, type Reading } from './session/reducer';
 import { SessionRuntime } from './session/runtime';
-import { Hold, HOLD_MS } from './session/hold';
-import { HELD_STATUS_PATCH, LEAN_HISTORY_PATCH, Visibility } from './session/visibility';
-import { HeldKeys } from '../common/webhook-proof';
-import { ownTimers, SHARED_TIMER_PATCH, SharedTimer, type Waits } from './session/timer';
 
 export type { Reading } from './session/reducer';
 
@@ -46,91 +39,34 @@ function createdAt(): number {
 
 export class Session {
   readonly state: SessionState;
-  readonly rules: SessionReducer;
-  readonly record: SessionRecord;
+  readonly reducer: SessionReducer;
+  readonly journal: SessionJournal;
   readonly inbox: ProviderInbox;
   readonly runtime: SessionRuntime;
-  readonly decisions: Decisions;
-  readonly visibility: Visibility;
-  /** How the session's waits with a timeout are kept: one timer for all of them (session/timer.ts). */
-  readonly waits: Waits;
+  readonly decision: DecisionSlot;
   private readonly recorder: SessionRecorder;
 
   constructor(input: SessionInput, reading: Reading = {}) {
-    // One patch for what new runs do, so that each costs one marker and one `TemporalChangeVersion`
-    // upsert (a visibility write). `held-keys` (session/inbox.ts) stands for `shared-timer`
-    // (session/timer.ts), which stands for `held-record`
-    // (session-recorder.ts), which stands for `held-status`
-    // (session/visibility.ts), which stands for `write-after-verdict` (session-recorder.ts), which stands
-    // for `lean-history`, each adding to the one before; `lean-history` stands for provider events proven
-    // (DESIGN decision 16; runs from before applied them as they came), record writes scheduled at the
-    // change (session-recorder.ts), and search attributes shown when settled (session/visibility.ts).
-    // Older runs replay as they ran.
-    const heldKeys = wf.patched(HELD_KEYS_PATCH);
-    const sharedTimer = heldKeys || wf.patched(SHARED_TIMER_PATCH);
-    const heldRecord = sharedTimer || wf.patched(HELD_RECORD_PATCH);
-    const held = heldRecord || wf.patched(HELD_STATUS_PATCH);
-    const afterVerdict = held || wf.patched(WRITE_AFTER_VERDICT_PATCH);
-    const lean = afterVerdict || wf.patched(LEAN_HISTORY_PATCH);
-    const proofRequired = lean || wf.patched('provider-proof');
-    // A run carried from one before structured reasons holds strings (common/legacy-reasons.ts).
-    const state = (this.state = input.carried
-      ? upgradeSessionReasons(input.carried)
-      : newSessionState(input, iso(createdAt())));
-    // Webhook verifications take turns (see LocalLane), and so do the writes of runs begun before
-    // the recorder scheduled them where the change is made.
-    const lane = new LocalLane();
-    // Writes the session's record and its events to the store (DESIGN decision 15).
-    const verdicts = { pending: () => !this.inbox.empty, judged: () => this.inbox.judged };
-    // Every wait with a timeout on one timer (shared-timer); runs from before keep a timer per wait.
-    const waits = (this.waits = sharedTimer ? new SharedTimer() : ownTimers);
-    // One hold for the search attributes and (held-record) the record: one timer for both. Runs patched
-    // only held-status hold the search attributes alone, for exactly what they held them for.
-    const hold = heldRecord
-      ? new Hold(HOLD_MS, () => this.actionable() || this.visibility.urgent(), waits)
-      : held
-        ? new Hold(HOLD_MS, () => this.isFinal() || this.rules.waitsForSomeone() || this.visibility.urgent())
-        : undefined;
-    this.recorder = new SessionRecorder(
-      state,
-      () => this.view(),
-      lane,
-      lean,
-      afterVerdict ? verdicts : undefined,
-      heldRecord ? hold : undefined,
-      heldRecord && input.start.by === 'starter' && !input.carried,
-    );
-    this.visibility = new Visibility(lean, () => this.inbox.empty, hold);
-    const announcer = new SessionAnnouncer(state.sessionId, this.recorder, this.visibility, input.notify);
-    const emit = announcer.perform.bind(announcer);
-    this.rules = new SessionReducer(state, { now: () => Date.now(), emit, reading });
-    this.record = this.rules.record;
+    const state = (this.state = input.carried ?? newSessionState(input, iso(createdAt())));
+    this.recorder = new SessionRecorder(state, () => this.view());
+    const announcer = new SessionAnnouncer(state.sessionId, this.recorder, input.notify);
+    this.reducer = new SessionReducer(state, {
+      now: () => Date.now(),
+      emit: (effect) => announcer.perform(effect),
+      reading,
+    });
+    this.journal = this.reducer.journal;
     // Created and the starting call's snapshot come first: the kind's file registers the signal handlers
     // right after (steps/messages.ts), which delivers the signals buffered for the first activation (a
     // provider webhook sent before the workflow ran) that could otherwise announce the result first.
     if (!input.carried) {
-      this.record.log('call', 'created', `${input.kind} ${input.reference}`);
-      this.record.announce('session.created');
-      if (input.initialSnapshot) this.rules.apply(input.initialSnapshot, 'call', 'initiate');
+      this.journal.log('call', 'created', `${input.kind} ${input.reference}`);
+      this.journal.announce('session.created');
+      if (input.initialSnapshot) this.reducer.apply(input.initialSnapshot, 'call', 'initiate');
     }
-    this.inbox = new ProviderInbox(
-      state,
-      this.rules,
-      lane,
-      proofRequired,
-      heldKeys ? new HeldKeys() : undefined,
-    );
-    this.decisions = new Decisions(this.record);
-    this.runtime = new SessionRuntime(
-      input,
-      state,
-      this.rules,
-      this.inbox,
-      this.recorder,
-      this.decisions,
-      this.visibility,
-      waits,
-    );
+    this.inbox = new ProviderInbox(state, this.reducer, this.recorder);
+    this.decision = new DecisionSlot(this.journal);
+    this.runtime = new SessionRuntime(input, state, this.reducer, this.inbox, this.recorder, this.decision);
     // A later run (a refund or a late event after the workflow closed) follows for another window.
     if (input.reopened) state.followUntil = Date.now() + state.settings.followMs;
   }
@@ -141,7 +77,7 @@ export class Session {
 
   /** The phase a caller sees: final once final; needs_attention while paysaga keeps trying. */
   get phase(): SessionPhase {
-    return this.record.phase;
+    return this.journal.phase;
   }
 
   isFinal(): boolean {
@@ -153,9 +89,9 @@ export class Session {
     return sessionViewOf(this.state);
   }
 
-  /** What an Update answers: the view, whose version is written now, not after the hold. */
-  answer(): SessionView {
-    this.recorder.writeNow();
+  /** What an Update answers: the view, once the store holds it (a caller may read the store next). */
+  async answer(): Promise<SessionView> {
+    await this.recorder.saved();
     return this.view();
   }
 
@@ -168,7 +104,7 @@ export class Session {
     return (
       this.isFinal() ||
       state.attention !== undefined ||
-      this.rules.waitsForSomeone() ||
+      this.reducer.waitsForSomeone() ||
       (state.publicToken !== undefined && !operationOf(state.snapshot))
     );
   }
@@ -177,7 +113,7 @@ export class Session {
   async awaitChange(wait: AwaitChange): Promise<SessionView> {
     const state = this.state;
     const after = wait.afterVersion ?? state.version;
-    await this.waits.condition(
+    await wf.condition(
       () => (wait.until === 'progress' ? this.actionable() : state.version > after),
       Math.max(1, Math.min(wait.timeoutMs, 60_000)),
     );
@@ -191,7 +127,7 @@ export class Session {
    */
   async close(): Promise<SessionState> {
     await this.runtime.settled();
-    this.visibility.flush();
+    this.recorder.showNow();
     return { ...this.state };
   }
 }

@@ -165,6 +165,12 @@ export class FakeProvider {
   writesUnderWay = 0;
   /** Each write of the session's record as it began: the version written and its phase. */
   readonly writes: { version: number; phase: string }[] = [];
+  /** How long (real milliseconds) each provider call takes before it is answered. */
+  callDelayMs = 0;
+  /** Provider calls begun and not answered. */
+  private callsUnderWay = 0;
+  /** Writes of the record begun while a provider call was under way. */
+  writesDuringCalls = 0;
   private heldVerdict?: Hold;
   private readonly heldEvents = new Map<string, Hold>();
 
@@ -256,7 +262,7 @@ export class FakeProvider {
     const notHere = (name: string) => async (): Promise<never> => {
       throw ApplicationFailure.nonRetryable(`fake provider: ${name} is not part of this test`);
     };
-    return {
+    return this.slowed<ProviderActivities & ProofActivities & EventPublishingActivities & StoreActivities>({
       getState: async ({ sessionId }) => this.stateAt(sessionId, record('getState', sessionId)),
       approve: async ({ sessionId }) => decide('approve', sessionId, ['approve'], (s) => processing(s)),
       cancel: async ({ sessionId }) =>
@@ -300,6 +306,7 @@ export class FakeProvider {
       // The session's record: its events are what the test watches (the store itself is not faked).
       recordSession: async (record) => {
         this.writes.push({ version: record.state.version, phase: record.summary.phase });
+        if (this.callsUnderWay > 0) this.writesDuringCalls++;
         this.writesUnderWay++;
         try {
           const delay = this.recordDelayMs();
@@ -314,7 +321,26 @@ export class FakeProvider {
         for (const event of record.events) await publish(event);
         return { applied: true, eventsAdded: record.events.length };
       },
-    };
+    });
+  }
+
+  /** The provider's calls, each answered after `callDelayMs` (and counted while under way). */
+  private slowed<T extends object>(acts: T): T {
+    const calls = ['getState', 'approve', 'cancel', 'finalize', 'startCheckout', 'startTransfer', 'refund'];
+    const out = { ...acts } as Record<string, unknown>;
+    for (const name of calls) {
+      const call = (acts as Record<string, unknown>)[name] as (...a: unknown[]) => Promise<unknown>;
+      out[name] = async (...args: unknown[]) => {
+        this.callsUnderWay++;
+        try {
+          if (this.callDelayMs > 0) await new Promise((r) => setTimeout(r, this.callDelayMs));
+          return await call(...args);
+        } finally {
+          this.callsUnderWay--;
+        }
+      };
+    }
+    return out as T;
   }
 }
 

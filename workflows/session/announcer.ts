@@ -1,20 +1,18 @@
 /**
- * Carries out what the session's rules ask of the world (reducer.ts `Effect`), each at once and in order,
- * so that the commands a run sends keep the order its history recorded: search attributes, the outbound
- * event handed to the store's record (SessionRecorder), a warning in the worker's log, the metric of
- * sessions needing attention, and the signal that tells a charge's subscription its result.
+ * Carries out what the session's reducer asks of the world (`Effect`), each at once and in order: search
+ * attributes and outbound events go to the recorder (written when the session comes to rest), a warning
+ * to the worker's log, the metric of sessions needing attention, and the signal that tells a charge's
+ * subscription its result.
  */
 import * as wf from '@temporalio/workflow';
 import { sessionSettledSignal } from '../../common/messages';
-import type { SessionRecorder } from '../session-recorder';
 import type { Effect } from './reducer';
-import type { Visibility } from './visibility';
+import type { SessionRecorder } from './recorder';
 
 export class SessionAnnouncer {
   constructor(
     private readonly sessionId: string,
     private readonly recorder: SessionRecorder,
-    private readonly visibility: Visibility,
     /** The subscription whose charge this session is (told the result at once). */
     private readonly notify: string | undefined,
   ) {}
@@ -22,7 +20,7 @@ export class SessionAnnouncer {
   perform(effect: Effect): void {
     switch (effect.kind) {
       case 'search':
-        this.visibility.set(effect.attributes);
+        this.recorder.show(effect.attributes);
         return;
       case 'event':
         this.recorder.announce(effect.event);

@@ -1,11 +1,11 @@
 /**
- * How news of the provider reaches a session (DESIGN decision 16: nobody can fake an outcome). Signal
- * handlers only queue a delivery; the session's own loop judges them one at a time, in the order they
- * came: a signed one is verified again by this worker (a local activity, or the session itself with a
- * key the worker verified its earlier events with: common/webhook-proof.ts) and applied if it is news;
- * anything unsigned (a state sync, a payer's return, a claim the starter reported) is at most a reason
- * to read transaction/state (`lookAsked`). Every delivery is in the webhook audit trail, a refused one
- * with why. Nothing a signal carries can fail a workflow task.
+ * How news of the provider reaches a session (docs/decisions/016-results-are-proven.md: nobody can fake
+ * an outcome). Signal handlers only queue a delivery; the session's own loop judges them one at a time,
+ * in the order they came: a signed one is verified again by this worker (the `verifyProviderEvent`
+ * activity, with the service keys the worker holds now) and applied if it is news; anything unsigned (a
+ * state sync, a payer's return, a claim the starter reported) is at most a reason to read
+ * transaction/state (`lookAsked`). Every delivery is in the webhook audit trail, a refused one with why.
+ * Nothing a signal carries can fail a workflow task.
  */
 import * as wf from '@temporalio/workflow';
 import { isFinalPhase } from '../../common/kinds';
@@ -13,16 +13,13 @@ import { parseMessage, providerEventDelivery, UNENCRYPTED } from '../../common/m
 import type { ProviderEventDelivery, SessionState } from '../../common/session-input';
 import { isNewer, moneybackOf } from '../../common/snapshot';
 import type { ProviderEventRecord } from '../../common/views';
-import type { HeldKeys } from '../../common/webhook-proof';
 import type { SessionInfo, WebhookEvent } from '../../provider/schemas';
 import { proofs } from '../calls';
 import { iso } from '../iso';
-import type { LocalLane } from '../local-lane';
 import { PayerReturnThrottle } from '../payer-return';
+import type { SessionRecorder } from './recorder';
 import type { SessionReducer } from './reducer';
 
-/** Runs patched `held-keys` check events signed with a key the worker verified their earlier ones with. */
-export const HELD_KEYS_PATCH = 'held-keys';
 const MAX_PROVIDER_EVENTS = 200;
 const MAX_RECORDED = 40;
 /** How far ahead of the workflow's clock a reported snapshot's updated_at may be (clocks differ). */
@@ -38,37 +35,19 @@ interface HeardDelivery {
 export class ProviderInbox {
   /** A look at transaction/state is wanted (the session's waits take it: runtime.ts). */
   lookAsked = false;
-  /** A flood of payer returns is one state check per interval (DESIGN decision 14). */
+  /** A flood of payer returns is one state check per interval (docs/decisions/014-two-listeners.md). */
   private readonly payerReturns = new PayerReturnThrottle();
   /** Unproven deliveries (syncs, unsigned claims) ask for a state read at most this often, too. */
   private readonly looks = new PayerReturnThrottle();
   /** Deliveries heard and not yet judged, oldest first. */
   private readonly heard: HeardDelivery[] = [];
-  /** How many deliveries were judged (the recorder waits for the next verdict: session-recorder.ts). */
-  judged = 0;
 
-  /**
-   * `proofRequired`: runs from before DESIGN decision 16 (not patched `provider-proof`) applied signaled
-   * events as they came, and replay as they ran.
-   */
   constructor(
     private readonly state: SessionState,
-    private readonly rules: SessionReducer,
-    private readonly lane: LocalLane,
-    readonly proofRequired: boolean,
-    /** Keys this run checks events with itself (runs patched `held-keys`; common/webhook-proof.ts). */
-    private readonly keys?: HeldKeys,
+    private readonly reducer: SessionReducer,
+    private readonly recorder: SessionRecorder,
   ) {
-    if (proofRequired) void this.judgeInOrder();
-  }
-
-  /**
-   * A look at transaction/state was asked for (a payer's return, an unproven provider event) after the
-   * result (waits before it look on their own: runtime `until`). Runs from before the proof never looked
-   * here, and replay as they ran.
-   */
-  get lookRequested(): boolean {
-    return this.proofRequired && this.lookAsked;
+    void this.judgeInOrder();
   }
 
   /** Nothing heard is waiting to be judged. */
@@ -78,10 +57,6 @@ export class ProviderInbox {
 
   /** A provider event signal: parsed, then queued for judging. */
   receive(payload: unknown): void {
-    if (!this.proofRequired) {
-      this.receiveVerified(payload as Required<Pick<ProviderEventDelivery, 'event'>> & ProviderEventDelivery);
-      return;
-    }
     const parsed = parseMessage(providerEventDelivery, payload);
     if (!parsed.ok) {
       const heard = { receivedAt: iso(Date.now()), type: 'unknown', via: 'webhook' as const };
@@ -99,7 +74,7 @@ export class ProviderInbox {
   /** The payer came back: a look at the state, at most once per interval. */
   payerReturned(): void {
     if (!this.payerReturns.admit(Date.now())) return;
-    this.rules.record.log('payer', 'returned');
+    this.reducer.journal.log('payer', 'returned');
     this.lookAsked = true;
   }
 
@@ -109,14 +84,14 @@ export class ProviderInbox {
    * Secure redirect, an operation to approve: what the session does next is a provider call of its own,
    * which the provider answers truthfully); a result, money back, a time ahead of the clock (which would
    * make the provider's real states look older) or a shape the session cannot read is confirmed by
-   * transaction/state first. Runs from before the proof applied every report as it came.
+   * transaction/state first.
    */
   claim(snapshot: SessionInfo, type: string): void {
-    if (!this.proofRequired || this.readable(snapshot)) {
-      this.rules.apply(snapshot, 'call', type);
+    if (this.readable(snapshot)) {
+      this.reducer.apply(snapshot, 'call', type);
       return;
     }
-    this.rules.record.log('call', type, 'reported: confirming with transaction/state');
+    this.reducer.journal.log('call', type, 'reported: confirming with transaction/state');
     this.lookAsked = true;
   }
 
@@ -133,9 +108,9 @@ export class ProviderInbox {
         snapshot.id === this.state.sessionId &&
         Number.isFinite(updated) &&
         updated <= Date.now() + CLOCK_SKEW_MS &&
-        !isFinalPhase(this.rules.phaseOf(snapshot)) &&
+        !isFinalPhase(this.reducer.phaseOf(snapshot)) &&
         moneybackOf(snapshot).length === 0 &&
-        (this.rules.mismatchOf(snapshot), true)
+        (this.reducer.mismatchOf(snapshot), true)
       );
     } catch {
       return false;
@@ -150,7 +125,6 @@ export class ProviderInbox {
         await this.judge(this.heard[0]!);
       } finally {
         this.heard.shift();
-        this.judged++;
       }
     }
   }
@@ -167,18 +141,15 @@ export class ProviderInbox {
       if (this.looks.admit(Date.now())) this.lookAsked = true;
       return;
     }
-    let proof = this.keys?.check(signed);
-    if (!proof) {
-      try {
-        proof = await this.lane.run(() => proofs.verifyProviderEvent(signed));
-      } catch (err) {
-        // The worker could not check it (no service key configured, a fault): the provider's state decides.
-        const why = err instanceof wf.ActivityFailure ? (err.cause?.message ?? err.message) : String(err);
-        this.audit(heard, 'confirming', `not verified: ${why}`);
-        this.lookAsked = true;
-        return;
-      }
-      if (proof.ok && proof.key) this.keys?.hold(proof.key);
+    let proof;
+    try {
+      proof = await this.recorder.during(() => proofs.verifyProviderEvent(signed));
+    } catch (err) {
+      // The worker could not check it (no service key configured, a fault): the provider's state decides.
+      const why = err instanceof wf.ActivityFailure ? (err.cause?.message ?? err.message) : String(err);
+      this.audit(heard, 'confirming', `not verified: ${why}`);
+      this.lookAsked = true;
+      return;
     }
     if (!proof.ok) this.audit(heard, 'refused', proof.reason);
     else if (proof.event.session_info.id !== this.state.sessionId)
@@ -210,13 +181,13 @@ export class ProviderInbox {
     if (delivery.via !== 'replay') {
       // Kept for `paysaga webhooks replay` as it came: signed, so a replay is verified again.
       const { event: _verified, ...kept } = delivery;
-      this.state.recorded.push(this.proofRequired ? kept : delivery);
+      this.state.recorded.push(kept);
       if (this.state.recorded.length > MAX_RECORDED)
         this.state.recorded.splice(0, this.state.recorded.length - MAX_RECORDED);
     }
     const source = delivery.via === 'webhook' || delivery.via === 'replay' ? 'webhook' : 'poll';
-    if (applied) this.rules.apply(delivery.event.session_info, source, delivery.event.type);
-    else this.rules.record.log(source, delivery.event.type, `ignored: ${outcome}`);
+    if (applied) this.reducer.apply(delivery.event.session_info, source, delivery.event.type);
+    else this.reducer.journal.log(source, delivery.event.type, `ignored: ${outcome}`);
   }
 
   /** One entry of the webhook audit trail (and of the event log when it changes nothing). */
@@ -230,7 +201,7 @@ export class ProviderInbox {
     if (this.state.providerEvents.length > MAX_PROVIDER_EVENTS)
       this.state.providerEvents.splice(0, this.state.providerEvents.length - MAX_PROVIDER_EVENTS);
     if (outcome === 'refused' || outcome === 'confirming') {
-      this.rules.record.log(
+      this.reducer.journal.log(
         heard.via === 'sync' ? 'poll' : 'webhook',
         heard.type,
         `${outcome}${detail ? `: ${detail}` : ''}`,

@@ -2,12 +2,12 @@
  * The session's rules, without Temporal: what a provider snapshot means for the session (its phase,
  * final once final; the result and why; drift after the result; an amount that is not what was asked;
  * payouts, refunds and chargebacks, each announced once). The state it is given is its draft: the
- * reducer changes it and emits effects in the order they happen (record.ts `Effect`); the workflow
- * performs each at once (announcer.ts), so that commands keep the order the history recorded. Unit tests
- * give it a clock and collect the effects (test/unit/workflows/session-reducer.test.ts).
+ * reducer changes it and emits effects in the order they happen (journal.ts `Effect`); the workflow
+ * performs each at once (announcer.ts). Unit tests give it a clock and collect the effects
+ * (test/unit/workflows/session-reducer.test.ts).
  *
- *   const rules = new SessionReducer(state, { now: () => clock, emit: (e) => effects.push(e) });
- *   rules.apply(snapshot, 'poll', 'state');  // true: it was news
+ *   const reducer = new SessionReducer(state, { now: () => clock, emit: (e) => effects.push(e) });
+ *   reducer.apply(snapshot, 'poll', 'state');  // true: it was news
  */
 import { isFinalPhase, type SessionPhase } from '../../common/kinds';
 import {
@@ -31,9 +31,9 @@ import {
 import type { SessionEvent } from '../../common/views';
 import type { SessionInfo } from '../../provider/schemas';
 import { iso } from '../iso';
-import { SessionRecord, type RecordDeps } from './record';
+import { SessionJournal, type JournalDeps } from './journal';
 
-export type { Effect } from './record';
+export type { Effect } from './journal';
 
 /** How a kind reads the provider (identity checks and FPS renewals differ from payments). */
 export interface Reading {
@@ -44,16 +44,16 @@ export interface Reading {
 }
 
 export class SessionReducer {
-  /** The event log, attention, search attributes and outbound events (record.ts). */
-  readonly record: SessionRecord;
+  /** The event log, attention, search attributes and outbound events (journal.ts). */
+  readonly journal: SessionJournal;
   private readonly readPhase: NonNullable<Reading['phase']>;
   private readonly explain: NonNullable<Reading['explain']>;
 
   constructor(
     private readonly state: SessionState,
-    private readonly deps: RecordDeps & { reading?: Reading },
+    private readonly deps: JournalDeps & { reading?: Reading },
   ) {
-    this.record = new SessionRecord(state, deps);
+    this.journal = new SessionJournal(state, deps);
     this.readPhase = deps.reading?.phase ?? ((s) => phaseOf(s));
     this.explain =
       deps.reading?.explain ??
@@ -71,15 +71,15 @@ export class SessionReducer {
     this.state.snapshotAt = this.deps.now();
     const phase = this.phaseOf(snapshot);
     const status = `${snapshot.transaction_status}/${operationOf(snapshot)?.transaction_status ?? '-'}`;
-    this.record.log(source, type, `${status} -> ${phase}`);
-    const before = this.record.phase;
+    this.journal.log(source, type, `${status} -> ${phase}`);
+    const before = this.journal.phase;
     this.state.providerPhase = phase;
     const mismatch = this.mismatchOf(snapshot);
     if (mismatch) this.noteMismatch(mismatch);
     this.announcePayouts();
     this.followPhase(snapshot, phase);
     this.announceMoneyback();
-    if (this.record.phase !== before) this.record.phaseChanged();
+    if (this.journal.phase !== before) this.journal.phaseChanged();
     return true;
   }
 
@@ -91,11 +91,11 @@ export class SessionReducer {
     const snapshot = this.state.snapshot;
     const phase = this.phaseOf(snapshot);
     if (phase === this.state.providerPhase) return;
-    const before = this.record.phase;
-    this.record.log('timer', 'reread', `${snapshot?.transaction_status ?? '-'} -> ${phase}`);
+    const before = this.journal.phase;
+    this.journal.log('timer', 'reread', `${snapshot?.transaction_status ?? '-'} -> ${phase}`);
     this.state.providerPhase = phase;
     this.followPhase(snapshot, phase);
-    if (this.record.phase !== before) this.record.phaseChanged();
+    if (this.journal.phase !== before) this.journal.phaseChanged();
   }
 
   /** The phase a snapshot means: over every payout when the session holds several (common/payouts.ts). */
@@ -138,9 +138,9 @@ export class SessionReducer {
     this.state.final = { phase, at: iso(this.deps.now()), ...(why ? { reason: why } : {}) };
     if (why) this.state.reason = why;
     // Nothing is left to wait for: what kept the session busy is over with its result.
-    if (this.state.attention && !this.record.attentionFor('amount_mismatch')) this.record.clearAttention();
-    this.record.log('timer', 'final', `${phase}${why ? `: ${reasonText(why)}` : ''}`);
-    this.record.phaseChanged();
+    if (this.state.attention && !this.journal.attentionFor('amount_mismatch')) this.journal.clearAttention();
+    this.journal.log('timer', 'final', `${phase}${why ? `: ${reasonText(why)}` : ''}`);
+    this.journal.phaseChanged();
     this.deps.emit({ kind: 'settled', phase, ...(why ? { reason: why } : {}) });
   }
 
@@ -172,7 +172,7 @@ export class SessionReducer {
 
   /** A payout's record changed (added, sent, started, refused): logged, announced if it ended, read again. */
   payoutsChanged(type: string, detail: string): void {
-    this.record.log('call', type, detail);
+    this.journal.log('call', type, detail);
     this.announcePayouts();
     this.reread();
   }
@@ -192,9 +192,9 @@ export class SessionReducer {
 
   private noteMismatch(mismatch: string): void {
     const why = reason('amount_mismatch', mismatch);
-    if (this.record.attentionIs(why)) return;
+    if (this.journal.attentionIs(why)) return;
     this.noteCause(why);
-    this.record.needsAttention(why);
+    this.journal.needsAttention(why);
   }
 
   private drift(providerPhase: SessionPhase): void {
@@ -202,9 +202,9 @@ export class SessionReducer {
       'drift',
       `the provider now shows ${providerPhase}, the session ended ${this.state.final!.phase}`,
     );
-    if (this.record.attentionIs(why)) return;
-    this.record.needsAttention(why);
-    this.record.announce('session.drift_detected');
+    if (this.journal.attentionIs(why)) return;
+    this.journal.needsAttention(why);
+    this.journal.announce('session.drift_detected');
   }
 
   /** Announces each payout of a session of several once it ends (the event names it: data.operation). */
@@ -214,8 +214,8 @@ export class SessionReducer {
       const key = `payout:${order.reference}`;
       if (!isFinalPayout(status) || this.state.announced.includes(key)) continue;
       this.state.announced.push(key);
-      this.record.log('timer', `payout_${status}`, order.reference);
-      this.record.announce(
+      this.journal.log('timer', `payout_${status}`, order.reference);
+      this.journal.announce(
         status === 'succeeded'
           ? 'session.payout_succeeded'
           : status === 'canceled'
@@ -233,8 +233,8 @@ export class SessionReducer {
       if (!done || this.state.announced.includes(m.id)) continue;
       this.state.announced.push(m.id);
       const kind = m.chargeback ? 'chargeback' : 'refunded';
-      this.record.log('webhook', kind, `${m.id} ${m.sum_info?.sum ?? ''}`.trim());
-      this.record.announce(m.chargeback ? 'session.chargeback' : 'session.refunded');
+      this.journal.log('webhook', kind, `${m.id} ${m.sum_info?.sum ?? ''}`.trim());
+      this.journal.announce(m.chargeback ? 'session.chargeback' : 'session.refunded');
     }
   }
 }

@@ -10,13 +10,11 @@ import { reason } from '../../common/reasons';
 import type { SessionInput, SessionState } from '../../common/session-input';
 import { nextPollWait } from '../../common/settings';
 import { untilAnswered, provider } from '../calls';
-import type { SessionRecorder } from '../session-recorder';
-import type { Decisions } from './decisions';
-import type { ProviderInbox } from './inbox';
-import type { SessionReducer } from './reducer';
-import type { Visibility } from './visibility';
-import type { Waits } from './timer';
 import { HISTORY_LIMITS, historyLong } from '../history';
+import type { DecisionSlot } from './decision-slot';
+import type { ProviderInbox } from './inbox';
+import type { SessionRecorder } from './recorder';
+import type { SessionReducer } from './reducer';
 
 /** Older than this, a snapshot is read again before a money-moving call is sent on its word. */
 const STALE_MS = 10 * 60_000;
@@ -27,13 +25,10 @@ export class SessionRuntime {
   constructor(
     private readonly input: SessionInput,
     private readonly state: SessionState,
-    private readonly rules: SessionReducer,
+    private readonly reducer: SessionReducer,
     private readonly inbox: ProviderInbox,
     private readonly recorder: SessionRecorder,
-    private readonly decisions: Decisions,
-    private readonly visibility: Visibility,
-    /** How waits with a timeout are kept (one shared timer in runs patched `shared-timer`). */
-    private readonly waits: Waits,
+    private readonly decision: DecisionSlot,
   ) {
     this.historyLimit = input.continueAsNewAfter ?? HISTORY_LIMITS.session;
   }
@@ -51,7 +46,7 @@ export class SessionRuntime {
     return this.state.snapshotAt === undefined || Date.now() - this.state.snapshotAt > STALE_MS;
   }
 
-  /** Reads the state for a look asked for (inbox `lookRequested`). */
+  /** Reads the state for a look asked for (inbox `lookAsked`). */
   async look(): Promise<void> {
     this.inbox.lookAsked = false;
     await this.poll();
@@ -65,24 +60,30 @@ export class SessionRuntime {
    */
   async call<T>(what: string, send: () => Promise<T>, readOnly = false): Promise<T> {
     const { polling } = this.state.settings;
-    const answer = await untilAnswered(send, {
+    const answer = await untilAnswered(() => this.recorder.during(send), {
       pauseMs: polling.initialMs,
       maxMs: polling.maxMs,
       retryRefusals: readOnly,
       onTrouble: (message) =>
-        this.rules.record.needsAttention(reason('provider_call_failing', message, { subject: what })),
+        this.reducer.journal.needsAttention(reason('provider_call_failing', message, { subject: what })),
+      pause: (wait) => this.rest(wait),
       // An outage of days must not outgrow the history. Not from inside an Update (continue-as-new
       // waits for handlers to finish): the process resumes from its state and resends after a look.
-      between: () => (this.decisions.running === 0 ? this.continueAsNewIfDue() : Promise.resolve()),
+      between: () => (this.decision.running === 0 ? this.continueAsNewIfDue() : Promise.resolve()),
     });
-    if (this.rules.record.attentionFor('provider_call_failing', what)) this.rules.record.clearAttention();
+    if (this.reducer.journal.attentionFor('provider_call_failing', what))
+      this.reducer.journal.clearAttention();
     return answer;
   }
 
   /** Reads transaction/state and applies it. */
   async poll(): Promise<void> {
     const c = this.callArgs();
-    this.rules.apply(await this.call('transaction/state', () => provider.getState(c), true), 'poll', 'state');
+    this.reducer.apply(
+      await this.call('transaction/state', () => provider.getState(c), true),
+      'poll',
+      'state',
+    );
   }
 
   /** The session id, sub-merchant and project every call of this session carries. */
@@ -119,9 +120,11 @@ export class SessionRuntime {
       }
       await this.continueAsNewIfDue();
       const seen = this.state.snapshot;
-      await this.waits.condition(
-        () => this.state.snapshot !== seen || this.inbox.lookAsked || pred(),
-        Math.min(wait, remaining),
+      await this.rest(() =>
+        wf.condition(
+          () => this.state.snapshot !== seen || this.inbox.lookAsked || pred(),
+          Math.min(wait, remaining),
+        ),
       );
       if (pred()) return true;
       if (this.state.snapshot !== seen) {
@@ -143,7 +146,12 @@ export class SessionRuntime {
   /** Waits up to `ms` for `wake` (continuing as new first when the history grows long); true if woken. */
   async waitFor(wake: () => boolean, ms: number): Promise<boolean> {
     await this.continueAsNewIfDue();
-    return this.waits.condition(wake, ms);
+    return this.rest(() => wf.condition(wake, ms));
+  }
+
+  /** A wait of the process: the session's record and search attributes catch up meanwhile. */
+  rest<T>(wait: () => Promise<T>): Promise<T> {
+    return this.recorder.resting(wait);
   }
 
   /**
@@ -154,9 +162,11 @@ export class SessionRuntime {
    */
   async settled(): Promise<boolean> {
     do {
-      await wf.condition(() => (wf.allHandlersFinished() && this.inbox.empty) || this.owesWork());
+      await this.rest(() =>
+        wf.condition(() => (wf.allHandlersFinished() && this.inbox.empty) || this.owesWork()),
+      );
       if (this.owesWork()) return false;
-      await this.recorder.flushed();
+      await this.rest(() => this.recorder.saved());
     } while (!wf.allHandlersFinished() || !this.inbox.empty);
     return true;
   }
@@ -175,12 +185,12 @@ export class SessionRuntime {
       // being carried out: the waiting refund Updates then end with the run (their callers ask again
       // and reach the next run), and the next run sends the refund, carried as requested, under its key.
       if (info.historyLength < 2 * this.historyLimit) return;
-      await wf.condition(() => this.decisions.running === 0);
-      await this.recorder.flushed();
+      await this.rest(() => wf.condition(() => this.decision.running === 0));
+      await this.rest(() => this.recorder.saved());
     }
-    this.rules.record.log('timer', 'continue_as_new', `history ${info.historyLength} events`);
+    this.reducer.journal.log('timer', 'continue_as_new', `history ${info.historyLength} events`);
     // The next run inherits the search attributes shown: show what is pending first.
-    this.visibility.flush();
+    this.recorder.showNow();
     // The same workflow type with the same input, carrying everything (search attributes are inherited).
     await wf.continueAsNew({
       ...this.input,

@@ -19,7 +19,6 @@ import {
 import { refundUpdate } from '../../common/messages';
 import { checkArgument, refundRequest } from '../../common/message-schemas';
 import { jsonBoundsProblem, REFUND_EXTRA_INFO_BOUNDS } from '../../common/json-bounds';
-import { refundRefusal } from '../../common/legacy-reasons';
 import { reason, reasonText } from '../../common/reasons';
 import type { RefundRecord } from '../../common/session-input';
 import { refundRecordOf, stepName } from '../../common/steps';
@@ -49,7 +48,7 @@ export function refundable(session: Session): number {
 /** A refund the partner asked for: kept in the session's state until it is done (or failed). */
 function addRefund(session: Session, refund: RefundRecord): void {
   session.state.refunds.push(refund);
-  session.record.log(
+  session.journal.log(
     'partner',
     'refund_requested',
     `${refund.reference}: ${refund.amount} ${refund.currency}`,
@@ -62,7 +61,7 @@ function updateRefund(session: Session, reference: string, change: Partial<Refun
   Object.assign(r, change);
   const why = r.reason ? `: ${reasonText(r.reason)}` : '';
   const detail = `${reference}${r.refundId ? ` ${r.refundId}` : ''}${why}`;
-  session.record.log('call', `refund_${r.status}`, detail);
+  session.journal.log('call', `refund_${r.status}`, detail);
 }
 
 /** When following the finished session ends (set once, carried across runs). */
@@ -93,7 +92,7 @@ export function acceptRefunds(session: Session): void {
       );
       const refusal = session.state.refunds.find((r) => r.reference === reference)?.refusal;
       if (refusal) throw providerRefused(refusal);
-      return { session: session.answer(), created };
+      return { session: await session.answer(), created };
     },
     {
       validator: (arg) => {
@@ -157,7 +156,7 @@ async function carryOutRefund(session: Session, refund: RefundRecord): Promise<v
       );
       // The provider has it: the session keeps no copy (a session may take many refunds).
       delete refund.extraInfo;
-      session.rules.apply(answer, 'call', 'transaction/refund');
+      session.reducer.apply(answer, 'call', 'transaction/refund');
       const refundId = refundRecordOf(answer, known) ?? refundRecordOf(session.state.snapshot, known);
       updateRefund(session, refund.reference, { status: 'processing', ...(refundId ? { refundId } : {}) });
     } catch (err) {
@@ -166,7 +165,7 @@ async function carryOutRefund(session: Session, refund: RefundRecord): Promise<v
       delete refund.extraInfo;
       updateRefund(session, refund.reference, {
         status: 'failed',
-        reason: refundRefusal(f.message),
+        reason: reason('refund_refused', f.message),
         refusal: f.details as ProviderRefusal,
         finishedAt: iso(Date.now()),
       });
@@ -179,7 +178,7 @@ async function carryOutRefund(session: Session, refund: RefundRecord): Promise<v
   };
   const done = () => ['completed', 'repaid'].includes(record()?.transaction_status ?? '');
   if (!(await session.runtime.until(done, Date.now() + session.state.settings.deadlines.sessionMs))) {
-    session.record.needsAttention(
+    session.journal.needsAttention(
       reason(
         'refund_pending',
         `still ${record()?.transaction_status ?? 'unknown'} at the provider; following it`,
@@ -193,7 +192,7 @@ async function carryOutRefund(session: Session, refund: RefundRecord): Promise<v
     refundId: record()!.id,
     finishedAt: iso(Date.now()),
   });
-  if (session.record.attentionFor('refund_pending', refund.reference)) session.record.clearAttention();
+  if (session.journal.attentionFor('refund_pending', refund.reference)) session.journal.clearAttention();
 }
 
 /**
@@ -212,9 +211,9 @@ export async function aftercare(session: Session): Promise<void> {
     if (
       session.isFinal() &&
       session.state.providerPhase === 'awaiting_approval' &&
-      session.decisions.inProgress === undefined
+      session.decision.inProgress === undefined
     ) {
-      session.record.log('timer', 'late_operation', 'an operation appeared after the result: canceled');
+      session.journal.log('timer', 'late_operation', 'an operation appeared after the result: canceled');
       await carryOut(session, 'cancel').catch((err) => {
         if (failureOf(err)?.type !== FAILURE_TYPES.providerRefused) throw err;
       });
@@ -228,10 +227,10 @@ export async function aftercare(session: Session): Promise<void> {
     }
     const seen = session.state.snapshot;
     const woken = await session.runtime.waitFor(
-      () => session.state.snapshot !== seen || session.runtime.owesWork() || session.inbox.lookRequested,
+      () => session.state.snapshot !== seen || session.runtime.owesWork() || session.inbox.lookAsked,
       Math.min(left, session.state.settings.recheckMs),
     );
-    if (session.inbox.lookRequested) await session.runtime.look();
+    if (session.inbox.lookAsked) await session.runtime.look();
     else if (!woken && followUntil(session) > Date.now()) await session.runtime.poll();
   }
 }

@@ -34,7 +34,7 @@ function noteFinalize(session: Session, amount: number | undefined): void {
   }
   session.state.finalizeAmount = amount;
   // A partial finalize changes what the session is worth: keep the search attribute current.
-  session.record.worth(amount);
+  session.journal.worth(amount);
 }
 
 /**
@@ -62,12 +62,12 @@ export async function carryOut(session: Session, decision: Decision, amount?: nu
         ? provider.finalize({ ...args, ...(money ? { amount: money } : {}) })
         : provider[decision](args),
     );
-    session.record.log('call', decision, money ? `${money.amount} ${money.currency}` : undefined);
-    session.rules.apply(answer, 'call', `transaction/${decision}`);
+    session.journal.log('call', decision, money ? `${money.amount} ${money.currency}` : undefined);
+    session.reducer.apply(answer, 'call', `transaction/${decision}`);
   } catch (err) {
     if (failureOf(err)?.type !== FAILURE_TYPES.providerRefused) throw err;
     if (decision === 'finalize') noteFinalize(session, undefined);
-    session.record.log('call', `${decision}_refused`, failureOf(err)?.message);
+    session.journal.log('call', `${decision}_refused`, failureOf(err)?.message);
     await session.runtime.poll();
     throw err;
   }
@@ -88,29 +88,29 @@ export function cancelable(session: Session): boolean {
  */
 export async function cancelOwn(session: Session, cause: EndReason): Promise<void> {
   if (!cancelable(session)) return;
-  const set = session.rules.noteCause(cause);
+  const set = session.reducer.noteCause(cause);
   // Marked as a decision in progress, so that a partner's decision arriving meanwhile is refused.
-  session.decisions.begin('cancel');
+  session.decision.begin('cancel');
   try {
     await carryOut(session, 'cancel');
   } catch (err) {
     if (failureOf(err)?.type !== FAILURE_TYPES.providerRefused) throw err;
-    if (set) session.rules.withdrawCause(cause);
+    if (set) session.reducer.withdrawCause(cause);
   } finally {
-    session.decisions.end();
+    session.decision.end();
   }
 }
 
 /** Registers the decisions this kind accepts, each validated against the policy, phase and amount. */
 export function acceptDecisions(session: Session, accepted: readonly Decision[]): void {
   const decide = (decision: Decision, run: () => Promise<void>) =>
-    session.decisions.run(async () => {
-      session.decisions.begin(decision);
+    session.decision.run(async () => {
+      session.decision.begin(decision);
       try {
         await run();
         return session.answer();
       } finally {
-        session.decisions.end();
+        session.decision.end();
       }
     });
   if (accepted.includes('approve'))
@@ -136,11 +136,11 @@ export function acceptDecisions(session: Session, accepted: readonly Decision[])
       ({ reason: words }) =>
         decide('cancel', async () => {
           const why = reason('canceled_by_partner', words);
-          const set = session.rules.noteCause(why);
+          const set = session.reducer.noteCause(why);
           try {
             await carryOut(session, 'cancel');
           } catch (err) {
-            if (set) session.rules.withdrawCause(why);
+            if (set) session.reducer.withdrawCause(why);
             throw err;
           }
         }),
@@ -182,9 +182,9 @@ function mayDecide(session: Session, decision: Decision, amount?: number, arg?: 
     stateConflict(message, { code, phase: session.phase });
   if (session.isFinal())
     throw conflict(`the session has ended (${session.phase}); there is nothing to decide`, 'session_final');
-  if (session.decisions.inProgress)
+  if (session.decision.inProgress)
     throw conflict(
-      `a ${session.decisions.inProgress} decision is already being carried out`,
+      `a ${session.decision.inProgress} decision is already being carried out`,
       'decision_in_progress',
     );
   const { approval, finalization } = session.state.settings;
@@ -234,8 +234,8 @@ async function partnerDecision(
 ): Promise<void> {
   const moved = () => session.state.providerPhase !== phase || session.isFinal();
   for (;;) {
-    await session.runtime.until(() => moved() || session.decisions.inProgress !== undefined, deadline);
-    await session.decisions.finished();
+    await session.runtime.until(() => moved() || session.decision.inProgress !== undefined, deadline);
+    await session.runtime.rest(() => session.decision.finished());
     if (moved()) return;
     if (Date.now() >= deadline) {
       await cancelOwn(session, reason('decision_deadline', `no ${what} decision in time`));
@@ -271,7 +271,7 @@ export async function approval(session: Session, deadline: number): Promise<void
     deadline,
   );
   if (session.state.providerPhase !== 'awaiting_approval' || session.isFinal()) return;
-  const mismatch = session.rules.amountProblem();
+  const mismatch = session.reducer.amountProblem();
   const policy = session.state.settings.approval;
   if (mismatch) await cancelOwn(session, reason('amount_mismatch', mismatch));
   else if (policy.mode === 'auto') await automatic(session, 'approve');
@@ -298,7 +298,7 @@ export async function finalization(session: Session, deadline: number): Promise<
     deadline,
   );
   if (session.state.providerPhase !== 'awaiting_finalization' || session.isFinal()) return;
-  const mismatch = session.rules.amountProblem();
+  const mismatch = session.reducer.amountProblem();
   const policy = session.state.settings.finalization;
   if (mismatch) await cancelOwn(session, reason('amount_mismatch', mismatch));
   else if (policy.mode === 'auto') await automatic(session, 'finalize');

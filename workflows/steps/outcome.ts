@@ -19,7 +19,7 @@ export async function outcome(
     await cancelOwn(session, reason('session_deadline', 'canceled when the session deadline passed'));
   if (!ended()) {
     const status = operationOf(session.state.snapshot)?.transaction_status ?? 'not started';
-    session.record.needsAttention(
+    session.journal.needsAttention(
       reason('session_deadline', `the provider's operation is still ${status}; following it until it ends`),
     );
   }

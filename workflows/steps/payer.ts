@@ -27,7 +27,7 @@ export async function payerAction(session: Session, deadline: number): Promise<v
     )
   )
     return;
-  session.record.log(
+  session.journal.log(
     'timer',
     'payer_action_deadline',
     'the payer did not act in time; following the provider to its end',
@@ -50,7 +50,7 @@ export async function renewExpiredQr(
   )
     return false;
   const n = ++session.state.renewals;
-  session.record.log('call', 'renew_payment', `qr_expired: new payment #${n} of ${renewalsAllowed}`);
+  session.journal.log('call', 'renew_payment', `qr_expired: new payment #${n} of ${renewalsAllowed}`);
   await sendStart(session, start, n);
   return true;
 }

@@ -19,10 +19,10 @@ import type { PayoutOrder } from '../../common/session-input';
 export function acceptPayouts(session: Session): void {
   wf.setHandler(
     addPayoutUpdate,
-    ({ reference, money, body }) => {
+    async ({ reference, money, body }) => {
       const created = !session.state.payouts?.some((o) => o.reference === reference);
       if (created) addPayout(session, { reference, money, body, addedAt: iso(Date.now()) });
-      return { session: session.answer(), created };
+      return { session: await session.answer(), created };
     },
     { validator: (arg) => mayAdd(session, checkArgument(payoutRequest, arg)) },
   );
@@ -45,8 +45,8 @@ function addPayout(session: Session, order: PayoutOrder): void {
   state.payouts.push(order);
   const total = state.payouts.reduce((n, o) => n + o.money.amount, 0);
   state.request = { ...state.request, money: { amount: total, currency: order.money.currency } };
-  session.record.worth(total);
-  session.rules.payoutsChanged(
+  session.journal.worth(total);
+  session.reducer.payoutsChanged(
     'payout_added',
     `${order.reference}: ${order.money.amount} ${order.money.currency}`,
   );
@@ -116,7 +116,7 @@ async function sendPayout(session: Session, order: PayoutOrder): Promise<boolean
     verifyFirst: session.runtime.sentAt(step) !== undefined || session.runtime.stale(),
   };
   session.runtime.noteSent(step);
-  session.rules.payoutsChanged('payout_sent', order.reference);
+  session.reducer.payoutsChanged('payout_sent', order.reference);
   try {
     const answer = await session.runtime.call('start/transfer', () =>
       provider.startPayout({
@@ -127,8 +127,8 @@ async function sendPayout(session: Session, order: PayoutOrder): Promise<boolean
       }),
     );
     order.payoutId ??= newPayoutId(answer, knownBefore);
-    session.rules.apply(answer, 'call', 'start/transfer');
-    session.rules.payoutsChanged(
+    session.reducer.apply(answer, 'call', 'start/transfer');
+    session.reducer.payoutsChanged(
       'payout_started',
       `${order.reference}${order.payoutId ? ` ${order.payoutId}` : ''}`,
     );
@@ -136,7 +136,7 @@ async function sendPayout(session: Session, order: PayoutOrder): Promise<boolean
   } catch (err) {
     const refusal = refusalOf(err);
     order.refused = refusal;
-    session.rules.payoutsChanged('payout_refused', `${order.reference}: ${refusal.errorCode}`);
+    session.reducer.payoutsChanged('payout_refused', `${order.reference}: ${refusal.errorCode}`);
     return false;
   }
 }

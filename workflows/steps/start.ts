@@ -36,7 +36,7 @@ export async function sendStart(
       ? provider.startCheckout({ ...args, body: withReturn(session, start.body), n })
       : provider.startTransfer({ ...args, body: start.body }),
   );
-  session.rules.apply(answer, 'call', `start/${start.operation}`);
+  session.reducer.apply(answer, 'call', `start/${start.operation}`);
 }
 
 /**
@@ -62,7 +62,7 @@ export async function startOperation(session: Session, start: StartSpec): Promis
         return true;
       } catch (err) {
         const refusal = refusalOf(err);
-        session.rules.settle('failed', refusalReason('start_failed', refusal));
+        session.reducer.settle('failed', refusalReason('start_failed', refusal));
         return false;
       }
     case 'starter':
@@ -77,13 +77,13 @@ export async function startOperation(session: Session, start: StartSpec): Promis
 /** The starter is sending card data: the start stays open for it this long. */
 function claimStart(session: Session, forMs: number): void {
   session.state.startClaimUntil = Date.now() + forMs;
-  session.record.log('call', 'start_claimed', 'the starter is sending card data');
+  session.journal.log('call', 'start_claimed', 'the starter is sending card data');
 }
 
 /** The provider refused the starter's card (reported by reportStart): the session fails with it. */
 function refuseStart(session: Session, refusal: ProviderRefusal): void {
   session.state.startRefusal = refusal;
-  session.record.log('call', 'start_refused', `${refusal.errorCode}: ${refusal.description}`);
+  session.journal.log('call', 'start_refused', `${refusal.errorCode}: ${refusal.description}`);
 }
 
 /**
@@ -119,8 +119,8 @@ export function acceptStarter(session: Session): void {
       if ('refused' in report) refuseStart(session, report.refused);
       else session.inbox.claim(report.snapshot, 'start (starter)');
       if (report.wait)
-        await session.waits.condition(
-          () => session.isFinal() || session.rules.waitsForSomeone(),
+        await wf.condition(
+          () => session.isFinal() || session.reducer.waitsForSomeone(),
           report.wait.timeoutMs,
         );
       return session.answer();
@@ -150,8 +150,8 @@ async function waitForStarter(session: Session): Promise<boolean> {
   }
   if (operationOf(session.state.snapshot)) return true;
   const refused = session.state.startRefusal;
-  if (refused) session.rules.settle('failed', refusalReason('start_failed', refused));
-  else session.rules.settle('canceled', reason('not_started', 'card data was never submitted'));
+  if (refused) session.reducer.settle('failed', refusalReason('start_failed', refused));
+  else session.reducer.settle('canceled', reason('not_started', 'card data was never submitted'));
   return false;
 }
 
@@ -176,24 +176,24 @@ async function widgetStart(
             })
           : provider.createPaymentFormToken({ ...session.runtime.callArgs(), widget }),
       );
-      session.record.log('call', 'public_token', 'widget token created');
+      session.journal.log('call', 'public_token', 'widget token created');
     } catch (err) {
       const refusal = refusalOf(err);
       const taken =
         refusal.errorCode === 'invalid_request' && refusedField(refusal.description).rule === 'not_unique';
       if (!taken) {
-        session.rules.settle('failed', refusalReason('public_token_refused', refusal));
+        session.reducer.settle('failed', refusalReason('public_token_refused', refusal));
         return false;
       }
       const lost = 'the provider made a token whose answer never arrived';
-      session.rules.noteCause(reason('payment_form_token_lost', lost));
-      session.record.needsAttention(reason('payment_form_token_lost', `${lost}; no payer can use it`));
+      session.reducer.noteCause(reason('payment_form_token_lost', lost));
+      session.journal.needsAttention(reason('payment_form_token_lost', `${lost}; no payer can use it`));
     }
   }
   const deadline = Date.now() + session.state.settings.deadlines.payerActionMs;
   const cap = payerLookCap(session.state.settings.polling);
   if (await session.runtime.until(() => !!operationOf(session.state.snapshot), deadline, cap)) return true;
-  session.rules.noteCause(reason('payer_did_not_use_the_payment_form'));
-  session.rules.settle('canceled');
+  session.reducer.noteCause(reason('payer_did_not_use_the_payment_form'));
+  session.reducer.settle('canceled');
   return false;
 }

@@ -65,7 +65,7 @@ describe('the session reducer', () => {
     rules.apply(snap('active', { transaction_status: 'pending' }, { next_step: 'approve' }), 'poll');
     expect(st.providerPhase).toBe('awaiting_approval');
     rules.apply(snap('active', { transaction_status: 'ongoing' }), 'webhook');
-    expect(rules.record.phase).toBe('processing');
+    expect(rules.journal.phase).toBe('processing');
     rules.apply(snap('completed', { transaction_status: 'successful' }), 'webhook');
     expect(st.final).toEqual({ phase: 'succeeded', at: expect.any(String) });
     expect(events()).toEqual(['session.awaiting_approval', 'session.succeeded']);
@@ -134,7 +134,7 @@ describe('the session reducer', () => {
     });
     rules.apply(drifted, 'webhook');
     expect(st.final?.phase).toBe('succeeded');
-    expect(rules.record.phase).toBe('succeeded');
+    expect(rules.journal.phase).toBe('succeeded');
     expect(st.attention).toEqual({
       code: 'drift',
       detail: 'the provider now shows failed, the session ended succeeded',
@@ -153,7 +153,7 @@ describe('the session reducer', () => {
     const mismatch = { code: 'amount_mismatch', detail: 'amount 999 differs from 1000' };
     expect(st.attention).toEqual({ ...mismatch, since: expect.any(String) });
     expect(st.reason).toEqual(mismatch);
-    expect(rules.record.phase).toBe('needs_attention');
+    expect(rules.journal.phase).toBe('needs_attention');
     rules.apply(snap('completed', wrong('successful')), 'poll');
     expect(st.final?.phase).toBe('succeeded');
     expect(st.attention).toMatchObject(mismatch);
@@ -165,9 +165,9 @@ describe('the session reducer', () => {
     const unavailable = reason('provider_call_failing', 'the provider is unavailable', {
       subject: 'transaction/state',
     });
-    rules.record.needsAttention(unavailable);
-    rules.record.needsAttention({ ...unavailable });
-    expect(rules.record.phase).toBe('needs_attention');
+    rules.journal.needsAttention(unavailable);
+    rules.journal.needsAttention({ ...unavailable });
+    expect(rules.journal.phase).toBe('needs_attention');
     expect(effects.filter((e) => e.kind === 'attention')).toHaveLength(1);
     rules.apply(snap('completed', { transaction_status: 'successful' }), 'poll');
     expect(st.attention).toBeUndefined();
@@ -197,7 +197,7 @@ describe('the session reducer', () => {
 
   it('events are numbered in order and carry the session as it was when each happened', () => {
     const { st, rules, snap, effects } = setup();
-    rules.record.announce('session.created');
+    rules.journal.announce('session.created');
     rules.apply(snap('active', { transaction_status: 'pending' }, { next_step: 'approve' }), 'call');
     rules.apply(snap('completed', { transaction_status: 'successful' }), 'webhook');
     const sent = effects.flatMap((e) => (e.kind === 'event' ? [e.event] : []));

@@ -1,8 +1,8 @@
 /**
  * What a session tells about itself, without Temporal: its event log, the attention it needs, its phase
- * as search attributes and its outbound events (DESIGN decision 13), each numbered and carrying the
- * session as it is at that moment. Changes go to the state it is given; what else must happen is
- * emitted as an effect (reducer.ts `Effect`), in order.
+ * as search attributes and its outbound events (docs/decisions/013-the-backend-is-told.md), each numbered and
+ * carrying the session as it is at that moment. Changes go to the state it is given; what else must
+ * happen is emitted as an effect (`Effect`), in order.
  */
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import { nextEvent, type PaysagaEvent, type SessionEventType } from '../../common/events';
@@ -28,15 +28,15 @@ export type Effect =
   /** The result is known (the charge's subscription, if any, is told). */
   | { kind: 'settled'; phase: SessionPhase; reason?: EndReason };
 
-export interface RecordDeps {
+export interface JournalDeps {
   now(): number;
   emit(effect: Effect): void;
 }
 
-export class SessionRecord {
+export class SessionJournal {
   constructor(
     private readonly state: SessionState,
-    private readonly deps: RecordDeps,
+    private readonly deps: JournalDeps,
   ) {}
 
   /** The phase a caller sees: final once final; needs_attention while paysaga keeps trying. */

@@ -1,19 +1,19 @@
 /**
- * The partner's decisions (approve, cancel, finalize, refunds: Updates) as the session carries them out:
- * one at a time, named while in progress so the process waits for it and a second one is refused, and
- * counted while their handlers work, so that a provider call made for one never continues the workflow
- * as new midway (runtime.ts).
+ * The partner's decision being carried out (approve, cancel, finalize: Updates): one at a time, named
+ * while in progress so that the process waits for it and a second one is refused, and counted while
+ * handlers work, so that a provider call made for one never continues the workflow as new midway
+ * (runtime.ts).
  */
 import * as wf from '@temporalio/workflow';
-import type { SessionRecord } from './record';
+import type { SessionJournal } from './journal';
 
-export class Decisions {
+export class DecisionSlot {
   /** The decision being carried out, if any. */
   private current: string | undefined;
   /** Update handlers at work (see run). */
   running = 0;
 
-  constructor(private readonly record: SessionRecord) {}
+  constructor(private readonly journal: SessionJournal) {}
 
   get inProgress(): string | undefined {
     return this.current;
@@ -21,12 +21,12 @@ export class Decisions {
 
   begin(kind: string): void {
     this.current = kind;
-    this.record.log('decision', kind);
+    this.journal.log('decision', kind);
   }
 
   end(): void {
     this.current = undefined;
-    this.record.touch();
+    this.journal.touch();
   }
 
   /** Runs an Update's work (its provider calls never continue the workflow as new midway). */

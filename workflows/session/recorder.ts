@@ -1,0 +1,161 @@
+/**
+ * The session as others see it without asking the workflow: its record in paysaga's store (the API,
+ * backends and the event outbox read it there) and its search attributes in Temporal (what an operator
+ * filters on in the UI).
+ *
+ * Both follow the session when it comes to rest: its process waits (for news, a person, a pause) and no
+ * provider call or verification of its own is in flight. A step that calls the provider and applies the
+ * answer changes the session several times in a row; what it comes to rest with is what is written, once, by the `recordSession` activity (the session's state,
+ * operations, new audit entries and the events announced since, in one transaction, forward only by
+ * version). One write at a time: a change made while one is in flight is written when it is done. The
+ * process never waits for the store (a store that is down delays the record, not the payment), except
+ * where someone is told an answer: an Update answers once its version is stored (`saved`), so a caller
+ * that reads the store next finds what it was told, and the run ends only once everything is stored.
+ */
+import type { SearchAttributeUpdatePair } from '@temporalio/common';
+import * as wf from '@temporalio/workflow';
+import type { SessionRecord, StoreActivities } from '../../activities/store-activities';
+import type { PaysagaEvent } from '../../common/events';
+import type { SessionState } from '../../common/session-input';
+import type { SessionView } from '../../common/views';
+
+/** Retried until the store takes it: a store that is down for minutes delays the record, nothing else. */
+const store = wf.proxyActivities<StoreActivities>({
+  startToCloseTimeout: '15s',
+  retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '15s' },
+});
+
+export class SessionRecorder {
+  /** Announced and not confirmed stored: every write carries them all, in order. */
+  private unconfirmed: PaysagaEvent[] = [];
+  /** How many of `unconfirmed` no write has carried yet. */
+  private uncarried = 0;
+  /** Search attributes set and not shown yet, by name (the last value set wins). */
+  private readonly attributes = new Map<string, SearchAttributeUpdatePair>();
+  /** The version the last write carried (-1: none yet in this run). */
+  private writtenVersion = -1;
+  private writing = false;
+  /** Provider calls and verifications of this session in flight. */
+  private busy = 0;
+  /** The process waits (see `resting`). */
+  private waiting = 0;
+
+  constructor(
+    private readonly state: SessionState,
+    /** What callers see, computed when a write is made. */
+    private readonly view: () => SessionView,
+  ) {
+    void this.writeAtRest();
+  }
+
+  /** Queues an outbound event: stored (and so delivered) with the next write. */
+  announce(event: PaysagaEvent): void {
+    this.unconfirmed.push(event);
+    this.uncarried++;
+  }
+
+  /** Sets search attributes: shown with the next write. */
+  show(pairs: SearchAttributeUpdatePair[]): void {
+    for (const pair of pairs) this.attributes.set(pair.key.name, pair);
+  }
+
+  /** Runs a provider call or a verification: the session is not at rest meanwhile. */
+  async during<T>(work: () => Promise<T>): Promise<T> {
+    this.busy++;
+    try {
+      return await work();
+    } finally {
+      this.busy--;
+    }
+  }
+
+  /** Runs a wait of the process (for news, a person, a pause): the session may come to rest meanwhile. */
+  async resting<T>(wait: () => Promise<T>): Promise<T> {
+    this.waiting++;
+    try {
+      return await wait();
+    } finally {
+      this.waiting--;
+    }
+  }
+
+  /** Resolves once everything so far is stored and shown (an Update's answer, the run's end). */
+  async saved(): Promise<void> {
+    await wf.condition(() => !this.writing && !this.due());
+  }
+
+  /** Shows the search attributes set so far at once (before a continue-as-new, which inherits them). */
+  showNow(): void {
+    const changed = [...this.attributes.values()].filter((pair) => !shown(pair));
+    this.attributes.clear();
+    if (changed.length > 0) wf.upsertSearchAttributes(changed);
+  }
+
+  private due(): boolean {
+    return this.state.version !== this.writtenVersion || this.uncarried > 0 || this.attributes.size > 0;
+  }
+
+  private async writeAtRest(): Promise<void> {
+    for (;;) {
+      await wf.condition(() => this.busy === 0 && this.waiting > 0 && this.due());
+      this.showNow();
+      if (this.state.version === this.writtenVersion && this.uncarried === 0) continue;
+      const record = this.record();
+      this.writtenVersion = record.state.version;
+      this.uncarried = 0;
+      this.writing = true;
+      try {
+        await store.recordSession(record);
+        this.unconfirmed = this.unconfirmed.filter((e) => !record.events.includes(e));
+        this.state.auditRecorded = Math.max(this.state.auditRecorded ?? 0, record.audit.at(-1)?.seq ?? 0);
+      } catch (err) {
+        // Only a record the store refuses for good ends here (the policy retries everything else): the
+        // next change writes the session again, with these events.
+        wf.log.error('session not recorded', {
+          version: record.state.version,
+          error: err instanceof wf.ActivityFailure ? (err.cause?.message ?? err.message) : String(err),
+        });
+      } finally {
+        this.writing = false;
+      }
+    }
+  }
+
+  /** What the store is given: the session as it is now, with what it has not confirmed yet. */
+  private record(): SessionRecord {
+    const { state } = this;
+    const view = this.view();
+    const audited = state.auditRecorded ?? 0;
+    const total = state.auditCount ?? 0;
+    const fresh = state.providerEvents.slice(Math.max(0, state.providerEvents.length - (total - audited)));
+    return {
+      state,
+      summary: {
+        phase: view.phase,
+        final: view.final,
+        needsAttention: view.attention !== undefined,
+        ...(view.request.money
+          ? {
+              amount: state.finalizeAmount ?? view.request.money.amount,
+              currency: view.request.money.currency,
+            }
+          : {}),
+        ...(state.request.customerId ? { customerId: state.request.customerId } : {}),
+        createdAt: view.createdAt,
+        ...(view.finalAt ? { finalAt: view.finalAt } : {}),
+      },
+      operations: view.operations,
+      audit: fresh.map((e, i) => ({ ...e, seq: total - fresh.length + i + 1 })),
+      events: [...this.unconfirmed],
+    };
+  }
+}
+
+/** Whether the run already shows this value (the SDK keeps the start's attributes and every upsert). */
+function shown({ key, value }: SearchAttributeUpdatePair): boolean {
+  const current: unknown = wf.workflowInfo().typedSearchAttributes.get(key);
+  if (current instanceof Date && value instanceof Date) return current.getTime() === value.getTime();
+  if (Array.isArray(current) && Array.isArray(value))
+    return current.length === value.length && current.every((v, i) => v === value[i]);
+  return current === value;
+}
