@@ -25,7 +25,8 @@ export function routeProviderEvent(
     taskQueue: string;
     stored: StoredState;
     via?: ProviderEventDelivery['via'];
-    signed?: { body: Buffer; signature: string };
+    /** The body as the verifier decoded it (strict UTF-8: it encodes back to exactly the signed bytes). */
+    signed?: { body: string; signature: string };
   },
 ): Promise<RouteOutcome> {
   const heard = scrubCardData(event);
@@ -34,7 +35,7 @@ export function routeProviderEvent(
     receivedAt: new Date().toISOString(),
     via: opts.via ?? 'webhook',
     ...(travels
-      ? { signed: { body: opts.signed!.body.toString('utf8'), signature: opts.signed!.signature } }
+      ? { signed: { body: opts.signed!.body, signature: opts.signed!.signature } }
       : { event: heard }),
   };
   return deliverProviderEvent(

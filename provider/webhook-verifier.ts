@@ -4,12 +4,17 @@ import type { RsaPublicNumbers } from './schemas/signature';
 import { loadPublicKey, verifyBytes, type KeyInput } from './signing';
 
 export type WebhookRejectionReason =
-  'missing_signature' | 'bad_signature' | 'malformed_json' | 'invalid_event';
+  'missing_signature' | 'bad_signature' | 'ill_formed_text' | 'malformed_json' | 'invalid_event';
 
 export type WebhookVerification =
   | {
       ok: true;
       event: WebhookEvent;
+      /**
+       * The verified bytes as text (strict UTF-8, so encoding it gives exactly those bytes back): what
+       * travels to the worker, which verifies and reads the same bytes again.
+       */
+      body: string;
       /** which service key matched (rotation) */
       keyIndex: number;
       /** that key as numbers, when it is an RSA key: what a session needs to check later events itself */
@@ -27,9 +32,14 @@ function numbersOf(key: KeyObject): RsaPublicNumbers | undefined {
   };
 }
 
+/** Strict UTF-8: a byte sequence that encodes no character throws; a BOM stays in the text (and is no JSON). */
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
 /**
  * Verifies a webhook over the raw bytes as received, before anything parses them, against one or
- * more service public keys (old and new during a rotation). Keys are parsed once, here.
+ * more service public keys (old and new during a rotation). Keys are parsed once, here. The bytes are
+ * then decoded once, strictly, and parsed once: ill-formed text is refused, so the API and the worker
+ * (each verifying the same bytes) read the same event, and the text signaled is exactly those bytes.
  */
 export function createWebhookVerifier(
   serviceKeys: KeyInput[],
@@ -44,9 +54,19 @@ export function createWebhookVerifier(
     const keyIndex = keys.findIndex((k) => verifyBytes(raw, signature, k));
     if (keyIndex < 0)
       return { ok: false, reason: 'bad_signature', detail: 'signature does not verify with any service key' };
-    const read = readWebhookEvent(raw.toString('utf8'));
+    let body: string;
+    try {
+      body = UTF8.decode(raw);
+    } catch {
+      return {
+        ok: false,
+        reason: 'ill_formed_text',
+        detail: 'body: not UTF-8 (a byte sequence that encodes no character)',
+      };
+    }
+    const read = readWebhookEvent(body);
     if (!read.ok) return read;
     const key = numbers[keyIndex];
-    return { ok: true, event: read.event, keyIndex, ...(key ? { key } : {}) };
+    return { ok: true, event: read.event, body, keyIndex, ...(key ? { key } : {}) };
   };
 }

@@ -2,7 +2,8 @@
  * The provider's webhooks. The signature covers the raw bytes, so this scope reads every body as a
  * Buffer and handleProviderWebhook verifies before anything parses it. The answer is exactly the
  * handler's status: 200 only once the event is safely in Temporal; 401 for a bad signature (nothing
- * signaled); 503 when no workflow exists yet, so the provider delivers it again. Not bearer-protected:
+ * signaled); 400 for a signed body that is not well-formed text or not an event (nothing signaled);
+ * 503 when no workflow exists yet, so the provider delivers it again. Not bearer-protected:
  * the signature is the authentication. The body is never logged.
  */
 import type { FastifyPluginAsync } from 'fastify';
@@ -89,8 +90,15 @@ export const webhookRoutes: FastifyPluginAsync<ApiDeps & { metrics: ApiMetrics }
         throw err;
       }
       deps.metrics.webhooks.inc({ outcome: handled.outcome });
-      request.log.info(
-        { sessionId: handled.sessionId, outcome: handled.outcome, status: handled.status },
+      // A refusal is logged with its rule (never the body); a signed body refused (400) is the provider
+      // sending what paysaga cannot read as it did, or someone holding its key: worth a warning.
+      request.log[handled.status === 400 ? 'warn' : 'info'](
+        {
+          sessionId: handled.sessionId,
+          outcome: handled.outcome,
+          status: handled.status,
+          ...(handled.status !== 200 && handled.detail ? { detail: handled.detail } : {}),
+        },
         'provider webhook',
       );
       if (handled.status === 200)

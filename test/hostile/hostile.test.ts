@@ -76,16 +76,20 @@ describe('hostile input against paysaga dev', () => {
     }
     return { status: res.statusCode, body: json };
   };
-  const webhook = async (body: string, signature: string) => {
+  const webhook = async (body: string | Buffer, signature: string) =>
+    Number((await webhookAnswer(body, signature)).split(' ')[0]);
+  /** The status and, for a refusal, the rule its message starts with (`400 ill_formed_text`). */
+  const webhookAnswer = async (body: string | Buffer, signature: string) => {
     const res = await request(`${publicUrl}/webhooks/provider`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-signature': signature },
       body,
     });
-    await res.body.dump();
-    return res.statusCode;
+    const answer = (await res.body.json().catch(() => undefined)) as any;
+    const rule = answer?.error?.message ? ` ${String(answer.error.message).split(':')[0]}` : '';
+    return `${res.statusCode}${res.statusCode >= 400 ? rule : ''}`;
   };
-  const signed = (body: string) => {
+  const signed = (body: string | Buffer) => {
     const key = fs.readFileSync(path.join(dataDir, 'keys', 'service_private.pem'), 'utf8');
     return createSign('sha256').update(body).sign(key, 'base64');
   };
@@ -149,6 +153,28 @@ describe('hostile input against paysaga dev', () => {
       'webhook signed, for a session id that is not ps_<digits>',
       '400',
       String(await webhook(foreign, signed(foreign))),
+      before,
+      await stateOf(sessionId),
+    );
+    // Signed text that two readers could read differently: a lone surrogate escaped in a JSON string
+    // (U+FFFD to one, the raw surrogate to another), and bytes that are not UTF-8.
+    const surrogate = JSON.stringify({ type: 'checkout_results', session_info: { ...paid, note: '\ud800' } });
+    expect(surrogate).toContain('"note":"\\ud800"');
+    record(
+      'webhook signed, a JSON string with a lone surrogate (\\ud800)',
+      '400 ill_formed_text',
+      await webhookAnswer(surrogate, signed(surrogate)),
+      before,
+      await stateOf(sessionId),
+    );
+    const notUtf8 = Buffer.concat([
+      Buffer.from(claim.slice(0, -2)),
+      Buffer.from(',"note":"\xff"}}', 'latin1'),
+    ]);
+    record(
+      'webhook signed, bytes that are not UTF-8',
+      '400 ill_formed_text',
+      await webhookAnswer(notUtf8, signed(notUtf8)),
       before,
       await stateOf(sessionId),
     );
@@ -341,11 +367,21 @@ describe('hostile input against paysaga dev', () => {
 
   it('guessing tokens is cut off with 429 (last: it blocks this address for a minute)', async () => {
     const statuses: number[] = [];
-    for (let i = 0; i < 22; i++)
-      statuses.push((await v1('GET', '/v1/sessions', undefined, `guess-${i}-${'x'.repeat(32)}`)).status);
+    // Each guess claims another client address: with no trusted proxy configured (PAYSAGA_TRUST_PROXY),
+    // X-Forwarded-For is not read, and the guesses all count against this socket's address.
+    for (let i = 0; i < 22; i++) {
+      const res = await request(`${dev!.apiUrl}/v1/sessions`, {
+        headers: {
+          authorization: `Bearer guess-${i}-${'x'.repeat(32)}`,
+          'x-forwarded-for': `198.51.100.${i + 1}`,
+        },
+      });
+      await res.body.dump();
+      statuses.push(res.statusCode);
+    }
     const withValid = (await v1('GET', '/v1/sessions')).status;
     rows.push({
-      attack: '22 guessed tokens, then the real one',
+      attack: '22 guessed tokens, each from a new X-Forwarded-For, then the real one',
       expected: '401 x20, then 429',
       observed: `401 x${statuses.filter((s) => s === 401).length}, 429 x${statuses.filter((s) => s === 429).length}; real token: ${withValid}`,
       changed: 'no',
