@@ -57,7 +57,9 @@ function searchInput<T extends string>(statuses: readonly T[], status: string) {
     reference: referenceSchema.optional().describe('The reference the session was created with (exact)'),
     status: oneOrMore(statuses, status).optional(),
     created_from: time('created at or after').optional(),
-    created_to: time('created before').optional(),
+    created_to: time(
+      'created before (at or before created_from: an empty range, nothing matches)',
+    ).optional(),
     limit: z.coerce
       .number({ error: `a whole number, 1 to ${MAX_SEARCH_LIMIT}` })
       .int(`a whole number, 1 to ${MAX_SEARCH_LIMIT}`)
@@ -81,7 +83,9 @@ const amount = (what: string) =>
 export const sessionSearchInput = searchInput(SESSION_PHASES, 'Phase').extend({
   kind: oneOrMore(SESSION_KINDS, 'Kind').optional(),
   amount_min: amount('the amount (or what a partial finalize charged) at least this').optional(),
-  amount_max: amount('the amount at most this').optional(),
+  amount_max: amount(
+    'the amount at most this (below amount_min: an empty range, nothing matches)',
+  ).optional(),
   needs_attention: z
     .enum(['true', 'false'], { error: 'true or false' })
     .transform((v) => v === 'true')
@@ -161,11 +165,8 @@ function parseSearch<S extends z.ZodObject>(schema: S, input: unknown): z.output
     throw new InputValidationError(blank.map((field) => ({ field, rule: 'a value (it is empty)' })));
   const r = schema.safeParse(defined);
   if (!r.success) throw InputValidationError.fromZod(r.error);
-  const q = r.data as { created_from?: Date; created_to?: Date; amount_min?: number; amount_max?: number };
-  if (q.created_from && q.created_to && q.created_from >= q.created_to)
-    throw new InputValidationError([{ field: 'created_to', rule: 'later than created_from' }]);
-  if (q.amount_min !== undefined && q.amount_max !== undefined && q.amount_min > q.amount_max)
-    throw new InputValidationError([{ field: 'amount_max', rule: 'at least amount_min' }]);
+  // A range that ends where or before it starts is empty, not wrong: it matches nothing. (A rule
+  // comparing two parameters is one the OpenAPI document could not state.)
   return r.data;
 }
 

@@ -4,7 +4,7 @@
  * its own; the internal listener serves one document with the public listener's operations merged in,
  * every operation marked with the listener that serves it (`x-paysaga-listener` and its description).
  */
-import swagger, { type SwaggerTransformObject } from '@fastify/swagger';
+import swagger, { type SwaggerTransform, type SwaggerTransformObject } from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import type { Listener } from '../listeners';
@@ -34,9 +34,11 @@ returns the same session: 201 the first time, then 200 with \`Idempotent-Replaye
 payer's action (3-D Secure redirect, FPS QR in \`userAction\`), a decision point or the result.
 
 **Errors.** Always \`{ "error": { "code", "message", "fields"?: [{ "field", "rule" }], "retryable" } }\`:
-400 invalid input (nothing was started), 401 auth, 404 unknown session (or a thing the provider does not
-know), 405 a method the path does not take (\`Allow\` lists those it does), 409 wrong state, another
-request under the reference, or the provider refused (\`provider_refused\`), 500 a fault of paysaga, 502
+400 invalid input (nothing was started), 401 auth, 403 a scope the token lacks, 404 unknown session (or
+a thing the provider does not know), 405 a method the path does not take (\`Allow\` lists those it
+does), 408 and 431 a request not read (not sent in time, or headers past 16 KiB), 409 wrong state, another
+request under the reference, or the provider refused (\`provider_refused\`), 413 a body past the limit, 415
+a Content-Type paysaga does not read, 429 too many refusals from one address, 500 a fault of paysaga, 502
 the provider answered unexpectedly, 503 provider or Temporal unreachable, 504 outcome unknown (retry
 with the same Idempotency-Key).
 
@@ -51,6 +53,13 @@ export interface OpenapiOptions {
   serve?: { others: FastifyInstance[] };
 }
 
+type Json = Record<string, unknown>;
+
+/** Where a route's query schema waits, between the route's transform and the document's, when it relates parameters. */
+const QUERY_RULES = 'x-paysaga-query-rules';
+/** JSON Schema keywords that relate an object's properties to one another. */
+const RELATING = ['allOf', 'anyOf', 'oneOf', 'not', 'dependentRequired', 'dependentSchemas', 'if'];
+
 // The document is plain JSON; only its paths and components are touched here.
 type Doc = {
   paths?: Record<string, Record<string, unknown>>;
@@ -60,7 +69,9 @@ type Operation = {
   description?: string;
   tags?: string[];
   responses?: Record<string, unknown>;
+  parameters?: Json[];
   'x-paysaga-listener'?: Listener;
+  [QUERY_RULES]?: Json;
   requestBody?: { required?: boolean; content?: Record<string, { schema?: Record<string, unknown> }> };
 };
 
@@ -97,8 +108,6 @@ function markOptionalBodies(doc: Doc): void {
   }
 }
 
-type Json = Record<string, unknown>;
-
 const BODY_METHODS = new Set(['post', 'put', 'patch', 'delete']);
 // Their scopes read a body under any Content-Type (api/plugins/any-content-type.ts) and say their own limit.
 const ANY_CONTENT_TYPE_TAGS = new Set(['webhooks', 'payer']);
@@ -123,6 +132,23 @@ function documentBodyRefusals(doc: Doc): void {
         'A body under a Content-Type paysaga does not read (it reads `application/json`, and `text/plain` as text).',
       );
     }
+}
+
+/**
+ * What any request can hear from Node's HTTP parser before a route sees it (api/client-errors.ts): 431
+ * for a request line and headers past its limit (a long query too), 408 for a request not sent in time.
+ * Said here once for every operation of both listeners (schemathesis found a 431 that no route stated).
+ */
+function documentTransportRefusals(doc: Doc): void {
+  for (const operation of operations(doc)) {
+    operation.responses ??= {};
+    operation.responses['408'] ??= apiError(
+      "The request was not sent in time (Node's request timeout); nothing was done.",
+    );
+    operation.responses['431'] ??= apiError(
+      'The request line and headers are longer than Node reads (16 KiB in all, a long query included); nothing was done.',
+    );
+  }
 }
 
 /**
@@ -164,6 +190,42 @@ function nameBodies(doc: Doc): void {
   }
 }
 
+/**
+ * fastify-swagger makes one parameter of each property of a route's query schema, and drops what relates
+ * them (events: `session_id` or `subscription_id`, not both; at most one cursor). OpenAPI 3.1 states such
+ * rules on one object parameter, serialized `form` and exploded: on the wire the same query, one
+ * parameter per property, with the rules in the schema (`not: {required: [...]}`) for readers and tools.
+ * The route's transform keeps the query schema of such a route for this step.
+ */
+function keepQueryRules({ schema, url }: { schema: Json; url: string }): { schema: Json; url: string } {
+  const query = schema?.querystring as Json | undefined;
+  if (!query || !RELATING.some((k) => k in query)) return { schema, url };
+  return { schema: { ...schema, [QUERY_RULES]: query }, url };
+}
+
+function queryAsOneParameter(doc: Doc): void {
+  for (const operation of operations(doc)) {
+    const query = operation[QUERY_RULES];
+    if (!query) continue;
+    delete operation[QUERY_RULES];
+    const required = Array.isArray(query.required) && query.required.length > 0;
+    operation.parameters = [
+      ...(operation.parameters ?? []).filter((p) => p.in !== 'query'),
+      {
+        in: 'query',
+        name: 'query',
+        style: 'form',
+        explode: true,
+        required,
+        description:
+          'The query parameters, one per property (`form` style, exploded: `?name=value&other=value`); ' +
+          'the schema also states the rules that relate them.',
+        schema: query,
+      },
+    ];
+  }
+}
+
 function mergeInto(doc: Doc, other: Doc): void {
   doc.paths ??= {};
   for (const [path, item] of Object.entries(other.paths ?? {}))
@@ -200,11 +262,14 @@ export const openapiPlugin = rootPlugin<OpenapiOptions>('paysaga-openapi', async
         },
       },
     },
+    transform: keepQueryRules as unknown as SwaggerTransform,
     transformObject: (document) => {
       const doc = (document as { openapiObject: Doc }).openapiObject;
+      queryAsOneParameter(doc);
       markListener(doc, opts.listener);
       markOptionalBodies(doc);
       documentBodyRefusals(doc);
+      documentTransportRefusals(doc);
       nameBodies(doc);
       for (const other of others) mergeInto(doc, other.swagger() as Doc);
       return doc as ReturnType<SwaggerTransformObject>;

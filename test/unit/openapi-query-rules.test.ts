@@ -1,0 +1,43 @@
+/**
+ * Rules that relate query parameters are in the OpenAPI document, where a reader and a tool can see
+ * them: a route whose query schema relates its parameters has them as one object parameter (`form`,
+ * exploded, so the wire is the same query) whose schema keeps the rules; every other route keeps one
+ * parameter per property.
+ */
+import { servedOpenApi, type Schema } from '../helpers/openapi-doc';
+
+type Parameter = { in: string; name: string; style?: string; explode?: boolean; schema: Schema };
+
+let doc: Schema;
+beforeAll(async () => {
+  doc = await servedOpenApi();
+});
+
+const parametersOf = (path: string, method = 'get'): Parameter[] =>
+  ((doc.paths as Record<string, Record<string, { parameters?: Parameter[] }>>)[path]![method]!.parameters ??
+    []) as Parameter[];
+
+test('listing events: session_id or subscription_id, and one cursor at most, stated in the schema', () => {
+  const query = parametersOf('/v1/events').filter((p) => p.in === 'query');
+  expect(query).toHaveLength(1);
+  expect(query[0]).toMatchObject({ name: 'query', style: 'form', explode: true });
+  const schema = query[0]!.schema;
+  expect(Object.keys(schema.properties as Schema)).toEqual(
+    expect.arrayContaining(['session_id', 'subscription_id', 'after', 'starting_after', 'ending_before']),
+  );
+  expect(schema.allOf).toEqual(
+    expect.arrayContaining([
+      { not: { required: ['session_id', 'subscription_id'] } },
+      { not: { required: ['after', 'starting_after'] } },
+      { not: { required: ['after', 'ending_before'] } },
+      { not: { required: ['starting_after', 'ending_before'] } },
+    ]),
+  );
+});
+
+test('a query without such rules keeps one parameter per property', () => {
+  const names = parametersOf('/v1/sessions')
+    .filter((p) => p.in === 'query')
+    .map((p) => p.name);
+  expect(names).toEqual(expect.arrayContaining(['created_from', 'created_to', 'amount_min', 'amount_max']));
+});
