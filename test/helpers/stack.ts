@@ -55,6 +55,8 @@ export interface StackOptions {
   codec?: PayloadCodec;
   /** A namespace of its own (registered beforehand), instead of the run's shared one. */
   namespace?: string;
+  /** The worker's workflow cache: a small one evicts (and so replays) workflows all the time. */
+  maxCachedWorkflows?: number;
   /** Outbound events: delivery policy (tests shorten the pauses) and configured endpoints. */
   events?: Partial<Pick<EventWorkerSettings, 'policy' | 'configured' | 'pollMs'>> & {
     /** Where deliveries and registrations may go (default: loopback over http, test/helpers/outbound.ts). */
@@ -200,6 +202,7 @@ export async function startStack(opts: StackOptions = {}): Promise<TestStack> {
       workflowBundlePath: sharedWorkflowBundlePath(),
       ...(dataConverter ? { dataConverter } : {}),
       ...(opts.events?.policy ? { events: { policy: opts.events.policy } } : {}),
+      ...(opts.maxCachedWorkflows ? { tuning: { maxCachedWorkflows: opts.maxCachedWorkflows } } : {}),
     });
     // The worker process's event deliveries (workers/main.ts starts the same beside its worker).
     const dispatcher = new EventDispatcher({

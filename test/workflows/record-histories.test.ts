@@ -12,6 +12,7 @@ import type { temporal } from '@temporalio/proto';
 import { CardDetails } from '../../provider';
 import type { SessionState } from '../../common/session-input';
 import { sessionViewOf } from '../../common/session-view';
+import { ensureReconciler } from '../../client/reconciler';
 import { writeHistory } from '../fixtures/histories/io';
 import { completeThreeDs, payFpsQr } from '../helpers/payer';
 import { startStack, type TestStack } from '../helpers/stack';
@@ -216,6 +217,38 @@ jest.setTimeout(90_000);
       destination: { type: 'tokenized_card', token: widget.body.card_token },
     });
     expect((await record(stack, 'payout_token', started.sessionId)).phase).toBe('succeeded');
+  });
+
+  it('several payouts in one session (a batch of two to an FPS account)', async () => {
+    const reference = ref('batch');
+    const fps = { type: 'fps_account' as const, phone: '+79991112233', bankId: '100000000111' };
+    const started = await stack.payments.payouts.startBatch({
+      reference,
+      payouts: [
+        { reference: `${reference}-a`, amount: rub(400), destination: fps },
+        { reference: `${reference}-b`, amount: rub(500), destination: fps },
+      ],
+    });
+    expect((await record(stack, 'payout_batch', started.sessionId)).phase).toBe('succeeded');
+  });
+
+  it('the reconciler (one pass over the sessions recorded above, then the next run)', async () => {
+    const workflowId = await ensureReconciler(stack.temporal, stack.taskQueue, {
+      everyMs: 500,
+      windowMs: 60 * 60_000,
+      pageSize: 50,
+    });
+    const handle = stack.temporal.workflow.getHandle(workflowId);
+    const first = (await handle.describe()).runId;
+    const deadline = Date.now() + 30_000;
+    while ((await handle.describe()).runId === first) {
+      if (Date.now() > deadline) throw new Error('the reconciler did not finish a pass');
+      await sleep(200);
+    }
+    const history = await stack.temporal.workflow.getHandle(workflowId, first).fetchHistory();
+    const file = writeHistory('reconciler', workflowId, history as temporal.api.history.v1.IHistory);
+    process.stderr.write(`recorded reconciler -> ${file}\n`);
+    await handle.terminate();
   });
 
   it('identity check', async () => {

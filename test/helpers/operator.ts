@@ -1,0 +1,170 @@
+/**
+ * An operator looking at workflows the way the Temporal UI's workflow page does (describe, the history,
+ * the built-in queries `__temporal_workflow_metadata`, `__stack_trace` and `__enhanced_stack_trace`, and
+ * paysaga's own query of the workflow's type), over and over while they run; and the replay of every
+ * history a workflow left, as a worker replays after a restart or a cache eviction. Looking must never
+ * hurt (docs/decisions/018-looking-never-hurts.md).
+ *
+ *   const operator = new Operator(client, `TaskQueue="${taskQueue}"`);
+ *   operator.start();  ...  const looked = await operator.stop();
+ *   const replay = await replayAll(client, `TaskQueue="${taskQueue}"`, bundlePath);
+ */
+import type { Client } from '@temporalio/client';
+import { Worker } from '@temporalio/worker';
+import { temporal } from '@temporalio/proto';
+
+const { WorkflowTaskFailedCause } = temporal.api.enums.v1;
+/**
+ * Causes of a failed workflow task that are Temporal's ordinary flow, not a fault of the workflow code:
+ * news arrived while the task was completing, and the worker takes it again with the news.
+ */
+const ORDINARY = new Set<number>([
+  WorkflowTaskFailedCause.WORKFLOW_TASK_FAILED_CAUSE_UNHANDLED_COMMAND,
+  WorkflowTaskFailedCause.WORKFLOW_TASK_FAILED_CAUSE_RESET_STICKY_TASK_QUEUE,
+]);
+
+/** paysaga's own query of each workflow type. */
+const OWN_QUERY: Record<string, string> = {
+  checkoutWorkflow: 'session',
+  fpsPaymentWorkflow: 'session',
+  fpsBindingWorkflow: 'session',
+  payoutWorkflow: 'session',
+  identityCheckWorkflow: 'session',
+  subscriptionWorkflow: 'subscription',
+  reconcilerWorkflow: 'reconciler',
+};
+
+export interface Looked {
+  /** Running workflows looked at (a workflow counts once per look). */
+  looks: number;
+  queries: number;
+  /** `__stack_trace` answers that name at least one frame of paysaga's own workflow code. */
+  stackTracesWithFrames: number;
+  stackTraces: number;
+  /** Query failures other than "the workflow has closed meanwhile", by message. */
+  failures: Map<string, number>;
+}
+
+export class Operator {
+  private running = false;
+  private loops: Promise<void>[] = [];
+  private readonly looked: Looked = {
+    looks: 0,
+    queries: 0,
+    stackTracesWithFrames: 0,
+    stackTraces: 0,
+    failures: new Map(),
+  };
+
+  constructor(
+    private readonly client: Client,
+    /** Which workflows are looked at (a visibility query). */
+    private readonly filter: string,
+  ) {}
+
+  /** Starts `eyes` operators, each going through the running workflows again and again. */
+  start(eyes = 3): void {
+    this.running = true;
+    for (let i = 0; i < eyes; i++) this.loops.push(this.lookAround(i));
+  }
+
+  async stop(): Promise<Looked> {
+    this.running = false;
+    await Promise.all(this.loops);
+    return this.looked;
+  }
+
+  private async lookAround(offset: number): Promise<void> {
+    while (this.running) {
+      const ids: { workflowId: string; type: string }[] = [];
+      try {
+        for await (const w of this.client.workflow.list({
+          query: `${this.filter} AND ExecutionStatus="Running"`,
+        }))
+          ids.push({ workflowId: w.workflowId, type: w.type });
+      } catch {
+        await sleep(200);
+        continue;
+      }
+      if (ids.length === 0) await sleep(100);
+      // Each eye starts at its own place in the list, so that they look at different workflows at once.
+      for (let i = 0; i < ids.length && this.running; i++)
+        await this.lookAt(ids[(i + offset * 7) % ids.length]!);
+    }
+  }
+
+  /** What the UI's workflow page asks when it opens a workflow, then its paysaga query. */
+  private async lookAt({ workflowId, type }: { workflowId: string; type: string }): Promise<void> {
+    const handle = this.client.workflow.getHandle(workflowId);
+    this.looked.looks++;
+    await this.ask(() => handle.describe());
+    await this.ask(() => handle.fetchHistory());
+    await this.ask(() => handle.query('__temporal_workflow_metadata'));
+    const trace = await this.ask(() => handle.query<string>('__stack_trace'));
+    if (typeof trace === 'string') {
+      this.looked.stackTraces++;
+      if (/workflows\/[\w/.-]+\.ts/.test(trace)) this.looked.stackTracesWithFrames++;
+    }
+    await this.ask(() => handle.query('__enhanced_stack_trace'));
+    const own = OWN_QUERY[type];
+    if (own) await this.ask(() => handle.query(own));
+  }
+
+  private async ask<T>(call: () => Promise<T>): Promise<T | undefined> {
+    this.looked.queries++;
+    try {
+      return await call();
+    } catch (err) {
+      const message = (err as Error).message ?? String(err);
+      // A workflow that ended between the list and the query is no failure of looking.
+      if (!/not found|completed|closed|terminated/i.test(message))
+        this.looked.failures.set(message, (this.looked.failures.get(message) ?? 0) + 1);
+      return undefined;
+    }
+  }
+}
+
+export interface Replayed {
+  histories: number;
+  /**
+   * Workflow tasks that failed while the workflows ran, for a cause other than Temporal's ordinary flow
+   * (a nondeterminism seen live shows here).
+   */
+  failedTasks: { workflowId: string; runId: string; cause: string }[];
+  failures: { workflowId: string; runId: string; error: string }[];
+}
+
+/**
+ * Replays every run the filter finds (closed ones whole, running ones as far as they got) against the
+ * bundle, as a worker does after a restart or a cache eviction.
+ */
+export async function replayAll(client: Client, filter: string, bundlePath: string): Promise<Replayed> {
+  const runs: { workflowId: string; runId: string; history: temporal.api.history.v1.IHistory }[] = [];
+  const failedTasks: Replayed['failedTasks'] = [];
+  for await (const w of client.workflow.list({ query: filter })) {
+    const history = await client.workflow.getHandle(w.workflowId, w.runId).fetchHistory();
+    runs.push({ workflowId: w.workflowId, runId: w.runId, history });
+    for (const e of history.events ?? []) {
+      const failed = e.workflowTaskFailedEventAttributes;
+      if (failed && !ORDINARY.has(Number(failed.cause)))
+        failedTasks.push({
+          workflowId: w.workflowId,
+          runId: w.runId,
+          cause: `${WorkflowTaskFailedCause[Number(failed.cause)]}: ${failed.failure?.message ?? ''}`,
+        });
+    }
+  }
+  const failures: Replayed['failures'] = [];
+  const results = Worker.runReplayHistories(
+    { workflowBundle: { codePath: bundlePath } },
+    runs.map((r) => ({ workflowId: `${r.workflowId}|${r.runId}`, history: r.history })),
+  );
+  for await (const r of results) {
+    if (!r.error) continue;
+    const [workflowId = '', runId = ''] = r.workflowId.split('|');
+    failures.push({ workflowId, runId, error: `${r.error.name}: ${r.error.message}` });
+  }
+  return { histories: runs.length, failedTasks, failures };
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));

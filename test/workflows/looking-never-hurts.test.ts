@@ -1,0 +1,352 @@
+/**
+ * Looking never hurts (docs/decisions/018-looking-never-hurts.md). Sessions of every kind run under
+ * load on a real dev server, sandbox and worker, while operators open every running workflow the way
+ * the Temporal UI does (describe, history, `__temporal_workflow_metadata`, `__stack_trace`,
+ * `__enhanced_stack_trace`, paysaga's own query), over and over. The worker's cache is small, so
+ * workflows are evicted and replayed all the time, and the worker is restarted mid-flight (its cache
+ * dropped). Then every session ends as the provider says, the sandbox's ledger shows each movement once,
+ * and every history the task queues hold replays against the built bundle.
+ *
+ * The mix comes from a seed, printed (LOOK_SEED=<seed> repeats it): which kinds, in which order, the
+ * payer's and the partner's delays, and when the worker restarts.
+ */
+import type { SessionView } from '../../common/views';
+import { phaseOf } from '../../common/snapshot';
+import { Draws, newSeed } from '../reliability/draws';
+import { finalView } from '../helpers/final';
+import { Operator, replayAll, type Looked, type Replayed } from '../helpers/operator';
+import { completeThreeDs, payFpsQr } from '../helpers/payer';
+import { startStack, type TestStack } from '../helpers/stack';
+import { sharedWorkflowBundlePath } from '../helpers/temporal';
+import { until } from '../helpers/until';
+import { card, FRICTIONLESS, references, rub, THREE_DS } from '../helpers/workflow-test';
+import { TEST_CARD } from '../../sandbox/test-cards';
+import { ensureReconciler } from '../../client/reconciler';
+
+const seed = process.env.LOOK_SEED || newSeed();
+const draws = new Draws(seed);
+const SESSIONS = 44;
+const IN_FLIGHT = 12;
+const ref = references('look');
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+jest.setTimeout(15 * 60_000);
+
+type Kind =
+  | 'card'
+  | 'three_ds'
+  | 'hold_finalize'
+  | 'fps'
+  | 'fps_binding'
+  | 'payment_form'
+  | 'payout'
+  | 'payout_batch'
+  | 'refund'
+  | 'chargeback'
+  | 'identity_check';
+const KINDS: Kind[] = [
+  'card',
+  'three_ds',
+  'hold_finalize',
+  'fps',
+  'fps_binding',
+  'payment_form',
+  'payout',
+  'payout_batch',
+  'refund',
+  'chargeback',
+  'identity_check',
+];
+
+describe(`looking never hurts (seed ${seed}; LOOK_SEED=${seed} repeats it)`, () => {
+  let stack: TestStack;
+  let holds: TestStack;
+  let filter: string;
+  beforeAll(async () => {
+    process.stderr.write(`[looking] seed ${seed} (LOOK_SEED=${seed} repeats this run)\n`);
+    const common = { webhooks: true, maxCachedWorkflows: 6, settings: { followMs: 1_500 } };
+    stack = await startStack(common);
+    holds = await startStack({ ...common, hold: true });
+    filter = `(TaskQueue="${stack.taskQueue}" OR TaskQueue="${holds.taskQueue}")`;
+  });
+  afterAll(async () => {
+    await stack?.close();
+    await holds?.close();
+  });
+
+  it('the Stack Trace tab names the step a waiting 3-D Secure checkout waits in', async () => {
+    const started = await stack.payments.sessions.startCardCheckout(
+      { reference: ref('trace'), amount: rub(700), card: card(THREE_DS), customer: { user_id: 'u' } },
+      { waitMs: 15_000 },
+    );
+    expect(started.phase).toBe('awaiting_payer');
+    const trace = await stack.temporal.workflow.getHandle(started.sessionId).query<string>('__stack_trace');
+    // The payer's step, in its file, and the kind's process that called it.
+    expect(trace).toMatch(/payerAction .*workflows\/steps\/payer\.ts/);
+    expect(trace).toMatch(/checkoutWorkflow .*workflows\/checkout\.ts/);
+    await completeThreeDs(started.userAction, '12345');
+    await stack.payments.sessions.notifyPayerReturned(started.sessionId);
+    expect((await finalView(stack.temporal, started.sessionId)).phase).toBe('succeeded');
+  });
+
+  it('every kind under load, looked at all the time, a worker restart mid-flight: every history replays', async () => {
+    // The reconciler of the main task queue runs its passes (and continues as new after each) meanwhile.
+    await ensureReconciler(stack.temporal, stack.taskQueue, {
+      everyMs: 2_000,
+      windowMs: 60 * 60_000,
+      pageSize: 20,
+    });
+    // A recurring token for the subscription, from a first payment.
+    const first = await stack.payments.sessions.startCardCheckout({
+      reference: ref('token'),
+      amount: rub(100),
+      card: card(FRICTIONLESS),
+      customer: { user_id: 'subscriber' },
+      allowRecurring: true,
+    });
+    const token = (await finalView(stack.temporal, first.sessionId)).recurringToken!;
+    expect(token).toMatch(/^rt_/);
+
+    const operator = new Operator(stack.temporal, filter);
+    operator.start(3);
+    const subscription = await stack.payments.subscriptions.start({
+      reference: ref('sub'),
+      token,
+      amount: rub(300),
+      schedule: { interval: 'second', count: 3 },
+      customer: { user_id: 'subscriber' },
+    });
+
+    const plan = Array.from({ length: SESSIONS }, (_, i) => ({
+      kind: KINDS[i % KINDS.length]!,
+      at: draws.float(`order/${i}`),
+    }))
+      .sort((a, b) => a.at - b.at)
+      .map((p) => p.kind);
+    const restartAt = draws.int('restart-at', Math.floor(SESSIONS / 3), Math.floor((2 * SESSIONS) / 3));
+    const results: { kind: Kind; stack: TestStack; view: SessionView }[] = [];
+    let next = 0;
+    let restarted = false;
+    const lane = async () => {
+      while (next < plan.length) {
+        const i = next++;
+        if (i >= restartAt && !restarted) {
+          restarted = true;
+          process.stderr.write(`[looking] restarting the worker at session ${i}\n`);
+          await stack.restartWorker();
+        }
+        const kind = plan[i]!;
+        const run = await runKind(kind, draws.child(`session/${i}`));
+        results.push({ kind, ...run });
+      }
+    };
+    await Promise.all(Array.from({ length: IN_FLIGHT }, lane));
+
+    // The subscription bills a few periods meanwhile, then is canceled.
+    await until(
+      'the subscription paid two periods',
+      () => stack.payments.subscriptions.get(subscription.subscriptionId),
+      (s) => s.totals.succeeded >= 2,
+      120_000,
+      250,
+    );
+    await stack.payments.subscriptions.cancel(subscription.subscriptionId);
+    // Every session's workflow follows it a little after its result: let them close while looked at.
+    await until(
+      'every session workflow closed',
+      async () => {
+        let open = 0;
+        for await (const _ of stack.temporal.workflow.list({
+          query: `${filter} AND ExecutionStatus="Running" AND WorkflowType!="reconcilerWorkflow"`,
+        }))
+          open++;
+        return open;
+      },
+      (open) => open === 0,
+      180_000,
+      1_000,
+    );
+    const looked: Looked = await operator.stop();
+    await stack.temporal.workflow
+      .getHandle(`reconciler-${stack.taskQueue}`)
+      .terminate()
+      .catch(() => undefined);
+    process.stderr.write(
+      `[looking] ${looked.looks} looks, ${looked.queries} queries, ${looked.stackTraces} stack traces ` +
+        `(${looked.stackTracesWithFrames} naming paysaga's code), failures ${JSON.stringify([...looked.failures])}\n`,
+    );
+    expect(looked.looks).toBeGreaterThan(SESSIONS);
+    expect([...looked.failures]).toEqual([]);
+    expect(looked.stackTracesWithFrames).toBeGreaterThan(0);
+
+    // The provider's truth: each session ended as the provider says, each movement once in the ledger.
+    for (const { kind, stack: s, view } of results) {
+      const truth = (await s.provider.state({ session_id: view.sessionId })).session_info;
+      const expected =
+        kind === 'identity_check' || kind === 'payout_batch'
+          ? 'succeeded' // the session's own reading of the provider (recipient registered; every payout)
+          : phaseOf(truth);
+      expect({ kind, id: view.sessionId, phase: view.phase }).toEqual({
+        kind,
+        id: view.sessionId,
+        phase: expected,
+      });
+      if (kind === 'payout_batch') {
+        expect(view.payouts?.map((p) => p.status)).toEqual(['succeeded', 'succeeded', 'succeeded']);
+        expect(truth.payouts?.length).toBe(3);
+      }
+      const entries = (await s.sandbox.ledger(view.sessionId)).entries.map(
+        (e) => `${e.kind}:${e.operationId}:${e.refundId ?? ''}`,
+      );
+      expect({ id: view.sessionId, entries }).toEqual({ id: view.sessionId, entries: [...new Set(entries)] });
+    }
+
+    const replayed: Replayed = await replayAll(stack.temporal, filter, sharedWorkflowBundlePath());
+    process.stderr.write(
+      `[looking] ${replayed.histories} histories replayed, ${replayed.failures.length} failed, ` +
+        `${replayed.failedTasks.length} workflow tasks failed live\n`,
+    );
+    expect(replayed.histories).toBeGreaterThan(SESSIONS);
+    expect(replayed.failures).toEqual([]);
+    expect(replayed.failedTasks).toEqual([]);
+  });
+
+  /** Drives one session of `kind` to its end, as its payer and partner would; returns its last view. */
+  async function runKind(kind: Kind, d: Draws): Promise<{ stack: TestStack; view: SessionView }> {
+    const pause = () => sleep(d.int('pause', 0, 1_500));
+    const cardPayment = async (s: TestStack, amount: number) => {
+      const started = await s.payments.sessions.startCardCheckout({
+        reference: ref(kind),
+        amount: rub(amount),
+        card: card(FRICTIONLESS),
+        customer: { user_id: 'u' },
+      });
+      return finalView(s.temporal, started.sessionId);
+    };
+    switch (kind) {
+      case 'card':
+        return { stack, view: await cardPayment(stack, d.int('amount', 100, 9_000)) };
+      case 'three_ds': {
+        const started = await stack.payments.sessions.startCardCheckout(
+          { reference: ref(kind), amount: rub(2_000), card: card(THREE_DS), customer: { user_id: 'u' } },
+          { waitMs: 15_000 },
+        );
+        await pause();
+        await completeThreeDs(started.userAction, '12345');
+        await stack.payments.sessions.notifyPayerReturned(started.sessionId);
+        return { stack, view: await finalView(stack.temporal, started.sessionId) };
+      }
+      case 'hold_finalize': {
+        const started = await holds.payments.sessions.startCardCheckout(
+          {
+            reference: ref(kind),
+            amount: rub(5_000),
+            card: card(FRICTIONLESS),
+            customer: { user_id: 'u' },
+            settings: { finalization: { mode: 'manual', deadlineMs: 60_000 } },
+          },
+          { waitMs: 15_000 },
+        );
+        expect(started.phase).toBe('awaiting_finalization');
+        await pause();
+        await holds.payments.sessions.finalize(started.sessionId, d.int('finalize', 1_000, 5_000));
+        return { stack: holds, view: await finalView(holds.temporal, started.sessionId) };
+      }
+      case 'fps':
+      case 'fps_binding': {
+        const started =
+          kind === 'fps'
+            ? await stack.payments.sessions.startFpsPayment(
+                { reference: ref(kind), amount: rub(2_500), customer: { user_id: 'u' } },
+                { waitMs: 15_000 },
+              )
+            : await stack.payments.sessions.startFpsBinding(
+                { reference: ref(kind), customer: { user_id: 'u' } },
+                { waitMs: 15_000 },
+              );
+        await pause();
+        expect(await payFpsQr(stack.sandbox.url, started.operations[0]!.id)).toBe(200);
+        return { stack, view: await finalView(stack.temporal, started.sessionId) };
+      }
+      case 'payment_form': {
+        const started = await stack.payments.sessions.startPaymentForm(
+          { reference: ref(kind), amount: rub(1_500), customer: { user_id: 'u' } },
+          { waitMs: 15_000 },
+        );
+        await pause();
+        await stack.sandbox.plain('POST', '/sandbox/widgets/payment-form', {
+          public_token: started.publicToken,
+          card_number: TEST_CARD.visa,
+          card_exp_month: '12',
+          card_exp_year: '2030',
+          card_code: '123',
+        });
+        return { stack, view: await finalView(stack.temporal, started.sessionId) };
+      }
+      case 'payout': {
+        const started = await stack.payments.sessions.startPayout({
+          reference: ref(kind),
+          amount: rub(3_000),
+          destination: { type: 'card', card: card(TEST_CARD.mastercard) },
+        });
+        return { stack, view: await finalView(stack.temporal, started.sessionId) };
+      }
+      case 'payout_batch': {
+        const reference = ref(kind);
+        const fps = { type: 'fps_account' as const, phone: '+79991112233', bankId: '100000000111' };
+        const started = await stack.payments.payouts.startBatch({
+          reference,
+          payouts: [
+            { reference: `${reference}-a`, amount: rub(400), destination: fps },
+            { reference: `${reference}-b`, amount: rub(500), destination: fps },
+            { reference: `${reference}-c`, amount: rub(600), destination: fps },
+          ],
+        });
+        return { stack, view: await finalView(stack.temporal, started.sessionId) };
+      }
+      case 'refund': {
+        const paid = await cardPayment(stack, 6_000);
+        await pause();
+        await stack.payments.refunds.create(paid.sessionId, { reference: ref('rf'), amount: 2_000 });
+        return {
+          stack,
+          view: await until(
+            'the refund succeeded',
+            () => stack.payments.sessions.get(paid.sessionId),
+            (v) => v.refunds.some((r) => r.status === 'succeeded'),
+            90_000,
+            250,
+          ),
+        };
+      }
+      case 'chargeback': {
+        // Filed the moment the payment is final, while its workflow still follows it (or is closing).
+        const paid = await cardPayment(stack, 4_000);
+        await stack.sandbox.plain('POST', '/sandbox/chargebacks', {
+          session_id: paid.sessionId,
+          sum_info: { sum: 1_000, currency_code: 'rub' },
+        });
+        return {
+          stack,
+          view: await until(
+            'the chargeback recorded on the session',
+            () => stack.payments.sessions.get(paid.sessionId),
+            (v) => v.totals.chargedBack === 1_000,
+            90_000,
+            250,
+          ),
+        };
+      }
+      case 'identity_check': {
+        const banks = (await stack.sandbox.get('sbp/banks')).body.banks as { id: string }[];
+        const started = await stack.payments.identityChecks.start({
+          reference: ref(kind),
+          phone: '+79991112233',
+          bankId: banks[0]!.id,
+          payee: { given_name: 'Ivan', family_name: 'Ivanov' },
+        });
+        return { stack, view: await finalView(stack.temporal, started.sessionId) };
+      }
+    }
+  }
+});
