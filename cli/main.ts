@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import { Command } from 'commander';
 import type { OutputConfiguration } from 'commander';
 import * as apiCommand from './commands/api';
+import * as buildsCommand from './commands/builds';
 import * as demoCommand from './commands/demo';
 import * as devCommand from './commands/dev';
 import * as eventsCommand from './commands/events';
@@ -29,6 +30,7 @@ const COMMANDS: CommandModule[] = [
   sandboxCommand,
   devCommand,
   workerCommand,
+  buildsCommand,
   setupCommand,
   demoCommand,
   eventsCommand,

@@ -23,12 +23,17 @@ import type * as ListenConfig from '../../api/listen-config';
 import type * as Listeners from '../../api/listeners';
 import type * as WorkerLogging from '../../workers/logging';
 import type * as WorkerMain from '../../workers/main';
+import type * as DevBuilds from '../dev/builds';
+import type * as TemporalConnection from '../../platform/temporal-connection';
+import type * as TemporalConfig from '../../platform/temporal-config';
+import type * as TemporalClient from '@temporalio/client';
 import {
   prepareDataDir,
   removeDevState,
   resolveDataDir,
   runningDev,
   writeDevState,
+  WITHDRAWN_KEYS_FILE,
   type DevData,
 } from '../dev/data-dir';
 import { parsePort, settlePorts, type PortSpec } from '../dev/ports';
@@ -305,6 +310,7 @@ export async function runDev(opts: DevOptions, deps: DevCommandDeps = processDep
     let api: RunningApi;
     let logger: PinoLogger;
     let store: EmbeddedStore | undefined;
+    let builds: string[] = [];
     try {
       data = await prepareDataDir(dataDir);
       logger = createLogger({ service: 'paysaga-dev', level: logLevel, fd: 2 });
@@ -374,6 +380,8 @@ export async function runDev(opts: DevOptions, deps: DevCommandDeps = processDep
         PAYSAGA_PROJECT_ID: DEV_DEFAULTS.projectId,
         PAYSAGA_PARTNER_PRIVATE_KEY: data.keys.partnerPrivate,
         PAYSAGA_PROVIDER_TEST_SERVICE_KEYS: data.keys.servicePublic,
+        // `paysaga keys withdraw --data <dir>` writes it; the worker and the API re-read it as it changes.
+        PAYSAGA_WITHDRAWN_KEYS: env.PAYSAGA_WITHDRAWN_KEYS || path.join(data.dir, WITHDRAWN_KEYS_FILE),
         PAYSAGA_API_TOKENS: data.token,
         PAYSAGA_DATABASE_URL: databaseUrl,
         PAYSAGA_TEMPORAL_UI_URL: temporal.uiUrl,
@@ -390,13 +398,18 @@ export async function runDev(opts: DevOptions, deps: DevCommandDeps = processDep
         PAYSAGA_CODEC_CORS_ORIGINS:
           env.PAYSAGA_CODEC_CORS_ORIGINS || `${temporal.uiUrl},http://localhost:${uiPort}`,
       };
-      // shutdownSignals []: the worker must not stop by itself on Ctrl-C, the API goes first.
+      // shutdownSignals []: the worker must not stop by itself on Ctrl-C, the API goes first. Its build
+      // becomes current: one build at a time takes new work here (cli/dev/builds.ts).
       const worker = await workerMain.startWorkerFromEnv({
-        env: stackEnv,
+        env: { ...stackEnv, PAYSAGA_PROMOTE: 'always' },
         logger: logger.child({ component: 'worker' }),
         shutdownSignals: [],
       });
       started.push({ name: 'worker', stop: () => worker.shutdown() });
+      checkAborted();
+      if ((await worker.promoted) === 'failed')
+        throw new Error('the worker could not make its build current');
+      builds = await drainOlderBuilds(stackEnv, data.dir, worker, logger, started);
       checkAborted();
 
       api = await startApiFromEnv(stackEnv, {
@@ -428,6 +441,7 @@ export async function runDev(opts: DevOptions, deps: DevCommandDeps = processDep
     printBanner(deps, {
       data,
       api,
+      builds,
       sandboxUrl: sandbox.url,
       temporal,
       namespace,
@@ -448,6 +462,74 @@ export async function runDev(opts: DevOptions, deps: DevCommandDeps = processDep
   }
 }
 
+/**
+ * Keeps the started build's bundle, and runs a worker of each older build that still has open workflows
+ * (they are pinned to it) until they end. Returns the banner's lines about builds.
+ */
+async function drainOlderBuilds(
+  stackEnv: NodeJS.ProcessEnv,
+  dataDir: string,
+  worker: WorkerMain.RunningWorker,
+  logger: PinoLogger,
+  started: Step[],
+): Promise<string[]> {
+  /* eslint-disable @typescript-eslint/no-require-imports */
+  const workerMain = require('../../workers/main') as typeof WorkerMain;
+  const builds = require('../dev/builds') as typeof DevBuilds;
+  const { connectTemporalClient } =
+    require('../../platform/temporal-connection') as typeof TemporalConnection;
+  const { temporalSettingsFromEnv } = require('../../platform/temporal-config') as typeof TemporalConfig;
+  const { Client } = require('@temporalio/client') as typeof TemporalClient;
+  /* eslint-enable @typescript-eslint/no-require-imports */
+  const { version } = worker;
+  builds.keepBundle(dataDir, version, worker.workflowCode.bundlePath);
+  const settings = temporalSettingsFromEnv(stackEnv);
+  const connection = await connectTemporalClient(settings);
+  const client = new Client({ connection, namespace: settings.namespace });
+  const lines = [`  Build        ${version.buildId}  (current; deployment ${version.deploymentName})`];
+  let older: DevBuilds.OlderBuild[];
+  try {
+    older = await builds.olderBuildsWithWork(client, dataDir, version);
+  } catch (err) {
+    await connection.close();
+    throw err;
+  }
+  for (const b of older) {
+    lines.push(...builds.describeOlderBuild(b, version.deploymentName));
+    if (!b.bundlePath) continue;
+    const { PAYSAGA_RECONCILE_EVERY_MS: _reconciler, ...env } = stackEnv;
+    const drain = await workerMain.startWorkerFromEnv({
+      env: { ...env, PAYSAGA_WORKFLOW_BUNDLE: b.bundlePath, PAYSAGA_PROMOTE: 'never' },
+      logger: logger.child({ component: 'worker', buildId: b.buildId }),
+      shutdownSignals: [],
+    });
+    // Stopped once nothing of its build is open any more (or with the stack).
+    const watch = setInterval(() => {
+      builds
+        .olderBuildsWithWork(client, dataDir, version)
+        .then((left) => {
+          if (left.some((l) => l.buildId === b.buildId)) return;
+          clearInterval(watch);
+          logger.info(
+            { buildId: b.buildId },
+            'every workflow of the older build has ended: its worker stops',
+          );
+          return drain.shutdown();
+        })
+        .catch(() => undefined);
+    }, 15_000);
+    started.push({
+      name: `worker of build ${b.buildId}`,
+      stop: async () => {
+        clearInterval(watch);
+        await drain.shutdown();
+      },
+    });
+  }
+  started.push({ name: 'build watch', stop: () => connection.close() });
+  return lines;
+}
+
 function killGroup(pid: number): void {
   try {
     process.kill(-pid, 'SIGKILL');
@@ -466,6 +548,7 @@ function printBanner(
     namespace: string;
     database: string;
     dataFlag?: string;
+    builds: string[];
   },
 ): void {
   const rel = path.relative(process.cwd(), o.data.dir) || '.';
@@ -484,6 +567,7 @@ function printBanner(
     `  Sandbox      ${o.sandboxUrl}  (project ${DEV_DEFAULTS.projectId})`,
     `  Store        ${o.database}`,
     `  Data         ${o.data.dir}`,
+    ...o.builds,
     '',
     `Try every session kind end to end: paysaga demo${dataArg}   (or: npm run paysaga -- demo${dataArg})`,
     'Ctrl-C stops everything.',
