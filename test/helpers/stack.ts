@@ -17,6 +17,7 @@ import { createWebhookVerifier, ProviderClient } from '../../provider';
 import type { ProjectConfigInput } from '../../sandbox/config';
 import type { EventWorkerSettings } from '../../workers/event-config';
 import { createPaysagaWorker } from '../../workers/worker';
+import type { WorkerVersion } from '../../workers/versioning';
 import { EventDispatcher } from '../../workers/event-dispatcher';
 import { DEFAULT_EVENT_DELIVERY } from '../../common/event-delivery';
 import { parseSigningKeys, type SigningKeys } from '../../platform/event-secrets';
@@ -57,6 +58,8 @@ export interface StackOptions {
   namespace?: string;
   /** The worker's workflow cache: a small one evicts (and so replays) workflows all the time. */
   maxCachedWorkflows?: number;
+  /** The worker's workflow code (default: the run's shared bundle) and its version (default: none). */
+  build?: { bundlePath: string; version?: WorkerVersion };
   /** Outbound events: delivery policy (tests shorten the pauses) and configured endpoints. */
   events?: Partial<Pick<EventWorkerSettings, 'policy' | 'configured' | 'pollMs'>> & {
     /** Where deliveries and registrations may go (default: loopback over http, test/helpers/outbound.ts). */
@@ -99,6 +102,8 @@ export interface TestStack {
   startWorker(): Promise<void>;
   /** stopWorker() then startWorker(). */
   restartWorker(): Promise<void>;
+  /** One more worker on the stack's task queue, of another build (a release); resolves to its stop. */
+  addWorker(build: { bundlePath: string; version: WorkerVersion }): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -190,20 +195,23 @@ export async function startStack(opts: StackOptions = {}): Promise<TestStack> {
 
   const connection = await NativeConnection.connect({ address: testAddress() });
   let current: { worker: Worker; running: Promise<void>; dispatcher: EventDispatcher } | undefined;
-  const startWorker = async () => {
-    if (current) return;
-    const worker = await createPaysagaWorker({
+  const newWorker = (build: StackOptions['build']) =>
+    createPaysagaWorker({
       connection,
       namespace: opts.namespace ?? testNamespace(),
       taskQueue,
       provider,
       verifyWebhook: routing.verify!,
       store,
-      workflowBundlePath: sharedWorkflowBundlePath(),
+      workflowBundlePath: build?.bundlePath ?? sharedWorkflowBundlePath(),
+      ...(build?.version ? { version: build.version } : {}),
       ...(dataConverter ? { dataConverter } : {}),
       ...(opts.events?.policy ? { events: { policy: opts.events.policy } } : {}),
       ...(opts.maxCachedWorkflows ? { tuning: { maxCachedWorkflows: opts.maxCachedWorkflows } } : {}),
     });
+  const startWorker = async () => {
+    if (current) return;
+    const worker = await newWorker(opts.build);
     // The worker process's event deliveries (workers/main.ts starts the same beside its worker).
     const dispatcher = new EventDispatcher({
       store,
@@ -257,6 +265,14 @@ export async function startStack(opts: StackOptions = {}): Promise<TestStack> {
     async restartWorker() {
       await stopWorker();
       await startWorker();
+    },
+    async addWorker(build) {
+      const worker = await newWorker(build);
+      const running = worker.run();
+      return async () => {
+        worker.shutdown();
+        await running.catch(() => undefined);
+      };
     },
     async close() {
       await stopWorker();

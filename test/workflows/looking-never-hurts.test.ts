@@ -10,6 +10,8 @@
  * The mix comes from a seed, printed (LOOK_SEED=<seed> repeats it): which kinds, in which order, the
  * payer's and the partner's delays, and when the worker restarts.
  */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import type { SessionView } from '../../common/views';
 import { phaseOf } from '../../common/snapshot';
 import { Draws, newSeed } from '../reliability/draws';
@@ -24,6 +26,22 @@ import { TEST_CARD } from '../../sandbox/test-cards';
 import { ensureReconciler } from '../../client/reconciler';
 
 const seed = process.env.LOOK_SEED || newSeed();
+
+/** The 1-based line of the first line of `file` (from the repository's root) that contains `text`. */
+function lineOf(file: string, text: string): number {
+  const lines = fs.readFileSync(path.join(__dirname, '..', '..', file), 'utf8').split('\n');
+  const i = lines.findIndex((l) => l.includes(text));
+  if (i < 0) throw new Error(`${file} has no line with ${text}`);
+  return i + 1;
+}
+
+/** The lines of the function that starts at `text`, up to its closing brace at the start of a line. */
+function linesOf(file: string, text: string): { from: number; to: number } {
+  const from = lineOf(file, text);
+  const lines = fs.readFileSync(path.join(__dirname, '..', '..', file), 'utf8').split('\n');
+  const end = lines.findIndex((l, i) => i >= from && l === '}');
+  return { from, to: end + 1 };
+}
 const draws = new Draws(seed);
 const SESSIONS = 44;
 const IN_FLIGHT = 12;
@@ -81,9 +99,19 @@ describe(`looking never hurts (seed ${seed}; LOOK_SEED=${seed} repeats it)`, () 
     );
     expect(started.phase).toBe('awaiting_payer');
     const trace = await stack.temporal.workflow.getHandle(started.sessionId).query<string>('__stack_trace');
-    // The payer's step, in its file, and the kind's process that called it.
-    expect(trace).toMatch(/payerAction .*workflows\/steps\/payer\.ts/);
-    expect(trace).toMatch(/checkoutWorkflow .*workflows\/checkout\.ts/);
+    process.stderr.write(`[looking] the waiting checkout's stack trace:\n${trace}\n`);
+    // Where it waits: in the payer's step (workflows/steps/payer.ts, inside payerAction), called from the
+    // checkout's process at its payer step (workflows/checkout.ts).
+    const payer = linesOf('workflows/steps/payer.ts', 'export async function payerAction');
+    const calledAt = lineOf('workflows/checkout.ts', 'await payerAction(session, deadline)');
+    const frames = [...trace.matchAll(/workflows\/([\w/.-]+\.ts):(\d+):\d+/g)].map((m) => ({
+      file: m[1]!,
+      line: Number(m[2]),
+    }));
+    expect(frames).toContainEqual({ file: 'checkout.ts', line: calledAt });
+    expect(frames.some((f) => f.file === 'steps/payer.ts' && f.line > payer.from && f.line < payer.to)).toBe(
+      true,
+    );
     await completeThreeDs(started.userAction, '12345');
     await stack.payments.sessions.notifyPayerReturned(started.sessionId);
     expect((await finalView(stack.temporal, started.sessionId)).phase).toBe('succeeded');
@@ -109,6 +137,14 @@ describe(`looking never hurts (seed ${seed}; LOOK_SEED=${seed} repeats it)`, () 
 
     const operator = new Operator(stack.temporal, filter);
     operator.start(3);
+    try {
+      await underLoad(operator, token);
+    } finally {
+      await operator.stop();
+    }
+  });
+
+  async function underLoad(operator: Operator, token: string): Promise<void> {
     const subscription = await stack.payments.subscriptions.start({
       reference: ref('sub'),
       token,
@@ -155,14 +191,14 @@ describe(`looking never hurts (seed ${seed}; LOOK_SEED=${seed} repeats it)`, () 
     await until(
       'every session workflow closed',
       async () => {
-        let open = 0;
-        for await (const _ of stack.temporal.workflow.list({
+        const open: string[] = [];
+        for await (const w of stack.temporal.workflow.list({
           query: `${filter} AND ExecutionStatus="Running" AND WorkflowType!="reconcilerWorkflow"`,
         }))
-          open++;
+          open.push(`${w.type} ${w.workflowId}`);
         return open;
       },
-      (open) => open === 0,
+      (open) => open.length === 0,
       180_000,
       1_000,
     );
@@ -209,7 +245,7 @@ describe(`looking never hurts (seed ${seed}; LOOK_SEED=${seed} repeats it)`, () 
     expect(replayed.histories).toBeGreaterThan(SESSIONS);
     expect(replayed.failures).toEqual([]);
     expect(replayed.failedTasks).toEqual([]);
-  });
+  }
 
   /** Drives one session of `kind` to its end, as its payer and partner would; returns its last view. */
   async function runKind(kind: Kind, d: Draws): Promise<{ stack: TestStack; view: SessionView }> {
