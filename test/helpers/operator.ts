@@ -10,6 +10,7 @@
  *   const replay = await replayAll(client, `TaskQueue="${taskQueue}"`, bundlePath);
  */
 import type { Client } from '@temporalio/client';
+import type { DataConverter } from '@temporalio/common';
 import { Worker } from '@temporalio/worker';
 import { temporal } from '@temporalio/proto';
 
@@ -138,7 +139,13 @@ export interface Replayed {
  * Replays every run the filter finds (closed ones whole, running ones as far as they got) against the
  * bundle, as a worker does after a restart or a cache eviction.
  */
-export async function replayAll(client: Client, filter: string, bundlePath: string): Promise<Replayed> {
+export async function replayAll(
+  client: Client,
+  filter: string,
+  bundlePath: string,
+  /** The workers' data converter (their payload codec), when payloads are encrypted. */
+  dataConverter?: DataConverter,
+): Promise<Replayed> {
   const runs: { workflowId: string; runId: string; history: temporal.api.history.v1.IHistory }[] = [];
   const failedTasks: Replayed['failedTasks'] = [];
   for await (const w of client.workflow.list({ query: filter })) {
@@ -156,7 +163,7 @@ export async function replayAll(client: Client, filter: string, bundlePath: stri
   }
   const failures: Replayed['failures'] = [];
   const results = Worker.runReplayHistories(
-    { workflowBundle: { codePath: bundlePath } },
+    { workflowBundle: { codePath: bundlePath }, ...(dataConverter ? { dataConverter } : {}) },
     runs.map((r) => ({ workflowId: `${r.workflowId}|${r.runId}`, history: r.history })),
   );
   for await (const r of results) {

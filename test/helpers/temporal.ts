@@ -9,7 +9,7 @@
  * Everything opened here is closed here, even when the test body throws, so test files never hang on
  * open handles.
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import type { ClientOptions } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
@@ -50,6 +50,14 @@ export function uniqueTaskQueue(prefix = 'test'): string {
 }
 
 /** A workflow id no other test uses. */
+/**
+ * A worker deployment of a task queue's own (PAYSAGA_DEPLOYMENT): versioned workers of tests that share
+ * the run's dev server never route each other's work, whichever build each runs.
+ */
+export function testDeployment(taskQueue: string): string {
+  return `t-${createHash('sha256').update(taskQueue).digest('hex').slice(0, 20)}`;
+}
+
 export function uniqueWorkflowId(prefix = 'wf'): string {
   return `${prefix}-${randomUUID()}`;
 }

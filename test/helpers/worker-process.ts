@@ -6,7 +6,7 @@ import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import * as path from 'node:path';
 import type { Readable } from 'node:stream';
 import type { TestSandbox } from './sandbox';
-import { sharedWorkflowBundlePath, testAddress, testNamespace } from './temporal';
+import { sharedWorkflowBundlePath, testDeployment, testAddress, testNamespace } from './temporal';
 import { redactPans } from '../../provider/schemas/card';
 import { LOOPBACK_ALLOWED } from './outbound';
 
@@ -35,6 +35,7 @@ export function spawnWorkerProcess(
       TEMPORAL_ADDRESS: testAddress(),
       TEMPORAL_NAMESPACE: testNamespace(),
       PAYSAGA_TASK_QUEUE: taskQueue,
+      PAYSAGA_DEPLOYMENT: testDeployment(taskQueue),
       PAYSAGA_PROVIDER_URL: sandbox.url,
       PAYSAGA_PROJECT_ID: sandbox.projectId,
       PAYSAGA_PARTNER_PRIVATE_KEY: sandbox.keys.paths.partnerPrivate,

@@ -79,6 +79,8 @@ export interface Stack {
   apiToken: string;
   /** The payload codec keys of workers and APIs (PAYSAGA_CODEC_KEYS): a client reading Temporal needs them. */
   codecKeys: string;
+  /** The workflow bundle every worker runs (its histories replay against it). */
+  bundlePath: string;
   /** The Temporal dev server: stopped (SIGTERM, SIGKILL after a grace) and started again on its database. */
   restartTemporal(): Promise<{ downMs: number }>;
   temporalLog(): string[];
@@ -358,6 +360,7 @@ export async function startStack(o: StackOptions, teardown: Teardown): Promise<S
     apiUrls,
     apiToken,
     codecKeys,
+    bundlePath,
     async restartTemporal() {
       const started = Date.now();
       await temporal.stop(10_000);

@@ -32,6 +32,9 @@ import {
   type TruthSources,
 } from './truth';
 import { judge, type Violation } from './verdict';
+import { Client, Connection } from '@temporalio/client';
+import { codecFromEnv } from '../../platform/codec';
+import { Operator, replayAll, type Replayed } from '../helpers/operator';
 
 const profile = profileFromEnv();
 const seed = process.env.RELIABILITY_SEED || newSeed();
@@ -113,6 +116,15 @@ describe(`reliability suite (${profile.name}, seed ${seed})`, () => {
         const created = journal.sessions.filter((r) => r.created).length;
         log(`${since()}: ${created}/${plan.sessions.length} sessions created`);
       }, 30_000);
+      // An operator looks at the running workflows all along, as the Temporal UI does (its queries fail
+      // while the Temporal server is down: that is no failure of looking).
+      const dataConverter = { payloadCodecs: [codecFromEnv({ PAYSAGA_CODEC_KEYS: s.codecKeys })!] };
+      const connection = await Connection.connect({ address: s.temporalAddress });
+      teardown.add('operator connection', () => connection.close());
+      const client = new Client({ connection, namespace: s.namespace, dataConverter });
+      const filter = `TaskQueue="${s.taskQueue}"`;
+      const operator = new Operator(client, filter);
+      operator.start(2);
       let chaos: ChaosLog;
       try {
         const partnerDone = Promise.all([
@@ -162,6 +174,11 @@ describe(`reliability suite (${profile.name}, seed ${seed})`, () => {
         await sleep(10_000);
       }
       log(`${since()}: settled${open.length ? ` with ${open.length} not final` : ''}`);
+      const looked = await operator.stop();
+      log(
+        `${since()}: the operator looked ${looked.looks} times (${looked.queries} queries, ` +
+          `${looked.stackTracesWithFrames}/${looked.stackTraces} stack traces naming paysaga's code)`,
+      );
       // A worker or API that died by itself is the defect to read first (its lines were logged as it died);
       // the roll call and the verdict would only wait on what it left behind.
       expect(s.unexpectedExits()).toEqual([]);
@@ -178,7 +195,25 @@ describe(`reliability suite (${profile.name}, seed ${seed})`, () => {
       });
 
       evidence = await collectEvidence(plan, journal, chaos!, sources);
-      violations = judge(evidence);
+      // Every history of the run replays against the workers' bundle, as after a restart or an eviction.
+      const replayed: Replayed = await replayAll(client, filter, s.bundlePath, dataConverter);
+      log(
+        `${since()}: ${replayed.histories} histories replayed: ${replayed.failures.length} failed, ` +
+          `${replayed.failedTasks.length} workflow tasks failed while running`,
+      );
+      violations = [
+        ...judge(evidence),
+        ...replayed.failures.map((f) => ({
+          rule: 'unreplayable' as const,
+          subject: f.workflowId,
+          detail: `run ${f.runId}: ${f.error}`,
+        })),
+        ...replayed.failedTasks.map((f) => ({
+          rule: 'workflow_task_failed' as const,
+          subject: f.workflowId,
+          detail: `run ${f.runId}: ${f.cause}`,
+        })),
+      ];
       const header = [
         `reliability run: profile ${profile.name}, seed ${seed}, ${Math.round((Date.now() - startedAt) / 1000)} s ` +
           `(faults until ${Math.round(plan.faultsEndMs / 1000)} s)`,

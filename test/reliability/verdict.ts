@@ -15,7 +15,9 @@
  *  - the store's row of every session is what the API shows (so, the provider's truth too);
  *  - every event once: unique ids, each subject's sequence 1..n without a gap and in order in the feed,
  *    and a final session's final event exactly once;
- *  - the API never answered 500.
+ *  - the API never answered 500;
+ *  - every history replays against the workers' bundle, and no workflow task failed while running
+ *    (judged by the suite itself, with an operator querying every running workflow all along).
  */
 import type { Session, Subscription } from '../../client/http';
 import type { Payment, Payout, SessionInfo } from '../../provider/schemas';
@@ -39,6 +41,8 @@ export const RULES = {
   unreadable: 'every session readable',
   store: "the store's row is the session",
   events: 'every event once, none lost',
+  unreplayable: 'every history replays (looking never hurts)',
+  workflow_task_failed: 'no workflow task failed while running',
 } as const;
 export type Rule = keyof typeof RULES;
 

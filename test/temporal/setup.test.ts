@@ -24,6 +24,7 @@ import {
   uniqueTaskQueue,
   uniqueWorkflowId,
   type TestClient,
+  testDeployment,
 } from '../helpers/temporal';
 import { testStoreEnv } from '../helpers/store';
 import { runPaysaga, type CliRun } from '../helpers/cli-run';
@@ -178,11 +179,13 @@ test('worker and API refuse a namespace nobody set up, and start once paysaga se
     }
   }
   const keys = generateTestKeys();
+  const taskQueue = uniqueTaskQueue('not-set-up');
   const env: NodeJS.ProcessEnv = {
     TEMPORAL_ADDRESS: testAddress(),
     TEMPORAL_NAMESPACE: namespace,
     TEMPORAL_CONFIG_FILE: '',
-    PAYSAGA_TASK_QUEUE: uniqueTaskQueue('not-set-up'),
+    PAYSAGA_TASK_QUEUE: taskQueue,
+    PAYSAGA_DEPLOYMENT: testDeployment(taskQueue),
     PAYSAGA_PROVIDER_URL: 'http://127.0.0.1:9',
     PAYSAGA_PROJECT_ID: 'proj_1',
     PAYSAGA_PARTNER_PRIVATE_KEY: keys.paths.partnerPrivate,

@@ -32,6 +32,7 @@ import {
   testNamespace,
   uniqueTaskQueue,
   uniqueWorkflowId,
+  testDeployment,
 } from '../helpers/temporal';
 import {
   generateTestCertificates,
@@ -83,12 +84,14 @@ describe('TEMPORAL_* variables: own CA', () => {
 
   test('the paysaga worker and API run a card checkout through the TLS proxy', async () => {
     const before = proxy.sessions();
+    const taskQueue = uniqueTaskQueue('tls');
     const env: NodeJS.ProcessEnv = {
       ...base(),
       TEMPORAL_ADDRESS: proxy.address,
       TEMPORAL_NAMESPACE: testNamespace(),
       TEMPORAL_TLS_SERVER_CA_CERT_PATH: certs.caCert,
-      PAYSAGA_TASK_QUEUE: uniqueTaskQueue('tls'),
+      PAYSAGA_TASK_QUEUE: taskQueue,
+      PAYSAGA_DEPLOYMENT: testDeployment(taskQueue),
       PAYSAGA_ALLOW_UNENCRYPTED: 'true',
       PAYSAGA_PROVIDER_URL: sandbox.url,
       PAYSAGA_PROJECT_ID: sandbox.projectId,
