@@ -397,6 +397,9 @@ export async function runDev(opts: DevOptions, deps: DevCommandDeps = processDep
         PAYSAGA_EVENT_ALLOW_HOSTS: env.PAYSAGA_EVENT_ALLOW_HOSTS || DEV_EVENT_ALLOW_HOSTS,
         PAYSAGA_CODEC_CORS_ORIGINS:
           env.PAYSAGA_CODEC_CORS_ORIGINS || `${temporal.uiUrl},http://localhost:${uiPort}`,
+        // The reconciler re-reads closed money sessions each minute: news whose webhooks were lost (a
+        // chargeback filed in the sandbox, say) reaches its session within a minute.
+        PAYSAGA_RECONCILE_EVERY_MS: env.PAYSAGA_RECONCILE_EVERY_MS || '60000',
       };
       // shutdownSignals []: the worker must not stop by itself on Ctrl-C, the API goes first. Its build
       // becomes current: one build at a time takes new work here (cli/dev/builds.ts).

@@ -206,6 +206,10 @@ describe('issue 10 acceptance: every session kind and a subscription reach a bac
       PAYSAGA_EVENT_RETRY_INITIAL_MS: '200',
       PAYSAGA_EVENT_RETRY_MAX_MS: '1000',
       PAYSAGA_EVENT_RETRY_FOR_MS: '600000',
+      // As in production: the reconciler finds what every webhook failed to tell (the sandbox's clock
+      // runs a hundred times faster, so it gives up redelivering a webhook after 18 s of real time).
+      PAYSAGA_RECONCILE_EVERY_MS: '5000',
+      PAYSAGA_RECONCILE_WINDOW_MS: '3600000',
       PAYSAGA_LOG_LEVEL: 'info',
     });
     workers.push(w);
