@@ -19,6 +19,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { workflowBundleOptions } from '../../workers/workflow-bundle-options';
+import { buildIdOf, type WorkerVersion } from '../../workers/versioning';
 import { freePort } from '../../cli/dev/ports';
 import { generateTestKeys } from '../helpers/keys';
 import { spawnPaysaga, withoutCardNumbers, PAYSAGA_BIN, type PaysagaProcess } from './paysaga-process';
@@ -177,6 +178,8 @@ export interface Paysaga {
   apiToken: string;
   taskQueue: string;
   projectId: string;
+  /** The workers' deployment and build (their bundle's hash): every workflow is pinned to it. */
+  version: WorkerVersion;
 }
 
 /** Sandbox, two workers and two APIs against the cluster, all on one task queue. */
@@ -199,6 +202,11 @@ export async function startPaysaga(cluster: Cluster, teardown: Teardown): Promis
     });
     fs.writeFileSync(bundlePath, code);
   });
+  // Versioned workers, as deployed: a deployment of this run's own (another cluster may hold others).
+  const version = {
+    deploymentName: `paysaga-cluster-${randomBytes(4).toString('hex')}`,
+    buildId: buildIdOf(fs.readFileSync(bundlePath)),
+  };
 
   const taskQueue = `paysaga-cluster-${randomBytes(4).toString('hex')}`;
   const apiToken = randomBytes(24).toString('base64url');
@@ -256,7 +264,12 @@ export async function startPaysaga(cluster: Cluster, teardown: Teardown): Promis
   };
   // Debug: the SDK's per-session lines carry sessionId, which shows what each worker worked on.
   const workers = ['worker-1', 'worker-2'].map((name) =>
-    start(name, ['worker'], { ...common, PAYSAGA_WORKFLOW_BUNDLE: bundlePath, PAYSAGA_LOG_LEVEL: 'debug' }),
+    start(name, ['worker'], {
+      ...common,
+      PAYSAGA_WORKFLOW_BUNDLE: bundlePath,
+      PAYSAGA_DEPLOYMENT: version.deploymentName,
+      PAYSAGA_LOG_LEVEL: 'debug',
+    }),
   );
   // Both APIs sign payers' links with one secret, as replicas behind one address do; each one's links
   // point at the other's public listener, so a payer's return is verified by the API that did not
@@ -292,6 +305,7 @@ export async function startPaysaga(cluster: Cluster, teardown: Teardown): Promis
     apiToken,
     taskQueue,
     projectId: PROJECT_ID,
+    version,
   };
 }
 

@@ -272,7 +272,7 @@ describe('paysaga on a Temporal cluster (temporal-server on PostgreSQL, 2 worker
     }
   });
 
-  it("Temporal's visibility (PostgreSQL) finds each session by its search attributes", async () => {
+  it("Temporal's visibility (PostgreSQL) finds each session by its search attributes, pinned to the workers' build", async () => {
     expect(finalViews.size).toBe(DEMO_KINDS.length - 1);
     for (const [kind, view] of finalViews) {
       // Every run of the session (payment, refund, late event) carries paysaga's attributes. A late-event
@@ -284,6 +284,12 @@ describe('paysaga on a Temporal cluster (temporal-server on PostgreSQL, 2 worker
         `${runs} AND PaymentKind IS NOT NULL AND PaymentStatus IS NOT NULL`,
       );
       expect([kind, all > 0, withAttributes]).toEqual([kind, true, all]);
+      // Every run is pinned to the one build the workers run (Worker Deployment Versioning).
+      const pinned = await countWorkflows(
+        cluster.target,
+        `${runs} AND TemporalWorkerDeploymentVersion = '${stack.version.deploymentName}:${stack.version.buildId}'`,
+      );
+      expect([kind, pinned]).toEqual([kind, all]);
       // An operator finds it by the partner's reference (a late-event view names none of its own).
       if (view.reference !== view.sessionId) {
         const byReference = await countWorkflows(
