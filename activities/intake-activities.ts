@@ -12,7 +12,10 @@ import type { IntakeActivities, Opened } from './types';
 
 export interface IntakeDeps {
   provider: ProviderClient;
-  /** paysaga's signed back_url of a session (DESIGN decision 14); undefined when none is configured. */
+  /**
+   * paysaga's signed back_url of a session (docs/decisions/014-two-listeners.md); undefined when none is
+   * configured.
+   */
   returnUrl?: (sessionId: string) => string | undefined;
 }
 

@@ -1,9 +1,9 @@
 /**
  * Thin activities over the provider client. Every money-moving call carries the key of (session id,
- * step) (DESIGN decision 4); a resend looks at transaction/state first and sends only when the state
- * shows the step has not taken effect, so neither a retry, a restart nor a key the provider has
- * forgotten (24 h) can move money twice. Retries belong to Temporal's policy (visible in history):
- * the worker's provider client does not resend on its own.
+ * step) (docs/decisions/004-deterministic-idempotency-keys.md); a resend looks at transaction/state first and
+ * sends only when the state shows the step has not taken effect, so neither a retry, a restart nor a key the
+ * provider has forgotten (24 h) can move money twice. Retries belong to Temporal's policy (visible in
+ * history): the worker's provider client does not resend on its own.
  */
 import { Context } from '@temporalio/activity';
 import { stepName, stepTookEffect, type Step } from '../common/steps';

@@ -1,7 +1,7 @@
 /**
  * The reconciler's activities (workflows/reconciler.ts): list the sessions to re-read a page at a time
  * (from the store, with a cursor), and compare one session with the provider's truth, delivering
- * what it missed the way a webhook would (DESIGN decision 3).
+ * what it missed the way a webhook would (docs/decisions/003-webhooks-accelerate-state-is-truth.md).
  */
 import { getClient } from '@temporalio/activity';
 import { isFinalPhase, MONEY_KINDS, type SessionPhase } from '../common/kinds';

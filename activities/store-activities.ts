@@ -1,8 +1,8 @@
 /**
- * Activities that write paysaga's store of record (DESIGN decision 15). Workflows are the only writers of
- * their records and call these as local activities: each write is idempotent and forward only (a row's
- * version only grows; events are added once by id), so a retry, a replay or a late attempt changes
- * nothing it should not, and a store that is down for minutes only delays the write.
+ * Activities that write paysaga's store of record (docs/decisions/015-paysaga-remembers.md). Workflows are
+ * the only writers of their records and call these as activities: each write is idempotent and forward
+ * only (a row's version only grows; events are added once by id), so a retry, a replay or a late attempt
+ * changes nothing it should not, and a store that is down for minutes only delays the write.
  */
 import type { Store } from '../store/database';
 import type { FanOut } from '../store/events';

@@ -1,7 +1,7 @@
 /**
- * How events reach backends (DESIGN decision 13): event endpoints and the delivery policy, shared by the
- * worker that delivers (workers/event-dispatcher.ts), the API and the HTTP client. No I/O here; the
- * signature itself is in platform/event-signature.ts.
+ * How events reach backends (docs/decisions/013-the-backend-is-told.md): event endpoints and the delivery
+ * policy, shared by the worker that delivers (workers/event-dispatcher.ts), the API and the HTTP client. No
+ * I/O here; the signature itself is in platform/event-signature.ts.
  */
 import type { EventType } from './events';
 import type { EventEndpoint } from './event-views';
@@ -18,8 +18,8 @@ export function endpointWants(endpoint: Pick<EventEndpoint, 'events'>, type: Eve
 }
 
 /**
- * How events are delivered. Every field is configurable through the worker (PAYSAGA_EVENT_*, see the
- * README); tests shorten the pauses to seconds.
+ * How events are delivered. Every field is configurable through the worker (PAYSAGA_EVENT_*, see
+ * docs/configuration.md); tests shorten the pauses to seconds.
  */
 export interface EventDeliveryPolicy {
   /** How long a delivery is retried after it was queued before it is marked failed (default 3 days). */

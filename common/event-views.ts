@@ -1,7 +1,8 @@
 /**
- * What the API answers about events, event endpoints and their deliveries (DESIGN decision 13), in zod:
- * the TypeScript types of the answers are inferred from these schemas and the OpenAPI document is
- * generated from them (api/schemas.ts), so each shape is described once. Workflows import types only.
+ * What the API answers about events, event endpoints and their deliveries
+ * (docs/decisions/013-the-backend-is-told.md), in zod: the TypeScript types of the answers are inferred from
+ * these schemas and the OpenAPI document is generated from them (api/schemas.ts), so each shape is described
+ * once. Workflows import types only.
  */
 import { z } from 'zod';
 import { EVENT_TYPES, type PaysagaEvent } from './events';

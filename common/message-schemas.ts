@@ -1,8 +1,8 @@
 /**
  * The shape of every message paysaga's workflows accept, checked inside the workflow before anything
- * reads it (DESIGN decision 16). Anyone who can reach the namespace can send a signal or an Update: a
- * payload that does not parse is refused (a signal: recorded as refused; an Update: rejected by its
- * validator, nothing in history) and never fails a workflow task. Safe for workflow code (zod only).
+ * reads it (docs/decisions/016-results-are-proven.md). Anyone who can reach the namespace can send a signal
+ * or an Update: a payload that does not parse is refused (a signal: recorded as refused; an Update: rejected
+ * by its validator, nothing in history) and never fails a workflow task. Safe for workflow code (zod only).
  *
  * Each schema is built the first time it is used, once per copy of this module. Building all of them
  * cost a new workflow about 8 ms (zod's objects are costly to make), most of it for schemas that kind

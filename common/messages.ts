@@ -38,9 +38,10 @@ export interface AwaitChange {
 export const awaitChangeUpdate = defineUpdate<SessionView, [AwaitChange]>('awaitChange');
 
 /**
- * Card data is sent by the starter, never through Temporal (DESIGN decision 2). Before sending it, the
- * starter claims the start: refused once the session has moved on or given up waiting, so card data is
- * never sent to a session paysaga has already reported.
+ * Card data is sent by the starter, never through Temporal
+ * (docs/decisions/002-card-data-never-enters-temporal.md). Before sending it, the starter claims the start:
+ * refused once the session has moved on or given up waiting, so card data is never sent to a session paysaga
+ * has already reported.
  */
 export const claimStartUpdate = defineUpdate<SessionView, []>('claimStart');
 /** The provider's answer to the starter's start call, or its refusal; then the same as awaitChange. */

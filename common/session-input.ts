@@ -1,7 +1,7 @@
 /**
  * Plain data that crosses into Temporal: the inputs of the session workflows and the state a session
  * carries from run to run (continue-as-new, or a new run after the last one closed). Nothing here may
- * ever hold card data (DESIGN decision 2).
+ * ever hold card data (docs/decisions/002-card-data-never-enters-temporal.md).
  */
 import type { ProviderRefusal } from './failures';
 import type { SessionKind, SessionPhase } from './kinds';
@@ -209,9 +209,9 @@ export interface PayoutOrder {
 }
 
 /**
- * A provider event for this session (DESIGN decision 16: nobody can fake an outcome). A webhook, or its
- * replay, carries the body exactly as the provider signed it and the signature: the session has its
- * worker verify them again (verifyProviderEvent) before it believes a word. Without `signed` (a state
+ * A provider event for this session (docs/decisions/016-results-are-proven.md: nobody can fake an outcome). A
+ * webhook, or its replay, carries the body exactly as the provider signed it and the signature: the session
+ * has its worker verify them again (verifyProviderEvent) before it believes a word. Without `signed` (a state
  * sync of the reconciler, a webhook whose body could not travel) the delivery is only a reason to read
  * transaction/state: what it claims is never applied. Runs from before the proof (not patched
  * `provider-proof`) applied `event` as it came.

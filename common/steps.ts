@@ -1,8 +1,8 @@
 /**
  * The steps of a session that the provider may see twice: each one's idempotency key is derived from
- * (session id, step name) and never from an attempt (DESIGN decision 4). One union, one function that
- * names a step and one that reads a name back; the names are those sessions have always used, so keys
- * of sessions in flight stay the same. Safe for workflow code.
+ * (session id, step name) and never from an attempt (docs/decisions/004-deterministic-idempotency-keys.md).
+ * One union, one function that names a step and one that reads a name back; the names are those sessions have
+ * always used, so keys of sessions in flight stay the same. Safe for workflow code.
  */
 
 import type { SessionInfo } from '../provider/schemas';
@@ -75,7 +75,8 @@ export function stepTookEffect(
       return ops.length >= step.n + 1;
     case 'approve': {
       const op = ops.find((o) => o.id === step.operationId);
-      // Waiting for approval is `pending` with next_step approve (or not yet asked): anything else is past it.
+      // Waiting for approval is `pending` with next_step approve (or not yet asked): anything else is past
+      // it.
       return !!op && !(op.transaction_status === 'pending' && s.next_step !== 'finalize');
     }
     case 'finalize': {

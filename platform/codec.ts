@@ -1,7 +1,7 @@
 /**
- * AES-256-GCM payload codec (DESIGN decision 2): every payload paysaga puts into Temporal
- * (inputs, results, signals, queries, failures' details) is encrypted at rest in the server.
- * Keys carry ids so they can be rotated: the first key encrypts, all of them decrypt.
+ * AES-256-GCM payload codec (docs/decisions/002-card-data-never-enters-temporal.md): every payload paysaga
+ * puts into Temporal (inputs, results, signals, queries, failures' details) is encrypted at rest in the
+ * server. Keys carry ids so they can be rotated: the first key encrypts, all of them decrypt.
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import {
@@ -57,8 +57,8 @@ export function generateCodecKeySpec(id = `k${Date.now().toString(36)}`): string
 }
 
 /**
- * What decoding does with a payload that is not encrypted (issue 15: with keys configured, a plain
- * payload was accepted as if paysaga had written it, so anyone reaching the namespace could signal):
+ * What decoding does with a payload that is not encrypted (with keys configured, accepting a plain payload
+ * as if paysaga had written it would let anyone reaching the namespace signal):
  *
  *   mark    (workers) it becomes UNENCRYPTED_MARK, which every workflow message's schema refuses
  *           (recorded as refused, never a failed workflow task)
@@ -98,7 +98,7 @@ export class EncryptionCodec implements PayloadCodec {
     if (this.plain === 'mark') return defaultPayloadConverter.toPayload(UNENCRYPTED_MARK)!;
     throw new CodecKeyError(
       `an unencrypted payload (${encoding || 'no encoding'}) where PAYSAGA_CODEC_KEYS requires encryption; ` +
-        'PAYSAGA_CODEC_ACCEPT_PLAIN=true lets them pass (README: Configuration)',
+        'PAYSAGA_CODEC_ACCEPT_PLAIN=true lets them pass (docs/configuration.md)',
     );
   }
 

@@ -1,8 +1,8 @@
 /**
- * Endpoint secrets that are never stored (DESIGN decision 15, issue 15): an endpoint's signing secret is
- * derived, where it is needed (the API once when it is made, the worker at each delivery), from a master
- * key and the endpoint's id and secret version. The store holds only which master key and which version;
- * neither the store nor Temporal ever holds a secret.
+ * Endpoint secrets that are never stored (docs/decisions/013-the-backend-is-told.md): an endpoint's signing
+ * secret is derived, where it is needed (the API once when it is made, the worker at each delivery), from a
+ * master key and the endpoint's id and secret version. The store holds only which master key and which
+ * version; neither the store nor Temporal ever holds a secret.
  *
  *   PAYSAGA_EVENT_SIGNING_KEY  id:base64(32 bytes), comma-separated: the first derives new secrets, every
  *                              one listed derives the secrets made with it (so master keys rotate). When

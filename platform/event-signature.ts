@@ -1,6 +1,6 @@
 /**
- * The signature of an outbound event (DESIGN decision 13), shared by the worker that signs deliveries
- * and the verification helper backends use (client/event-verification.ts):
+ * The signature of an outbound event (docs/decisions/013-the-backend-is-told.md), shared by the worker that
+ * signs deliveries and the verification helper backends use (client/event-verification.ts):
  *
  *   Paysaga-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>[,v1=...]
  *

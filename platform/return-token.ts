@@ -1,8 +1,10 @@
 /**
- * The payer's return, bound to its session (DESIGN decision 14): paysaga sets each session's back_url to
+ * The payer's return, bound to its session (docs/decisions/014-two-listeners.md): paysaga sets each session's
+ * back_url to
  * `<public base>/return/<session id>?t=<token>`, where the token is an expiry and an HMAC-SHA256 of the
- * session id and that expiry under a server secret. Only paysaga can mint one, so the public return route refuses any id it did not hand
- * out without touching Temporal, and the page shows an outcome only to the holder of the token.
+ * session id and that expiry under a server secret. Only paysaga can mint one, so the public return route
+ * refuses any id it did not hand out without touching Temporal, and the page shows an outcome only to the
+ * holder of the token.
  *
  * Node-only (node:crypto): never imported by workflow code.
  */

@@ -1,7 +1,8 @@
 /**
  * The runs of a session's workflow (id = session id), seen from outside: which run is the latest, what a
  * closed one knew (its result is the session's state), and how news reaches a session whatever its runs
- * are doing (DESIGN decisions 3 and 12). Used by the webhook receiver, the reconciler's activities and the
+ * are doing (docs/decisions/003-webhooks-accelerate-state-is-truth.md, 012-the-session-is-one-resource.md).
+ * Used by the webhook receiver, the reconciler's activities and the
  * client alike. Node-only (Temporal client).
  */
 import {
@@ -22,7 +23,7 @@ export type SessionRun =
   | { status: 'closed'; state: SessionState }
   | { status: 'unknown' };
 
-/** The session's state as paysaga's store last recorded it (DESIGN decision 15). */
+/** The session's state as paysaga's store last recorded it (docs/decisions/015-paysaga-remembers.md). */
 export type StoredState = (sessionId: string) => Promise<SessionState | undefined>;
 
 /**
@@ -118,7 +119,8 @@ export type DeliveryOutcome =
   | 'unknown_session';
 
 /**
- * Hands a verified provider event to the session (DESIGN decision 3): nothing acknowledged is lost.
+ * Hands a verified provider event to the session (docs/decisions/003-webhooks-accelerate-state-is-truth.md):
+ * nothing acknowledged is lost.
  * `isNewer` says whether the event would change what a closed run knew.
  */
 export async function deliverProviderEvent(

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { feeConfigSchema } from './fees';
 
 /*
- * The sandbox configuration FILE (issue 3), plus sandbox extras. Keys are given as paths to PEM files
+ * The sandbox configuration FILE, plus sandbox extras. Keys are given as paths to PEM files
  * (relative paths resolve against the config file's folder) or inline as PEM text (tests).
  * Keys are parsed once here; nothing downstream ever sees a PEM string again.
  */

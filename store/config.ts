@@ -1,5 +1,5 @@
 /**
- * Where the store is (README "Configuration"):
+ * Where the store is (docs/configuration.md):
  *
  *   PAYSAGA_DATABASE_URL     postgres://user:password@host:port/database of a PostgreSQL server (or of the
  *                            embedded store `paysaga dev` serves); required outside `paysaga dev`

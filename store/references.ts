@@ -1,11 +1,11 @@
 /**
- * paysaga's references (DESIGN decisions 11, 15): a reference names one request for as long as the store
- * keeps it, by a unique key, not by a workflow kept open. Opening what a reference asks for (a provider
- * session, a subscription) is done by one request at a time: the first claims the reference with a lease,
- * opens it, and binds it to what it opened; a repeat of the same request finds it bound (or waits while
- * it is being opened); another request under the same reference is refused. A request that dies while
- * opening lets go when its lease ends, and the next repeat opens it (the provider's idempotency key makes
- * that the same provider session).
+ * paysaga's references (docs/decisions/011-paysaga-owns-its-references.md): a reference names one request for
+ * as long as the store keeps it, by a unique key, not by a workflow kept open. Opening what a reference asks
+ * for (a provider session, a subscription) is done by one request at a time: the first claims the reference
+ * with a lease, opens it, and binds it to what it opened; a repeat of the same request finds it bound (or
+ * waits while it is being opened); another request under the same reference is refused. A request that dies
+ * while opening lets go when its lease ends, and the next repeat opens it (the provider's idempotency key
+ * makes that the same provider session).
  */
 import { sql } from 'kysely';
 import type { ProviderRefusal } from '../common/failures';
