@@ -1,5 +1,5 @@
 /**
- * API tokens and what each may do (issue 15). A token carries scopes:
+ * API tokens and what each may do. A token carries scopes:
  *
  *   read      every GET, the event feed and its deliveries, token information, the bank list
  *   payments  create, decide (approve, cancel, finalize), refund, pay out, subscriptions

@@ -1,9 +1,9 @@
 /**
- * The paysaga HTTP API on two listeners (DESIGN decision 14), two fastify instances built from the same
- * plugins. Public: the provider's webhook receiver and the payer's return page. Internal: health,
- * metrics, the OpenAPI document and Swagger UI, the codec server. The partner routes under /v1
- * (bearer token) go on the internal one unless `v1Listener` says public. Plugins do one job each;
- * route schemas sit next to their routes.
+ * The paysaga HTTP API on two listeners (docs/decisions/014-two-listeners.md), two fastify instances built
+ * from the same plugins. Public: the provider's webhook receiver and the payer's return page. Internal:
+ * health, metrics, the OpenAPI document and Swagger UI, the codec server. The partner routes under /v1
+ * (bearer token) go on the internal one unless `v1Listener` says public. Plugins do one job each; route
+ * schemas sit next to their routes.
  */
 import Fastify, {
   LogController,
@@ -81,7 +81,7 @@ function loggedRequest(req: {
   };
 }
 
-/** How long a client may take to send a whole request (issue 15: slow bodies). */
+/** How long a client may take to send a whole request (a slow body holds nothing longer). */
 export const REQUEST_TIMEOUT_MS = 30_000;
 /** How long a socket may stay silent. */
 export const IDLE_SOCKET_TIMEOUT_MS = 120_000;

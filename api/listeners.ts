@@ -1,7 +1,7 @@
 /**
- * The API's two listeners (DESIGN decision 14). Public: what the provider and payers must reach, the
- * webhook receiver and the return page, nothing that reads payloads or costs much. Internal (loopback by
- * default): health, metrics, docs, the codec server. The partner API /v1 goes on whichever the
+ * The API's two listeners (docs/decisions/014-two-listeners.md). Public: what the provider and payers must
+ * reach, the webhook receiver and the return page, nothing that reads payloads or costs much. Internal
+ * (loopback by default): health, metrics, docs, the codec server. The partner API /v1 goes on whichever the
  * deployment chooses (internal by default).
  */
 import { isIP } from 'node:net';

@@ -1,7 +1,7 @@
 /**
- * What keeps the public return page from flooding a workflow (DESIGN decision 14), per API process: a
- * session's state is checked (payerReturned signal, then reads) at most once per interval however often
- * its page is hit; requests in between get that check's result, or share one read of the session while
+ * What keeps the public return page from flooding a workflow (docs/decisions/014-two-listeners.md), per API
+ * process: a session's state is checked (payerReturned signal, then reads) at most once per interval however
+ * often its page is hit; requests in between get that check's result, or share one read of the session while
  * it was not final. Memory is bounded: a session's entry goes once its interval has passed, and beyond
  * `maxSessions` the oldest go first. The workflow throttles the signals of all replicas together
  * (workflows/payer-return.ts).

@@ -1,6 +1,6 @@
 /**
- * EventsClient: event endpoints and events, read from and written to the store (DESIGN decisions 13,
- * 15), for the API and for backends that embed paysaga.
+ * EventsClient: event endpoints and events, read from and written to the store
+ * (docs/decisions/013-the-backend-is-told.md), for the API and for backends that embed paysaga.
  *
  * Listing: every event has a global position (store/events.ts); a list is oldest first by it, the
  * whole feed or one subject's (`session_id`, `subscription_id`), filtered by `type`, paged with

@@ -1,7 +1,8 @@
 /**
  * The fingerprint of a creating request: the same request always gives the same digest, so that a repeat
- * under a reference is told from another request under it (DESIGN decision 11). Card data is never part of
- * it (not even hashed: a PAN's hash is easily reversed); a card counts as its BIN, last 4 and expiry.
+ * under a reference is told from another request under it
+ * (docs/decisions/011-paysaga-owns-its-references.md). Card data is never part of it (not even hashed: a
+ * PAN's hash is easily reversed); a card counts as its BIN, last 4 and expiry.
  */
 import { createHash } from 'node:crypto';
 import { isSensitiveCard } from '../provider/schemas/card';

@@ -1,6 +1,6 @@
 /**
- * Reading a session: from the store, which keeps it for as long as it keeps anything (DESIGN decision
- * 15); live waiting (long poll, the early return of creating requests) asks the session's running
+ * Reading a session: from the store, which keeps it for as long as it keeps anything
+ * (docs/decisions/015-paysaga-remembers.md); live waiting (long poll, the early return of creating requests) asks the session's running
  * workflow, and reads the store once no run is there to ask.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -59,13 +59,10 @@ export async function readProviderEvents(ctx: Readers, sessionId: string): Promi
 const FIRST_RECORD_WAIT_MS = 3_000;
 
 /**
- * The first record of a session whose workflow runs but has not written one yet: it is written within
- * the workflow's first task (or, when the starter sends the card, with the starter's report, within the
- * hold), so a read waits for it (briefly) rather than querying the workflow. A query
- * answered while that task's local activities are still resolving makes the SDK's core complete the task
- * with their markers and hand their results to the next task, a history that no longer replays (found
- * under load at stop 29: a session's start read by its creating request). Undefined when there is no
- * running workflow or the record is late (the caller then asks the workflow, as before).
+ * The first record of a session whose workflow runs but has not written one yet: it is written when the
+ * session first comes to rest (or, when the starter sends the card, with the starter's report), so a read
+ * waits for it (briefly) rather than asking the workflow: the store is where sessions are read. Undefined
+ * when there is no running workflow or the record is late (the caller then asks the workflow).
  */
 async function firstRecord(ctx: Readers, sessionId: string): Promise<SessionState | undefined> {
   try {

@@ -1,8 +1,8 @@
 /**
- * Opening what a reference asks for, once (DESIGN decisions 11, 15): the reference is claimed in the
- * store (unique); the request holding the claim opens it and binds the reference to it; a repeat of the
- * same request gets what was opened (and makes sure its workflow runs); a repeat arriving while the first
- * is still opening waits for it a moment; another request under the same reference is refused.
+ * Opening what a reference asks for, once (docs/decisions/011-paysaga-owns-its-references.md): the reference
+ * is claimed in the store (unique); the request holding the claim opens it and binds the reference to it; a
+ * repeat of the same request gets what was opened (and makes sure its workflow runs); a repeat arriving while
+ * the first is still opening waits for it a moment; another request under the same reference is refused.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { bindReference, claimReference, refuseReference, releaseReference } from '../store/references';

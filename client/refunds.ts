@@ -1,8 +1,9 @@
 /**
- * Refunds of a successful payment, as operations of its session (DESIGN decision 12): an Update on the
- * session's running workflow, or, once it has closed, on a new run that carries the session on. The
- * workflow bounds each by what is left (captured less refunds and chargebacks) and carries them out one at
- * a time, so concurrent refunds never exceed it; the same reference is the same refund.
+ * Refunds of a successful payment, as operations of its session
+ * (docs/decisions/012-the-session-is-one-resource.md): an Update on the session's running workflow, or, once
+ * it has closed, on a new run that carries the session on. The workflow bounds each by what is left (captured
+ * less refunds and chargebacks) and carries them out one at a time, so concurrent refunds never exceed it;
+ * the same reference is the same refund.
  */
 import {
   WithStartWorkflowOperation,

@@ -1,8 +1,9 @@
 /**
- * The back_url paysaga gives the provider for a session (DESIGN decision 14): its own public return page,
- * `<public URL>/return/<session id>?t=<token>`, the token an HMAC of the session id (platform/return-token.ts).
- * It needs the session id, so it is sent with start/checkout (whose values add to or replace those of
- * initiate), never at initiate. Nothing depends on the provider adding parameters to it.
+ * The back_url paysaga gives the provider for a session (docs/decisions/014-two-listeners.md): its own public
+ * return page,
+ * `<public URL>/return/<session id>?t=<token>`, the token an HMAC of the session id
+ * (platform/return-token.ts). It needs the session id, so it is sent with start/checkout (whose values add to
+ * or replace those of initiate), never at initiate. Nothing depends on the provider adding parameters to it.
  */
 import { signedReturnUrl } from '../platform/return-token';
 

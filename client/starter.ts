@@ -1,12 +1,13 @@
 /**
- * Starting a session by its reference (DESIGN decisions 1, 2, 11, 15): the reference is claimed in the
- * store (client/references.ts), the provider session opened once (transaction/initiate with a key from
- * the reference and the request's fingerprint, or sbp/identity_check, which takes no key: the claim is
- * the lock), and the session's workflow started under the provider's session id; a repeat answers the
- * session the first request opened; another request under the same reference is refused. Card data then
- * goes to the provider from here, never through Temporal: the session holds the start open for this
- * request (claimStart), and hears the provider's answer (reportStart), which also waits for the payer's
- * action when asked to (early return).
+ * Starting a session by its reference (docs/decisions/001-one-workflow-per-session.md,
+ * 002-card-data-never-enters-temporal.md, 011-paysaga-owns-its-references.md): the reference is claimed in
+ * the store (client/references.ts), the provider session opened once (transaction/initiate with a key from
+ * the reference and the request's fingerprint, or sbp/identity_check, which takes no key: the claim is the
+ * lock), and the session's workflow started under the provider's session id; a repeat answers the session the
+ * first request opened; another request under the same reference is refused. Card data then goes to the
+ * provider from here, never through Temporal: the session holds the start open for this request (claimStart),
+ * and hears the provider's answer (reportStart), which also waits for the payer's action when asked to (early
+ * return).
  */
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
 import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
@@ -106,7 +107,8 @@ export async function openSession(
       try {
         session = await openProviderSession(ctx, spec, fingerprint);
       } catch (err) {
-        // A refusal for good is the caller's to see as such (400/404/409 by its code); the reference is free again.
+        // A refusal for good is the caller's to see as such (400/404/409 by its code); the reference is free
+        // again.
         if (err instanceof ProviderError && !err.retryable) throw new ProviderRefusedError(refusalOf(err));
         throw err;
       }

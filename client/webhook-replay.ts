@@ -4,7 +4,8 @@
  * with their payloads, from its record in the store; a session the store does not know yet is asked with
  * the query `recordedProviderEvents`) goes through the same routing as a webhook
  * (platform/session-runs.ts `deliverProviderEvent`), marked `via: 'replay'`. The outcomes are read from
- * the audit trail in the store: no query reaches a running workflow (README, "Known limits").
+ * the audit trail in the store: no query reaches a running workflow
+ * (docs/decisions/015-paysaga-remembers.md).
  *
  * A replay changes nothing already applied: sessions apply snapshots only forward (common/snapshot.ts
  * isNewer), so a running session records each replayed event in its audit trail as a `duplicate` or
@@ -66,8 +67,9 @@ export async function replayProviderEvents(ctx: Replayer, sessionId: string): Pr
   const events: ReplayedEvent[] = [];
   for (const [i, d] of recorded.entries()) {
     const replayedAt = new Date(base + i).toISOString();
-    // A recorded webhook is kept signed (its body was verified when it came, so it parses); runs from
-    // before DESIGN decision 16 kept the event itself, which now only makes the session look again.
+    // A recorded webhook is kept signed (its body was verified when it came, so it parses); a delivery kept
+    // without its signature (a state sync) only makes the session look again
+    // (docs/decisions/016-results-are-proven.md).
     const heard = d.signed ? (JSON.parse(d.signed.body) as WebhookEvent) : d.event;
     if (!heard) continue;
     const delivery: ProviderEventDelivery = {

@@ -1,8 +1,8 @@
 /**
- * Provider events into Temporal (DESIGN decision 3): a running session gets a signal; a closed one a new
- * run that carries it on, unless it already knew the event's state; a session with no workflow yet must
- * be delivered again later (the receiver answers non-2xx). Card fields never enter Temporal, whatever a
- * provider echoes.
+ * Provider events into Temporal (docs/decisions/003-webhooks-accelerate-state-is-truth.md): a running session
+ * gets a signal; a closed one a new run that carries it on, unless it already knew the event's state; a
+ * session with no workflow yet must be delivered again later (the receiver answers non-2xx). Card fields
+ * never enter Temporal, whatever a provider echoes.
  */
 import type { Client } from '@temporalio/client';
 import { deliverProviderEvent, type DeliveryOutcome, type StoredState } from '../platform/session-runs';
@@ -15,8 +15,8 @@ export type RouteOutcome = DeliveryOutcome;
 
 /**
  * `signed`: the webhook's raw body and signature, which travel to the session so that its worker
- * verifies them again (DESIGN decision 16). A body that names card fields never enters Temporal: the
- * session is then told only what was heard, and reads transaction/state itself.
+ * verifies them again (docs/decisions/016-results-are-proven.md). A body that names card fields never enters
+ * Temporal: the session is then told only what was heard, and reads transaction/state itself.
  */
 export function routeProviderEvent(
   client: Client,

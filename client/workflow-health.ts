@@ -2,8 +2,8 @@
  * When Temporal answers a session's Update or query with a timeout or a refusal, the cause may be the
  * session itself: its workflow fails every task (a bug, a nondeterministic deploy), so it answers
  * nothing. Told apart from Temporal being down by describing the workflow: a pending workflow task on
- * its second attempt or later is a failing session (issue 15: it was reported as "Temporal cannot be
- * reached"). The API answers 503 `session_failing` with a log line and a metric.
+ * its second attempt or later is a failing session, not "Temporal cannot be reached". The API answers 503
+ * `session_failing` with a log line and a metric.
  */
 import { ServiceError, WorkflowUpdateRPCTimeoutOrCancelledError, type Client } from '@temporalio/client';
 

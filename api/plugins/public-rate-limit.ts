@@ -1,5 +1,5 @@
 /**
- * A per-address request limit on the public listener (issue 15: it faces the internet; the provider's
+ * A per-address request limit on the public listener (it faces the internet; the provider's
  * webhooks and payers' browsers come there). @fastify/rate-limit counts each client address in a
  * fixed window; past the limit the answer is 429 in the API's error envelope with `Retry-After`. The
  * provider retries a refused webhook, and a session polls transaction/state anyway, so a limit never

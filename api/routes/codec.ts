@@ -1,7 +1,7 @@
 /**
- * Codec server for the Temporal UI and CLI (DESIGN decision 2): they post encrypted payloads and show
- * what comes back, so authorized staff can read sessions that are encrypted at rest. Protocol of
- * Temporal's codec servers: POST /codec/decode and /codec/encode with
+ * Codec server for the Temporal UI and CLI (docs/decisions/002-card-data-never-enters-temporal.md): they post
+ * encrypted payloads and show what comes back, so authorized staff can read sessions that are encrypted at
+ * rest. Protocol of Temporal's codec servers: POST /codec/decode and /codec/encode with
  * `{ payloads: [{ metadata: { <key>: <base64> }, data: <base64> }] }` (protobuf JSON: empty fields are
  * left out, so no payloads at all arrive as `{}`), answered in the same shape. Served on the internal
  * listener only (api/app.ts), and only when the API has the worker's codec; open without codec tokens

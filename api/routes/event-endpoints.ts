@@ -1,6 +1,6 @@
 /**
- * Event endpoints over HTTP: where paysaga POSTs signed events (DESIGN decision 13). Durable in the
- * registry workflow (client/events-client.ts); a secret is shown once, when it is made.
+ * Event endpoints over HTTP: where paysaga POSTs signed events (docs/decisions/013-the-backend-is-told.md).
+ * Durable in the registry workflow (client/events-client.ts); a secret is shown once, when it is made.
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';

@@ -1,7 +1,7 @@
 /**
  * Where the payer lands after 3-D Secure or the bank app: `/return/<session id>?t=<token>`, the back_url
  * paysaga gave the provider for that session (client/return-url.ts), by GET or by POST (issuers post
- * forms; some post JSON). Public and unauthenticated, so (DESIGN decision 14):
+ * forms; some post JSON). Public and unauthenticated, so (docs/decisions/014-two-listeners.md):
  *
  * - an id that is not a payment session's (`ps_<number>`), or a token that is missing or not this id's
  *   under PAYSAGA_RETURN_SECRETS, is a 404 before anything reaches Temporal;
