@@ -1,10 +1,10 @@
 /**
- * Delivers events from the store's outbox (DESIGN decision 13, 15): each worker process takes due
- * deliveries (lane heads: one at a time per endpoint and subject, in order) with a lease, sends each as
- * one signed POST, and records the attempt: delivered on a 2xx, otherwise tried again after a pause that
- * grows up to `maxRetryMs`, until `retryForMs` after it was queued, then failed. Workers share the work
- * through the store; one that dies lets go when its leases end. A write in this process wakes it at
- * once; otherwise it looks every `pollMs`.
+ * Delivers events from the store's outbox (docs/decisions/013-the-backend-is-told.md): each worker process
+ * takes due deliveries (lane heads: one at a time per endpoint and subject, in order) with a lease, sends
+ * each as one signed POST, and records the attempt: delivered on a 2xx, otherwise tried again after a pause
+ * that grows up to `maxRetryMs`, until `retryForMs` after it was queued, then failed. Workers share the work
+ * through the store; one that dies lets go when its leases end. A write in this process wakes it at once;
+ * otherwise it looks every `pollMs`.
  *
  * Secrets are derived at sending time (platform/event-secrets.ts) or come from this worker's
  * PAYSAGA_EVENT_ENDPOINTS; none passes through the store or Temporal.

@@ -1,8 +1,8 @@
 /**
  * The worker's logs: pino JSON lines carrying `sessionId` (= workflow id) for everything a session does,
  * the Temporal SDK's logger over them, and the Runtime that forwards the SDK core's own logs. Card data
- * never reaches a worker (DESIGN decision 2); the formatter still blanks any card field
- * (provider/schemas/card.ts) and key material.
+ * never reaches a worker (docs/decisions/002-card-data-never-enters-temporal.md); the formatter still blanks
+ * any card field (provider/schemas/card.ts) and key material.
  */
 import type { LogLevel, LogMetadata, Logger } from '@temporalio/common';
 import { Runtime } from '@temporalio/worker';

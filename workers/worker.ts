@@ -26,12 +26,15 @@ export interface PaysagaWorkerOptions {
   provider: ProviderClient;
   /**
    * Verifies a webhook with the provider's service keys (createWebhookVerifier): sessions apply only
-   * events this worker verified again (DESIGN decision 16).
+   * events this worker verified again (docs/decisions/016-results-are-proven.md).
    */
   verifyWebhook: (raw: Buffer, signature: string | undefined) => WebhookVerification;
   /** paysaga's store of record: workflows write their records to it through activities. */
   store: Store;
-  /** paysaga's signed back_url of a session (DESIGN decision 14), when a public URL is configured. */
+  /**
+   * paysaga's signed back_url of a session (docs/decisions/014-two-listeners.md), when a public URL is
+   * configured.
+   */
   returnUrl?: (sessionId: string) => string | undefined;
   /** A prebuilt bundle (production) — else workflows are bundled from source at start. */
   workflowBundlePath?: string;

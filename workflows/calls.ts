@@ -35,8 +35,8 @@ export interface UntilAnsweredOptions {
   retryRefusals?: boolean;
   /** Between two tries: a long outage may continue the workflow as new here. */
   between?: () => Promise<void>;
-  /** How the pause is taken (a session comes to rest while it pauses). */
-  pause?: (wait: () => Promise<void>) => Promise<void>;
+  /** How a pause of `ms` is taken (a session comes to rest while it pauses). */
+  pause?: (ms: number) => Promise<void>;
 }
 
 /**
@@ -54,8 +54,7 @@ export async function untilAnswered<T>(send: () => Promise<T>, o: UntilAnsweredO
       const f = failureOf(err);
       if (f?.type === FAILURE_TYPES.providerRefused && !o.retryRefusals) throw err;
       o.onTrouble(f?.message ?? err.message);
-      const ms = pause;
-      await (o.pause ? o.pause(() => wf.sleep(ms)) : wf.sleep(ms));
+      await (o.pause ? o.pause(pause) : wf.sleep(pause));
       await o.between?.();
       pause = Math.min(pause * 2, o.maxMs);
     }

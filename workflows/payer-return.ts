@@ -1,6 +1,6 @@
 /**
- * How often a payer's return may make a session workflow check the provider's state (DESIGN decision
- * 14). The public return page throttles per session in each API process; this bounds what several API
+ * How often a payer's return may make a session workflow check the provider's state
+ * (docs/decisions/014-two-listeners.md). The public return page throttles per session in each API process; this bounds what several API
  * replicas (or anyone who can signal) together can cause: at most one state check per interval, however
  * many payerReturned signals arrive. Workflow-safe: the clock is the workflow's (wf time in the caller).
  */

@@ -1,10 +1,10 @@
 /**
- * paysaga owns its references (DESIGN decision 11): one workflow per reference, id `ref-<reference>`,
- * opens the provider session once (transaction/initiate, or sbp/identity_check, which takes no key: the
- * workflow id is the lock), starts the session's workflow (id = session id), and then keeps the reference
- * for `keepMs`: the same request at any time meanwhile answers the same session and moves no money,
- * whatever the provider's 24-hour idempotency keys have forgotten. A request with another fingerprint
- * under the same reference is refused by the caller (it compares fingerprints).
+ * paysaga owns its references (docs/decisions/011-paysaga-owns-its-references.md): one workflow per
+ * reference, id `ref-<reference>`, opens the provider session once (transaction/initiate, or
+ * sbp/identity_check, which takes no key: the workflow id is the lock), starts the session's workflow (id =
+ * session id), and then keeps the reference for `keepMs`: the same request at any time meanwhile answers the
+ * same session and moves no money, whatever the provider's 24-hour idempotency keys have forgotten. A request
+ * with another fingerprint under the same reference is refused by the caller (it compares fingerprints).
  *
  *   open the provider session -> start the session's workflow -> keep the reference
  *

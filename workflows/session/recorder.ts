@@ -3,9 +3,10 @@
  * backends and the event outbox read it there) and its search attributes in Temporal (what an operator
  * filters on in the UI).
  *
- * Both follow the session when it comes to rest: its process waits (for news, a person, a pause) and no
- * provider call or verification of its own is in flight. A step that calls the provider and applies the
- * answer changes the session several times in a row; what it comes to rest with is what is written, once, by the `recordSession` activity (the session's state,
+ * Both follow the session when it comes to rest: its process waits (for news, a person, a pause) with
+ * nothing that would wake it, and no provider call or verification of its own is in flight. A step that
+ * calls the provider and applies the answer changes the session several times in a row, and news that
+ * the process is about to act on is no rest either; what the session comes to rest with is written, once, by the `recordSession` activity (the session's state,
  * operations, new audit entries and the events announced since, in one transaction, forward only by
  * version). One write at a time: a change made while one is in flight is written when it is done. The
  * process never waits for the store (a store that is down delays the record, not the payment), except
@@ -37,8 +38,10 @@ export class SessionRecorder {
   private writing = false;
   /** Provider calls and verifications of this session in flight. */
   private busy = 0;
-  /** The process waits (see `resting`). */
-  private waiting = 0;
+  /** What would wake the process from its wait (see `resting`); none while it is at work. */
+  private readonly wakes = new Set<() => boolean>();
+  /** Updates waiting for their answer to be stored (see `saved`). */
+  private asked = 0;
 
   constructor(
     private readonly state: SessionState,
@@ -69,19 +72,37 @@ export class SessionRecorder {
     }
   }
 
-  /** Runs a wait of the process (for news, a person, a pause): the session may come to rest meanwhile. */
-  async resting<T>(wait: () => Promise<T>): Promise<T> {
-    this.waiting++;
+  /**
+   * Waits for `wake` (up to `ms`; true if woken), as the process does for news, a person or a pause: the
+   * session is at rest meanwhile, unless something that would wake it has happened.
+   */
+  async resting(wake: () => boolean, ms?: number): Promise<boolean> {
+    this.wakes.add(wake);
     try {
-      return await wait();
+      return ms === undefined ? (await wf.condition(wake), true) : await wf.condition(wake, ms);
     } finally {
-      this.waiting--;
+      this.wakes.delete(wake);
     }
   }
 
-  /** Resolves once everything so far is stored and shown (an Update's answer, the run's end). */
+  /**
+   * Resolves once everything so far is stored and shown: an Update's answer (written at once, whatever
+   * the process is doing), the run's end.
+   */
   async saved(): Promise<void> {
-    await wf.condition(() => !this.writing && !this.due());
+    this.asked++;
+    try {
+      await wf.condition(() => !this.writing && !this.due());
+    } finally {
+      this.asked--;
+    }
+  }
+
+  /** At rest: the process waits with nothing to wake it, and nothing of the session's own is in flight. */
+  private atRest(): boolean {
+    if (this.busy > 0 || this.wakes.size === 0) return false;
+    for (const wake of this.wakes) if (wake()) return false;
+    return true;
   }
 
   /** Shows the search attributes set so far at once (before a continue-as-new, which inherits them). */
@@ -97,7 +118,7 @@ export class SessionRecorder {
 
   private async writeAtRest(): Promise<void> {
     for (;;) {
-      await wf.condition(() => this.busy === 0 && this.waiting > 0 && this.due());
+      await wf.condition(() => (this.asked > 0 || this.atRest()) && this.due());
       this.showNow();
       if (this.state.version === this.writtenVersion && this.uncarried === 0) continue;
       const record = this.record();

@@ -66,7 +66,7 @@ export class SessionRuntime {
       retryRefusals: readOnly,
       onTrouble: (message) =>
         this.reducer.journal.needsAttention(reason('provider_call_failing', message, { subject: what })),
-      pause: (wait) => this.rest(wait),
+      pause: (ms) => this.rest(() => false, ms).then(() => undefined),
       // An outage of days must not outgrow the history. Not from inside an Update (continue-as-new
       // waits for handlers to finish): the process resumes from its state and resends after a look.
       between: () => (this.decision.running === 0 ? this.continueAsNewIfDue() : Promise.resolve()),
@@ -120,11 +120,9 @@ export class SessionRuntime {
       }
       await this.continueAsNewIfDue();
       const seen = this.state.snapshot;
-      await this.rest(() =>
-        wf.condition(
-          () => this.state.snapshot !== seen || this.inbox.lookAsked || pred(),
-          Math.min(wait, remaining),
-        ),
+      await this.rest(
+        () => this.state.snapshot !== seen || this.inbox.lookAsked || pred(),
+        Math.min(wait, remaining),
       );
       if (pred()) return true;
       if (this.state.snapshot !== seen) {
@@ -146,12 +144,23 @@ export class SessionRuntime {
   /** Waits up to `ms` for `wake` (continuing as new first when the history grows long); true if woken. */
   async waitFor(wake: () => boolean, ms: number): Promise<boolean> {
     await this.continueAsNewIfDue();
-    return this.rest(() => wf.condition(wake, ms));
+    return this.rest(wake, ms);
   }
 
-  /** A wait of the process: the session's record and search attributes catch up meanwhile. */
-  rest<T>(wait: () => Promise<T>): Promise<T> {
-    return this.recorder.resting(wait);
+  /**
+   * A wait of the process for `wake` (up to `ms`; true if woken): the session's record and search
+   * attributes catch up meanwhile.
+   */
+  rest(wake: () => boolean, ms?: number): Promise<boolean> {
+    return this.recorder.resting(wake, ms);
+  }
+
+  /**
+   * Work done for the session outside its own calls that it waits on like one of its own (the starter
+   * sending card data to the provider): the session is not at rest meanwhile.
+   */
+  onItsBehalf<T>(work: () => Promise<T>): Promise<T> {
+    return this.recorder.during(work);
   }
 
   /**
@@ -162,11 +171,9 @@ export class SessionRuntime {
    */
   async settled(): Promise<boolean> {
     do {
-      await this.rest(() =>
-        wf.condition(() => (wf.allHandlersFinished() && this.inbox.empty) || this.owesWork()),
-      );
+      await this.rest(() => (wf.allHandlersFinished() && this.inbox.empty) || this.owesWork());
       if (this.owesWork()) return false;
-      await this.rest(() => this.recorder.saved());
+      await this.recorder.saved();
     } while (!wf.allHandlersFinished() || !this.inbox.empty);
     return true;
   }
@@ -185,8 +192,8 @@ export class SessionRuntime {
       // being carried out: the waiting refund Updates then end with the run (their callers ask again
       // and reach the next run), and the next run sends the refund, carried as requested, under its key.
       if (info.historyLength < 2 * this.historyLimit) return;
-      await this.rest(() => wf.condition(() => this.decision.running === 0));
-      await this.rest(() => this.recorder.saved());
+      await this.rest(() => this.decision.running === 0);
+      await this.recorder.saved();
     }
     this.reducer.journal.log('timer', 'continue_as_new', `history ${info.historyLength} events`);
     // The next run inherits the search attributes shown: show what is pending first.

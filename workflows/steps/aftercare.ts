@@ -1,5 +1,6 @@
 /**
- * After the result (DESIGN decisions 10, 12): the session's workflow keeps following it for a while
+ * After the result (docs/decisions/010-one-truth-final-is-final.md, 012-the-session-is-one-resource.md): the
+ * session's workflow keeps following it for a while
  * (`followMs`). Refunds the partner asks for are carried out one at a time, each bounded by what is
  * left; refunds and chargebacks the provider reports are recorded as events of the session, never as a
  * rewrite of its outcome; the provider is read again now and then (webhooks may be off). A later change

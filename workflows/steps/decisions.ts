@@ -1,8 +1,9 @@
 /**
- * The partner's decisions (DESIGN decision 5): approve or cancel after approve_pending, finalize or
- * cancel after finalization_pending. Automatic policies decide in the process itself; manual ones through
- * Updates, accepted only where they will be carried out (the policy is manual and the provider waits for
- * that decision now) and answered with the provider's result: a refusal is an error, never a 200.
+ * The partner's decisions (docs/decisions/005-decisions-belong-to-the-partner.md): approve or cancel after
+ * approve_pending, finalize or cancel after finalization_pending. Automatic policies decide in the process
+ * itself; manual ones through Updates, accepted only where they will be carried out (the policy is manual and
+ * the provider waits for that decision now) and answered with the provider's result: a refusal is an error,
+ * never a 200.
  */
 import * as wf from '@temporalio/workflow';
 import type { Decision, SessionPhase } from '../../common/kinds';
@@ -235,7 +236,7 @@ async function partnerDecision(
   const moved = () => session.state.providerPhase !== phase || session.isFinal();
   for (;;) {
     await session.runtime.until(() => moved() || session.decision.inProgress !== undefined, deadline);
-    await session.runtime.rest(() => session.decision.finished());
+    await session.runtime.rest(() => session.decision.inProgress === undefined);
     if (moved()) return;
     if (Date.now() >= deadline) {
       await cancelOwn(session, reason('decision_deadline', `no ${what} decision in time`));

@@ -1,8 +1,8 @@
 /**
- * The result: final only when the provider's operation is final (DESIGN decision 10). Past the session
- * deadline, paysaga cancels what can be canceled; what it cannot cancel it reports (needs attention) and
- * keeps following until the provider ends it. `ended`: what ends this wait (one payout of several ends
- * before its session does).
+ * The result: final only when the provider's operation is final
+ * (docs/decisions/010-one-truth-final-is-final.md). Past the session deadline, paysaga cancels what can be
+ * canceled; what it cannot cancel it reports (needs attention) and keeps following until the provider ends
+ * it. `ended`: what ends this wait (one payout of several ends before its session does).
  */
 import type { Session } from '../session';
 import { reason } from '../../common/reasons';

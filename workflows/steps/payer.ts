@@ -1,7 +1,7 @@
 /**
- * The payer's part: 3-D Secure, the bank app or the QR (DESIGN decision 6). The provider cannot cancel
- * an operation the payer is acting on (spec rule 3), so when the payer's time runs out the session
- * follows the provider to its own end instead of reporting a cancel that may not be true.
+ * The payer's part: 3-D Secure, the bank app or the QR (docs/decisions/006-payer-actions-surfaced.md). The
+ * provider cannot cancel an operation the payer is acting on (spec rule 3), so when the payer's time runs out
+ * the session follows the provider to its own end instead of reporting a cancel that may not be true.
  */
 import type { Session } from '../session';
 import { qrExpired } from '../../common/snapshot';
