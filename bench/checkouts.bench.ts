@@ -5,11 +5,11 @@
  * answer Update that waits for the result), with the worker and the API (whose public listener
  * verifies and signals the sandbox's webhooks) in this process and the sandbox in its own; frictionless
  * card, approval and finalization automatic, so each checkout is initiate, start, approve, result.
- * The floor (bench/floor/, DESIGN 17): a workflow started by the client, one activity, three signals,
- * then it completes; on the same server with paysaga's worker settings and the same concurrency.
- * Rounds alternate the floor and paysaga, so that a change of load on a shared machine falls on both.
- * Run: `npm run bench -- checkouts` (BENCH_N checkouts per row, BENCH_CONCURRENCY in flight,
- * BENCH_ROUNDS rounds; BENCH_CPU_PROF=<dir> writes a CPU profile of paysaga's rows there).
+ * The floor (bench/floor/, docs/decisions/017-speed-against-a-fixed-floor.md): a workflow started by the
+ * client, one activity, three signals, then it completes; on the same server with paysaga's worker settings
+ * and the same concurrency. Rounds alternate the floor and paysaga, so that a change of load on a shared
+ * machine falls on both. Run: `npm run bench -- checkouts` (BENCH_N checkouts per row, BENCH_CONCURRENCY in
+ * flight, BENCH_ROUNDS rounds; BENCH_CPU_PROF=<dir> writes a CPU profile of paysaga's rows there).
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';

@@ -2,22 +2,21 @@
  * End to end: card checkouts through the PaymentsClient, a paysaga worker (in this process) with its
  * store (the embedded one, PGlite in this process, as `paysaga dev` runs it), a local Temporal dev
  * server and the sandbox over HTTP, against the fixed floor (bench/floor: start, one activity, three
- * signals; DESIGN 17) on the same server, worker settings and concurrency. Rounds alternate the floor
- * and paysaga with webhooks on (the sandbox posts to a local receiver that verifies and routes through
- * handleProviderWebhook, as the API does), so a change of load on a shared machine falls on both, and
- * which side goes first alternates from round to round (an even BENCH_ROUNDS gives each the same); with
- * BENCH_POLLING=1 a last row runs webhooks off (the workflows poll transaction/state). Measures
- * sessions/s completed (results read from the store, as a backend reads them), start-to-result
- * latency, this process's RSS and heap before/after, and per checkout the store's bytes and the
- * Temporal history events; every session must end `succeeded` and the sandbox ledger must show
- * exactly one hold and one capture of its amount (anything else fails).
- * Both sides run warm, as long-running workers do: one floor worker and one paysaga stack serve every
- * round, each after BENCH_WARMUP sessions of its own (a fresh paysaga worker per round, as this file
- * had, measured its workflow thread still compiling: 10-20% more CPU per checkout in its first round).
- * Run: `npm run bench -- sessions` (BENCH_N sessions per row, BENCH_CONCURRENCY the bound,
- * BENCH_ROUNDS rounds, BENCH_WARMUP the warm-up of each side, default 50). BENCH_STORE=postgres puts
- * the store on a PostgreSQL server of its own instead (Debian's package, started in a temp folder on
- * this machine as the cluster test does: the same two cores), as production runs it.
+ * signals; docs/decisions/017-speed-against-a-fixed-floor.md) on the same server, worker settings and
+ * concurrency. Rounds alternate the floor and paysaga with webhooks on (the sandbox posts to a local receiver
+ * that verifies and routes through handleProviderWebhook, as the API does), so a change of load on a shared
+ * machine falls on both, and which side goes first alternates from round to round (an even BENCH_ROUNDS gives
+ * each the same); with BENCH_POLLING=1 a last row runs webhooks off (the workflows poll transaction/state).
+ * Measures sessions/s completed (results read from the store, as a backend reads them), start-to-result
+ * latency, this process's RSS and heap before/after, and per checkout the store's bytes and the Temporal
+ * history events; every session must end `succeeded` and the sandbox ledger must show exactly one hold and
+ * one capture of its amount (anything else fails). Both sides run warm, as long-running workers do: one floor
+ * worker and one paysaga stack serve every round, each after BENCH_WARMUP sessions of its own (a fresh
+ * paysaga worker per round, as this file had, measured its workflow thread still compiling: 10-20% more CPU
+ * per checkout in its first round). Run: `npm run bench -- sessions` (BENCH_N sessions per row,
+ * BENCH_CONCURRENCY the bound, BENCH_ROUNDS rounds, BENCH_WARMUP the warm-up of each side, default 50).
+ * BENCH_STORE=postgres puts the store on a PostgreSQL server of its own instead (Debian's package, started in
+ * a temp folder on this machine as the cluster test does: the same two cores), as production runs it.
  */
 import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -143,8 +142,8 @@ export function checkLedger(entries: LedgerEntry[], expected: Map<string, number
 }
 
 /**
- * Sessions' final phases as a backend following many of them reads them: from the store (DESIGN decision
- * 15), one query every 100 ms for all the sessions it waits on, by primary key, for the ones now final.
+ * Sessions' final phases as a backend following many of them reads them: from the store
+ * (docs/decisions/015-paysaga-remembers.md), one query every 100 ms for all the sessions it waits on, by primary key, for the ones now final.
  * Reading the workflow instead (a query, then long polls) would make the observer cost a workflow
  * activation of each checkout, which the floor's `result()` does not; a read of each session's whole
  * state on its own backoff (as this file did: about six per checkout) made the observer cost more than

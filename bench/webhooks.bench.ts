@@ -99,7 +99,7 @@ export async function main(): Promise<void> {
     const bare = async (i: number) => {
       const { body, signature } = signed[i % signed.length]!;
       // What the API signals for the same webhook (client/webhook-router.ts): the signed bytes, which
-      // the session verifies again before it believes them (DESIGN 16).
+      // the session verifies again before it believes them (docs/decisions/016-results-are-proven.md).
       const delivery: ProviderEventDelivery = {
         receivedAt: new Date().toISOString(),
         via: 'webhook',

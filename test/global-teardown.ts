@@ -38,9 +38,11 @@ export default async function globalTeardown(): Promise<void> {
   if (scanError) throw scanError;
   if (scan?.findings.length) {
     throw new Error(
-      `card data found in workflow histories (DESIGN decision 2):\n${scan.findings.join('\n')}`,
+      `card data found in workflow histories (docs/decisions/002-card-data-never-enters-temporal.md):\n${scan.findings.join('\n')}`,
     );
   }
   if (storeScan?.findings.length)
-    throw new Error(`card data found in the store (DESIGN decision 2):\n${storeScan.findings.join('\n')}`);
+    throw new Error(
+      `card data found in the store (docs/decisions/002-card-data-never-enters-temporal.md):\n${storeScan.findings.join('\n')}`,
+    );
 }

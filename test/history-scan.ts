@@ -1,7 +1,7 @@
 /**
- * DESIGN decision 2, checked over the whole test run: before the shared dev server stops, every
- * workflow history it holds is exported and searched for the test card numbers and card field
- * names. Payload bytes are searched as they are stored (protobuf), so plain JSON payloads are read
+ * docs/decisions/002-card-data-never-enters-temporal.md, checked over the whole test run: before the shared
+ * dev server stops, every workflow history it holds is exported and searched for the test card numbers and
+ * card field names. Payload bytes are searched as they are stored (protobuf), so plain JSON payloads are read
  * and encrypted ones (codec tests) are opaque by construction.
  */
 import type { Client } from '@temporalio/client';
@@ -11,7 +11,7 @@ import { EVENT_SECRET_PREFIX } from '../platform/event-signature';
 
 /**
  * Test card numbers, card fields as JSON keys (`"card_details"` is also a legitimate type value), and
- * event endpoint secrets (shown once to whoever registers an endpoint, never kept: issue 15).
+ * event endpoint secrets (shown once to whoever registers an endpoint, never kept).
  */
 export const CARD_NEEDLES = [
   ...Object.keys(TEST_CARDS),

@@ -1,8 +1,8 @@
 /**
- * DESIGN decision 2 over the store as well: before the run's embedded store stops, every row of every
- * table in every schema the tests made is searched for the test card numbers and card field names (the
- * same needles as the history scan), by the database itself: each row's columns as text (jsonb as its
- * JSON, text as it is) joined, then position() of each needle.
+ * docs/decisions/002-card-data-never-enters-temporal.md over the store as well: before the run's embedded
+ * store stops, every row of every table in every schema the tests made is searched for the test card numbers
+ * and card field names (the same needles as the history scan), by the database itself: each row's columns as
+ * text (jsonb as its JSON, text as it is) joined, then position() of each needle.
  */
 import pg from 'pg';
 import { CARD_NEEDLES } from './history-scan';

@@ -1,7 +1,7 @@
 /**
- * The API's two listeners (DESIGN decision 14): the public one serves only the provider's webhooks and
- * the payer's return page; health, metrics, docs and the codec server are on the internal one, and so
- * is /v1 unless the deployment puts it on the public one. Both count into one /metrics.
+ * The API's two listeners (docs/decisions/014-two-listeners.md): the public one serves only the provider's
+ * webhooks and the payer's return page; health, metrics, docs and the codec server are on the internal one,
+ * and so is /v1 unless the deployment puts it on the public one. Both count into one /metrics.
  */
 import { Writable } from 'node:stream';
 import { request } from 'undici';

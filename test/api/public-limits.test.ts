@@ -1,5 +1,5 @@
 /**
- * The public listener's per-address limit (issue 15, server limits): past the limit, 429 in the API's
+ * The public listener's per-address limit: past the limit, 429 in the API's
  * envelope with Retry-After, on every public route, except for webhooks the provider signed; the internal
  * listener is not limited by it.
  */

@@ -1,5 +1,5 @@
 /**
- * Scoped API tokens (issue 15) on a real API over a real stack: a `read` token gets 403 on every route
+ * Scoped API tokens on a real API over a real stack: a `read` token gets 403 on every route
  * that moves money, decides or administers (the whole route table, client/http/endpoints.ts), and the
  * refused request changed nothing; `payments` cannot administer; every log line of an accepted request
  * names the token's id, never the token; refused requests from one address are cut off with 429.

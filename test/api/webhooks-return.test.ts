@@ -1,8 +1,8 @@
 /**
  * The provider's webhooks through the API's public listener (signature over the raw bytes, status = what
  * happened to the event) and the payer's return page, bound to its session by the token in back_url
- * (DESIGN decision 14): by GET and by POST, nothing in Temporal for a forged, unsigned or foreign id, and
- * one state check per interval however often a valid one is hit.
+ * (docs/decisions/014-two-listeners.md): by GET and by POST, nothing in Temporal for a forged, unsigned or
+ * foreign id, and one state check per interval however often a valid one is hit.
  */
 import { sign, generateKeyPairSync } from 'node:crypto';
 import { request } from 'undici';

@@ -1,5 +1,5 @@
 /**
- * Issue 10's acceptance, end to end: a backend (a local HTTP receiver) registers itself through the API
+ * A backend hears every change, end to end: a backend (a local HTTP receiver) registers itself through the API
  * (`POST /v1/event-endpoints` over HTTP), then every session kind of `paysaga demo` runs through the
  * HTTP API (card checkout, 3-D Secure with the payer's return, payment form, hold + partial finalize,
  * FPS payment, FPS binding, payout, recurring, identity check, a refund, a chargeback) and a
@@ -181,7 +181,7 @@ function keysOf(value: unknown, out = new Set<string>()): Set<string> {
 
 const subjectOf = (e: PaysagaEvent) => e.session_id ?? e.subscription_id ?? '';
 
-describe('issue 10 acceptance: every session kind and a subscription reach a backend through a 500 outage and a worker SIGKILL', () => {
+describe('every session kind and a subscription reach a backend through a 500 outage and a worker SIGKILL', () => {
   const codecKeys = generateCodecKeySpec('acc');
   const dataConverter = { payloadCodecs: [new EncryptionCodec(parseCodecKeys(codecKeys))] };
   const taskQueue = uniqueTaskQueue('events-acceptance');

@@ -1,5 +1,5 @@
 /**
- * The outbound edge end to end (issue 15): an API under the production policy (https only, public
+ * The outbound edge end to end: an API under the production policy (https only, public
  * addresses only) refuses endpoints inside the deployment with a 400 naming `url` and registers
  * nothing; a name that resolved to an allowed address at registration and later resolves to a private
  * one gets no delivery, and its delivery log says why without naming any address.

@@ -52,7 +52,10 @@ export interface StackOptions {
   sandbox?: Omit<TestSandboxOptions, 'projects' | 'webhookUrl'>;
   settings?: SettingsOverrides;
   providerRetries?: number;
-  /** Encrypt payloads with this codec in the worker and the client (DESIGN decision 2). */
+  /**
+   * Encrypt payloads with this codec in the worker and the client
+   * (docs/decisions/002-card-data-never-enters-temporal.md).
+   */
   codec?: PayloadCodec;
   /** A namespace of its own (registered beforehand), instead of the run's shared one. */
   namespace?: string;

@@ -1,8 +1,9 @@
 /**
- * The hostile-input suite (issue 15; `npm run test:hostile`, part of `npm test`): the attacks of the
- * issue against `paysaga dev` started as a real process, each as an outsider would send it over HTTP
+ * The hostile-input suite (`npm run test:hostile`, part of `npm test`): attacks against `paysaga dev`
+ * started as a real process, each as an outsider would send it over HTTP
  * or through the Temporal CLI. Each row says what is expected, what was observed, and whether the
- * state it aimed at changed (it must not). The table is printed at the end (README "Hostile input").
+ * state it aimed at changed (it must not). The table is printed at the end (docs/reliability.md, "Hostile
+ * input").
  *
  * Only loopback is ever contacted: outbound targets are refused at registration, before any lookup
  * of a private address could lead to a connection.

@@ -1,5 +1,5 @@
 /**
- * The outbound edge (issue 15): event endpoints may not reach inside the deployment. Every name here is
+ * The outbound edge: event endpoints may not reach inside the deployment. Every name here is
  * answered by a stub resolver, and the one connection a guard could open goes to a loopback listener
  * that counts connections: nothing in this file may reach any other address. A tripwire watches every
  * TCP socket created meanwhile and fails the test if one connects anywhere.

@@ -255,7 +255,8 @@ export async function startStack(o: StackOptions, teardown: Teardown): Promise<S
     PAYSAGA_PROVIDER_URL: sandboxUrl,
     PAYSAGA_PROJECT_ID: PROJECT_ID,
     PAYSAGA_PARTNER_PRIVATE_KEY: keys.paths.partnerPrivate,
-    // The API verifies each webhook and the worker verifies it again (DESIGN 16), as a deployment runs them.
+    // The API verifies each webhook and the worker verifies it again
+    // (docs/decisions/016-results-are-proven.md), as a deployment runs them.
     PAYSAGA_PROVIDER_TEST_SERVICE_KEYS: keys.paths.servicePublic,
     PAYSAGA_CODEC_KEYS: `k1:${randomBytes(32).toString('base64')}`,
     PAYSAGA_PROVIDER_TIMEOUT_MS: String(o.providerTimeoutMs),

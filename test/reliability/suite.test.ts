@@ -1,5 +1,5 @@
 /**
- * The reliability suite (`npm run test:reliability`; README "Reliability"): mixed sessions created
+ * The reliability suite (`npm run test:reliability`; docs/reliability.md): mixed sessions created
  * through the API while faults run for minutes (the provider answering 5xx or timing out past every
  * retry budget, commit-then-drop on every money-moving endpoint, webhooks dropped, duplicated,
  * reordered, delayed and switched off, partner decisions at random moments in every policy, workers

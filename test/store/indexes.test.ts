@@ -1,5 +1,5 @@
 /**
- * Search and feeds at any size (issue 14): with 100,000 sessions and 100,000 events in the store, the
+ * Search and feeds at any size: with 100,000 sessions and 100,000 events in the store, the
  * plan of every query the API sends (built by the same functions: sessionSearchQuery, eventListQuery)
  * reads an index, never the whole table. Each case prints its plan's scans.
  */

@@ -1,5 +1,5 @@
 /**
- * Nothing depends on Temporal's retention (DESIGN decision 15, issue 14's acceptance): a session runs to
+ * Nothing depends on Temporal's retention (docs/decisions/015-paysaga-remembers.md): a session runs to
  * its result, its workflow closes (followMs 0), and then every closed workflow execution of the namespace
  * is deleted, as the namespace's retention does after its days. paysaga still answers the session from
  * its store, finds it by reference, answers the same request with the same session (no new provider

@@ -1,11 +1,11 @@
 /**
- * The store's connections survive the server going away mid-transaction (issue 14: "the store can fail").
+ * The store's connections survive the server going away mid-transaction (the store can fail).
  * node-postgres's pool stops listening for a connection's errors while the connection is lent out; a
  * server that crashes then (here: `pg_ctl stop -m immediate` while a transaction waits between two
  * statements) emits an error nobody hears, which Node turns into an uncaught exception: the worker or
- * API process dies (found by the reliability suite, seed 1abbfa3bd1: both workers gone after a store
- * crash). Jest reports such an error as the suite failing to run. Here the transaction fails as the store
- * being unavailable (so an activity retries it), and the store answers again once the server is back.
+ * API process dies (both workers of a reliability run were gone after a store crash). Jest reports such an
+ * error as the suite failing to run. Here the transaction fails as the store being unavailable (so an
+ * activity retries it), and the store answers again once the server is back.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';

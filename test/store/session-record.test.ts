@@ -2,7 +2,8 @@
  * The session's write (store/sessions.ts recordSession, one statement): the row only forward by version,
  * its operations only with the version that wrote them, audit entries and events each once with one
  * delivery per endpoint that wants the event's type, and the global order of events kept when writes
- * carrying the same events run at the same time (a workflow's writes overlap; DESIGN decision 15).
+ * carrying the same events run at the same time (a workflow's writes overlap;
+ * docs/decisions/015-paysaga-remembers.md).
  */
 import { sql } from 'kysely';
 import { DEFAULT_SETTINGS } from '../../common/settings';
@@ -156,7 +157,7 @@ test('overlapping writes that carry the same events store each once, in order, w
   const all = Array.from({ length: 6 }, (_, i) =>
     event(id, i + 1, i === 5 ? 'session.succeeded' : 'session.awaiting_payer'),
   );
-  // each write carries every event not confirmed yet (workflows/session-recorder.ts): prefixes of `all`
+  // each write carries every event not confirmed yet (workflows/session/recorder.ts): prefixes of `all`
   const writes = Array.from({ length: 6 }, (_, i) =>
     recordSession(store, record(stateOf(id, i + 1), { events: all.slice(0, i + 1) })),
   );

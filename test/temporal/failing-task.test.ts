@@ -1,5 +1,5 @@
 /**
- * A session whose workflow fails its tasks is told apart from Temporal being down (issue 15): a
+ * A session whose workflow fails its tasks is told apart from Temporal being down: a
  * workflow with a bug (its signal handler throws a TypeError, so every task after the signal fails) is
  * described, and the API answers 503 `session_failing`, not `temporal_unavailable`.
  */

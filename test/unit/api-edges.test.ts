@@ -1,7 +1,7 @@
 /**
- * The pure parts of the API's edges (DESIGN decision 14): the per-session throttle of the return page,
- * the loopback rule of the codec, the listeners' configuration, the signed back_url, and the workflow's
- * own throttle of payer returns.
+ * The pure parts of the API's edges (docs/decisions/014-two-listeners.md): the per-session throttle of the
+ * return page, the loopback rule of the codec, the listeners' configuration, the signed back_url, and the
+ * workflow's own throttle of payer returns.
  */
 import { listenConfigFromEnv } from '../../api/listen-config';
 import { assertCodecProtected, isLoopback } from '../../api/listeners';

@@ -1,5 +1,5 @@
 /**
- * Regressions the code review of issue 9 looks for, caught by reading the sources:
+ * Rules of the API's code, checked by reading the sources:
  * - partner routes are registered from the HTTP client's route table (api/http.ts tableRoute), never by
  *   a path of their own, and every entry of the table is served;
  * - the session and subscription views are the zod schemas of common/views.ts, and no other answer,

@@ -61,7 +61,7 @@ describe('EncryptionCodec', () => {
     expect(none).toEqual(absent); // binary/null carries nothing: it passes
     await expect(codec.withPlain('refuse').decode([plain])).rejects.toThrow(
       new Error(
-        'an unencrypted payload (json/plain) where PAYSAGA_CODEC_KEYS requires encryption; PAYSAGA_CODEC_ACCEPT_PLAIN=true lets them pass (README: Configuration)',
+        'an unencrypted payload (json/plain) where PAYSAGA_CODEC_KEYS requires encryption; PAYSAGA_CODEC_ACCEPT_PLAIN=true lets them pass (docs/configuration.md)',
       ),
     );
     expect(await codec.withPlain('accept').decode([plain])).toEqual([plain]);

@@ -1,5 +1,5 @@
 /**
- * Bounded input everywhere (issue 15): every field a caller can send to any route, as the OpenAPI
+ * Bounded input everywhere: every field a caller can send to any route, as the OpenAPI
  * document describes it, has a bound. A string has a maximum length, an enum, or an anchored pattern
  * without an open-ended repeat; a number a maximum; an array a maximum count; a free-form object a
  * maximum size as JSON (`x-max-json-bytes`, checked by common/json-bounds.ts). A new field without

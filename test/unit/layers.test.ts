@@ -1,7 +1,7 @@
 /**
- * One-way layers (eslint.layers.mjs, README "What is where"): the linter refuses an import against the
- * direction, planted here in a file of each layer; neither the top-level folders nor the files import
- * one another in a cycle.
+ * One-way layers (eslint.layers.mjs, docs/architecture.md "The layers"): the linter refuses an import against
+ * the direction, planted here in a file of each layer; neither the top-level folders nor the files import one
+ * another in a cycle.
  */
 import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';

@@ -1,5 +1,5 @@
 /**
- * Structured reasons (issue 17): `reason` and `attention` are a code from a closed list with words
+ * Structured reasons: `reason` and `attention` are a code from a closed list with words
  * beside it. What earlier runs and store rows carry as `"code: words"` strings reads as the reason
  * today's code makes for the same cause; the OpenAPI document lists the codes as enums; and nothing in
  * paysaga or its tests reads a reason's (or an error message's) words to decide anything.

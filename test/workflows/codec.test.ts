@@ -13,7 +13,7 @@ import { until } from '../helpers/until';
 import { UNENCRYPTED } from '../../common/message-schemas';
 import { TEST_CARD } from '../../sandbox/test-cards';
 
-describe('payloads in Temporal are encrypted (DESIGN decision 2)', () => {
+describe('payloads in Temporal are encrypted', () => {
   let stack: TestStack;
   beforeAll(async () => {
     stack = await startStack({ codec: new EncryptionCodec(parseCodecKeys(generateCodecKeySpec('test'))) });

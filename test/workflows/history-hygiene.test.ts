@@ -1,7 +1,7 @@
 /**
- * No card data in Temporal (DESIGN decision 2): after card checkouts (frictionless and 3-D Secure)
- * and card payouts (raw and hashed), the exported workflow histories, with every payload decoded,
- * and everything the worker logged hold no PAN, no CVV and no hashed card field.
+ * No card data in Temporal (docs/decisions/002-card-data-never-enters-temporal.md): after card checkouts
+ * (frictionless and 3-D Secure) and card payouts (raw and hashed), the exported workflow histories, with
+ * every payload decoded, and everything the worker logged hold no PAN, no CVV and no hashed card field.
  */
 import { Runtime, type LogLevel, type LogMetadata } from '@temporalio/worker';
 import { CardDetails } from '../../provider';

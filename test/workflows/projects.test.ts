@@ -1,5 +1,5 @@
 /**
- * Several provider projects (issue 16, PAYSAGA_PROJECTS): a 3-D Secure project takes the payment form
+ * Several provider projects (PAYSAGA_PROJECTS): a 3-D Secure project takes the payment form
  * and customer-initiated recurring payments, the default project everything else. Each session's calls
  * are signed for its own project from start to end (the sandbox's request log shows the project of every
  * call), and the provider's webhooks of both projects are verified and applied to their sessions.

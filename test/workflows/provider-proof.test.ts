@@ -1,11 +1,11 @@
 /**
- * Nobody can fake an outcome (DESIGN decision 16, issue 15): signals sent with the Temporal CLI, plain
- * and unencrypted, by someone who can reach the namespace but holds no provider key. A 3-D Secure
- * checkout whose payer never acts is told it succeeded in every way a signal can say it: unsigned,
- * with a made-up signature, with a body changed after signing, signed for another session, as a
- * reconciler's state sync, and malformed. It stays unpaid and waiting for the payer (nothing captured
- * at the provider), answers throughout, and every attempt is in its audit. Then the payer pays and the
- * provider's own signed webhook is applied.
+ * Nobody can fake an outcome (docs/decisions/016-results-are-proven.md): signals sent with the Temporal CLI,
+ * plain and unencrypted, by someone who can reach the namespace but holds no provider key. A 3-D Secure
+ * checkout whose payer never acts is told it succeeded in every way a signal can say it: unsigned, with a
+ * made-up signature, with a body changed after signing, signed for another session, as a reconciler's state
+ * sync, and malformed. It stays unpaid and waiting for the payer (nothing captured at the provider), answers
+ * throughout, and every attempt is in its audit. Then the payer pays and the provider's own signed webhook is
+ * applied.
  */
 import { sign } from 'node:crypto';
 import { providerEventsOf } from '../../store/sessions';

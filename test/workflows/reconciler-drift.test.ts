@@ -74,7 +74,8 @@ describe('reconciler: drift', () => {
     expect(report.totals.drift).toBeGreaterThanOrEqual(1);
 
     // The session: still canceled (final is final), the payment recorded, attention, the event. The
-    // reconciler's sync only makes the session read transaction/state (DESIGN 16): wait for that read.
+    // reconciler's sync only makes the session read transaction/state
+    // (docs/decisions/016-results-are-proven.md): wait for that read.
     const after = await until(
       'the drift in the session',
       () => stack.payments.sessions.get(id),

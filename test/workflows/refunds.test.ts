@@ -1,9 +1,9 @@
 /**
- * Refunds and chargebacks are operations of the session (DESIGN decision 12): the session keeps its
- * kind, reference and result; each refund is bounded by what is left (captured, less refunds and
- * chargebacks), carried out one at a time by the session's workflow, and the same reference is the same
- * refund. After the workflow has closed, a refund or a late provider event opens a new run that carries
- * the whole session on. With webhooks on and off.
+ * Refunds and chargebacks are operations of the session (docs/decisions/012-the-session-is-one-resource.md):
+ * the session keeps its kind, reference and result; each refund is bounded by what is left (captured, less
+ * refunds and chargebacks), carried out one at a time by the session's workflow, and the same reference is
+ * the same refund. After the workflow has closed, a refund or a late provider event opens a new run that
+ * carries the whole session on. With webhooks on and off.
  */
 import { ProviderRefusedError, ReferenceConflictError, SessionStateError } from '../../client/errors';
 import { syncSessionFromProvider } from '../../client/webhook-router';

@@ -1,14 +1,14 @@
 /**
  * A subscription's history must replay from its first event on any worker: a worker that evicted it, a
- * restarted one, or one answering a query (issue 16, seed 30a94ff344: "Update machine does not handle
- * this event: ActivityTaskScheduled"). The real subscription workflow runs here with a stand-in for the
- * sessions it opens (test/fixtures/subscription-workflows.ts) and a store activity of random speed,
- * while Updates arrive at random moments, alone and in bursts: during a charge, a dunning wait, a
- * pause and across continue-as-new (two periods a run). The worker keeps no workflow in its cache, so
- * every task replays the history from its first event, as after a restart or an eviction (this is what
- * failed on the old publisher: a workflow task failed with the nondeterminism error); at the end every
- * run of the chain is replayed once more from its history. The seed is printed;
- * SUBSCRIPTION_REPLAY_SEED repeats the driver's choices (the timing is the machine's).
+ * restarted one, or one answering a query (a record write scheduled in another order on replay fails
+ * with "Update machine does not handle this event: ActivityTaskScheduled"). The real subscription workflow
+ * runs here with a stand-in for the sessions it opens (test/fixtures/subscription-workflows.ts) and a store
+ * activity of random speed, while Updates arrive at random moments, alone and in bursts: during a charge, a
+ * dunning wait, a pause and across continue-as-new (two periods a run). The worker keeps no workflow in its
+ * cache, so every task replays the history from its first event, as after a restart or an eviction (a
+ * nondeterministic order of commands fails a workflow task there); at the end every run of the chain is
+ * replayed once more from its history. The seed is printed; SUBSCRIPTION_REPLAY_SEED repeats the driver's
+ * choices (the timing is the machine's).
  */
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';

@@ -125,7 +125,8 @@ describe('subscriptions', () => {
     });
     expect(again.subscriptionId).toBe(started.subscriptionId);
     expect(again.created).toBe(false);
-    // Another request under the same reference is refused, naming the reference (DESIGN decision 11).
+    // Another request under the same reference is refused, naming the reference
+    // (docs/decisions/011-paysaga-owns-its-references.md).
     await expect(
       stack.payments.subscriptions.start({
         reference,

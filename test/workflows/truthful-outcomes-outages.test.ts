@@ -1,9 +1,9 @@
 /**
- * Issue 8, findings 4 and 5: provider outages longer than every retry budget. Temporal's attempts of a
+ * Provider outages longer than every retry budget. Temporal's attempts of a
  * provider call last about half a minute (workflows/calls.ts); these outages last until the session has
  * shown it needs attention, then end, and the session must then end as the provider says, with money
  * moved exactly once. Each test runs on its own stack (the sandbox's faults are the stack's), the four
- * kinds of finding 4 (checkout, payout, refund, hold) at the same time. Judged by the sandbox ledger and transaction/state.
+ * kinds that move money (checkout, payout, refund, hold) at the same time. Judged by the sandbox ledger and transaction/state.
  */
 import type { Client } from '@temporalio/client';
 import { NeedsAttention, PaymentStatus } from '../../common/search-attributes';
@@ -80,10 +80,9 @@ const outage = (...droppedEvents: string[]) => [
   ...droppedEvents.map((eventType) => ({ kind: 'webhook_drop', eventType })),
 ];
 
-describe('finding 4: exhausted retries never end a session while money can move', () => {
-  // Old code (workflows/session-run.ts, session-lifecycle.ts): every activity, polls included, stopped
-  // after 10 attempts, and guarded() ended the session `failed (provider_error ... http_503)` with no
-  // follow-up, though the payer had been charged; it stayed `failed` after the provider came back.
+describe('exhausted retries never end a session while money can move', () => {
+  // A provider down past every retry must not end a session whose payer may have paid: the session needs
+  // attention and follows the provider until it answers.
   it.concurrent(
     'a card checkout: needs_attention (not final) while the charge is unknown; then succeeded, one hold and one capture',
     async () =>
@@ -192,8 +191,7 @@ describe('finding 4: exhausted retries never end a session while money can move'
       }),
   );
 
-  // Old code: the deadline's cancel stopped after its 10 attempts like every activity, and guarded()
-  // ended the session `failed` while the amount stayed held on the payer (frozen, never released).
+  // A deadline's cancel that cannot get through keeps trying: a hold is released, never left on the payer.
   it.concurrent(
     'a hold whose decision deadline passes while cancel answers 503: needs_attention, still held; then released and canceled',
     async () =>
@@ -237,8 +235,8 @@ describe('finding 4: exhausted retries never end a session while money can move'
       }),
   );
 
-  // Old code (workflows/subscription.ts): the charge session ended `failed` once its polls ran out, the
-  // subscription counted the attempt as failed and dunning charged the period again.
+  // A charge the provider has not decided yet is not a failed attempt: dunning must not charge the period
+  // again.
   it.concurrent(
     "a subscription's charge whose result cannot be read: attention, not a failed attempt; then the period is charged once",
     async () =>
@@ -299,9 +297,8 @@ describe('finding 4: exhausted retries never end a session while money can move'
   );
 });
 
-describe('finding 5: a subscription survives a provider outage', () => {
-  // Old code (workflows/subscription.ts): a failure of initiateRecurringSession escaped the subscription
-  // loop and failed the workflow (REJECT_DUPLICATE then blocked starting it again): billing stopped.
+describe('a subscription survives a provider outage', () => {
+  // An outage while a charge is opened delays the period; it never ends the subscription.
   it('the charge cannot be opened for a while: attention, still active; then the period is charged once', async () =>
     withStack({ webhooks: true }, async (stack) => {
       const first = await stack.payments.sessions.startCardCheckout({

@@ -1,11 +1,10 @@
 /**
- * Issue 8 ("Truthful outcomes"): one regression test per numbered finding, on the real stack (sandbox over
- * HTTP with real keys, paysaga worker on the shared dev server, the API over HTTP where a partner would
- * call it), judged by the provider's truth: the sandbox ledger and transaction/state.
+ * Truthful outcomes: what a session tells a partner is what the provider did, on the real stack (sandbox
+ * over HTTP with real keys, paysaga worker on the shared dev server, the API over HTTP where a partner
+ * would call it), judged by the provider's truth: the sandbox ledger and transaction/state.
  *
- * Each test says what the code before the rewrite (commit ac2e2a2, `git show ac2e2a2:<path>`) did, and so
- * why it fails there. The long outages (findings 4 and 5) are in truthful-outcomes-outages.test.ts; the
- * findings already covered elsewhere are named in the "elsewhere" block below.
+ * Each test says what it protects. The long outages are in truthful-outcomes-outages.test.ts; the
+ * behaviours covered elsewhere are named in the block below.
  */
 import { sign } from 'node:crypto';
 import { reason, reasonText } from '../../common/reasons';
@@ -22,19 +21,17 @@ import { finalView } from '../helpers/final';
 jest.setTimeout(90_000);
 
 /*
- * Findings covered by tests elsewhere (run them with this file to see all of issue 8):
- *   8  the API accepts what the provider must refuse: test/api/checkouts.test.ts, "bad input: 400 naming
- *      field and rule, nothing started" ("payment without customer", "card without expiry and code");
- *      the old schema made them optional and answered 201 with a failed session.
- *   9c finalization.auto_partial.amount above the amount: test/api/checkouts.test.ts, "a partial finalize
- *      above the amount" (400 naming settings.finalization.amount); the old code accepted it.
- *   12 the session is one resource: test/workflows/refunds.test.ts ("partial refunds up to the whole
- *      payment; the session stays the payment ...", "after the workflow closed, a refund opens a new run
- *      that carries the whole session on", "a chargeback after the result is an operation of the
- *      session ...") and over HTTP test/api/sessions.test.ts ("partial refund, the same key again ...");
- *      the old refund run replaced the view.
- *   13 (in part) test/workflows/identity-check.test.ts ("the provider's refusal (an unknown bank) is a
- *      typed error") and test/api/kinds.test.ts; what is missing over HTTP is below.
+ * Covered by tests elsewhere (run them with this file to see the whole picture):
+ *   - the API refuses what the provider must refuse: test/api/checkouts.test.ts, "bad input: 400 naming
+ *     field and rule, nothing started" ("payment without customer", "card without expiry and code");
+ *   - finalization.auto_partial.amount above the amount: test/api/checkouts.test.ts, "a partial finalize
+ *     above the amount" (400 naming settings.finalization.amount);
+ *   - the session is one resource: test/workflows/refunds.test.ts ("partial refunds up to the whole
+ *     payment; the session stays the payment ...", "after the workflow closed, a refund opens a new run
+ *     that carries the whole session on", "a chargeback after the result is an operation of the
+ *     session ...") and over HTTP test/api/sessions.test.ts ("partial refund, the same key again ...");
+ *   - a client mistake as a typed error: test/workflows/identity-check.test.ts ("the provider's refusal
+ *     (an unknown bank) is a typed error") and test/api/kinds.test.ts; what is missing over HTTP is below.
  */
 
 const main = useApiStack({ webhooks: true });
@@ -111,12 +108,11 @@ async function create(s: ApiStack, body: object, wait = 0): Promise<any> {
   return res.body;
 }
 
-describe('finding 1: a cancel while an automatic approve is in flight', () => {
+describe('a cancel while an automatic approve is in flight', () => {
   afterEach(() => main.stack.sandbox.plain('DELETE', '/sandbox/faults'));
 
-  // Old code (workflows/session-run.ts): the decision validators checked only the phase, so the cancel
-  // was accepted while the auto approve was in flight; pendingDecision was never cleared, the wait
-  // returned at once forever and the activation never yielded: the worker thread died.
+  // A decision is accepted only where it will be carried out: a cancel while the automatic approve is in
+  // flight is refused, and the session and its worker go on.
   it('is refused 409 (decisions only in manual policies); the session succeeds once; the worker keeps running', async () => {
     await setFaults(main, [{ kind: 'latency', path: 'transaction/approve', ms: 4_000, times: 1 }]);
     const { sessionId: id } = await create(main, cardBody(ref('f1'), 4_100));
@@ -143,12 +139,10 @@ describe('finding 1: a cancel while an automatic approve is in flight', () => {
   });
 });
 
-describe('finding 2: a final phase stays final', () => {
+describe('a final phase stays final', () => {
   afterEach(() => main.stack.sandbox.plain('DELETE', '/sandbox/faults'));
 
-  // Old code (workflows/session-lifecycle.ts, session-run.ts): the start refusal ended the session
-  // `failed` (start_failed) through a signal, but end() did not wake the start wait; at the start deadline
-  // it found no operation and ended it again `canceled` (not_started), PaymentStatus included.
+  // A start refusal is final: no later deadline may end the session a second time or change what it showed.
   it('a checkout refused at start is failed (start_failed) and unchanged past every deadline, PaymentStatus too', async () => {
     // The provider refuses the starter's card at start/checkout.
     await setFaults(main, [
@@ -186,12 +180,10 @@ describe('finding 2: a final phase stays final', () => {
   });
 });
 
-describe('finding 3: a refund after a partial finalize', () => {
+describe('a refund after a partial finalize', () => {
   const hold = useApiStack({ webhooks: true, hold: true });
 
-  // Old code (client/payments-client.ts refund): what was left came from the payment's amount, the held
-  // 10000, so a refund without amount asked the provider for 10000 of the 4000 captured and was refused
-  // (exceeds_refundable_amount); the view showed 10000 as the payment's amount and nothing captured.
+  // What is left to refund is what the hold captured, not what it held.
   it('hold 10000, finalize 4000: the view shows 4000 captured; a refund without amount refunds exactly 4000', async () => {
     const manual = { mode: 'manual', deadlineMs: 60_000 };
     const { sessionId: id, phase } = await startCheckout(hold, ref('f3'), { finalization: manual }, 10_000);
@@ -225,13 +217,12 @@ describe('finding 3: a refund after a partial finalize', () => {
   });
 });
 
-describe('finding 6: "same reference, same session" outlives the provider\'s idempotency keys', () => {
+describe('"same reference, same session" outlives the provider\'s idempotency keys', () => {
   // Keys live 200 s × timeScale 0.01 = 2 s at this sandbox (sandbox config idempotencyTtlSeconds).
   const k = useApiStack({ webhooks: true, sandbox: { config: { idempotencyTtlSeconds: 200 } } });
 
-  // Old code (client/payments-client.ts): the only deduplication was the provider's idempotency key on
-  // transaction/initiate (24 h); once the provider forgot it, the same request opened a second provider
-  // session and charged the card again.
+  // The provider forgets an idempotency key after 24 hours; paysaga's reference still names the same session,
+  // and the card is not charged again.
   it('the same create request after the keys expired answers the same session; no provider session, no money', async () => {
     const body = cardBody(ref('f6'), 3_600);
     const first = await create(k, body);
@@ -258,7 +249,7 @@ describe('finding 6: "same reference, same session" outlives the provider\'s ide
   });
 });
 
-describe('finding 7: a refused decision is an error', () => {
+describe('a refused decision is an error', () => {
   const hold = useApiStack({ webhooks: true, hold: true });
   afterEach(async () => {
     await main.stack.sandbox.plain('DELETE', '/sandbox/faults');
@@ -274,9 +265,8 @@ describe('finding 7: a refused decision is an error', () => {
   });
   const manual = { mode: 'manual', deadlineMs: 60_000 };
 
-  // Old code (workflows/payment-process.ts, manualDecision): the Update returned once pendingDecision was
-  // cleared in `finally`, before the refusal ended the session `failed`: the caller read 200 and a stale
-  // phase, and the session then failed although the provider still waited for a decision.
+  // A decision the provider refuses is an error for the caller, and the session keeps following the provider,
+  // which still waits for a decision.
   it('approve refused by the provider: 409 provider_refused; the phase follows the provider; a later approve charges once', async () => {
     const { sessionId: id, phase } = await startCheckout(
       main,
@@ -357,13 +347,11 @@ describe('finding 7: a refused decision is an error', () => {
   });
 });
 
-describe('finding 9: amount checks', () => {
+describe('amount checks', () => {
   const hold = useApiStack({ webhooks: true, hold: true });
   afterEach(() => hold.stack.sandbox.plain('DELETE', '/sandbox/faults'));
 
-  // Old code (workflows/snapshot.ts amountMismatch): any amount paysaga had asked for, or the full amount,
-  // passed; so a partial finalize charged in full looked right. (The over-capture shows only in the
-  // final snapshot, which the old code did not check either: see (b).)
+  // A partial finalize charged in full must be caught: the charge is checked against the finalized amount.
   it("(a) an over-capture after a partial finalize: attention amount_mismatch; the result stays the provider's", async () => {
     const manual = { mode: 'manual', deadlineMs: 60_000 };
     const { sessionId: id } = await startCheckout(hold, ref('f9a'), { finalization: manual }, 10_000);
@@ -382,8 +370,7 @@ describe('finding 9: amount checks', () => {
     expect(ledger.filter(([k]) => k === 'capture')).toEqual([['capture', 10_000]]);
   });
 
-  // Old code (workflows/payment-process.ts runOperation): `if (run.isFinal()) return` came before the
-  // amount check, so a snapshot that was already final was never checked.
+  // A snapshot that is already final is checked too, before it is taken as the result.
   it('(b) a snapshot already final with another amount is checked too', async () => {
     await setFaults(hold, [{ kind: 'overcapture', times: 1 }]);
     const { sessionId: id } = await startCheckout(
@@ -408,11 +395,11 @@ describe('finding 9: amount checks', () => {
   });
 });
 
-describe('finding 10: the payment-form public token', () => {
+describe('the payment-form public token', () => {
   afterEach(() => main.stack.sandbox.plain('DELETE', '/sandbox/faults'));
 
-  // Old code (workflows/session-lifecycle.ts startOperation): the token call was retried after the lost
-  // answer, the provider refused it (`not_unique`), and guarded() ended the session `failed`.
+  // public_token takes no idempotency key, so a lost answer cannot be asked again: the session needs
+  // attention and ends at the payer's deadline without moving money.
   it('a token made but its answer lost: needs attention (payment_form_token_lost), then canceled at the payer deadline; nothing moved', async () => {
     await setFaults(main, [{ kind: 'drop_after_commit', path: 'public_token', times: 1 }]);
     const { sessionId: id } = await create(main, {
@@ -439,9 +426,9 @@ describe('finding 10: the payment-form public token', () => {
   });
 });
 
-describe('finding 11: bounded history', () => {
-  // Old code (workflows/*): session workflows never continued as new (no `continueAsNew` anywhere), so a
-  // long wait grew one history without bound.
+describe('bounded history', () => {
+  // A long wait must not grow one history without bound: the session continues as new, carrying its events
+  // and refunds.
   it('a session waiting a long time continues as new and still ends right, carrying events and refunds', async () => {
     const { stack } = main;
     const reference = ref('f11');
@@ -517,8 +504,8 @@ describe('finding 11: bounded history', () => {
     expect(runs).toBeGreaterThan(1);
   });
 
-  // Old code (client/inputs.ts): every duration was any positive number up to 30 days, polling included
-  // (1 ms passed); a session deadline over 30 days was refused then too, and still is.
+  // Every duration setting is bounded (SETTINGS_BOUNDS in common/settings.ts), so no setting can make a
+  // workflow poll without pause or wait past what its history allows.
   it.each([
     ['polling every 1 ms', { polling: { initialMs: 1 } }, 'settings.polling.initialMs'],
     ['a backoff capped at 2 hours', { polling: { maxMs: 7_200_000 } }, 'settings.polling.maxMs'],
@@ -536,8 +523,8 @@ describe('finding 11: bounded history', () => {
   });
 });
 
-describe('finding 13: a client mistake answers 4xx', () => {
-  // Old code: the provider's idempotency_key_params_mismatch came back as 502 with an error log.
+describe('a client mistake answers 4xx', () => {
+  // Another request under a reference the provider already knows is the client's mistake: 409, never a 502.
   it('the same reference with other parameters: 409 naming reference; nothing opened', async () => {
     const reference = ref('f13');
     await create(main, cardBody(reference, 1_000));
@@ -551,7 +538,7 @@ describe('finding 13: a client mistake answers 4xx', () => {
     expect((await main.stack.sandbox.stats()).stats.sessions).toBe(before.sessions);
   });
 
-  // Old code: the provider's invalid_request for the bank came back as 502.
+  // An unknown bank is the client's mistake: 400 naming the field, never a 502.
   it('an identity check with an unknown bank id: 400 naming bankId', async () => {
     const res = await main.call('POST', '/v1/identity-checks', {
       body: {
@@ -566,7 +553,7 @@ describe('finding 13: a client mistake answers 4xx', () => {
     expect(res.body.error.fields.map((f: { field: string }) => f.field)).toEqual(['bankId']);
   });
 
-  // Old code: the provider's repository_record_not_found came back as 502.
+  // An unknown recurring token is 404, never a 502.
   it('disabling an unknown recurring token: 404', async () => {
     const res = await main.call('POST', '/v1/recurring-tokens/disable', { body: { token: 'rt_999999' } });
     expect(res.status).toBe(404);
@@ -574,7 +561,7 @@ describe('finding 13: a client mistake answers 4xx', () => {
   });
 });
 
-describe('finding 14: a signal that arrives while a run completes is not lost', () => {
+describe('a signal that arrives while a run completes is not lost', () => {
   afterEach(() => main.stack.sandbox.plain('DELETE', '/sandbox/faults'));
 
   /** Signs and posts a provider event to the API's webhook receiver, as the sandbox would. */
@@ -588,9 +575,8 @@ describe('finding 14: a signal that arrives while a run completes is not lost', 
     return { status: res.status, outcome: res.body?.outcome };
   }
 
-  // Old code: a closed session's events went to a separate `lateEventWorkflow` run that took the session's
-  // id (finding 12), and no run kept a record of the events it received: an acknowledged event could not
-  // be found in the session.
+  // An event acknowledged to the provider must be found in the session, even when it arrives while the
+  // session's run closes.
   it('events delivered right around the close of its run (followMs 0) are each recorded in the session', async () => {
     // The result comes only by these deliveries (or a poll seconds later): checkout_results is dropped.
     const manual = { mode: 'manual', deadlineMs: 60_000 };

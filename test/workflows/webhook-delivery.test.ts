@@ -1,7 +1,8 @@
 /**
- * Webhooks are accelerators, never the truth (DESIGN decision 3): duplicated, reordered and late
- * deliveries (sandbox webhook faults) leave the result and the ledger exactly as without them, and a
- * webhook that arrives before its session's workflow exists is answered 503 and lands on redelivery.
+ * Webhooks are accelerators, never the truth (docs/decisions/003-webhooks-accelerate-state-is-truth.md):
+ * duplicated, reordered and late deliveries (sandbox webhook faults) leave the result and the ledger exactly
+ * as without them, and a webhook that arrives before its session's workflow exists is answered 503 and lands
+ * on redelivery.
  */
 import { sign } from 'node:crypto';
 import { mergeSettings } from '../../common/settings';

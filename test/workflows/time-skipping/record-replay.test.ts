@@ -1,13 +1,12 @@
 /**
- * A session's history replays from its first event while its record's writes overlap the partner's
- * Updates (workflows/session-recorder.ts schedules each write where the change is made). Eight card
+ * A session's history replays from its first event while its record's writes (the recordSession
+ * activity, workflows/session/recorder.ts) are under way as the partner's Updates arrive. Eight card
  * checkouts on a store that takes 0-200 ms a write: half approved by the partner, half holds finalized
  * by the partner and then refunded twice at once; then every history is replayed against the same code.
  *
- * What it does not rebuild is the moment of seed ea49ebefc3, a workflow task that times out while a
- * write is under way (a killed worker): the time-skipping server, made to expire tasks that way, stalls
- * sessions whatever the recorder does. An earlier draft that did so failed once in three runs on the
- * queued writes ("Timer machine does not handle this event: WorkflowExecutionUpdateCompleted").
+ * A workflow task that times out while a write is under way (a killed worker) is not rebuilt here: the
+ * time-skipping server, made to expire tasks that way, stalls sessions whatever the recorder does. The
+ * reliability suite kills workers under load and replays every history instead.
  */
 import { Worker } from '@temporalio/worker';
 import { approveUpdate, finalizeUpdate, refundUpdate } from '../../../common/messages';
@@ -46,9 +45,8 @@ it('replays every session after decisions and refunds that met writes under way'
       return run;
     }),
   );
-  // Time skips while a result is awaited, and the server does not see a local activity: a write of real
-  // milliseconds would outlive its workflow task. The store is quick again, and every write done, before
-  // the sessions are followed to their end.
+  // Time skips while a result is awaited: the store is quick again, and every write done, before the
+  // sessions are followed to their end.
   for (const { provider } of runs) provider.recordDelayMs = () => 0;
   while (runs.some(({ provider }) => provider.writesUnderWay > 0))
     await new Promise((r) => setTimeout(r, 20));
