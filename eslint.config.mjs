@@ -34,6 +34,7 @@ import js from '@eslint/js';
 import { defineConfig, globalIgnores } from 'eslint/config';
 import tseslint from 'typescript-eslint';
 import { layersConfig, WORKFLOW_SAFE } from './eslint.layers.mjs';
+import { paysagaLocal } from './eslint.history-refs.mjs';
 
 /** Packages that do I/O or need Node: never loaded into the workflow bundle (their types are fine). */
 const NODE_ONLY_PACKAGES = [
@@ -81,6 +82,11 @@ export default defineConfig(
       'no-console': 'off',
       'prefer-const': 'error',
     },
+  },
+  {
+    // Comments and test names describe the code as it is, not its history (eslint.history-refs.mjs).
+    plugins: { 'paysaga-local': paysagaLocal },
+    rules: { 'paysaga-local/no-history-refs': 'error' },
   },
   layersConfig,
   {

@@ -1,6 +1,6 @@
 // The direction of imports between paysaga's top-level folders, enforced by eslint-plugin-boundaries
-// (README "What is where" draws the same picture). Each folder is an element, and what may load a file
-// is said by the folder it is in, never by a list of files:
+// (docs/architecture.md, "The layers", draws the same picture). Each folder is an element, and what may load
+// a file is said by the folder it is in, never by a list of files:
 //   provider/schemas/  the provider's wire contract (zod schemas, the card type they parse card fields
 //                      into, the endpoint table the client and the sandbox share): loads nothing else;
 //   common/            what workflow code may load: the domain's plain data, rules and views (no Node
