@@ -13,11 +13,11 @@ import type { Store } from '../store/database';
 import { DeferredReturnUrls, ReturnUrls } from '../client/return-url';
 import { DEFAULT_SETTINGS, type SessionSettings } from '../common/settings';
 import {
-  createWebhookVerifier,
   projectFor,
   providerClientFromConfig,
   providerConfigFromEnv,
   resolveEnvironment,
+  webhookVerifierFromConfig,
 } from '../provider';
 import { assertCodecConfigured, codecFromEnv } from '../platform/codec';
 import { hostsOf, outboundPolicyFromEnv } from '../platform/outbound-guard';
@@ -93,7 +93,8 @@ export async function startApiFromEnv(
       `no service public key for the ${environment.name} environment: set ` +
         `PAYSAGA_PROVIDER_${environment.name.toUpperCase()}_SERVICE_KEYS (paths or PEM, comma-separated)`,
     );
-  const verifyWebhook = createWebhookVerifier(environment.serviceKeys);
+  // PAYSAGA_WITHDRAWN_KEYS: keys withdrawn since start, re-read as it changes (provider/withdrawn-keys.ts).
+  const verifyWebhook = webhookVerifierFromConfig(providerConfig);
   const listen = listenConfigFromEnv(env, opts);
   const temporalSettings = temporalSettingsFromEnv(env);
   // The same codec as the worker (PAYSAGA_CODEC_KEYS): without it the API could not read what the

@@ -13,9 +13,10 @@ export interface WebhookHandling {
 }
 
 /**
- * Verify over the raw bytes, then route. A bad signature is 401 and nothing is signaled; a signed body
- * that is not well-formed text (not UTF-8, or a lone surrogate in a JSON string) or not an event is 400;
- * an event for a session with no workflow yet is 503 so the provider delivers it again (never dropped).
+ * Verify over the raw bytes, then route. A bad signature (or one by a withdrawn key) is 401 and nothing
+ * is signaled; a signed body that is not well-formed text (not UTF-8, or a lone surrogate in a JSON
+ * string) or not an event is 400; an event for a session with no workflow yet is 503 so the provider
+ * delivers it again (never dropped).
  */
 export async function handleProviderWebhook(
   raw: Buffer,
@@ -30,7 +31,8 @@ export async function handleProviderWebhook(
 ): Promise<WebhookHandling> {
   const v = deps.verify(raw, signature);
   if (!v.ok) {
-    const status = v.reason === 'missing_signature' || v.reason === 'bad_signature' ? 401 : 400;
+    const unsigned = ['missing_signature', 'bad_signature', 'withdrawn_key'].includes(v.reason);
+    const status = unsigned ? 401 : 400;
     return { status, outcome: 'rejected', detail: `${v.reason}: ${v.detail}` };
   }
   // Signed, and well-formed text (the verifier read it once, strictly): what follows uses that reading.

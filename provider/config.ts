@@ -50,6 +50,11 @@ export const providerConfigSchema = z.object({
     .regex(SUBMERCHANT_ID_PATTERN, 'visible ASCII characters (it is sent as the X-Submerchant-Id header)')
     .optional(),
   legacyHeaders: z.boolean().default(false),
+  /**
+   * The file listing service keys withdrawn since start (PAYSAGA_WITHDRAWN_KEYS; `paysaga keys withdraw`
+   * writes it, provider/withdrawn-keys.ts): a key listed there verifies nothing, re-read without restart.
+   */
+  withdrawnKeys: z.string().min(1).optional(),
   timeoutMs: z.number().int().positive().default(30_000),
   /** More projects (PAYSAGA_PROJECTS); `projectId` is the default for every use none of them claims. */
   projects: z
@@ -118,7 +123,8 @@ function projectsFromEnv(value: string | undefined): unknown {
  * From environment variables (documented in the README):
  * PAYSAGA_PROVIDER_ENV, PAYSAGA_PROVIDER_URL, PAYSAGA_PROVIDER_TEST_URL, PAYSAGA_PROVIDER_PRODUCTION_URL,
  * PAYSAGA_PROVIDER_TEST_SERVICE_KEYS, PAYSAGA_PROVIDER_PRODUCTION_SERVICE_KEYS (comma-separated),
- * PAYSAGA_PROJECT_ID, PAYSAGA_PARTNER_PRIVATE_KEY, PAYSAGA_SUBMERCHANT_ID, PAYSAGA_LEGACY_HEADERS, PAYSAGA_PROVIDER_TIMEOUT_MS.
+ * PAYSAGA_PROJECT_ID, PAYSAGA_PARTNER_PRIVATE_KEY, PAYSAGA_SUBMERCHANT_ID, PAYSAGA_LEGACY_HEADERS, PAYSAGA_PROVIDER_TIMEOUT_MS,
+ * PAYSAGA_WITHDRAWN_KEYS.
  */
 export function providerConfigFromEnv(env: NodeJS.ProcessEnv = process.env): ProviderConfig {
   const result = providerConfigSchema.safeParse({
@@ -138,6 +144,7 @@ export function providerConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Pro
     partnerPrivateKey: env.PAYSAGA_PARTNER_PRIVATE_KEY,
     submerchantId: env.PAYSAGA_SUBMERCHANT_ID || undefined,
     legacyHeaders: env.PAYSAGA_LEGACY_HEADERS === '1' || env.PAYSAGA_LEGACY_HEADERS === 'true',
+    withdrawnKeys: env.PAYSAGA_WITHDRAWN_KEYS?.trim() || undefined,
     timeoutMs: env.PAYSAGA_PROVIDER_TIMEOUT_MS ? Number(env.PAYSAGA_PROVIDER_TIMEOUT_MS) : undefined,
     projects: projectsFromEnv(env.PAYSAGA_PROJECTS),
   });

@@ -1,5 +1,7 @@
 import { ProviderClient, type ProviderClientOptions } from './client';
 import { resolveEnvironment, type ProviderConfig } from './config';
+import { createWebhookVerifier } from './webhook-verifier';
+import { WithdrawnKeys } from './withdrawn-keys';
 
 /** The provider client of a configuration: its environment's address, project, key and options. */
 export function providerClientFromConfig(
@@ -18,4 +20,14 @@ export function providerClientFromConfig(
       : {}),
     ...extra,
   });
+}
+
+/**
+ * The webhook verifier of a configuration: its environment's service keys, less those its withdrawn-keys
+ * file lists now or later (read here first: an unreadable file or a bad line stops the start). Throws
+ * when the environment has no service key.
+ */
+export function webhookVerifierFromConfig(config: ProviderConfig): ReturnType<typeof createWebhookVerifier> {
+  const withdrawn = config.withdrawnKeys ? new WithdrawnKeys(config.withdrawnKeys) : undefined;
+  return createWebhookVerifier(resolveEnvironment(config).serviceKeys, withdrawn ? { withdrawn } : {});
 }

@@ -7,6 +7,7 @@ export * from './idempotency';
 export * from './serialize';
 export * from './signing';
 export * from './webhook-verifier';
+export * from './withdrawn-keys';
 export * as schemas from './schemas';
 export type {
   SessionInfo,

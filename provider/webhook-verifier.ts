@@ -1,10 +1,15 @@
 import type { KeyObject } from 'node:crypto';
 import { readWebhookEvent, type WebhookEvent } from './schemas';
-import type { RsaPublicNumbers } from './schemas/signature';
 import { loadPublicKey, verifyBytes, type KeyInput } from './signing';
+import { keyFingerprint, type WithdrawnKeys } from './withdrawn-keys';
 
 export type WebhookRejectionReason =
-  'missing_signature' | 'bad_signature' | 'ill_formed_text' | 'malformed_json' | 'invalid_event';
+  | 'missing_signature'
+  | 'bad_signature'
+  | 'withdrawn_key'
+  | 'ill_formed_text'
+  | 'malformed_json'
+  | 'invalid_event';
 
 export type WebhookVerification =
   | {
@@ -17,19 +22,15 @@ export type WebhookVerification =
       body: string;
       /** which service key matched (rotation) */
       keyIndex: number;
-      /** that key as numbers, when it is an RSA key: what a session needs to check later events itself */
-      key?: RsaPublicNumbers;
     }
   | { ok: false; reason: WebhookRejectionReason; detail: string };
 
-/** An RSA public key's numbers (its JWK's modulus and exponent); none for a key of another type. */
-function numbersOf(key: KeyObject): RsaPublicNumbers | undefined {
-  const jwk = key.export({ format: 'jwk' });
-  if (jwk.kty !== 'RSA' || !jwk.n || !jwk.e) return undefined;
-  return {
-    n: Buffer.from(jwk.n, 'base64url').toString('hex'),
-    e: Number.parseInt(Buffer.from(jwk.e, 'base64url').toString('hex'), 16),
-  };
+export interface WebhookVerifierOptions {
+  /**
+   * Keys withdrawn since start (PAYSAGA_WITHDRAWN_KEYS, provider/withdrawn-keys.ts): never believed,
+   * whatever the configured list says. While that list cannot be read, every verification throws.
+   */
+  withdrawn?: WithdrawnKeys;
 }
 
 /** Strict UTF-8: a byte sequence that encodes no character throws; a BOM stays in the text (and is no JSON). */
@@ -43,17 +44,28 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
  */
 export function createWebhookVerifier(
   serviceKeys: KeyInput[],
+  o: WebhookVerifierOptions = {},
 ): (raw: Buffer, signature: string | undefined) => WebhookVerification {
   if (serviceKeys.length === 0)
     throw new TypeError('createWebhookVerifier needs at least one service public key');
   const keys: KeyObject[] = serviceKeys.map((k, i) => loadPublicKey(k, `provider service key ${i + 1}`));
-  const numbers = keys.map(numbersOf);
+  const fingerprints = keys.map(keyFingerprint);
+  const withdrawn = (i: number) => o.withdrawn?.has(fingerprints[i]!) ?? false;
   return (raw, signature) => {
     if (!signature)
       return { ok: false, reason: 'missing_signature', detail: 'X-Signature header is missing' };
-    const keyIndex = keys.findIndex((k) => verifyBytes(raw, signature, k));
-    if (keyIndex < 0)
+    const keyIndex = keys.findIndex((k, i) => !withdrawn(i) && verifyBytes(raw, signature, k));
+    if (keyIndex < 0) {
+      // Only on the way out: whether a withdrawn key made it, which the operator will want to know.
+      const by = keys.findIndex((k, i) => withdrawn(i) && verifyBytes(raw, signature, k));
+      if (by >= 0)
+        return {
+          ok: false,
+          reason: 'withdrawn_key',
+          detail: `signed with provider service key ${by + 1} (${fingerprints[by]}), withdrawn (${o.withdrawn!.file})`,
+        };
       return { ok: false, reason: 'bad_signature', detail: 'signature does not verify with any service key' };
+    }
     let body: string;
     try {
       body = UTF8.decode(raw);
@@ -66,7 +78,6 @@ export function createWebhookVerifier(
     }
     const read = readWebhookEvent(body);
     if (!read.ok) return read;
-    const key = numbers[keyIndex];
-    return { ok: true, event: read.event, body, keyIndex, ...(key ? { key } : {}) };
+    return { ok: true, event: read.event, body, keyIndex };
   };
 }

@@ -20,10 +20,11 @@ import { ensureReconciler, reconcilerInputFromEnv, reconcilerWorkflowId } from '
 import type { ReconcilerInput } from '../common/reconciler';
 import { ReturnUrls, returnSecretsFromEnv } from '../client/return-url';
 import {
-  createWebhookVerifier,
   providerClientFromConfig,
   providerConfigFromEnv,
   resolveEnvironment,
+  webhookVerifierFromConfig,
+  type ProviderConfig,
 } from '../provider';
 import { assertCodecConfigured, codecFromEnv } from '../platform/codec';
 import {
@@ -127,8 +128,9 @@ async function checkNamespace(temporal: TemporalSettings): Promise<void> {
  * The worker's check of webhooks. Without a service key it can verify nothing: every webhook then only
  * makes its session read transaction/state (slower, still the provider's truth), and the log says so.
  */
-function webhookVerifier(keys: string[], logger: PinoLogger): PaysagaWorkerOptions['verifyWebhook'] {
-  if (keys.length > 0) return createWebhookVerifier(keys);
+function webhookVerifier(config: ProviderConfig, logger: PinoLogger): PaysagaWorkerOptions['verifyWebhook'] {
+  // PAYSAGA_WITHDRAWN_KEYS: keys withdrawn since start, re-read as it changes (provider/withdrawn-keys.ts).
+  if (resolveEnvironment(config).serviceKeys.length > 0) return webhookVerifierFromConfig(config);
   logger.warn(
     'no provider service key configured: webhooks cannot be verified, sessions read the state instead',
   );
@@ -147,7 +149,7 @@ export async function startWorkerFromEnv(o: StartWorkerOptions = {}): Promise<Ru
   const environment = resolveEnvironment(providerConfig);
   // The service keys are read and checked (type, size) here: a wrong one stops the worker before it
   // connects anywhere. The partner's key is, by the provider client below.
-  const verifyWebhook = webhookVerifier(environment.serviceKeys, logger);
+  const verifyWebhook = webhookVerifier(providerConfig, logger);
   // PAYSAGA_CODEC_KEYS: payloads encrypted at rest (the API must have the same keys).
   const codec = codecFromEnv(env);
   assertCodecConfigured(env, codec, 'paysaga worker');

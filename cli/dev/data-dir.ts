@@ -7,6 +7,7 @@
  *   api-token         the bearer token of the local API, generated once (mode 0600)
  *   codec-keys        the payload codec key (PAYSAGA_CODEC_KEYS format), generated once (mode 0600)
  *   return-secret     the secret that signs payers' return URLs (PAYSAGA_RETURN_SECRETS), generated once (0600)
+ *   withdrawn-keys    provider service keys withdrawn (PAYSAGA_WITHDRAWN_KEYS; `paysaga keys withdraw --data`)
  *   dev.json          while `paysaga dev` runs: its pid and URLs (read by `paysaga demo`)
  */
 import { randomBytes } from 'node:crypto';
@@ -21,6 +22,7 @@ export const API_TOKEN_FILE = 'api-token';
 export const DEV_STATE_FILE = 'dev.json';
 export const CODEC_KEYS_FILE = 'codec-keys';
 export const RETURN_SECRET_FILE = 'return-secret';
+export const WITHDRAWN_KEYS_FILE = 'withdrawn-keys';
 
 export { processAlive };
 
