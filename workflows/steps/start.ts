@@ -140,14 +140,18 @@ async function waitForStarter(session: Session): Promise<boolean> {
   const { startMs } = session.state.settings.deadlines;
   const closesAt = () =>
     Math.max(Date.parse(session.view().createdAt) + startMs, session.state.startClaimUntil ?? 0);
-  while (
-    !(await session.runtime.until(
-      () => !!operationOf(session.state.snapshot) || session.state.startRefusal !== undefined,
-      closesAt(),
-    ))
-  ) {
-    if (Date.now() >= closesAt()) break;
-  }
+  // The starter's start call is the session's own, made outside Temporal for the card's sake: until it
+  // reports, the session waits on it as on any call of its own in flight.
+  await session.runtime.onItsBehalf(async () => {
+    while (
+      !(await session.runtime.until(
+        () => !!operationOf(session.state.snapshot) || session.state.startRefusal !== undefined,
+        closesAt(),
+      ))
+    ) {
+      if (Date.now() >= closesAt()) break;
+    }
+  });
   if (operationOf(session.state.snapshot)) return true;
   const refused = session.state.startRefusal;
   if (refused) session.reducer.settle('failed', refusalReason('start_failed', refused));
