@@ -50,7 +50,7 @@ export async function sendEvent(o: {
   }
 }
 
-/** What failed, said so that the delivery log names no address, port or internal detail (issue 15). */
+/** What failed, said so that the delivery log names no address, port or internal detail. */
 const REASONS: Record<string, string> = {
   ECONNREFUSED: 'connection refused',
   ECONNRESET: 'connection reset',
