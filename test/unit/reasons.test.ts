@@ -1,154 +1,14 @@
 /**
- * Structured reasons: `reason` and `attention` are a code from a closed list with words
- * beside it. What earlier runs and store rows carry as `"code: words"` strings reads as the reason
- * today's code makes for the same cause; the OpenAPI document lists the codes as enums; and nothing in
- * paysaga or its tests reads a reason's (or an error message's) words to decide anything.
+ * Structured reasons: `reason` and `attention` are a code from a closed list with words beside it; the
+ * OpenAPI document lists the codes as enums; and nothing in paysaga or its tests reads a reason's (or an
+ * error message's) words to decide anything.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import {
-  readAttention,
-  readEndReason,
-  refundRefusal,
-  upgradeSessionReasons,
-} from '../../common/legacy-reasons';
-import {
-  ATTENTION_CODES,
-  END_REASON_CODES,
-  reason,
-  reasonText,
-  refusalReason,
-  sameReason,
-} from '../../common/reasons';
-import { DEFAULT_SETTINGS } from '../../common/settings';
-import { newSessionState, type SessionState } from '../../common/session-input';
-import { sessionViewOf } from '../../common/session-view';
-import { sessionView } from '../../common/views';
+import { ATTENTION_CODES, END_REASON_CODES, reason, reasonText, refusalReason } from '../../common/reasons';
 import { servedOpenApi, type Schema } from '../helpers/openapi-doc';
 
-describe('reasons of runs and records from before: read as today makes them', () => {
-  const refusal = { errorCode: 'invalid_request', description: 'payment_info.card_info.invalid' };
-  it.each([
-    ['insufficient_funds', reason('provider_error', undefined, { providerCode: 'insufficient_funds' })],
-    ['start_failed: invalid_request: payment_info.card_info.invalid', refusalReason('start_failed', refusal)],
-    ['not_started: card data was never submitted', reason('not_started', 'card data was never submitted')],
-    ['canceled_by_partner', reason('canceled_by_partner')],
-    ['canceled_by_partner: out of stock', reason('canceled_by_partner', 'out of stock')],
-    [
-      'decision_deadline: no approve decision in time',
-      reason('decision_deadline', 'no approve decision in time'),
-    ],
-    ['finalize_refused: no', reason('finalize_refused', 'no')],
-    [
-      'amount_mismatch: amount 999 differs from 1000',
-      reason('amount_mismatch', 'amount 999 differs from 1000'),
-    ],
-    ['identity_check_failed: fraud', reason('identity_check_failed', undefined, { providerCode: 'fraud' })],
-    ['payouts_unsuccessful: a: x; b: y', reason('payouts_unsuccessful', 'a: x; b: y')],
-    ['charge failed', reason('charge_failed')],
-    ['charge canceled', reason('charge_canceled')],
-    ['charge_refused: the reference failed', reason('charge_refused', 'the reference failed')],
-  ])('end reason %j', (legacy, today) => {
-    expect(readEndReason(legacy)).toEqual(today);
-    // Already a reason: left as it is.
-    expect(readEndReason(today)).toBe(today);
-  });
-
-  it('what a field held by its own meaning: a refund refusal', () => {
-    expect(readEndReason('the provider refused transaction/refund', refundRefusal)).toEqual(
-      reason('refund_refused', 'the provider refused transaction/refund'),
-    );
-    expect(readEndReason(undefined)).toBeUndefined();
-  });
-
-  it.each([
-    [
-      'transaction/state: the provider is unavailable',
-      reason('provider_call_failing', 'the provider is unavailable', { subject: 'transaction/state' }),
-    ],
-    [
-      'refund r-1: still processing at the provider; following it',
-      reason('refund_pending', 'still processing at the provider; following it', { subject: 'r-1' }),
-    ],
-    [
-      'charge sub-1:p2: the provider session is not open yet',
-      reason('charge_not_open', 'the provider session is not open yet', { subject: 'sub-1:p2' }),
-    ],
-    ['charge ps_9: timed out', reason('provider_call_failing', 'timed out', { subject: 'ps_9' })],
-    ['drift: the provider now shows failed', reason('drift', 'the provider now shows failed')],
-    ['binding_without_token: no token', reason('binding_without_token', 'no token')],
-  ])('attention %j', (legacy, today) => {
-    // Equal field by field: a carried attention is not raised a second time when the run goes on.
-    expect(sameReason(readAttention(legacy), today)).toBe(true);
-    expect(readAttention(legacy)).toEqual(today);
-  });
-
-  it('a carried session state and its view: every reason read, the view valid', () => {
-    const base = newSessionState(
-      {
-        sessionId: 'ps_1',
-        kind: 'payout',
-        reference: 'r',
-        request: { money: { amount: 100, currency: 'rub' } },
-        settings: DEFAULT_SETTINGS,
-      },
-      '2026-11-27T00:00:00.000Z',
-    );
-    const legacy = {
-      ...base,
-      providerPhase: 'failed',
-      final: { phase: 'failed', at: '2026-11-27T00:01:00.000Z', reason: 'payouts_unsuccessful: a: x' },
-      reason: 'payouts_unsuccessful: a: x',
-      attention: { reason: 'drift: the provider now shows succeeded', since: '2026-11-27T00:02:00.000Z' },
-      refunds: [
-        {
-          reference: 'rf',
-          amount: 1,
-          currency: 'rub',
-          status: 'failed',
-          reason: 'the provider refused transaction/refund',
-          requestedAt: '2026-11-27T00:00:00.000Z',
-        },
-      ],
-      payouts: [
-        {
-          reference: 'a',
-          money: { amount: 100, currency: 'rub' },
-          addedAt: '2026-11-27T00:00:00.000Z',
-          payoutId: 'po_1',
-          reason: 'canceled_by_partner: wrong account',
-        },
-      ],
-      snapshot: {
-        id: 'ps_1',
-        transaction_status: 'completed',
-        updated_at: '2026-11-27T00:01:00.000000Z',
-        payouts: [
-          { id: 'po_1', transaction_status: 'unsuccessful', sum_info: { sum: 100, currency_code: 'rub' } },
-        ],
-      },
-    } as unknown as SessionState;
-    const upgraded = upgradeSessionReasons(legacy);
-    expect(upgraded.final?.reason).toEqual(reason('payouts_unsuccessful', 'a: x'));
-    expect(upgraded.reason).toEqual(reason('payouts_unsuccessful', 'a: x'));
-    expect(upgraded.attention).toEqual({
-      ...reason('drift', 'the provider now shows succeeded'),
-      since: '2026-11-27T00:02:00.000Z',
-    });
-    expect(upgraded.refunds[0]?.reason).toEqual(
-      reason('refund_refused', 'the provider refused transaction/refund'),
-    );
-    expect(upgraded.payouts?.[0]?.reason).toEqual(reason('canceled_by_partner', 'wrong account'));
-    // A closed run's result or a store row is read without the workflow: the view reads it too.
-    for (const st of [legacy, upgraded]) {
-      const view = sessionViewOf(st);
-      expect(sessionView.safeParse(view).error).toBeUndefined();
-      expect(view.reason).toEqual(reason('payouts_unsuccessful', 'a: x'));
-      expect(view.attention?.code).toBe('drift');
-      expect(view.payouts?.[0]?.reason).toEqual(reason('canceled_by_partner', 'wrong account'));
-    }
-  });
-
+describe('reasons', () => {
   it('a reason in one line for logs: code, what it is about, the words', () => {
     const r = reason('provider_call_failing', 'timed out', { subject: 'transaction/state' });
     expect(reasonText(r)).toBe('provider_call_failing (transaction/state): timed out');
@@ -211,9 +71,8 @@ describe('nothing reads the words of a reason or an error message', () => {
     'bench',
     'test',
   ];
-  /** The one reader of reasons as earlier runs wrote them, and this file (which names what it looks for). */
+  /** This file (which names what it looks for). */
   const EXEMPT = new Set([
-    'common/legacy-reasons.ts',
     'test/unit/reasons.test.ts',
     // Its own scan of source for `.message` matching (the pattern names what it looks for).
     'test/unit/api-sources.test.ts',
