@@ -5,6 +5,7 @@
  * not taken effect (a resend after a restart, a continue-as-new, or a key older than the provider keeps).
  */
 import type { Money } from '../common/views';
+import type { SessionSettings } from '../common/settings';
 import type {
   IdentityCheckRequest,
   InitCheckoutRequest,
@@ -106,6 +107,30 @@ export interface IntakeActivities {
     submerchantId?: string;
     projectId?: string;
   }): Promise<Opened>;
+}
+
+/** What a subscription's charge is opened with (workers/charge-activities.ts). */
+export interface ChargeOpening {
+  subscriptionId: string;
+  period: number;
+  attempt: number;
+  /** The charge's own reference (`<subscription reference>:p<period>[:r<attempt>]`). */
+  reference: string;
+  money: Money;
+  /** transaction/init/checkout by the subscription's recurring token (no card data). */
+  body: InitCheckoutRequest;
+  settings?: SessionSettings;
+  submerchantId?: string;
+  projectId?: string;
+  customerId?: string;
+}
+
+export interface ChargeActivities {
+  /**
+   * Opens the charge's provider session and payment under its reference, once, and starts its session
+   * workflow; asked again, answers the same session.
+   */
+  openCharge(c: ChargeOpening): Promise<{ sessionId: string }>;
 }
 
 /** A webhook verified again in the worker: the event (card fields removed), or why it is refused. */
