@@ -1,5 +1,5 @@
 /**
- * The outbound edge (issue 15): where paysaga may send a partner's events. An event endpoint is a URL
+ * The outbound edge: where paysaga may send a partner's events. An event endpoint is a URL
  * anyone with an admin token chooses, and the worker POSTs to it from inside the deployment; unguarded,
  * it reaches the cloud's metadata service, the database, Temporal, the API's own internal port, and the
  * delivery log turns it into a port scanner.
