@@ -125,6 +125,19 @@ const subPartnerRule = {
     path: ['extraInfo'],
     message: 'with subPartner, an object without merchant or submerchant (they are merged into extra_info)',
   },
+  /** The same rule for the OpenAPI document. */
+  meta: {
+    dependentSchemas: {
+      subPartner: {
+        properties: {
+          extraInfo: {
+            type: 'object',
+            not: { anyOf: [{ required: ['merchant'] }, { required: ['submerchant'] }] },
+          },
+        },
+      },
+    },
+  },
 };
 
 /** The payer: the provider requires user_info for every payment (spec: init/checkout, start/checkout). */
@@ -186,7 +199,8 @@ export const cardCheckoutInput = z
     allowRecurring: z.boolean().optional(),
   })
   .refine(subPartnerRule.check, subPartnerRule.issue)
-  .refine(partialWithinAmount, partialRule);
+  .refine(partialWithinAmount, partialRule)
+  .meta(subPartnerRule.meta);
 
 export const paymentFormInput = z
   .object({
@@ -203,7 +217,8 @@ export const paymentFormInput = z
     allowRecurring: z.boolean().optional(),
   })
   .refine(subPartnerRule.check, subPartnerRule.issue)
-  .refine(partialWithinAmount, partialRule);
+  .refine(partialWithinAmount, partialRule)
+  .meta(subPartnerRule.meta);
 
 export const recurringPaymentInput = z
   .object({
@@ -220,6 +235,7 @@ export const recurringPaymentInput = z
   })
   .refine(partialWithinAmount, partialRule)
   .meta({
+    ...subPartnerRule.meta,
     if: { required: ['initiatedBy'], properties: { initiatedBy: { const: 'client' } } },
     then: { required: ['backUrl'] },
   });
@@ -244,6 +260,7 @@ export const fpsPaymentInput = z
   .refine(fpsPayerRule.check, fpsPayerRule.issue)
   .meta({
     ...fpsPayerRule.meta,
+    ...subPartnerRule.meta,
     // The FPS page starts the payment itself: no purpose or renewals of paysaga's own QR with it.
     if: { required: ['widget'] },
     then: { properties: { moneyPurpose: false, qrRenewals: { const: 0 } } },
@@ -261,7 +278,7 @@ export const fpsBindingInput = z
   .refine(subPartnerRule.check, subPartnerRule.issue)
   // the rule applies to the binding's start/checkout too
   .refine(fpsPayerRule.check, fpsPayerRule.issue)
-  .meta(fpsPayerRule.meta);
+  .meta({ ...fpsPayerRule.meta, ...subPartnerRule.meta });
 
 /** Destinations paysaga's workflow sends to itself: no card data, so nothing of it passes through Temporal. */
 const tokenDestinations = [
@@ -282,7 +299,8 @@ export const payoutDestination = z.discriminatedUnion('type', [
 
 export const payoutInput = z
   .object({ ...common, amount: money, destination: payoutDestination })
-  .refine(subPartnerRule.check, subPartnerRule.issue);
+  .refine(subPartnerRule.check, subPartnerRule.issue)
+  .meta(subPartnerRule.meta);
 
 /** One payout of a session of several: its own reference (unique in the session), amount and recipient. */
 export const sessionPayoutInput = z.object({
@@ -322,7 +340,8 @@ export const payoutBatchInput = z
           message: `the batch's one currency (${currency})`,
         });
     });
-  });
+  })
+  .meta(subPartnerRule.meta);
 
 export const identityCheckInput = z.object({
   reference,

@@ -5,8 +5,9 @@ The OpenAPI document states every rule of a request that OpenAPI 3.1 can state (
 generates it from the same zod schemas that validate; rules relating query parameters are stated on one
 object parameter, api/plugins/openapi.ts). These hooks hold only rules the document states in words
 that a schema cannot: a body field related to a header, times relative to the clock, rules across the
-items of an array or between two numbers, bounds in bytes and depth, and the provider's data (its
-banks) or the server's (a page's cursor). They drop (or, for a case generated to fit the document,
+items of an array or between two numbers, bounds in bytes and depth, a subscription anchor's offset
+(its time zone's at that instant), and the provider's data (its banks) or the server's (a page's
+cursor). They drop (or, for a case generated to fit the document,
 repair) a generated request that breaks one, so that schemathesis neither counts a refusal of it as
 "schema-valid request rejected" nor its acceptance as "schema-violating request accepted". Nothing else
 is filtered: every other failure is one a reader of the document could not have predicted.
@@ -14,6 +15,7 @@ is filtered: every other failure is one a reader of the document could not have 
 import datetime
 import json
 import re
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import schemathesis
 
@@ -53,27 +55,12 @@ def filter_case(context, case):
     if isinstance(payouts, list) and not _batch_ok(payouts, schema):
         return False
 
-    # A subscription's first charge lies between a day back and two years ahead of now (client/inputs.ts
-    # FIRST_CHARGE_WINDOW), and it ends in the future: relative to the clock, which a static document
-    # cannot state. map_case moves such times into their window; what it cannot move (a value that
-    # breaks the document anyway) and still lies outside is dropped. filter_case runs before map_case,
-    # so the check is on the moved value. The rest of a calendar schedule (count per interval, time
-    # zones, schedule or intervalMs) is in the document itself.
-    if (
-        body is not None
-        and "firstChargeAt" in body
-        and not _in_charge_window(_into_charge_window(body["firstChargeAt"]))
-    ):
+    # A subscription's times are relative to the clock, and its anchor's offset is its time zone's at that
+    # instant (client/subscription-inputs.ts; each field's description says so): map_case moves a time the
+    # document allows into its window and writes the anchor in its zone. filter_case runs first, so it
+    # drops only a case whose times stay wrong once moved.
+    if body is not None and not _subscription_times_ok(_with_subscription_times(body)):
         return False
-    if body is not None and "endAt" in body and not _schedule_ok({"endAt": _into_future(body["endAt"])}):
-        return False
-
-    # A sub-partner's fields are merged into extra_info (client/inputs.ts subPartnerRule): extraInfo beside
-    # subPartner must be an object without merchant or submerchant. Two fields related.
-    if body is not None and isinstance(body.get("subPartner"), dict) and "extraInfo" in body:
-        extra = body["extraInfo"]
-        if not isinstance(extra, dict) or "merchant" in extra or "submerchant" in extra:
-            return False
 
     # A partial finalization may not exceed the payment (client/inputs.ts partialWithinAmount): a
     # comparison of two fields of the body, which JSON Schema cannot express.
@@ -122,13 +109,10 @@ def map_case(context, case):
     if isinstance(case.body, dict):
         case.body = _with_known_bank(case.body)
         # Times relative to the clock (see filter_case): a generated time the document allows is moved into
-        # the window the server asks for, rather than dropped. Dropping them left too few subscription
-        # cases ("filter too much"): a first charge picked from 2001-2099 lies in a two-year window about
-        # one time in fifty.
-        if "firstChargeAt" in case.body:
-            case.body["firstChargeAt"] = _into_charge_window(case.body["firstChargeAt"])
-        if "endAt" in case.body:
-            case.body["endAt"] = _into_future(case.body["endAt"])
+        # the window the server asks for, rather than dropped. Dropping them would leave too few
+        # subscription cases ("filter too much"): a time picked from 2000-2099 lies in a two-year window
+        # about one time in fifty.
+        case.body = _with_subscription_times(case.body)
     return case
 
 
@@ -151,24 +135,64 @@ def _iso_ms(ms):
     return at.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def _into_charge_window(value):
-    """A first charge in the document's range (epoch ms or an ISO time), moved into the server's window."""
-    low = _now_ms() - DAY_MS + 2 * MARGIN_MS
-    span = 2 * 366 * DAY_MS - 4 * MARGIN_MS
-    if isinstance(value, int) and not isinstance(value, bool) and FIRST_CHARGE_MIN <= value <= FIRST_CHARGE_MAX:
-        return value if _in_charge_window(value) else int(low + (value - FIRST_CHARGE_MIN) % span)
-    at = _instant(value) if _document_time(value, 64) else None
-    if at is None or _in_charge_window(value):
-        return value
-    return _iso_ms(low + (at.timestamp() * 1000) % span)
-
-
-def _into_future(value):
-    """An end time the document allows (an ISO time), moved a day to a year into the future if it is past."""
+def _into(value, low_ms, high_ms):
+    """A time the document allows (an ISO time of 2000-2099), moved into [low, high] if it lies outside."""
     at = _instant(value) if _document_time(value, 40) else None
-    if at is None or _schedule_ok({"endAt": value}):
+    if at is None:
         return value
-    return _iso_ms(_now_ms() + DAY_MS + (at.timestamp() * 1000) % (365 * DAY_MS))
+    ms = at.timestamp() * 1000
+    return value if low_ms <= ms <= high_ms else _iso_ms(low_ms + ms % (high_ms - low_ms))
+
+
+def _in_zone(value, zone):
+    """An ISO time written with its zone's offset at that instant (the same instant)."""
+    at = _instant(value) if _document_time(value, 40) else None
+    if at is None or not isinstance(zone, str):
+        return value
+    try:
+        local = at.astimezone(ZoneInfo(zone))
+    except (ZoneInfoNotFoundError, ValueError):
+        return value
+    return local.isoformat(timespec="milliseconds")
+
+
+def _with_subscription_times(body):
+    """The subscription times of a body (create, change, pause) moved where the clock wants them."""
+    now = _now_ms()
+    ahead = now + 365 * DAY_MS  # inside "at most two years ahead"
+    body = dict(body)
+    if "trialEnd" in body:
+        body["trialEnd"] = _into(body["trialEnd"], now - 365 * DAY_MS, ahead)
+    if "endAt" in body:
+        body["endAt"] = _into(body["endAt"], now + DAY_MS, ahead)
+    if "resumeAt" in body:
+        body["resumeAt"] = _into(body["resumeAt"], now + DAY_MS, ahead)
+    schedule = body.get("schedule")
+    if isinstance(schedule, dict) and "anchor" in schedule:
+        anchor = _into(schedule["anchor"], now - 365 * DAY_MS, ahead)
+        body["schedule"] = {**schedule, "anchor": _in_zone(anchor, schedule.get("timeZone", "UTC"))}
+    return body
+
+
+def _subscription_times_ok(body):
+    """What the clock and the zone ask of a body's subscription times (on values the document allows)."""
+    now = _now_ms()
+    ahead = now + 2 * 366 * DAY_MS - MARGIN_MS
+
+    def ms(value):
+        at = _instant(value) if _document_time(value, 40) else None
+        return None if at is None else at.timestamp() * 1000
+
+    for key, low in (("trialEnd", None), ("endAt", now + MARGIN_MS), ("resumeAt", now + MARGIN_MS)):
+        t = ms(body.get(key))
+        if t is not None and (t > ahead or (low is not None and t < low)):
+            return False
+    schedule = body.get("schedule")
+    anchor = schedule.get("anchor") if isinstance(schedule, dict) else None
+    t = ms(anchor)
+    if t is not None and (t > ahead or _in_zone(anchor, schedule.get("timeZone", "UTC")) != anchor):
+        return False
+    return True
 
 
 def _with_known_bank(value):
@@ -264,33 +288,6 @@ def _breaks_json_bounds(body, schema):
 
 DAY_MS = 24 * 3_600_000
 MARGIN_MS = 10 * 60_000
-# client/inputs.ts FIRST_CHARGE_BOUNDS: the document's range of firstChargeAt as epoch ms.
-FIRST_CHARGE_MIN = 1_000_000_000_000
-FIRST_CHARGE_MAX = 4_102_444_800_000
-
-
-def _schedule_ok(body):
-    """Only what the document cannot state: an end date in the future (relative to the clock)."""
-    value = body.get("endAt")
-    if isinstance(value, str):
-        at = _instant(value)
-        if at is not None and at <= datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(minutes=5):
-            return False
-    return True
-
-
-def _in_charge_window(value):
-    if isinstance(value, bool):
-        return True  # the schema's own business (a wrong type)
-    if isinstance(value, (int, float)):
-        ms = float(value)
-    else:
-        at = _instant(value)
-        if at is None:
-            return True
-        ms = at.timestamp() * 1000
-    now = datetime.datetime.now(datetime.timezone.utc).timestamp() * 1000
-    return now - DAY_MS + MARGIN_MS <= ms <= now + 2 * 366 * DAY_MS - MARGIN_MS
 
 
 def _instant(value):

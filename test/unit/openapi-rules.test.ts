@@ -1,8 +1,8 @@
 /**
- * Rules that relate query parameters are in the OpenAPI document, where a reader and a tool can see
- * them: a route whose query schema relates its parameters has them as one object parameter (`form`,
- * exploded, so the wire is the same query) whose schema keeps the rules; every other route keeps one
- * parameter per property.
+ * Rules that relate two fields are in the OpenAPI document, where a reader and a tool can see them. A
+ * route whose query schema relates its parameters has them as one object parameter (`form`, exploded,
+ * so the wire is the same query) whose schema keeps the rules; every other route keeps one parameter per
+ * property. A body's rule between two fields is a JSON Schema keyword of the body.
  */
 import { servedOpenApi, type Schema } from '../helpers/openapi-doc';
 
@@ -40,4 +40,24 @@ test('a query without such rules keeps one parameter per property', () => {
     .filter((p) => p.in === 'query')
     .map((p) => p.name);
   expect(names).toEqual(expect.arrayContaining(['created_from', 'created_to', 'amount_min', 'amount_max']));
+});
+
+test('every body with a subPartner says what extraInfo beside it must be', () => {
+  const bodies = (doc.components as { schemas: Record<string, Schema> }).schemas;
+  const withSubPartner = Object.entries(bodies).filter(
+    ([, body]) => body.properties && 'subPartner' in (body.properties as Schema),
+  );
+  expect(withSubPartner.map(([name]) => name)).toEqual(expect.arrayContaining(['CardCheckoutRequest']));
+  for (const [name, body] of withSubPartner)
+    expect([name, (body.dependentSchemas as Schema | undefined)?.subPartner]).toEqual([
+      name,
+      {
+        properties: {
+          extraInfo: {
+            type: 'object',
+            not: { anyOf: [{ required: ['merchant'] }, { required: ['submerchant'] }] },
+          },
+        },
+      },
+    ]);
 });
