@@ -1,113 +1,78 @@
 import { z } from 'zod';
 
-/**
- * The parts every request and response shares. Built by a function so that workflow code can build a
- * copy of its own (common/webhook-proof.ts: the SDK freezes the schemas a worker preloads, and zod
- * completes its objects on first use); everyone else uses the one copy exported below.
- */
-export function defineCommonSchemas() {
-  /** Currency as the provider sends it (any case); normalized to lower case, as requests must carry it. */
-  const currencyCode = z
-    .string()
-    .regex(/^[A-Za-z]{3}$/, 'invalid_format')
-    .transform((c) => c.toLowerCase());
+// The parts every request and response shares.
 
-  /** Amounts are integers in minor units. */
-  const sumInfo = z.looseObject({
-    sum: z.number().int().positive(),
-    currency_code: currencyCode,
-  });
+/** Currency as the provider sends it (any case); normalized to lower case, as requests must carry it. */
+export const currencyCode = z
+  .string()
+  .regex(/^[A-Za-z]{3}$/, 'invalid_format')
+  .transform((c) => c.toLowerCase());
 
-  /** As seen in responses: a zero sum is possible there (e.g. FPS binding). */
-  const sumInfoOut = z.looseObject({
-    sum: z.number().int().nonnegative(),
-    currency_code: currencyCode,
-  });
+/** Amounts are integers in minor units. */
+export const sumInfo = z.looseObject({
+  sum: z.number().int().positive(),
+  currency_code: currencyCode,
+});
 
-  const nonBlank = z.string().min(1);
+/** As seen in responses: a zero sum is possible there (e.g. FPS binding). */
+export const sumInfoOut = z.looseObject({
+  sum: z.number().int().nonnegative(),
+  currency_code: currencyCode,
+});
 
-  const contactInfo = z.looseObject({
-    email_address: nonBlank.optional(),
-    phone_number: nonBlank.optional(),
-  });
+const nonBlank = z.string().min(1);
 
-  const userInfo = z.looseObject({
-    user_id: nonBlank.optional(),
-    contact_info: z.array(contactInfo).optional(),
-    /** Test environment: `thief` / `loser` select failure scenarios. */
-    // Blank (whitespace only) is refused as the provider does; a pattern, so the OpenAPI document says so.
-    customer: z.looseObject({ reference: z.string().regex(/\S/, { error: 'not_blank' }) }).optional(),
-  });
+export const contactInfo = z.looseObject({
+  email_address: nonBlank.optional(),
+  phone_number: nonBlank.optional(),
+});
 
-  const payeeInfo = z.looseObject({
-    full_name: nonBlank.optional(),
-    given_name: nonBlank.optional(),
-    family_name: nonBlank.optional(),
-    patronymic: nonBlank.optional(),
-  });
+export const userInfo = z.looseObject({
+  user_id: nonBlank.optional(),
+  contact_info: z.array(contactInfo).optional(),
+  /** Test environment: `thief` / `loser` select failure scenarios. */
+  // Blank (whitespace only) is refused as the provider does; a pattern, so the OpenAPI document says so.
+  customer: z.looseObject({ reference: z.string().regex(/\S/, { error: 'not_blank' }) }).optional(),
+});
 
-  const participantInfo = z.looseObject({
-    payee_info: payeeInfo.optional(),
-    payer_info: z.looseObject({ ipv4_address: z.ipv4().optional() }).optional(),
-  });
+export const payeeInfo = z.looseObject({
+  full_name: nonBlank.optional(),
+  given_name: nonBlank.optional(),
+  family_name: nonBlank.optional(),
+  patronymic: nonBlank.optional(),
+});
 
-  const paymentSettings = z.looseObject({
-    back_url: z.url({ protocol: /^https?$/ }).optional(),
-    allow_recurring: z.boolean().optional(),
-  });
+export const participantInfo = z.looseObject({
+  payee_info: payeeInfo.optional(),
+  payer_info: z.looseObject({ ipv4_address: z.ipv4().optional() }).optional(),
+});
 
-  const feeInfo = z.looseObject({
-    fee: z.looseObject({ merchant_fee: sumInfoOut.optional() }).optional(),
-    net: sumInfoOut.optional(),
-    gross: sumInfoOut.optional(),
-  });
+export const paymentSettings = z.looseObject({
+  back_url: z.url({ protocol: /^https?$/ }).optional(),
+  allow_recurring: z.boolean().optional(),
+});
 
-  const transactionInfo = z.looseObject({
-    retrieval_ref_number: z.string().optional(),
-    authorization_code: z.string().optional(),
-    fps_transaction_id: z.string().optional(),
-  });
+export const feeInfo = z.looseObject({
+  fee: z.looseObject({ merchant_fee: sumInfoOut.optional() }).optional(),
+  net: sumInfoOut.optional(),
+  gross: sumInfoOut.optional(),
+});
 
-  const errorObject = z.looseObject({
-    error_code: z.string(),
-    error_description: z.string().optional(),
-  });
+export const transactionInfo = z.looseObject({
+  retrieval_ref_number: z.string().optional(),
+  authorization_code: z.string().optional(),
+  fps_transaction_id: z.string().optional(),
+});
 
-  const extraInfo = z.unknown();
+export const errorObject = z.looseObject({
+  error_code: z.string(),
+  error_description: z.string().optional(),
+});
 
-  const sessionId = z.string().min(1);
-  return {
-    currencyCode,
-    sumInfo,
-    sumInfoOut,
-    contactInfo,
-    userInfo,
-    payeeInfo,
-    participantInfo,
-    paymentSettings,
-    feeInfo,
-    transactionInfo,
-    errorObject,
-    extraInfo,
-    sessionId,
-  };
-}
+export const extraInfo = z.unknown();
 
-export const {
-  currencyCode,
-  sumInfo,
-  sumInfoOut,
-  contactInfo,
-  userInfo,
-  payeeInfo,
-  participantInfo,
-  paymentSettings,
-  feeInfo,
-  transactionInfo,
-  errorObject,
-  extraInfo,
-  sessionId,
-} = defineCommonSchemas();
+export const sessionId = z.string().min(1);
+
 export type SumInfo = z.infer<typeof sumInfo>;
 export type UserInfo = z.infer<typeof userInfo>;
 export type ParticipantInfo = z.infer<typeof participantInfo>;

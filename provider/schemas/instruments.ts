@@ -74,8 +74,7 @@ export const recurringTokenRef = z.looseObject({
   initiated_by: z.enum(['client', 'merchant']).optional(),
 });
 
-const defineFpsInfo = () => z.looseObject({ money_purpose: z.string().min(1).max(210).optional() });
-export const fpsInfo = defineFpsInfo();
+export const fpsInfo = z.looseObject({ money_purpose: z.string().min(1).max(210).optional() });
 
 export const accountInfo = z.looseObject({
   payment_system: z.literal('fps_info_verification'),
@@ -113,31 +112,25 @@ export const payoutInfoRequest = z.preprocess(
 );
 export type PayoutInfoRequest = z.infer<typeof payoutInfoRequest>;
 
-/**
- * Instrument as echoed in responses: card data comes back as BIN / last 4 only. Built by a function for
- * the same reason as defineCommonSchemas (common.ts).
- */
-export function defineInstrumentOut() {
-  return z.preprocess(
-    normalizeInstrument,
-    z.looseObject({
-      type: z.string(),
-      card_info: z
-        .looseObject({
-          type: z.string().optional(),
-          card_last4: z.string().optional(),
-          card_bin: z.string().optional(),
-          card_network: z.string().optional(),
-          country_code_alpha3: z.string().optional(),
-        })
-        .optional(),
-      fps_info: defineFpsInfo().optional(),
-      recurring_token_info: z
-        .looseObject({ token: z.string().optional(), initiated_by: z.string().optional() })
-        .optional(),
-      account_info: z.looseObject({}).optional(),
-    }),
-  );
-}
-export const instrumentOut = defineInstrumentOut();
+/** Instrument as echoed in responses: card data comes back as BIN / last 4 only. */
+export const instrumentOut = z.preprocess(
+  normalizeInstrument,
+  z.looseObject({
+    type: z.string(),
+    card_info: z
+      .looseObject({
+        type: z.string().optional(),
+        card_last4: z.string().optional(),
+        card_bin: z.string().optional(),
+        card_network: z.string().optional(),
+        country_code_alpha3: z.string().optional(),
+      })
+      .optional(),
+    fps_info: fpsInfo.optional(),
+    recurring_token_info: z
+      .looseObject({ token: z.string().optional(), initiated_by: z.string().optional() })
+      .optional(),
+    account_info: z.looseObject({}).optional(),
+  }),
+);
 export type InstrumentOut = z.infer<typeof instrumentOut>;

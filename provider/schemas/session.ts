@@ -1,6 +1,14 @@
 import { z } from 'zod';
-import * as common from './common';
-import { defineInstrumentOut, instrumentOut as sharedInstrumentOut } from './instruments';
+import {
+  errorObject,
+  feeInfo,
+  participantInfo,
+  paymentSettings,
+  sumInfoOut,
+  transactionInfo,
+  userInfo,
+} from './common';
+import { instrumentOut } from './instruments';
 
 export const SESSION_STATUSES = ['created', 'active', 'ongoing', 'completed', 'canceled'] as const;
 export const OPERATION_STATUSES = ['pending', 'ongoing', 'successful', 'unsuccessful'] as const;
@@ -41,121 +49,102 @@ export function normalizeUserAction(value: unknown): unknown {
   return v;
 }
 
+// A session as the provider shows it, and its parts.
+
+/** Statuses are kept as strings: the provider may add values, and a parse must not fail on them. */
+const status = z.string();
+const timestamp = z.string();
+
+export const userAction = z.preprocess(
+  normalizeUserAction,
+  z.looseObject({
+    type: z.string(),
+    destination_info: z
+      .looseObject({
+        url_address: z.string(),
+        domain: z.string().optional(),
+        http_method: z.enum(['GET', 'POST']).optional(),
+        additional_params: z.record(z.string(), z.unknown()).optional(),
+        extra_params: z.record(z.string(), z.unknown()).optional(),
+      })
+      .optional(),
+    payment_qr: z
+      .looseObject({
+        qr_data: z.looseObject({ qr_content: z.string().optional(), qr_image: z.string().optional() }),
+      })
+      .optional(),
+  }),
+);
+
+export const recurringTokenInfo = z.looseObject({
+  token: z.string(),
+  created_date: timestamp.optional(),
+  completed_date: timestamp.optional(),
+  token_active: z.boolean().optional(),
+  type: z.string().optional(),
+});
+
 /**
- * A session as the provider shows it, and its parts. Built by a function for the same reason as
- * defineCommonSchemas (common.ts): called without arguments it builds a copy of its own, parts and all.
+ * The fields every transaction object (moneyback, payment, payout) opens with. Spread first: the keys of a
+ * parsed object come out in the schema's order, so each object keeps the provider's order.
  */
-export function defineSessionSchemas(
-  {
-    errorObject,
-    feeInfo,
-    participantInfo,
-    paymentSettings,
-    sumInfoOut,
-    transactionInfo,
-    userInfo,
-  } = common.defineCommonSchemas(),
-  instrumentOut = defineInstrumentOut(),
-) {
-  /** Statuses are kept as strings: the provider may add values, and a parse must not fail on them. */
-  const status = z.string();
-  const timestamp = z.string();
+const transactionHead = {
+  id: z.string(),
+  transaction_status: status,
+  created_date: timestamp.optional(),
+  completed_date: timestamp.optional(),
+};
 
-  const userAction = z.preprocess(
-    normalizeUserAction,
-    z.looseObject({
-      type: z.string(),
-      destination_info: z
-        .looseObject({
-          url_address: z.string(),
-          domain: z.string().optional(),
-          http_method: z.enum(['GET', 'POST']).optional(),
-          additional_params: z.record(z.string(), z.unknown()).optional(),
-          extra_params: z.record(z.string(), z.unknown()).optional(),
-        })
-        .optional(),
-      payment_qr: z
-        .looseObject({
-          qr_data: z.looseObject({ qr_content: z.string().optional(), qr_image: z.string().optional() }),
-        })
-        .optional(),
-    }),
-  );
+/** What a payment and a payout both open with: the transaction head, then who took part. */
+const operationHead = {
+  ...transactionHead,
+  user_info: userInfo.partial().optional(),
+  participant_info: participantInfo.optional(),
+};
 
-  const recurringTokenInfo = z.looseObject({
-    token: z.string(),
-    created_date: timestamp.optional(),
-    completed_date: timestamp.optional(),
-    token_active: z.boolean().optional(),
-    type: z.string().optional(),
-  });
+export const moneyback = z.looseObject({
+  ...transactionHead,
+  sum_info: sumInfoOut.optional(),
+  chargeback: z.boolean().optional(),
+  transaction_info: transactionInfo.optional(),
+});
 
-  /**
-   * The fields every transaction object (moneyback, payment, payout) opens with. Spread first: the keys of a
-   * parsed object come out in the schema's order, so each object keeps the provider's order.
-   */
-  const transactionHead = {
-    id: z.string(),
-    transaction_status: status,
-    created_date: timestamp.optional(),
-    completed_date: timestamp.optional(),
-  };
+export const payment = z.looseObject({
+  ...operationHead,
+  payment_info: instrumentOut.optional(),
+  sum_info: sumInfoOut.optional(),
+  payment_settings: paymentSettings.optional(),
+  extra_info: z.unknown().optional(),
+  recurring_token_info: recurringTokenInfo.optional(),
+  fee_info: feeInfo.optional(),
+  transaction_info: transactionInfo.optional(),
+  user_action: userAction.optional(),
+  moneyback: z.array(moneyback).optional(),
+  error: errorObject.optional(),
+});
 
-  /** What a payment and a payout both open with: the transaction head, then who took part. */
-  const operationHead = {
-    ...transactionHead,
-    user_info: userInfo.partial().optional(),
-    participant_info: participantInfo.optional(),
-  };
+export const payout = z.looseObject({
+  ...operationHead,
+  payout_info: instrumentOut.optional(),
+  sum_info: sumInfoOut.optional(),
+  extra_info: z.unknown().optional(),
+  fee_info: feeInfo.optional(),
+  transaction_info: transactionInfo.optional(),
+  error: errorObject.optional(),
+});
 
-  const moneyback = z.looseObject({
-    ...transactionHead,
-    sum_info: sumInfoOut.optional(),
-    chargeback: z.boolean().optional(),
-    transaction_info: transactionInfo.optional(),
-  });
-
-  const payment = z.looseObject({
-    ...operationHead,
-    payment_info: instrumentOut.optional(),
-    sum_info: sumInfoOut.optional(),
-    payment_settings: paymentSettings.optional(),
-    extra_info: z.unknown().optional(),
-    recurring_token_info: recurringTokenInfo.optional(),
-    fee_info: feeInfo.optional(),
-    transaction_info: transactionInfo.optional(),
-    user_action: userAction.optional(),
-    moneyback: z.array(moneyback).optional(),
-    error: errorObject.optional(),
-  });
-
-  const payout = z.looseObject({
-    ...operationHead,
-    payout_info: instrumentOut.optional(),
-    sum_info: sumInfoOut.optional(),
-    extra_info: z.unknown().optional(),
-    fee_info: feeInfo.optional(),
-    transaction_info: transactionInfo.optional(),
-    error: errorObject.optional(),
-  });
-
-  const sessionInfo = z.looseObject({
-    id: z.string(),
-    transaction_status: status,
-    created_date: timestamp.optional(),
-    updated_at: timestamp.optional(),
-    next_step: z.string().optional(),
-    payments: z.array(payment).optional(),
-    payouts: z.array(payout).optional(),
-    actions: z.record(z.string(), z.string()).optional(),
-    transaction_info: transactionInfo.optional(),
-    error: errorObject.optional(),
-  });
-  return { userAction, recurringTokenInfo, moneyback, payment, payout, sessionInfo };
-}
-
-export const { userAction, recurringTokenInfo, moneyback, payment, payout, sessionInfo } =
-  defineSessionSchemas(common, sharedInstrumentOut);
+export const sessionInfo = z.looseObject({
+  id: z.string(),
+  transaction_status: status,
+  created_date: timestamp.optional(),
+  updated_at: timestamp.optional(),
+  next_step: z.string().optional(),
+  payments: z.array(payment).optional(),
+  payouts: z.array(payout).optional(),
+  actions: z.record(z.string(), z.string()).optional(),
+  transaction_info: transactionInfo.optional(),
+  error: errorObject.optional(),
+});
 export type UserAction = z.infer<typeof userAction>;
 export type RecurringTokenInfo = z.infer<typeof recurringTokenInfo>;
 export type Moneyback = z.infer<typeof moneyback>;

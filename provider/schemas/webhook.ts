@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineSessionSchemas, sessionInfo } from './session';
+import { sessionInfo } from './session';
 import { describeIssue } from './validation';
 
 export const WEBHOOK_TYPES = [
@@ -11,14 +11,8 @@ export const WEBHOOK_TYPES = [
 ] as const;
 export type WebhookType = (typeof WEBHOOK_TYPES)[number];
 
-/**
- * Unknown event types are kept (the set may grow); the receiver decides what to do with them. Built by a
- * function for the same reason as defineCommonSchemas (common.ts).
- */
-export function defineWebhookEvent(session: typeof sessionInfo = defineSessionSchemas().sessionInfo) {
-  return z.looseObject({ type: z.string().min(1), session_info: session });
-}
-export const webhookEvent = defineWebhookEvent(sessionInfo);
+/** Unknown event types are kept (the set may grow); the receiver decides what to do with them. */
+export const webhookEvent = z.looseObject({ type: z.string().min(1), session_info: sessionInfo });
 export type WebhookEvent = z.infer<typeof webhookEvent>;
 
 export type WebhookBodyReading =
@@ -54,11 +48,10 @@ function illFormedAt(json: unknown): string | undefined {
 }
 
 /**
- * A webhook body whose signature was verified, read as the event it says (the same for every reader;
- * workflow code passes a copy of the schema it built itself). Text that is not well-formed (a lone
+ * A webhook body whose signature was verified, read as the event it says (the same for every reader). Text that is not well-formed (a lone
  * surrogate, raw or escaped in a JSON string) is refused, never read one way here and another elsewhere.
  */
-export function readWebhookEvent(body: string, schema = webhookEvent): WebhookBodyReading {
+export function readWebhookEvent(body: string): WebhookBodyReading {
   if (!isWellFormedText(body))
     return { ok: false, reason: 'ill_formed_text', detail: 'body: a lone UTF-16 surrogate, not text' };
   let json: unknown;
@@ -74,7 +67,7 @@ export function readWebhookEvent(body: string, schema = webhookEvent): WebhookBo
       reason: 'ill_formed_text',
       detail: `${at}: a JSON string with a lone UTF-16 surrogate (\\ud800-\\udfff unpaired), not text`,
     };
-  const parsed = schema.safeParse(json);
+  const parsed = webhookEvent.safeParse(json);
   if (!parsed.success)
     return { ok: false, reason: 'invalid_event', detail: describeIssue(parsed.error.issues[0]!, json) };
   return { ok: true, event: parsed.data };
