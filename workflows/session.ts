@@ -89,10 +89,9 @@ export class Session {
     return sessionViewOf(this.state);
   }
 
-  /** What an Update answers: the view, once the store holds it (a caller may read the store next). */
-  async answer(): Promise<SessionView> {
-    await this.recorder.saved();
-    return this.view();
+  /** What an Update answers: the session as the store holds it (a caller may read the store next). */
+  answer(): Promise<SessionView> {
+    return this.recorder.saved();
   }
 
   /**

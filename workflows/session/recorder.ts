@@ -35,13 +35,15 @@ export class SessionRecorder {
   private readonly attributes = new Map<string, SearchAttributeUpdatePair>();
   /** The version the last write carried (-1: none yet in this run). */
   private writtenVersion = -1;
-  private writing = false;
   /** Provider calls and verifications of this session in flight. */
   private busy = 0;
   /** What would wake the process from its wait (see `resting`); none while it is at work. */
   private readonly wakes = new Set<() => boolean>();
-  /** Updates waiting for their answer to be stored (see `saved`). */
-  private asked = 0;
+  /** The version the last finished write stored, and the session as it showed it. */
+  private storedVersion = -1;
+  private storedView?: SessionView;
+  /** The highest version an Update waits to see stored (see `saved`). */
+  private askedVersion = -1;
 
   constructor(
     private readonly state: SessionState,
@@ -86,16 +88,15 @@ export class SessionRecorder {
   }
 
   /**
-   * Resolves once everything so far is stored and shown: an Update's answer (written at once, whatever
-   * the process is doing), the run's end.
+   * Resolves once the session as it is now is stored and shown (an Update's answer, written at once
+   * whatever the process is doing; the run's end), with the session as the store now holds it: what a
+   * caller is told is what it reads from the store next.
    */
-  async saved(): Promise<void> {
-    this.asked++;
-    try {
-      await wf.condition(() => !this.writing && !this.due());
-    } finally {
-      this.asked--;
-    }
+  async saved(): Promise<SessionView> {
+    const version = this.state.version;
+    this.askedVersion = Math.max(this.askedVersion, version);
+    await wf.condition(() => this.storedVersion >= version);
+    return this.storedView ?? this.view();
   }
 
   /** At rest: the process waits with nothing to wake it, and nothing of the session's own is in flight. */
@@ -118,17 +119,19 @@ export class SessionRecorder {
 
   private async writeAtRest(): Promise<void> {
     for (;;) {
-      await wf.condition(() => (this.asked > 0 || this.atRest()) && this.due());
+      await wf.condition(() => this.due() && (this.askedVersion > this.storedVersion || this.atRest()));
       this.showNow();
       if (this.state.version === this.writtenVersion && this.uncarried === 0) continue;
-      const record = this.record();
+      const view = this.view();
+      const record = this.record(view);
       this.writtenVersion = record.state.version;
       this.uncarried = 0;
-      this.writing = true;
       try {
         await store.recordSession(record);
         this.unconfirmed = this.unconfirmed.filter((e) => !record.events.includes(e));
         this.state.auditRecorded = Math.max(this.state.auditRecorded ?? 0, record.audit.at(-1)?.seq ?? 0);
+        this.storedVersion = record.state.version;
+        this.storedView = view;
       } catch (err) {
         // Only a record the store refuses for good ends here (the policy retries everything else): the
         // next change writes the session again, with these events.
@@ -136,16 +139,15 @@ export class SessionRecorder {
           version: record.state.version,
           error: err instanceof wf.ActivityFailure ? (err.cause?.message ?? err.message) : String(err),
         });
-      } finally {
-        this.writing = false;
+        // Nobody waits forever on a record the store refuses for good: the log says it.
+        this.storedVersion = record.state.version;
       }
     }
   }
 
   /** What the store is given: the session as it is now, with what it has not confirmed yet. */
-  private record(): SessionRecord {
+  private record(view: SessionView): SessionRecord {
     const { state } = this;
-    const view = this.view();
     const audited = state.auditRecorded ?? 0;
     const total = state.auditCount ?? 0;
     const fresh = state.providerEvents.slice(Math.max(0, state.providerEvents.length - (total - audited)));
