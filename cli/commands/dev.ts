@@ -502,7 +502,12 @@ async function drainOlderBuilds(
     if (!b.bundlePath) continue;
     const { PAYSAGA_RECONCILE_EVERY_MS: _reconciler, ...env } = stackEnv;
     const drain = await workerMain.startWorkerFromEnv({
-      env: { ...env, PAYSAGA_WORKFLOW_BUNDLE: b.bundlePath, PAYSAGA_PROMOTE: 'never' },
+      env: {
+        ...env,
+        PAYSAGA_WORKFLOW_BUNDLE: b.bundlePath,
+        PAYSAGA_BUILD_ID: b.buildId,
+        PAYSAGA_PROMOTE: 'never',
+      },
       logger: logger.child({ component: 'worker', buildId: b.buildId }),
       shutdownSignals: [],
     });

@@ -1,8 +1,11 @@
 /**
  * Restarting the dev stack while a 3-D Secure payment waits for the payer: `paysaga dev` (a real
  * process) gets a 3-D Secure card checkout through the API, is stopped with SIGTERM while the payer
- * has the challenge open, and is started again on the same data folder. The payer then passes the
- * challenge, the session succeeds, and the sandbox's ledger shows one hold and one capture.
+ * has the challenge open, and is started again on the same data folder as another build (as after a
+ * change to the workflow code: PAYSAGA_BUILD_ID stands for it). The session is pinned to the first
+ * build: the second run says so and runs a worker of that build for it. The payer then passes the
+ * challenge, the session succeeds on its own build, and the sandbox's ledger shows one hold and one
+ * capture.
  *
  * The API's and the sandbox's ports are the same in both runs, as they are for `npm start` (8080, 8081,
  * 8090): the payer's challenge page and the signed return address the provider stored belong to them,
@@ -13,11 +16,13 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
 import { PaysagaApiClient, type Session } from '../../client/http';
 import { firstForm, openPage } from '../../cli/dev/demo-http';
 import { freePort } from '../../cli/dev/ports';
 import { SANDBOX_STORE_FILE } from '../../sandbox/server';
 import { killDevProcess, startDevProcess, stopDevProcess, type DevProcess } from '../helpers/dev-process';
+import { runPaysaga } from '../helpers/cli-run';
 import { TEST_CARD } from '../../sandbox/test-cards';
 
 const HOST = '127.0.0.1';
@@ -58,6 +63,11 @@ afterAll(() => {
   for (const dev of started) killDevProcess(dev);
   fs.rmSync(dataDir, { recursive: true, force: true });
 });
+
+/** The environment without Temporal's variables, so `paysaga builds` finds the dev stack by its data folder. */
+function cleanEnv(): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('TEMPORAL_')));
+}
 
 async function until(
   api: PaysagaApiClient,
@@ -110,12 +120,27 @@ test('restarting the dev stack while 3-D Secure waits for the payer: the payer c
   expect(stopped).toEqual({ code: 0, signal: null });
   expect(fs.existsSync(path.join(dataDir, SANDBOX_STORE_FILE))).toBe(true);
 
-  // --- second run on the same folder: the payer completes, the session succeeds ---
-  const second = await startDevProcess(dataDir, args);
+  // --- second run on the same folder, another build: the payer completes, the session succeeds ---
+  const firstBuild = /^ {2}Build\s+(\S+)\s+\(current/m.exec(first.stdout())?.[1];
+  expect(firstBuild).toMatch(/^[0-9a-f]{12}$/);
+  const second = await startDevProcess(dataDir, args, { env: { PAYSAGA_BUILD_ID: 'changed-code' } });
   started.push(second);
   const api2 = new PaysagaApiClient({ baseUrl: second.apiUrl, token: second.token });
   try {
     expect(second.sandboxUrl).toBe(first.sandboxUrl);
+    // The banner names the new build and the older one that still runs the waiting session.
+    expect(second.stdout()).toMatch(/^ {2}Build\s+changed-code\s+\(current/m);
+    // `paysaga builds` shows the new build current and the first one draining, with its session open.
+    const builds = await runPaysaga(['builds', '--data', dataDir, '--json'], cleanEnv());
+    expect(builds.code).toBe(0);
+    const listed = JSON.parse(builds.stdout) as { buildId: string; status: string; open: number }[];
+    expect(listed.find((b) => b.buildId === 'changed-code')?.status).toBe('current');
+    expect(listed.find((b) => b.buildId === firstBuild)).toMatchObject({ status: 'draining' });
+    expect(listed.find((b) => b.buildId === firstBuild)!.open).toBeGreaterThanOrEqual(1);
+    // (The reconciler, pinned to it too, moves to the new build after its next pass.)
+    expect(second.stdout()).toMatch(
+      new RegExp(`Build ${firstBuild} {2}\\d+ open, pinned to it: a worker of that build runs them`),
+    );
     const dest = userAction!.destination_info!;
     const params: Record<string, string> = {};
     for (const [k, v] of Object.entries({ ...dest.additional_params, ...dest.extra_params }))
@@ -141,6 +166,17 @@ test('restarting the dev stack while 3-D Secure waits for the payer: the payer c
 
     const done = await until(api2, sessionId, 'the result', (v) => FINAL.has(v.phase));
     expect(done.phase).toBe('succeeded');
+    // On its own build, where it began.
+    const address = /^ {2}Temporal\s+(\S+)\s+namespace/m.exec(second.stdout())![1]!;
+    const connection = await Connection.connect({ address });
+    try {
+      const described = await new Client({ connection }).workflow.getHandle(sessionId).describe();
+      expect(described.raw.workflowExecutionInfo?.versioningInfo?.deploymentVersion?.buildId).toBe(
+        firstBuild,
+      );
+    } finally {
+      await connection.close();
+    }
 
     const ledger = (await (
       await fetch(`${second.sandboxUrl}/sandbox/ledger?session_id=${encodeURIComponent(sessionId)}`)
