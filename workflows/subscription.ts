@@ -190,8 +190,8 @@ class Subscription {
         this.settle(await this.followCharge());
         continue;
       }
-      if (this.boundary) await this.continueAsNew();
       if (this.done()) return this.close();
+      if (this.boundary) await this.continueAsNew();
       const work = this.nextWork();
       const wait = work ? work.at - Date.now() : undefined;
       if (wait === undefined || wait > 0) await this.untilChanged(wait);
@@ -853,7 +853,8 @@ class Subscription {
     s.cancelation = {
       atPeriodEnd,
       requestedAt: s.cancelation?.requestedAt ?? now,
-      effectiveAt: now,
+      // At the period end: when the period paid for ended (the next one's due date), however late seen.
+      effectiveAt: atPeriodEnd ? Math.min(now, s.periodDueAt) : now,
       reason: why,
     };
     s.canceledReason = why;
