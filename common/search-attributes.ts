@@ -25,10 +25,6 @@ export const CurrencyCode = defineSearchAttributeKey('CurrencyCode', SearchAttri
 export const NeedsAttention = defineSearchAttributeKey('NeedsAttention', SearchAttributeType.BOOL);
 /** When the session (or subscription) was created: search by time range, newest first. */
 export const CreatedAt = defineSearchAttributeKey('CreatedAt', SearchAttributeType.DATETIME);
-/** Event outboxes (workflows/event-outbox.ts): the event types an outbox has released. */
-export const EventTypes = defineSearchAttributeKey('EventTypes', SearchAttributeType.KEYWORD_LIST);
-/** Event outboxes: the `created` time of the newest event released (listing events across subjects). */
-export const LastEventAt = defineSearchAttributeKey('LastEventAt', SearchAttributeType.DATETIME);
 
 /** What a paysaga workflow is started (or upserts itself) with; absent fields are left out. */
 export interface SessionAttributes {
@@ -65,8 +61,6 @@ export const PAYSAGA_SEARCH_ATTRIBUTES: SearchAttributeKey<SearchAttributeType>[
   CurrencyCode,
   NeedsAttention,
   CreatedAt,
-  EventTypes,
-  LastEventAt,
 ];
 
 /** Type names as the Temporal CLI / server spell them (`--search-attribute Name=Keyword`). */

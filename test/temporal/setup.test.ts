@@ -3,7 +3,8 @@
  * TEMPORAL_* and PAYSAGA_DATABASE_* variables: on a fresh namespace and schema the first run registers the
  * namespace, adds every paysaga search attribute and applies every migration of the store; the second
  * run changes nothing and succeeds, and a workflow in the namespace can then set them. A
- * namespace where one of the names has another type is refused, and nothing is added to it.
+ * namespace where one of the names has another type is refused, and nothing is added to it; attributes
+ * that are not paysaga's are left as they are.
  */
 import { randomUUID } from 'node:crypto';
 import { Client } from '@temporalio/client';
@@ -28,6 +29,10 @@ import {
 } from '../helpers/temporal';
 import { testStoreEnv } from '../helpers/store';
 import { runPaysaga, type CliRun } from '../helpers/cli-run';
+import {
+  assertSearchAttributesRegistered,
+  SearchAttributesMissingError,
+} from '../../platform/search-attribute-check';
 
 jest.setTimeout(90_000);
 
@@ -132,33 +137,60 @@ test('twice on a fresh namespace and store: registers, adds and migrates everyth
   );
 });
 
-test('an attribute of another type is refused by name and nothing is added', async () => {
+/** A new namespace (not set up) that already has these search attributes. */
+async function namespaceWith(
+  searchAttributes: Record<string, temporal.api.enums.v1.IndexedValueType>,
+): Promise<string> {
   const namespace = `paysaga-setup-${randomUUID()}`;
   const { workflowService, operatorService } = test_.connection;
   await workflowService.registerNamespace({
     namespace,
     workflowExecutionRetentionPeriod: msToTs(86_400_000),
   });
-  const add = async () =>
-    operatorService.addSearchAttributes({
-      namespace,
-      searchAttributes: { AmountMinor: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD },
-    });
   // A namespace just registered may take a moment to be known everywhere.
   for (let i = 0; ; i++) {
     try {
-      await add();
-      break;
+      await operatorService.addSearchAttributes({ namespace, searchAttributes });
+      return namespace;
     } catch (err) {
       if (i > 40) throw err;
       await new Promise((r) => setTimeout(r, 250));
     }
   }
+}
+
+test('an attribute of another type is refused by name and nothing is added', async () => {
+  const namespace = await namespaceWith({ AmountMinor: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD });
   const run = await setup(namespace, []);
   expect(run.code).toBe(1);
   expect(run.stderr).toContain('AmountMinor is Keyword, paysaga needs Int');
-  const listed = (await operatorService.listSearchAttributes({ namespace })).customAttributes ?? {};
+  const listed =
+    (await test_.connection.operatorService.listSearchAttributes({ namespace })).customAttributes ?? {};
   expect(Object.keys(listed)).toEqual(['AmountMinor']);
+});
+
+test('attributes paysaga does not use are left alone, and neither setup nor the start check minds them', async () => {
+  const others = {
+    EventTypes: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD_LIST,
+    LastEventAt: IndexedValueType.INDEXED_VALUE_TYPE_DATETIME,
+  };
+  const namespace = await namespaceWith(others);
+  await expect(assertSearchAttributesRegistered(test_.connection, namespace)).rejects.toThrow(
+    SearchAttributesMissingError,
+  );
+  expect(report(await setup(namespace))).toEqual({
+    namespace,
+    namespaceOutcome: 'exists',
+    added: ALL,
+    present: [],
+    changed: true,
+    store: null,
+  });
+  expect(report(await setup(namespace))).toMatchObject({ added: [], present: ALL, changed: false });
+  const listed =
+    (await test_.connection.operatorService.listSearchAttributes({ namespace })).customAttributes ?? {};
+  expect(listed).toMatchObject(others);
+  await expect(assertSearchAttributesRegistered(test_.connection, namespace)).resolves.toBeUndefined();
 });
 
 test('worker and API refuse a namespace nobody set up, and start once paysaga setup ran', async () => {
@@ -197,7 +229,7 @@ test('worker and API refuse a namespace nobody set up, and start once paysaga se
     PAYSAGA_LOG_LEVEL: 'silent',
   };
   const notSetUp = new Error(
-    `namespace ${namespace} is not set up for paysaga (search attributes: missing PaymentKind, PaymentStatus, ClientReference, AmountMinor, CurrencyCode, NeedsAttention, CreatedAt, EventTypes, LastEventAt): run \`paysaga setup\` with the same Temporal settings first`,
+    `namespace ${namespace} is not set up for paysaga (search attributes: missing PaymentKind, PaymentStatus, ClientReference, AmountMinor, CurrencyCode, NeedsAttention, CreatedAt): run \`paysaga setup\` with the same Temporal settings first`,
   );
   await expect(startWorkerFromEnv({ env, shutdownSignals: [] })).rejects.toThrow(notSetUp);
   await expect(
