@@ -3,7 +3,7 @@
  * (`paysaga worker` from this worktree's sources, configured by environment variables as in production,
  * lib/probe.js preloaded to read its memory after a full GC); the API's PaymentsClient in this process
  * starts 3-D Secure checkouts until BENCH_SESSIONS of them are `awaiting_payer` (each a running session
- * workflow with its reference and its event outbox), and the sandbox (its own process) sends their
+ * workflow with its reference), and the sandbox (its own process) sends their
  * webhooks to the API's public listener here. The worker's RSS is read from /proc at checkpoints while
  * the sessions are made and again after they are all waiting; nobody opens a 3-D Secure page, so every
  * session stays waiting (deadline a day away, first poll of the provider an hour away: lib/stack.ts
@@ -147,7 +147,7 @@ export async function main(): Promise<void> {
       clearInterval(timer);
     }
     const wallS = (Date.now() - started) / 1000;
-    // The last webhooks and outbox activities of the last sessions settle.
+    // The last webhooks and event deliveries of the last sessions settle.
     await new Promise((r) => setTimeout(r, 10_000));
     const rss = rssOf(worker.pid);
     const memory = await worker.memory();

@@ -53,8 +53,9 @@ export async function readProviderEvents(ctx: Readers, sessionId: string): Promi
 }
 
 /**
- * How long a read of a session that has just started waits for its first record: longer than the hold
- * (workflows/session/hold.ts) a session whose starter sends the card keeps it for at most.
+ * How long a read of a session that has just started waits for its first record, written when the session
+ * first comes to rest (workflows/session/recorder.ts; a starter's card call comes first); after it, the
+ * workflow is asked.
  */
 const FIRST_RECORD_WAIT_MS = 3_000;
 

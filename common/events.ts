@@ -1,8 +1,8 @@
 /**
  * Events paysaga sends to the partner's backend (docs/decisions/013-the-backend-is-told.md): every change a
  * backend cares about becomes one signed event, delivered at least once, in order per session (or
- * subscription), from a durable outbox in Temporal. This file is the contract every layer shares: the type
- * names, the envelope, and how ids are made. Safe for workflow code (no I/O).
+ * subscription), from the store's transactional outbox (store/events.ts). This file is the contract every
+ * layer shares: the type names, the envelope, and how ids are made. Safe for workflow code (no I/O).
  */
 
 export const SESSION_EVENT_TYPES = [

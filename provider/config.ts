@@ -120,7 +120,7 @@ function projectsFromEnv(value: string | undefined): unknown {
 }
 
 /**
- * From environment variables (documented in the README):
+ * From environment variables (documented in docs/configuration.md):
  * PAYSAGA_PROVIDER_ENV, PAYSAGA_PROVIDER_URL, PAYSAGA_PROVIDER_TEST_URL, PAYSAGA_PROVIDER_PRODUCTION_URL,
  * PAYSAGA_PROVIDER_TEST_SERVICE_KEYS, PAYSAGA_PROVIDER_PRODUCTION_SERVICE_KEYS (comma-separated),
  * PAYSAGA_PROJECT_ID, PAYSAGA_PARTNER_PRIVATE_KEY, PAYSAGA_SUBMERCHANT_ID, PAYSAGA_LEGACY_HEADERS, PAYSAGA_PROVIDER_TIMEOUT_MS,

@@ -1,5 +1,5 @@
 /**
- * The worker's outbound-event settings from the environment (README, "Configuration"):
+ * The worker's outbound-event settings from the environment (docs/configuration.md):
  *
  *   PAYSAGA_EVENT_ENDPOINTS            endpoints for deployments without an API call: a JSON array of
  *                                      {"url", "secret" (or ["new", "old"] during a rotation), "events"?,

@@ -89,7 +89,7 @@ export const eventRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
         summary: 'Send an event again',
         description:
           'To `endpointId`, or to every endpoint it was for; retried like any delivery, in order with ' +
-          'the other events to that endpoint. Works after the outbox has closed, as long as the event is kept.',
+          'the other events to that endpoint. Works for any event the store still keeps.',
         security,
         params: idParams,
         body: docSchema(redeliverInput, { name: 'RedeliverRequest' }),

@@ -34,7 +34,7 @@ export const searchRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
         tags: ['sessions'],
         summary: 'Find sessions by reference, phase, kind and creation time',
         description:
-          'Payment sessions only (never subscriptions, references or event outboxes). Each entry is read ' +
+          'Payment sessions only (never subscriptions or references). Each entry is read ' +
           'from the store; GET /v1/sessions/{id} shows the whole session. A parameter that is not ' +
           `one of these, or a bad value, is a 400 naming it. ${order('session')}`,
         security: [{ bearerAuth: [] }],
