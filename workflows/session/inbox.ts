@@ -151,7 +151,7 @@ export class ProviderInbox {
       this.lookAsked = true;
       return;
     }
-    if (!proof.ok) this.audit(heard, 'refused', proof.reason);
+    if (!proof.ok) this.audit(heard, 'refused', `${proof.reason}: ${proof.detail}`);
     else if (proof.event.session_info.id !== this.state.sessionId)
       this.audit({ ...heard, type: proof.event.type }, 'refused', 'signed for another session');
     else this.receiveVerified({ receivedAt: heard.receivedAt, via: heard.via, signed, event: proof.event });

@@ -65,26 +65,34 @@ export class SessionRecorder {
   }
 
   /** Runs a provider call or a verification: the session is not at rest meanwhile. */
-  async during<T>(work: () => Promise<T>): Promise<T> {
+  during<T>(work: () => Promise<T>): Promise<T> {
     this.busy++;
-    try {
-      return await work();
-    } finally {
+    const done = () => {
       this.busy--;
+    };
+    let working: Promise<T>;
+    try {
+      working = work();
+    } catch (err) {
+      done();
+      throw err;
     }
+    working.then(done, done);
+    return working;
   }
 
   /**
    * Waits for `wake` (up to `ms`; true if woken), as the process does for news, a person or a pause: the
    * session is at rest meanwhile, unless something that would wake it has happened.
    */
-  async resting(wake: () => boolean, ms?: number): Promise<boolean> {
+  resting(wake: () => boolean, ms?: number): Promise<boolean> {
     this.wakes.add(wake);
-    try {
-      return ms === undefined ? (await wf.condition(wake), true) : await wf.condition(wake, ms);
-    } finally {
+    const waiting = ms === undefined ? wf.condition(wake).then(() => true) : wf.condition(wake, ms);
+    const done = () => {
       this.wakes.delete(wake);
-    }
+    };
+    waiting.then(done, done);
+    return waiting;
   }
 
   /**

@@ -120,6 +120,11 @@ export class SessionRuntime {
       }
       await this.continueAsNewIfDue();
       const seen = this.state.snapshot;
+      if (!this.inbox.empty) {
+        // News being checked is not late news: it is waited for as it is, without a timer of its own.
+        await this.rest(() => this.inbox.empty || this.state.snapshot !== seen || pred());
+        continue;
+      }
       await this.rest(
         () => this.state.snapshot !== seen || this.inbox.lookAsked || pred(),
         Math.min(wait, remaining),
