@@ -16,9 +16,9 @@ export function createProofActivities(
       // The API signals the verified bytes as strict UTF-8 text, which encodes back to exactly them. A
       // string that is not text (a lone surrogate) did not come from there, and would encode otherwise.
       if (!isWellFormedText(body))
-        return { ok: false, reason: 'ill_formed_text: body: a lone UTF-16 surrogate, not text' };
+        return { ok: false, reason: 'ill_formed_text', detail: 'body: a lone UTF-16 surrogate, not text' };
       const v = verify(Buffer.from(body, 'utf8'), signature);
-      if (!v.ok) return { ok: false, reason: `${v.reason}: ${v.detail}` };
+      if (!v.ok) return { ok: false, reason: v.reason, detail: v.detail };
       return { ok: true, event: scrubCardData(v.event) };
     },
   };

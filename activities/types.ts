@@ -15,6 +15,7 @@ import type {
 } from '../provider/schemas';
 import type { CheckoutStart, TransferStart } from '../common/session-input';
 import type { WebhookEvent } from '../provider/schemas';
+import type { WebhookRejectionReason } from '../provider/webhook-verifier';
 
 /** Every call is about one session, and carries that session's sub-merchant when it has one. */
 export interface SessionCall {
@@ -134,7 +135,8 @@ export interface ChargeActivities {
 }
 
 /** A webhook verified again in the worker: the event (card fields removed), or why it is refused. */
-export type ProviderEventProof = { ok: true; event: WebhookEvent } | { ok: false; reason: string };
+export type ProviderEventProof =
+  { ok: true; event: WebhookEvent } | { ok: false; reason: WebhookRejectionReason; detail: string };
 
 export interface ProofActivities {
   /**

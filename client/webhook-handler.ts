@@ -1,5 +1,5 @@
 import type { Client } from '@temporalio/client';
-import type { WebhookVerification } from '../provider';
+import type { WebhookRejectionReason, WebhookVerification } from '../provider';
 import type { StoredState } from '../platform/session-runs';
 import { SESSION_ID_PATTERN } from '../common/session-input';
 import { routeProviderEvent, type RouteOutcome } from './webhook-router';
@@ -9,8 +9,20 @@ export interface WebhookHandling {
   status: 200 | 400 | 401 | 503;
   outcome: RouteOutcome | 'rejected';
   sessionId?: string;
+  /** Why the verification refused it (with `detail`, its words). */
+  reason?: WebhookRejectionReason;
   detail?: string;
 }
+
+/** A signature that does not hold is 401; a signed body paysaga cannot read as an event is 400. */
+const STATUS_OF_REJECTION: Record<WebhookRejectionReason, 400 | 401> = {
+  missing_signature: 401,
+  bad_signature: 401,
+  withdrawn_key: 401,
+  ill_formed_text: 400,
+  malformed_json: 400,
+  invalid_event: 400,
+};
 
 /**
  * Verify over the raw bytes, then route. A bad signature (or one by a withdrawn key) is 401 and nothing
@@ -30,11 +42,13 @@ export async function handleProviderWebhook(
   },
 ): Promise<WebhookHandling> {
   const v = deps.verify(raw, signature);
-  if (!v.ok) {
-    const unsigned = ['missing_signature', 'bad_signature', 'withdrawn_key'].includes(v.reason);
-    const status = unsigned ? 401 : 400;
-    return { status, outcome: 'rejected', detail: `${v.reason}: ${v.detail}` };
-  }
+  if (!v.ok)
+    return {
+      status: STATUS_OF_REJECTION[v.reason],
+      outcome: 'rejected',
+      reason: v.reason,
+      detail: `${v.reason}: ${v.detail}`,
+    };
   // Signed, and well-formed text (the verifier read it once, strictly): what follows uses that reading.
   const sessionId = v.event.session_info.id;
   // The id becomes a workflow id: only a payment session's id may (a signed event with another shape is

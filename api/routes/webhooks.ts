@@ -97,6 +97,7 @@ export const webhookRoutes: FastifyPluginAsync<ApiDeps & { metrics: ApiMetrics }
           sessionId: handled.sessionId,
           outcome: handled.outcome,
           status: handled.status,
+          ...(handled.reason ? { reason: handled.reason } : {}),
           ...(handled.status !== 200 && handled.detail ? { detail: handled.detail } : {}),
         },
         'provider webhook',

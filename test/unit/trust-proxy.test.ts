@@ -20,7 +20,10 @@ describe('PAYSAGA_TRUST_PROXY', () => {
     'refuses %s, naming the variable',
     (value) => {
       expect(() => trustProxyFromEnv({ PAYSAGA_TRUST_PROXY: value })).toThrow(
-        /^PAYSAGA_TRUST_PROXY: .* is not an address or a CIDR range/,
+        new Error(
+          `PAYSAGA_TRUST_PROXY: ${value} is not an address or a CIDR range (list the proxies in front ` +
+            'of the API, e.g. 10.0.0.5,10.1.0.0/16)',
+        ),
       );
     },
   );
@@ -28,7 +31,9 @@ describe('PAYSAGA_TRUST_PROXY', () => {
   it('refuses a range that holds every address (every client could pick its own)', () => {
     for (const value of ['0.0.0.0/0', '::/0'])
       expect(() => trustProxyFromEnv({ PAYSAGA_TRUST_PROXY: value })).toThrow(
-        'would trust X-Forwarded-For from every client',
+        new Error(
+          `PAYSAGA_TRUST_PROXY: ${value} would trust X-Forwarded-For from every client; list the proxies`,
+        ),
       );
   });
 });

@@ -18,22 +18,25 @@ const signature = (bytes: Buffer) => sign('sha256', bytes, provider.privateKey).
 
 const text = (extra: string) =>
   `{"type":"checkout_results","session_info":{"id":"ps_4242","transaction_status":"completed","note":${extra}}}`;
+const loneSurrogateAt = (where: string) =>
+  `${where}: a JSON string with a lone UTF-16 surrogate (\\ud800-\\udfff unpaired), not text`;
 
 describe('a webhook body is read once, as well-formed text', () => {
   it('a signed JSON string with a lone surrogate is refused, naming where (API and worker alike)', async () => {
-    for (const escaped of ['"\\ud800"', '"a\\udfffb"', '"\\ud83d"', '["ok","\\udc00"]']) {
+    for (const [escaped, where] of [
+      ['"\\ud800"', 'session_info.note'],
+      ['"a\\udfffb"', 'session_info.note'],
+      ['"\\ud83d"', 'session_info.note'],
+      ['["ok","\\udc00"]', 'session_info.note[1]'],
+    ] as const) {
       const raw = Buffer.from(text(escaped), 'utf8');
-      const v = verify(raw, signature(raw));
-      expect(v).toMatchObject({ ok: false, reason: 'ill_formed_text' });
-      expect(!v.ok && v.detail).toMatch(
-        /^session_info\.note(\[1\])?: a JSON string with a lone UTF-16 surrogate/,
-      );
+      const refused = { ok: false, reason: 'ill_formed_text', detail: loneSurrogateAt(where) };
+      expect(verify(raw, signature(raw))).toEqual(refused);
       const proof = await worker.verifyProviderEvent({
         body: raw.toString('utf8'),
         signature: signature(raw),
       });
-      expect(proof).toMatchObject({ ok: false });
-      expect(!proof.ok && proof.reason).toMatch(/^ill_formed_text: /);
+      expect(proof).toEqual(refused);
     }
     // A surrogate pair escaped is a character: accepted, read as that character.
     const pair = Buffer.from(text('"\\ud83d\\ude00"'), 'utf8');
@@ -43,10 +46,10 @@ describe('a webhook body is read once, as well-formed text', () => {
 
   it('a key with a lone surrogate is refused too', () => {
     const raw = Buffer.from('{"type":"checkout_results","session_info":{"id":"ps_1","\\ud800":1}}');
-    expect(verify(raw, signature(raw))).toMatchObject({
+    expect(verify(raw, signature(raw))).toEqual({
       ok: false,
       reason: 'ill_formed_text',
-      detail: expect.stringMatching(/^session_info: a key: /),
+      detail: loneSurrogateAt('session_info: a key'),
     });
   });
 
@@ -94,7 +97,8 @@ describe('a webhook body is read once, as well-formed text', () => {
     expect(encoded.includes(Buffer.from([0xef, 0xbf, 0xbd]))).toBe(true);
     expect(await worker.verifyProviderEvent({ body, signature: signature(encoded) })).toEqual({
       ok: false,
-      reason: 'ill_formed_text: body: a lone UTF-16 surrogate, not text',
+      reason: 'ill_formed_text',
+      detail: 'body: a lone UTF-16 surrogate, not text',
     });
     expect(readWebhookEvent(body)).toMatchObject({ ok: false, reason: 'ill_formed_text' });
   });
