@@ -15,7 +15,7 @@
 import { recordedProviderEventsQuery } from '../common/messages';
 import { deliverProviderEvent, type DeliveryOutcome } from '../platform/session-runs';
 import type { ProviderEventRecord } from '../common/views';
-import type { WebhookEvent } from '../provider/schemas';
+import { readWebhookEvent } from '../provider/schemas';
 import { isNewer } from '../common/snapshot';
 import { storedStates } from '../store/sessions';
 import type { ClientContext } from './context';
@@ -67,10 +67,15 @@ export async function replayProviderEvents(ctx: Replayer, sessionId: string): Pr
   const events: ReplayedEvent[] = [];
   for (const [i, d] of recorded.entries()) {
     const replayedAt = new Date(base + i).toISOString();
-    // A recorded webhook is kept signed (its body was verified when it came, so it parses); a delivery kept
-    // without its signature (a state sync) only makes the session look again
+    // A recorded webhook is kept signed (its body was verified when it came), and is read as the receiver
+    // reads one; a delivery kept without its signature (a state sync) only makes the session look again
     // (docs/decisions/016-results-are-proven.md).
-    const heard = d.signed ? (JSON.parse(d.signed.body) as WebhookEvent) : d.event;
+    const read = d.signed && readWebhookEvent(d.signed.body);
+    if (read && !read.ok)
+      throw new Error(
+        `session ${sessionId}: recorded provider event ${i + 1}: ${read.reason}: ${read.detail}`,
+      );
+    const heard = read ? read.event : d.event;
     if (!heard) continue;
     const delivery: ProviderEventDelivery = {
       receivedAt: replayedAt,
