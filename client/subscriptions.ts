@@ -242,27 +242,53 @@ export class Subscriptions {
     return this.ctx.temporal.workflow.getHandle(subscriptionId);
   }
 
-  /** A finished subscription answers Updates with "not found": a state conflict. */
+  /**
+   * A finished subscription answers Updates with "not found": a state conflict. An Update that reached a
+   * run just as it continued as new (each billing period is a run) was never carried out: it is asked
+   * again of the next run.
+   */
   private async update(
     subscriptionId: string,
     run: (h: WorkflowHandle) => Promise<SubscriptionView>,
   ): Promise<SubscriptionView> {
     if (!subscriptionId.startsWith(SUBSCRIPTION_ID_PREFIX))
       throw new SubscriptionNotFoundError(subscriptionId);
-    try {
-      return await run(this.handle(subscriptionId));
-    } catch (err) {
-      if (err instanceof WorkflowNotFoundError) {
-        const view = await this.get(subscriptionId);
-        throw new SessionStateError(
-          `subscription ${subscriptionId} is ${view.status}; nothing can change`,
-          'subscription_final',
-        );
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await run(this.handle(subscriptionId));
+      } catch (err) {
+        if (
+          err instanceof WorkflowNotFoundError &&
+          attempt < UPDATE_ATTEMPTS &&
+          (await this.running(subscriptionId))
+        )
+          continue;
+        throw await this.updateFailure(subscriptionId, err);
       }
-      throw (
-        fromWorkflowFailure(err, subscriptionId) ??
-        (await explainTemporalFailure(this.ctx.temporal, subscriptionId, err))
-      );
     }
   }
+
+  private async running(subscriptionId: string): Promise<boolean> {
+    const d = await this.handle(subscriptionId)
+      .describe()
+      .catch(() => undefined);
+    return d?.status.name === 'RUNNING';
+  }
+
+  private async updateFailure(subscriptionId: string, err: unknown): Promise<unknown> {
+    if (err instanceof WorkflowNotFoundError) {
+      const view = await this.get(subscriptionId);
+      return new SessionStateError(
+        `subscription ${subscriptionId} is ${view.status}; nothing can change`,
+        'subscription_final',
+      );
+    }
+    return (
+      fromWorkflowFailure(err, subscriptionId) ??
+      (await explainTemporalFailure(this.ctx.temporal, subscriptionId, err))
+    );
+  }
 }
+
+/** An Update is asked of at most this many runs (a run continues as new at most once per period). */
+const UPDATE_ATTEMPTS = 5;

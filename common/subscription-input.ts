@@ -71,8 +71,6 @@ export interface SubscriptionInput {
   submerchantId?: string;
   /** The provider project its charges are signed for (PAYSAGA_PROJECTS); absent: the default. */
   projectId?: string;
-  /** How long the reference of each charge is kept by paysaga (default: 400 days). */
-  keepReferencesMs?: number;
 }
 
 /** A period of a subscription, as it carries it (and the view shows it). */

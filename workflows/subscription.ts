@@ -3,9 +3,9 @@
  * run per billing period.
  *
  *   wait (durable timer) until the next period falls due (several due at once: the catch-up policy)
- *   -> charge it: a session for (period, attempt), opened through paysaga's own reference
- *      `<reference>:p<period>[:r<attempt>]` (workflows/reference.ts), so that no retry, crash, reset or new
- *      build ever opens a second session for the same attempt
+ *   -> charge it: a session for (period, attempt), opened under paysaga's own reference
+ *      `<reference>:p<period>[:r<attempt>]` (an activity: workers/charge-activities.ts), so that no retry,
+ *      crash, reset or new build ever opens a second session for the same attempt
  *   -> follow it to the provider's result (the session says so; the provider's state decides when late)
  *   -> paid; or a decline, classed from the provider's error code: soft (retried on the dunning schedule),
  *      hard (no retry: the payment method must change), provider unavailable (never a decline: tried
@@ -17,15 +17,21 @@
  * and a period paid is never attempted again. An attempt fails only once the provider says so: an outage
  * delays it (the subscription shows `attention`), it never counts as a decline.
  *
- * Signals: sessionOpened, sessionSettled (from the charge's reference and session). Queries: subscription.
+ * Signals: sessionSettled (from a charge's session). Queries: subscription.
  * Updates: cancelSubscription, pauseSubscription, resumeSubscription, changeSubscription, collectOwed,
  * writeOffOwed.
  */
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import * as wf from '@temporalio/workflow';
 import { BILLING_POLICY_LIMITS, classify, type DeclineClass } from '../common/billing-policy';
 import { nextEvent, type SubscriptionEventType } from '../common/events';
-import { failureOf, invalidArgument, stateConflict, type StateConflictCode } from '../common/failures';
+import {
+  FAILURE_TYPES,
+  failureOf,
+  invalidArgument,
+  stateConflict,
+  type ProviderRefusal,
+  type StateConflictCode,
+} from '../common/failures';
 import type { SubscriptionStatus } from '../common/kinds';
 import { nextPollWait } from '../common/settings';
 import {
@@ -34,7 +40,6 @@ import {
   collectOwedUpdate,
   pauseSubscriptionUpdate,
   resumeSubscriptionUpdate,
-  sessionOpenedSignal,
   sessionSettledSignal,
   subscriptionQuery,
   writeOffOwedUpdate,
@@ -47,16 +52,13 @@ import {
   parseMessage,
   pauseRequest,
   resumeRequest,
-  sessionOpened,
   sessionSettled,
   subscriptionCancelRequest,
   subscriptionChange,
   writeOffRequest,
 } from '../common/message-schemas';
-import type { ProviderRefusal } from '../common/failures';
 import { reason, reasonText, type AttentionReason, type EndReason } from '../common/reasons';
 import { AmountMinor, CreatedAt, NeedsAttention, PaymentStatus } from '../common/search-attributes';
-import { referenceWorkflowId, type ReferenceInput } from '../common/session-input';
 import {
   SUBSCRIPTION_LIMITS,
   type PeriodState,
@@ -78,9 +80,9 @@ import {
   upcomingDueDates,
   type ChangeResult,
 } from './billing';
+import type { ChargeActivities } from '../activities/types';
 import { untilAnswered, provider } from './calls';
 import { SubscriptionRecorder } from './subscription-recorder';
-import { referenceWorkflow } from './reference';
 import * as attention from './attention';
 import { iso } from './iso';
 import { HISTORY_LIMITS, historyLong } from './history';
@@ -91,8 +93,14 @@ export const MAX_CHARGES_KEPT = 50;
 export const SETTLED_PERIODS_KEPT = 24;
 /** How many periods one catch-up looks at: more than any outage a subscription lives through. */
 const MAX_CATCH_UP = 10_000;
-/** How long paysaga keeps a charge's reference (and so never opens a second session for it). */
-const DEFAULT_KEEP_REFERENCE_MS = 400 * 24 * 3_600_000;
+/**
+ * Opening a charge is a provider call under the charge's reference (workers/charge-activities.ts): a few
+ * quick attempts, then the workflow's own backoff (untilAnswered), showing attention meanwhile.
+ */
+const charges = wf.proxyActivities<ChargeActivities>({
+  startToCloseTimeout: '45s',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 6 },
+});
 /** How long an Update's answer waits for its change to be stored. */
 const STORED_WITHIN_MS = 10_000;
 
@@ -180,7 +188,7 @@ class Subscription {
     if (state.eventSequence === 0) {
       this.announce('subscription.created');
       this.endWhenDone(); // a first period already past the end (endAt before it)
-    } else this.recorder.record(); // the new run shows its count
+    }
     this.handleMessages();
   }
 
@@ -284,12 +292,15 @@ class Subscription {
    */
   private async continueAsNew(): Promise<never> {
     await wf.condition(wf.allHandlersFinished);
+    // The store holds what the next run carries (its run count too).
+    this.state.runs++;
+    this.recorder.record();
     await this.recorder.flushed();
     const upgrade = !this.state.charging && wf.workflowInfo().targetWorkerDeploymentVersionChanged;
     const next = wf.makeContinueAsNewFunc<typeof subscriptionWorkflow>(
       upgrade ? { initialVersioningBehavior: 'AUTO_UPGRADE' } : {},
     );
-    return next(this.input, { ...this.state, runs: this.state.runs + 1 });
+    return next(this.input, this.state);
   }
 
   // ---- periods ----
@@ -447,70 +458,59 @@ class Subscription {
   }
 
   /**
-   * The attempt's session, opened through its reference: the reference's workflow (id derived from it)
-   * opens at most one session whatever happens here (a retry, a crash, a reset, a new build), and signals
-   * which one. Started again after it failed (the provider refused to open the session): that refusal is
-   * the attempt's failure.
+   * The attempt's session, opened under its own reference (`<reference>:p<period>[:r<attempt>]`) as any
+   * session is: asked again after a retry, a crash, a new run or a new build, paysaga answers the session
+   * it opened, never a second one. The provider refusing it for good is the attempt's failure; a provider
+   * that cannot be reached is waited out (attention), never counted.
    */
   private async openSession(record: ChargeRecord): Promise<Outcome | undefined> {
     const c = this.state.charging!;
-    const reference = record.reference;
-    const sumInfo = { sum: c.amount.amount, currency_code: c.amount.currency };
-    const paymentInfo = { type: 'recurring_token_info' as const, recurring_token_info: { token: c.token } };
-    // A merchant-initiated charge is one init/checkout (the spec's sequence).
-    const intake: ReferenceInput = {
-      reference,
-      fingerprint: `${this.input.subscriptionId}:${c.period}:${c.attempt}`,
-      requestId: this.input.subscriptionId,
-      open: {
-        by: 'init_checkout',
-        body: { payment_info: paymentInfo, sum_info: sumInfo, user_info: c.customer },
-      },
-      session: {
-        kind: 'recurring_payment',
-        reference,
-        request: {
-          money: c.amount,
-          ...(this.input.submerchantId ? { submerchantId: this.input.submerchantId } : {}),
-          ...(this.input.projectId ? { projectId: this.input.projectId } : {}),
-        },
-        start: { by: 'provider' },
-        settings: this.input.settings,
-        notify: this.input.subscriptionId,
-      },
-      keepMs: this.input.keepReferencesMs ?? DEFAULT_KEEP_REFERENCE_MS,
-      notify: this.input.subscriptionId,
-    };
-    let refused: EndReason | undefined;
+    const customer = c.customer;
     try {
-      const child = await wf.startChild(referenceWorkflow, {
-        workflowId: referenceWorkflowId(reference),
-        args: [intake],
-        parentClosePolicy: wf.ParentClosePolicy.ABANDON,
-        workflowIdReusePolicy: wf.WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
-      });
-      child.result().catch((err: Error) => {
-        const f = failureOf(err);
-        const refusal = f?.details as Partial<ProviderRefusal> | undefined;
-        refused = reason('charge_refused', refusal?.description ?? f?.message ?? err.message, {
-          providerCode: typeof refusal?.errorCode === 'string' ? refusal.errorCode : undefined,
-        });
-      });
-    } catch (err) {
-      // Started before (a retry, a reset, a continued run): it signals the session it opened.
-      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-    }
-    const { startMs } = this.input.settings.deadlines;
-    while (!record.sessionId) {
-      if (await this.restOrContinue(() => !!record.sessionId || refused !== undefined, startMs)) {
-        if (refused !== undefined) return { ok: false, sessionId: '', reason: refused };
-        break;
-      }
-      this.needsAttention(
-        reason('charge_not_open', 'the provider session is not open yet', { subject: reference }),
+      const { sessionId } = await untilAnswered(
+        () =>
+          charges.openCharge({
+            subscriptionId: this.input.subscriptionId,
+            period: c.period,
+            attempt: c.attempt,
+            reference: record.reference,
+            money: c.amount,
+            // A merchant-initiated charge is one init/checkout by the recurring token (the spec's sequence).
+            body: {
+              payment_info: { type: 'recurring_token_info', recurring_token_info: { token: c.token } },
+              sum_info: { sum: c.amount.amount, currency_code: c.amount.currency },
+              user_info: customer as never,
+            },
+            settings: this.input.settings,
+            ...(this.input.submerchantId ? { submerchantId: this.input.submerchantId } : {}),
+            ...(this.input.projectId ? { projectId: this.input.projectId } : {}),
+            ...(typeof customer.user_id === 'string' ? { customerId: customer.user_id } : {}),
+          }),
+        {
+          pauseMs: this.input.settings.polling.initialMs,
+          maxMs: this.input.settings.deadlines.startMs,
+          onTrouble: (message) =>
+            this.needsAttention(reason('charge_not_open', message, { subject: record.reference })),
+          between: async () => {
+            if (historyLong(HISTORY_LIMITS.subscription)) await this.continueAsNew();
+          },
+        },
       );
+      record.sessionId = sessionId;
+      this.recorder.record();
+      return undefined;
+    } catch (err) {
+      const f = failureOf(err);
+      if (f?.type !== FAILURE_TYPES.providerRefused) throw err;
+      const refusal = f.details as Partial<ProviderRefusal> | undefined;
+      return {
+        ok: false,
+        sessionId: '',
+        reason: reason('charge_refused', refusal?.description ?? f.message, {
+          providerCode: typeof refusal?.errorCode === 'string' ? refusal.errorCode : undefined,
+        }),
+      };
     }
-    return undefined;
   }
 
   /**
@@ -793,16 +793,6 @@ class Subscription {
             });
       },
     });
-    wf.setHandler(sessionOpenedSignal, (arg) => {
-      const opened = parseMessage(sessionOpened, arg);
-      if (!opened.ok) return this.refusedMessage('sessionOpened', opened.why);
-      const { reference, sessionId } = opened.value;
-      const record = this.current();
-      if (record && !record.sessionId && reference === record.reference) {
-        record.sessionId = sessionId;
-        this.recorder.record();
-      }
-    });
     wf.setHandler(sessionSettledSignal, (arg) => {
       const s = parseMessage(sessionSettled, arg);
       if (!s.ok) return this.refusedMessage('sessionSettled', s.why);
@@ -985,9 +975,10 @@ class Subscription {
     return view;
   }
 
-  /** Lets Updates finish and events leave, then answers the subscription as it ends. */
+  /** Lets Updates finish, records the subscription as it ends, and answers it. */
   private async close(): Promise<SubscriptionView> {
     await wf.condition(wf.allHandlersFinished);
+    this.recorder.record();
     await this.recorder.flushed();
     return this.view();
   }

@@ -1,7 +1,7 @@
 /**
- * Recurring billing on Temporal's time-skipping test server: the real subscription workflow beside a
- * stand-in for each charge's session (test/fixtures/billing-workflows.ts) whose result the test decides
- * (`plan`), so months and years pass in moments. What the workflow records is kept as a store would keep
+ * Recurring billing on Temporal's time-skipping test server: the real subscription workflow, with an
+ * `openCharge` activity that opens each charge as a stand-in session (test/fixtures/billing-workflows.ts)
+ * whose result the test decides (`plan`), so months and years pass in moments. What the workflow records is kept as a store would keep
  * it (the newest row, every event once), and every run of a subscription's chain can be replayed.
  *
  *   const b = await billingEnv();                 // afterEach: await b.close()
@@ -13,7 +13,9 @@ import * as path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
+import type { ChargeOpening } from '../../activities/types';
 import type { temporal } from '@temporalio/proto';
 import type { PaysagaEvent } from '../../common/events';
 import type { SubscriptionView } from '../../common/views';
@@ -63,10 +65,42 @@ export async function billingEnv(): Promise<BillingEnv> {
     events: new Map(),
     rows: new Map(),
   } as unknown as BillingEnv;
+  /** Each charge the subscription opened, by reference: asked again, the same session. */
+  const opened = new Map<
+    string,
+    { sessionId: string; plan: ChargePlan; opensAt: number; started: boolean }
+  >();
   const activities = {
-    chargePlan: async (reference: string, amount: number, token: string): Promise<ChargePlan> => {
-      b.asked.push({ reference, amount, token, at: await env.currentTimeMs() });
-      return b.plan(reference, amount);
+    openCharge: async (c: ChargeOpening): Promise<{ sessionId: string }> => {
+      const now = await env.currentTimeMs();
+      let charge = opened.get(c.reference);
+      if (!charge) {
+        const info = c.body.payment_info as { recurring_token_info?: { token?: string } } | undefined;
+        const token = info?.recurring_token_info?.token ?? '';
+        b.asked.push({ reference: c.reference, amount: c.money.amount, token, at: now });
+        const plan = b.plan(c.reference, c.money.amount);
+        charge = {
+          sessionId: `ps_${c.reference}`,
+          plan,
+          opensAt: now + (plan.opensAfterMs ?? 0),
+          started: false,
+        };
+        opened.set(c.reference, charge);
+      }
+      if (now < charge.opensAt) throw new Error('the provider cannot be reached');
+      if (!charge.started) {
+        await env.client.workflow
+          .start('chargeSession', {
+            workflowId: charge.sessionId,
+            taskQueue,
+            args: [{ subscriptionId: c.subscriptionId, sessionId: charge.sessionId, plan: charge.plan }],
+          })
+          .catch((err: unknown) => {
+            if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+          });
+        charge.started = true;
+      }
+      return { sessionId: charge.sessionId };
     },
     recordSubscription: async (record: SubscriptionRecord) => {
       const id = record.view.subscriptionId;
@@ -94,8 +128,12 @@ export async function billingEnv(): Promise<BillingEnv> {
     const input = subscriptionInput({
       ...t,
       reference,
-      // Webhooks on and late only after 10 days: the stand-in's report is what a charge waits for.
-      settings: t.settings ?? { polling: { webhooks: true, lateAfterMs: 10 * 86_400_000 } },
+      // Webhooks on and late only after 10 days: the stand-in's report is what a charge waits for. A
+      // provider that cannot be reached is asked again at most hourly.
+      settings: t.settings ?? {
+        polling: { webhooks: true, lateAfterMs: 10 * 86_400_000 },
+        deadlines: { startMs: 3_600_000 },
+      },
     });
     const handle = await env.client.workflow.start('subscriptionWorkflow', {
       workflowId: input.subscriptionId,

@@ -1,15 +1,9 @@
 /**
  * Calendar billing, fast: the real subscription workflow on Temporal's time-skipping test server, with a
- * stand-in for each charge's session (test/fixtures/billing-workflows.ts), so months and years pass in
- * moments. Each charge's `startedAt` is the server's (skipped) time at which the workflow opened it: the
+ * stand-in for each charge's session (test/helpers/billing-env.ts), so months and years pass in moments. Each charge's `startedAt` is the server's (skipped) time at which the workflow opened it: the
  * due date it acted on. The same rules against the sandbox in real time: test/workflows/subscription.test.ts.
  */
-import * as path from 'node:path';
-import { randomUUID } from 'node:crypto';
 import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { Worker, bundleWorkflowCode } from '@temporalio/worker';
-import type { PaysagaEvent } from '../../common/events';
 import { failureOf } from '../../common/failures';
 import {
   changeSubscriptionUpdate,
@@ -19,78 +13,32 @@ import {
 } from '../../common/messages';
 import type { SubscriptionInput } from '../../common/subscription-input';
 import type { SubscriptionView } from '../../common/views';
-import type { SubscriptionRecord } from '../../store/subscriptions';
 import type { ChargePlan } from '../fixtures/billing-workflows';
-import { subscriptionInput } from '../helpers/subscription-input';
-import { startTimeSkipping } from '../helpers/time-skipping';
+import { billingEnv, type BillingEnv } from '../helpers/billing-env';
 
 jest.setTimeout(90_000);
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
-const FIXTURE = path.resolve(__dirname, '..', 'fixtures', 'billing-workflows.ts');
 
-const taskQueue = `billing-${randomUUID()}`;
-let env: TestWorkflowEnvironment;
-let worker: Worker | undefined;
-let working: Promise<void> | undefined;
-let code: string;
 /** How each charge goes, by its reference; default: succeeds in a minute. */
 const plans = new Map<string, ChargePlan>();
-const events = new Map<string, PaysagaEvent[]>();
-
-const activities = {
-  chargePlan: async (reference: string, _amount: number): Promise<ChargePlan> =>
-    plans.get(reference) ?? { takesMs: 60_000, phase: 'succeeded' },
-  recordSubscription: async (record: SubscriptionRecord) => {
-    const seen = events.get(record.view.subscriptionId) ?? [];
-    for (const e of record.events) if (!seen.some((s) => s.id === e.id)) seen.push(e);
-    events.set(record.view.subscriptionId, seen);
-    return { applied: true, eventsAdded: record.events.length };
-  },
-  // Never late here: the stand-in reports before polling would start.
-  getState: async ({ sessionId }: { sessionId: string }) => ({ session_id: sessionId }),
-};
-
-beforeAll(async () => {
-  ({ code } = await bundleWorkflowCode({ workflowsPath: FIXTURE, logger: undefined }));
-});
+let b: BillingEnv;
 // A server of its own per test: its clock only moves forward, and each test starts from today.
 beforeEach(async () => {
-  env = await startTimeSkipping();
-  worker = await Worker.create({
-    connection: env.nativeConnection,
-    namespace: env.namespace ?? 'default',
-    taskQueue,
-    workflowBundle: { code },
-    activities,
-  });
-  working = worker.run();
+  b = await billingEnv();
+  b.plan = (reference) => plans.get(reference) ?? { takesMs: 60_000, phase: 'succeeded' };
 });
 afterEach(async () => {
-  worker?.shutdown();
-  await working;
-  await env?.teardown();
+  await b?.close();
 });
+const events = { get: (id: string) => b.events.get(id) };
 
 type Plan = Pick<SubscriptionInput, 'schedule'> &
   Partial<Pick<SubscriptionInput, 'endAfterPeriods' | 'endAt' | 'trialEnd'>>;
 
-async function subscribe(plan: Plan): Promise<{ handle: WorkflowHandle; reference: string }> {
-  const reference = `bill-${randomUUID().slice(0, 8)}`;
-  const input = subscriptionInput({
-    reference,
-    ...plan,
-    dunning: { retryDelaysMs: [DAY] },
-    // Webhooks on and late only after 10 days: the stand-in's report is what the charge waits for.
-    settings: { polling: { webhooks: true, lateAfterMs: 10 * DAY } },
-  });
-  const handle = await env.client.workflow.start('subscriptionWorkflow', {
-    workflowId: input.subscriptionId,
-    taskQueue,
-    args: [input],
-  });
-  return { handle, reference };
+function subscribe(plan: Plan): Promise<{ handle: WorkflowHandle; reference: string }> {
+  return b.subscribe({ ...plan, dunning: { retryDelaysMs: [DAY] } });
 }
 
 /** Runs the subscription to its end (time skips meanwhile); its view as it ended. */
@@ -108,10 +56,7 @@ const startedAt = (v: SubscriptionView) =>
     return c.dueAt;
   });
 /** Lets the server's clock run to `iso` (the workflow's timers fire on the way). */
-async function skipTo(iso: string): Promise<void> {
-  const wait = Date.parse(iso) - (await env.currentTimeMs());
-  if (wait > 0) await env.sleep(wait);
-}
+const skipTo = (iso: string) => b.skipTo(iso);
 
 test('monthly on 31 January: 28 February, 31 March, 30 April, 31 May', async () => {
   const { handle } = await subscribe({
