@@ -295,7 +295,7 @@ describe('hostile input against paysaga dev', () => {
     const subscription = {
       token: 'rt_1',
       amount: { amount: 1, currency: 'RUB' },
-      intervalMs: 60_000,
+      schedule: { interval: 'month' },
       customer: { user_id: 'h' },
     };
     const refusals: [string, string, string, object][] = [
@@ -312,16 +312,20 @@ describe('hostile input against paysaga dev', () => {
         { ...base, reference: 'h-typed', amount: { amount: 'lots', currency: 'RUB' } },
       ],
       [
-        'firstChargeAt 8.7e15',
-        'firstChargeAt',
+        'a billing anchor 70 years ahead',
+        'schedule.anchor',
         '/v1/subscriptions',
-        { ...subscription, reference: 'h-sub', firstChargeAt: 8.7e15 },
+        {
+          ...subscription,
+          reference: 'h-sub',
+          schedule: { interval: 'month', anchor: '2096-12-01T09:00:00Z' },
+        },
       ],
       [
-        'firstChargeAt in epoch seconds',
-        'firstChargeAt',
+        'a billing anchor in epoch seconds',
+        'schedule.anchor',
         '/v1/subscriptions',
-        { ...subscription, reference: 'h-sub2', firstChargeAt: 1.7e9 },
+        { ...subscription, reference: 'h-sub2', schedule: { interval: 'month', anchor: 1.7e9 } },
       ],
     ];
     for (const [attack, field, route, body] of refusals) {

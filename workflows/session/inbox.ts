@@ -29,6 +29,8 @@ const CLOCK_SKEW_MS = 5 * 60_000;
 interface HeardDelivery {
   heard: { receivedAt: string; type: string; via: ProviderEventDelivery['via'] };
   signed?: { body: string; signature: string };
+  /** The state its body says it carries: never applied, only a reason not to check it (see judge). */
+  claimed?: SessionInfo;
   refused?: string;
 }
 
@@ -67,8 +69,10 @@ export class ProviderInbox {
       return;
     }
     const d = parsed.value;
-    const heard = { receivedAt: d.receivedAt, type: d.event?.type ?? 'unknown', via: d.via };
-    this.heard.push(d.signed ? { heard, signed: d.signed } : { heard });
+    const claim = d.signed ? claimOf(d.signed.body) : undefined;
+    const heard = { receivedAt: d.receivedAt, type: d.event?.type ?? claim?.type ?? 'unknown', via: d.via };
+    const claimed = claim?.sessionInfo;
+    this.heard.push(d.signed ? { heard, signed: d.signed, ...(claimed ? { claimed } : {}) } : { heard });
   }
 
   /** The payer came back: a look at the state, at most once per interval. */
@@ -129,7 +133,7 @@ export class ProviderInbox {
     }
   }
 
-  private async judge({ heard, signed, refused }: HeardDelivery): Promise<void> {
+  private async judge({ heard, signed, claimed, refused }: HeardDelivery): Promise<void> {
     if (refused) {
       this.audit(heard, 'refused', refused);
       return;
@@ -139,6 +143,19 @@ export class ProviderInbox {
       if (heard.via === 'sync') this.audit(heard, 'confirming');
       else this.audit(heard, 'refused', 'unsigned');
       if (this.looks.admit(Date.now())) this.lookAsked = true;
+      return;
+    }
+    // Checking is for news: an event whose body says it carries what the session already holds (the
+    // starter's report of the same state, a redelivery) could change nothing, so it is recorded as known
+    // without the worker's check. Nothing unchecked is ever applied: a body that is news is checked.
+    const known = this.known(claimed);
+    if (known) {
+      this.audit(
+        { ...heard, ...(claimed?.updated_at ? { updatedAt: claimed.updated_at } : {}) },
+        known,
+        'already known: not checked',
+      );
+      this.reducer.journal.log(heard.via === 'sync' ? 'poll' : 'webhook', heard.type, `ignored: ${known}`);
       return;
     }
     let proof;
@@ -155,6 +172,19 @@ export class ProviderInbox {
     else if (proof.event.session_info.id !== this.state.sessionId)
       this.audit({ ...heard, type: proof.event.type }, 'refused', 'signed for another session');
     else this.receiveVerified({ receivedAt: heard.receivedAt, via: heard.via, signed, event: proof.event });
+  }
+
+  /** Whether a claimed state is no news to the session: the outcome it would have, else undefined. */
+  private known(claimed: SessionInfo | undefined): 'duplicate' | 'older' | undefined {
+    const held = this.state.snapshot;
+    if (!claimed || !held || claimed.id !== this.state.sessionId) return undefined;
+    try {
+      if (isNewer(claimed, held)) return undefined;
+      return isNewer(held, claimed) ? 'older' : 'duplicate';
+    } catch {
+      // A claim the session cannot read is checked by the worker.
+      return undefined;
+    }
   }
 
   /** A provider event the provider signed: recorded, then applied if it is news. */
@@ -213,5 +243,20 @@ export class ProviderInbox {
           reason: detail,
         });
     }
+  }
+}
+
+/** What a webhook body says it is (unchecked): its type and session state, as far as they can be read. */
+function claimOf(body: string): { type?: string; sessionInfo?: SessionInfo } | undefined {
+  try {
+    const event = JSON.parse(body) as { type?: unknown; session_info?: unknown } | null;
+    if (!event || typeof event !== 'object') return undefined;
+    const info = event.session_info;
+    return {
+      ...(typeof event.type === 'string' ? { type: event.type.slice(0, 200) } : {}),
+      ...(info && typeof info === 'object' ? { sessionInfo: info as SessionInfo } : {}),
+    };
+  } catch {
+    return undefined;
   }
 }

@@ -130,25 +130,27 @@ export class SessionRecorder {
       await wf.condition(() => this.due() && (this.askedVersion > this.storedVersion || this.atRest()));
       this.showNow();
       if (this.state.version === this.writtenVersion && this.uncarried === 0) continue;
+      // The version as it is now: the record's state is the live one, serialized when it is sent.
+      const version = this.state.version;
       const view = this.view();
       const record = this.record(view);
-      this.writtenVersion = record.state.version;
+      this.writtenVersion = version;
       this.uncarried = 0;
       try {
         await store.recordSession(record);
         this.unconfirmed = this.unconfirmed.filter((e) => !record.events.includes(e));
         this.state.auditRecorded = Math.max(this.state.auditRecorded ?? 0, record.audit.at(-1)?.seq ?? 0);
-        this.storedVersion = record.state.version;
+        this.storedVersion = version;
         this.storedView = view;
       } catch (err) {
         // Only a record the store refuses for good ends here (the policy retries everything else): the
         // next change writes the session again, with these events.
         wf.log.error('session not recorded', {
-          version: record.state.version,
+          version,
           error: err instanceof wf.ActivityFailure ? (err.cause?.message ?? err.message) : String(err),
         });
         // Nobody waits forever on a record the store refuses for good: the log says it.
-        this.storedVersion = record.state.version;
+        this.storedVersion = version;
       }
     }
   }
