@@ -772,7 +772,10 @@ class Subscription {
     wf.setHandler(changeSubscriptionUpdate, (change) => this.stored(this.change(change)), {
       validator: (change) => {
         checkArgument(subscriptionChange, change);
-        this.refuseWhen(['canceled', 'ended'], 'change');
+        // Over, only the means of paying what is still owed may change (a new token, the payer's details).
+        const paymentOnly =
+          change.amount === undefined && change.schedule === undefined && change.fromPeriod === undefined;
+        if (!(paymentOnly && this.owed().length)) this.refuseWhen(['canceled', 'ended'], 'change');
         checkChange(change, this.state, this.input, now());
       },
     });
