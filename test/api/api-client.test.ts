@@ -320,7 +320,7 @@ describe('PaysagaApiClient', () => {
     const created = await client.subscriptions.create({
       token: paid.recurringToken!,
       amount: rub(700),
-      intervalMs: 3_600_000,
+      schedule: { interval: 'hour' },
       customer,
     });
     const key = created.lastResponse.idempotencyKey!;

@@ -270,7 +270,7 @@ describe('GET /v1/subscriptions', () => {
     const token = (await finished(s, first)).recurringToken as string;
     const reference = ref('srch-sub');
     const created = await s.call('POST', '/v1/subscriptions', {
-      body: { reference, token, amount: rub(900), intervalMs: 1_000, customer, periodsPerRun: 1 },
+      body: { reference, token, amount: rub(900), schedule: { interval: 'second' }, customer },
     });
     expect(created.status).toBe(201);
     const id = created.body.subscriptionId as string;

@@ -479,9 +479,11 @@ export class Partner {
       reference: p.reference,
       token,
       amount: { amount: p.amount, currency: 'RUB' },
-      intervalMs: p.intervalMs,
+      schedule: { interval: 'second', count: Math.max(1, Math.round(p.intervalMs / 1_000)) },
       customer: { user_id: `sub-${p.reference}`, ...(p.failing ? { customer: { reference: 'loser' } } : {}) },
       dunning: { retryDelaysMs: p.dunningMs, onExhausted: 'cancel' },
+      // What stays unpaid is written off at once: the run ends every subscription it started.
+      policy: { owed: 'write_off' },
       settings: {
         polling: { lateAfterMs: 4_000, initialMs: 1_000, maxMs: 8_000, factor: 2 },
         deadlines: {

@@ -233,7 +233,13 @@ test('a subscription with two charges after retention: read with its charges, fo
 
   const reference = ref('ret-sub');
   const started = await s.call('POST', '/v1/subscriptions', {
-    body: { reference, token, amount: rub(1_000), intervalMs: 1_500, customer: { user_id: 'u1' } },
+    body: {
+      reference,
+      token,
+      amount: rub(1_000),
+      schedule: { interval: 'second', count: 2 },
+      customer: { user_id: 'u1' },
+    },
   });
   expect(started.status).toBe(201);
   const id = started.body.subscriptionId as string;

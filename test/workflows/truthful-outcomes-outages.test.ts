@@ -256,7 +256,7 @@ describe('exhausted retries never end a session while money can move', () => {
           token,
           amount: rub(1_100),
           // One period in this test: the next is an hour away. A dunning retry would come at once.
-          intervalMs: 3_600_000,
+          schedule: { interval: 'hour' },
           customer: { user_id: 'subscriber' },
           dunning: { retryDelaysMs: [100], onExhausted: 'cancel' },
         });
@@ -319,7 +319,7 @@ describe('a subscription survives a provider outage', () => {
         token,
         amount: rub(1_000),
         // One period in this test: the next is an hour away.
-        intervalMs: 3_600_000,
+        schedule: { interval: 'hour' },
         customer: { user_id: 'subscriber' },
         settings: { deadlines: { startMs: 2_000 } },
       });
