@@ -9,6 +9,8 @@ import {
   BILLING_LIMITS,
   DEFAULT_TIME_ZONE,
   isShortInterval,
+  knownTimeZone,
+  parseAnchor,
   scheduleProblem,
   type BillingInterval,
 } from '../common/billing-calendar';
@@ -92,15 +94,17 @@ export const billingSchedule = z.discriminatedUnion('interval', [
 ]);
 type ScheduleInput = z.output<typeof billingSchedule>;
 
-/** The anchor's offset must be the zone's at the anchor's instant: one way to say when. */
+/**
+ * The anchor's offset must be the zone's at the anchor's instant: one way to say when. Only that rule here
+ * (the fields' own rules report the rest, once).
+ */
 function checkSchedule(schedule: ScheduleInput | undefined, ctx: z.RefinementCtx, path: (string | number)[]) {
-  if (!schedule?.anchor) return;
-  const problem = scheduleProblem({
-    ...schedule,
-    anchor: schedule.anchor,
-    timeZone: schedule.timeZone ?? DEFAULT_TIME_ZONE,
-  });
-  if (problem) ctx.addIssue({ code: 'custom', path: [...path, problem.field], message: problem.rule });
+  if (!schedule?.anchor || !parseAnchor(schedule.anchor)) return;
+  const timeZone = schedule.timeZone ?? DEFAULT_TIME_ZONE;
+  if (!knownTimeZone(timeZone)) return;
+  const problem = scheduleProblem({ ...schedule, anchor: schedule.anchor, timeZone });
+  if (problem?.field === 'anchor')
+    ctx.addIssue({ code: 'custom', path: [...path, 'anchor'], message: problem.rule });
 }
 
 const delay = z.number().int().positive().max(BILLING_POLICY_LIMITS.maxDelayMs);
