@@ -1,11 +1,18 @@
 /**
  * A subscription's record in the store (store/subscriptions.ts): forward only by version whatever order
- * the writes land in, its charges with the latest outcome, each event once and in sequence.
+ * the writes land in, its charges with the latest outcome, its billing periods (owed ones kept until paid
+ * or written off, listed with their attempts), each event once and in sequence.
  */
 import type { PaysagaEvent } from '../../common/events';
-import type { SubscriptionView } from '../../common/views';
+import type { BillingPeriodView, ChargeRecord, SubscriptionView } from '../../common/views';
 import { listEvents } from '../../store/events';
-import { recordSubscription, searchSubscriptions, storedSubscription } from '../../store/subscriptions';
+import {
+  recordSubscription,
+  searchSubscriptions,
+  storedPeriods,
+  storedSubscription,
+} from '../../store/subscriptions';
+import { BILLING_DEFAULTS, declineCodes } from '../../common/billing-policy';
 import { searchSessions } from '../../store/sessions';
 import { testStore, type TestStore } from '../helpers/store';
 
@@ -16,12 +23,30 @@ const view = (over: Partial<SubscriptionView>): SubscriptionView => ({
   status: 'active',
   amount: { amount: 1_000, currency: 'RUB' },
   token: 'rt_1',
-  intervalMs: 60_000,
+  schedule: { interval: 'month', count: 1, anchor: '2027-01-01T00:00:00Z', timeZone: 'UTC' },
   nextChargeAt: '2027-01-01T00:00:00.000Z',
   period: 1,
+  periods: [],
   charges: [],
-  totals: { attempts: 0, succeeded: 0, failed: 0, chargedAmount: 0 },
-  dunningPolicy: { retryDelaysMs: [], onExhausted: 'cancel' },
+  totals: {
+    attempts: 0,
+    succeeded: 0,
+    failed: 0,
+    chargedAmount: 0,
+    owedPeriods: 0,
+    owedAmount: 0,
+    writtenOffPeriods: 0,
+    writtenOffAmount: 0,
+    collectedPeriods: 0,
+  },
+  dunningPolicy: {
+    retryDelaysMs: [],
+    onExhausted: 'cancel',
+    declineCodes: declineCodes(),
+    otherDeclines: 'soft',
+    unavailableRetryMs: BILLING_DEFAULTS.unavailableRetryMs,
+  },
+  policy: { owed: 'collect_with_next', catchUp: 'one', proration: 'none', spacingMs: 3_600_000 },
   runs: 0,
   createdAt: '2026-11-25T00:00:00.000Z',
   ...over,
@@ -49,9 +74,12 @@ describe('subscriptions in the store', () => {
     const charge = {
       period: 1,
       attempt: 0,
+      kind: 'due' as const,
       sessionId: 'ps_1',
+      reference: 'store-test:p1',
       amount: 1_000,
       currency: 'RUB',
+      dueAt: '2027-01-01T00:00:00.000Z',
       startedAt: '2026-11-25T00:01:00.000Z',
       outcome: 'pending' as const,
     };
@@ -62,7 +90,7 @@ describe('subscriptions in the store', () => {
     const paid = view({
       period: 2,
       charges: [{ ...charge, outcome: 'succeeded', finishedAt: '2026-11-25T00:02:00.000Z' }],
-      totals: { attempts: 1, succeeded: 1, failed: 0, chargedAmount: 1_000 },
+      totals: { ...view({}).totals, attempts: 1, succeeded: 1, chargedAmount: 1_000 },
     });
     // Version 3 lands before version 2, and carries 2's event (not confirmed yet) before its own.
     const charged = event(2, 'subscription.charged');
@@ -130,5 +158,93 @@ describe('subscriptions in the store', () => {
       searchSessions(store, { customerId: 'u\u0000', reference: 'x\u0000' }, { limit: 5 }),
     ).resolves.toEqual([]);
     await expect(listEvents(store.db, { subject: `${nul}\u0000`, limit: 1 })).resolves.toEqual([]);
+  });
+
+  it('keeps every period: owed ones with their attempts until paid or written off, by status and page', async () => {
+    const sub = 'sub-store-periods';
+    const at = (d: number) => `2027-0${d}-01T00:00:00.000Z`;
+    const period = (n: number, status: BillingPeriodView['status'], attempts: number): BillingPeriodView => ({
+      period: n,
+      dueAt: at(n),
+      amount: 500,
+      currency: 'rub',
+      status,
+      attempts,
+      ...(status === 'owed' ? { owedSince: at(n + 1), declineClass: 'soft' as const } : {}),
+    });
+    const attempt = (p: number, a: number, outcome: 'failed' | 'succeeded', kind: ChargeRecord['kind']) => ({
+      period: p,
+      attempt: a,
+      kind,
+      sessionId: `ps_${p}_${a}`,
+      reference: `store-periods:p${p}${a ? `:r${a}` : ''}`,
+      amount: 500,
+      currency: 'rub',
+      dueAt: at(p),
+      startedAt: at(p),
+      outcome,
+      finishedAt: at(p),
+      ...(outcome === 'failed'
+        ? {
+            reason: { code: 'provider_error' as const, providerCode: 'insufficient_funds' },
+            declineClass: 'soft' as const,
+          }
+        : {}),
+    });
+    const base = view({ subscriptionId: sub, reference: 'store-periods' });
+    const owedCharges = [
+      attempt(1, 0, 'failed', 'due'),
+      attempt(1, 1, 'failed', 'retry'),
+      attempt(2, 0, 'succeeded', 'due'),
+    ];
+    await recordSubscription(store, {
+      view: { ...base, periods: [period(1, 'owed', 2), period(2, 'paid', 1)], charges: owedCharges },
+      version: 1,
+      events: [],
+    });
+    // Period 1 collected later; the workflow no longer carries period 2, the store keeps it.
+    await recordSubscription(store, {
+      view: {
+        ...base,
+        periods: [
+          { ...period(1, 'owed', 3), status: 'paid', paidBy: 'ps_1_2', paidAt: at(3) },
+          period(3, 'paid', 1),
+        ],
+        charges: [...owedCharges, attempt(1, 2, 'succeeded', 'collect'), attempt(3, 0, 'succeeded', 'due')],
+      },
+      version: 2,
+      events: [],
+    });
+    const all = await storedPeriods(store, sub);
+    expect(
+      all.periods.map((p) => [p.period, p.status, p.attempts, p.charges.map((c) => [c.kind, c.outcome])]),
+    ).toEqual([
+      [
+        1,
+        'paid',
+        3,
+        [
+          ['due', 'failed'],
+          ['retry', 'failed'],
+          ['collect', 'succeeded'],
+        ],
+      ],
+      [2, 'paid', 1, [['due', 'succeeded']]],
+      [3, 'paid', 1, [['due', 'succeeded']]],
+    ]);
+    // It says it was owed, and how its declines were classed.
+    expect(all.periods[0]).toMatchObject({ owedSince: at(2), paidBy: 'ps_1_2', declineClass: 'soft' });
+    expect(all.periods[0]!.charges[0]).toMatchObject({ reasonCode: 'provider_error', declineClass: 'soft' });
+    // An older write changes nothing.
+    await recordSubscription(store, {
+      view: { ...base, periods: [period(1, 'owed', 2)], charges: owedCharges },
+      version: 1,
+      events: [],
+    });
+    expect((await storedPeriods(store, sub, { status: 'owed' })).periods).toEqual([]);
+    const page = await storedPeriods(store, sub, { limit: 2 });
+    expect([page.periods.map((p) => p.period), page.hasMore, page.next]).toEqual([[1, 2], true, 2]);
+    const next = await storedPeriods(store, sub, { limit: 2, after: page.next });
+    expect([next.periods.map((p) => p.period), next.hasMore]).toEqual([[3], false]);
   });
 });
