@@ -170,29 +170,53 @@ jest.setTimeout(90_000);
     expect((await record(stack, 'recurring_payment', started.sessionId)).phase).toBe('succeeded');
   });
 
-  it('subscription (recurring billing: two periods, then canceled)', async () => {
+  it('subscription (recurring billing: a period of its own run, with a prorated change during it)', async () => {
     const first = await cardPayment(stack, 100, true);
     const paid = sessionViewOf((await stack.temporal.workflow.getHandle(first).result()) as SessionState);
     const started = await stack.payments.subscriptions.start({
       reference: ref('sub'),
       token: paid.recurringToken!,
       amount: rub(300),
-      intervalMs: 1_500,
+      schedule: { interval: 'second', count: 2 },
+      policy: { proration: 'next_invoice' },
       customer: { user_id: 'subscriber' },
     });
-    const deadline = Date.now() + 30_000;
-    while ((await stack.payments.subscriptions.get(started.subscriptionId)).totals.succeeded < 2) {
-      if (Date.now() > deadline) throw new Error('the subscription did not charge twice');
-      await sleep(200);
+    const id = started.subscriptionId;
+    const charged = async (n: number) => {
+      const deadline = Date.now() + 30_000;
+      while ((await stack.payments.subscriptions.get(id)).totals.succeeded < n) {
+        if (Date.now() > deadline) throw new Error(`the subscription did not charge ${n} times`);
+        await sleep(200);
+      }
+    };
+    await charged(1);
+    await stack.payments.subscriptions.change(id, { amount: 400 });
+    await charged(2);
+    await stack.payments.subscriptions.cancel(id);
+    await stack.temporal.workflow.getHandle(id).result();
+    // Each period is a run: the one that took the change, charged its period and continued as new.
+    const runs: temporal.api.history.v1.IHistory[] = [];
+    for (
+      let runId: string | undefined = (await stack.temporal.workflow.getHandle(id).describe()).runId;
+      runId;
+    ) {
+      const history = (await stack.temporal.workflow
+        .getHandle(id, runId)
+        .fetchHistory()) as temporal.api.history.v1.IHistory;
+      runs.push(history);
+      runId =
+        history.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId || undefined;
     }
-    await stack.payments.subscriptions.cancel(started.subscriptionId);
-    const handle = stack.temporal.workflow.getHandle(started.subscriptionId);
-    await handle.result();
-    const file = writeHistory(
-      'subscription',
-      started.subscriptionId,
-      (await handle.fetchHistory()) as temporal.api.history.v1.IHistory,
+    const has = (h: temporal.api.history.v1.IHistory, attributes: string) =>
+      (h.events ?? []).some((e) => (e as Record<string, unknown>)[attributes]);
+    const run = runs.find(
+      (h) =>
+        has(h, 'workflowExecutionUpdateAcceptedEventAttributes') &&
+        has(h, 'workflowExecutionContinuedAsNewEventAttributes') &&
+        has(h, 'workflowExecutionSignaledEventAttributes'),
     );
+    if (!run) throw new Error('no run took the change and charged its period');
+    const file = writeHistory('subscription', id, run);
     process.stderr.write(`recorded subscription -> ${file}\n`);
   });
 
