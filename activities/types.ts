@@ -6,13 +6,7 @@
  */
 import type { Money } from '../common/views';
 import type { SessionSettings } from '../common/settings';
-import type {
-  IdentityCheckRequest,
-  InitCheckoutRequest,
-  InitiateRequest,
-  InitTransferRequest,
-  SessionInfo,
-} from '../provider/schemas';
+import type { InitCheckoutRequest, SessionInfo } from '../provider/schemas';
 import type { CheckoutStart, TransferStart } from '../common/session-input';
 import type { WebhookEvent } from '../provider/schemas';
 import type { WebhookRejectionReason } from '../provider/webhook-verifier';
@@ -62,52 +56,6 @@ export interface ProviderActivities {
   ): Promise<string>;
   /** public_token with fps_widget for this session: the provider's FPS page starts its payment. */
   createFpsWidgetToken(a: SessionCall & { widget: { lang?: string } }): Promise<string>;
-}
-
-/** What opens a provider session for a reference (workflows/reference.ts). */
-/** A provider session just opened, with paysaga's signed return address for it (when one is configured). */
-export interface Opened {
-  session: SessionInfo;
-  returnUrl?: string;
-}
-
-export interface IntakeActivities {
-  /** transaction/initiate, key derived from the reference and the request's fingerprint. */
-  initiate(a: {
-    reference: string;
-    fingerprint: string;
-    body: InitiateRequest;
-    submerchantId?: string;
-    projectId?: string;
-  }): Promise<Opened>;
-  /**
-   * transaction/init/checkout: the session and its payment in one call (a merchant-initiated payment by
-   * token), key derived from the reference and the request's fingerprint like initiate's.
-   */
-  initCheckout(a: {
-    reference: string;
-    fingerprint: string;
-    body: InitCheckoutRequest;
-    submerchantId?: string;
-    projectId?: string;
-  }): Promise<Opened>;
-  /** transaction/init/transfer: the session and its payout in one call (a payout by token); keyed the same. */
-  initTransfer(a: {
-    reference: string;
-    fingerprint: string;
-    body: InitTransferRequest;
-    submerchantId?: string;
-    projectId?: string;
-  }): Promise<Opened>;
-  /**
-   * sbp/identity_check (phone, bank, payee). The provider takes no idempotency key here: the intake's
-   * workflow id is the lock, and a retry after an unknown outcome may make a second, unused check.
-   */
-  requestIdentityCheck(a: {
-    body: IdentityCheckRequest;
-    submerchantId?: string;
-    projectId?: string;
-  }): Promise<Opened>;
 }
 
 /** What a subscription's charge is opened with (workers/charge-activities.ts). */

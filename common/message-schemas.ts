@@ -135,8 +135,6 @@ export const sessionSettled = lazily(() =>
     reason: endReason().optional(),
   }),
 );
-export const sessionOpened = lazily(() => z.object({ reference: text(200), sessionId: text(200) }));
-export const registrationRequest = lazily(() => z.object({ requestId: z.string().min(1).max(200) }));
 
 /** The subscription checks the fields itself (checkChange, with its own rules): an object is enough here. */
 export const subscriptionChange = lazily(() => z.looseObject({}));

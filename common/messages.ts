@@ -99,20 +99,6 @@ export interface SessionSettled {
 }
 export const sessionSettledSignal = defineSignal<[SessionSettled]>('sessionSettled');
 
-/** The intake of a reference tells the workflow that asked for it (a subscription) which session it opened. */
-export const sessionOpenedSignal = defineSignal<[{ reference: string; sessionId: string }]>('sessionOpened');
-
-// ---- a reference (workflow id `ref-<reference>`): paysaga's own record of reference -> session ----
-
-export interface Registration {
-  sessionId: string;
-  /** A digest of the request: the same reference with another request is refused. */
-  fingerprint: string;
-  /** Whether the request that asked (`requestId`) is the one that created the session. */
-  created: boolean;
-}
-export const registrationUpdate = defineUpdate<Registration, [{ requestId: string }]>('registration');
-
 // ---- recurring billing (workflow id `sub-<reference>`): its own names, never mistaken for a session's ----
 
 export const subscriptionQuery = defineQuery<SubscriptionView>('subscription');

@@ -148,12 +148,10 @@ export interface SessionState {
   startClaimUntil?: number;
 }
 
-/** The intake of one reference (workflow id `ref-<reference>`): paysaga's own record of it. */
 /**
  * init/checkout and init/transfer move money and the provider keeps an idempotency key 24 hours (spec:
- * Limits): a call
- * whose answer was lost is sent again only within this much of the first try (client/starter.ts,
- * workflows/reference.ts), so a resend can never be a second payment.
+ * Limits): a call whose answer was lost is sent again only within this much of the first try
+ * (client/starter.ts), so a resend can never be a second payment.
  */
 export const INIT_CHECKOUT_RESEND_WITHIN_MS = 23 * 3_600_000;
 
@@ -168,25 +166,6 @@ export type OpenSpec =
   | { by: 'init_checkout'; body: InitCheckoutRequest }
   | { by: 'init_transfer'; body: InitTransferRequest }
   | { by: 'identity_check'; body: IdentityCheckRequest };
-
-export interface ReferenceInput {
-  reference: string;
-  /** A digest of the request: a repeat with another request is refused. */
-  fingerprint: string;
-  /** The request id of the call that created the intake (it hears `created: true`). */
-  requestId: string;
-  /** How the provider session is opened: transaction/initiate, or sbp/identity_check (no key). */
-  open: OpenSpec;
-  /** The session workflow to start, without its id (that is the provider's session id). */
-  session: Omit<SessionInput, 'sessionId' | 'initialSnapshot'>;
-  /** How long paysaga keeps the reference (the same request answers the same session meanwhile). */
-  keepMs: number;
-  /** A workflow to signal (sessionOpened) once the session exists: the subscription of a charge. */
-  notify?: string;
-}
-
-/** `ref-<reference>`: the workflow that owns a reference. */
-export const referenceWorkflowId = (reference: string): string => `ref-${reference}`;
 
 /** One payout the partner asked for in a session, as the session's workflow keeps it. */
 export interface PayoutOrder {

@@ -1,6 +1,5 @@
 import type { DataConverter } from '@temporalio/common';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
-import { createIntakeActivities } from '../activities/intake-activities';
 import { createChargeActivities } from './charge-activities';
 import { createProofActivities } from '../activities/proof-activities';
 import { createProviderActivities } from '../activities/provider-activities';
@@ -71,7 +70,6 @@ export async function createPaysagaWorker(o: PaysagaWorkerOptions): Promise<Work
         store: o.store,
         fanOut: { retryForMs: (o.events?.policy ?? DEFAULT_EVENT_DELIVERY).retryForMs },
       }),
-      ...createIntakeActivities({ provider: o.provider, ...(o.returnUrl ? { returnUrl: o.returnUrl } : {}) }),
       ...createChargeActivities({ provider: o.provider, store: o.store, taskQueue: o.taskQueue }),
       ...createReconcileActivities({ provider: o.provider, taskQueue: o.taskQueue, store: o.store, isNewer }),
       ...createEventActivities({

@@ -5,7 +5,7 @@
  * `call`), so a provider that is down for hours never ends a session while money may move.
  */
 import * as wf from '@temporalio/workflow';
-import type { IntakeActivities, ProofActivities, ProviderActivities } from '../activities/types';
+import type { ProofActivities, ProviderActivities } from '../activities/types';
 import { FAILURE_TYPES, failureOf } from '../common/failures';
 
 /** About half a minute of attempts (1 s, 2 s, 4 s, 8 s, 16 s apart), then the workflow's backoff. */
@@ -15,7 +15,6 @@ const PROVIDER_CALL: wf.ActivityOptions = {
 };
 
 export const provider = wf.proxyActivities<ProviderActivities>(PROVIDER_CALL);
-export const intake = wf.proxyActivities<IntakeActivities>(PROVIDER_CALL);
 /**
  * Checking a webhook's signature is a few milliseconds of the worker's work; a worker that cannot (no
  * service key, a fault) is a fault to show, and the provider's state decides meanwhile.

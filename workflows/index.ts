@@ -4,6 +4,5 @@ export { fpsPaymentWorkflow } from './fps-payment';
 export { fpsBindingWorkflow } from './fps-binding';
 export { payoutWorkflow } from './payout';
 export { identityCheckWorkflow } from './identity-check';
-export { referenceWorkflow } from './reference';
 export { subscriptionWorkflow } from './subscription';
 export { reconcilerWorkflow } from './reconciler';
