@@ -6,6 +6,7 @@ export * from '../common/event-publishing';
 export * from './event-verification';
 export * from './events-client';
 export * from './inputs';
+export * from './subscription-inputs';
 export * from './payments-client';
 export * from './reconciler';
 export * from './return-url';
@@ -23,4 +24,11 @@ export {
   type SettingsOverrides,
 } from '../common/settings';
 export type { SessionKind, SessionPhase } from '../common/kinds';
-export type { OperationView, SessionView, SubscriptionView } from '../common/views';
+export type {
+  BillingPeriodView,
+  OperationView,
+  PeriodPage,
+  SessionView,
+  StoredPeriod,
+  SubscriptionView,
+} from '../common/views';
