@@ -36,7 +36,9 @@ export class SessionRecorder {
   /** The version the last write carried (-1: none yet in this run). */
   private writtenVersion = -1;
   /** Provider calls and verifications of this session in flight. */
-  private busy = 0;
+  private calls = 0;
+  /** Work done for the session elsewhere that it waits on like a call of its own (see `awaiting`). */
+  private elsewhere = 0;
   /** What would wake the process from its wait (see `resting`); none while it is at work. */
   private readonly wakes = new Set<() => boolean>();
   /** The version the last finished write stored, and the session as it showed it. */
@@ -66,9 +68,23 @@ export class SessionRecorder {
 
   /** Runs a provider call or a verification: the session is not at rest meanwhile. */
   during<T>(work: () => Promise<T>): Promise<T> {
-    this.busy++;
+    return this.counted(work, 1, 0);
+  }
+
+  /**
+   * Runs a wait for work done for the session elsewhere (the starter sending card data): the session is
+   * not at rest meanwhile, but an Update's answer does not wait for it.
+   */
+  awaiting<T>(work: () => Promise<T>): Promise<T> {
+    return this.counted(work, 0, 1);
+  }
+
+  private counted<T>(work: () => Promise<T>, calls: number, elsewhere: number): Promise<T> {
+    this.calls += calls;
+    this.elsewhere += elsewhere;
     const done = () => {
-      this.busy--;
+      this.calls -= calls;
+      this.elsewhere -= elsewhere;
     };
     let working: Promise<T>;
     try {
@@ -96,9 +112,10 @@ export class SessionRecorder {
   }
 
   /**
-   * Resolves once the session as it is now is stored and shown (an Update's answer, written at once
-   * whatever the process is doing; the run's end), with the session as the store now holds it: what a
-   * caller is told is what it reads from the store next.
+   * Resolves once the session as it is now is stored and shown (an Update's answer; the run's end), with
+   * the session as the store then holds it: what a caller is told is what it reads from the store next.
+   * Asked, the write waits only for the session's own calls in flight and the news the process is about
+   * to act on (which it would otherwise miss by moments), not for the process to rest.
    */
   async saved(): Promise<SessionView> {
     const version = this.state.version;
@@ -109,7 +126,16 @@ export class SessionRecorder {
 
   /** At rest: the process waits with nothing to wake it, and nothing of the session's own is in flight. */
   private atRest(): boolean {
-    if (this.busy > 0 || this.wakes.size === 0) return false;
+    return this.calls === 0 && this.elsewhere === 0 && this.wakes.size > 0 && this.unwoken();
+  }
+
+  /** Asked for (see `saved`): no call of the session's own in flight, and the process not about to act. */
+  private askedFor(): boolean {
+    return this.askedVersion > this.storedVersion && this.calls === 0 && this.unwoken();
+  }
+
+  /** Nothing the process waits for has happened (it is not about to act on news). */
+  private unwoken(): boolean {
     for (const wake of this.wakes) if (wake()) return false;
     return true;
   }
@@ -127,7 +153,7 @@ export class SessionRecorder {
 
   private async writeAtRest(): Promise<void> {
     for (;;) {
-      await wf.condition(() => this.due() && (this.askedVersion > this.storedVersion || this.atRest()));
+      await wf.condition(() => this.due() && (this.atRest() || this.askedFor()));
       this.showNow();
       if (this.state.version === this.writtenVersion && this.uncarried === 0) continue;
       // The version as it is now: the record's state is the live one, serialized when it is sent.

@@ -165,7 +165,7 @@ export class SessionRuntime {
    * sending card data to the provider): the session is not at rest meanwhile.
    */
   onItsBehalf<T>(work: () => Promise<T>): Promise<T> {
-    return this.recorder.during(work);
+    return this.recorder.awaiting(work);
   }
 
   /**
