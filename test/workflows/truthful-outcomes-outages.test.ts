@@ -337,10 +337,7 @@ describe('a subscription survives a provider outage', () => {
 
       const troubled = await untilSub((v) => v.attention !== undefined);
       expect(troubled.status).toBe('active');
-      expect(troubled.attention).toMatchObject({
-        code: 'charge_not_open',
-        detail: 'the provider session is not open yet',
-      });
+      expect(troubled.attention).toMatchObject({ code: 'charge_not_open' });
       expect(troubled.totals).toMatchObject({ succeeded: 0, failed: 0 });
       expect(troubled.charges).toEqual([
         expect.objectContaining({ period: 1, attempt: 0, outcome: 'pending' }),
