@@ -274,6 +274,8 @@ describe('every session kind and a subscription reach a backend through a 500 ou
         taskQueue,
         settings: SETTINGS,
         returnUrls,
+        // The sandbox is the provider's test environment: the demo's subscription bills every few seconds.
+        providerEnvironment: 'test',
       }),
       provider,
       temporal: temporal.client,
