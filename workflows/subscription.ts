@@ -286,21 +286,33 @@ class Subscription {
   }
 
   /**
-   * The next run, with the state only. Between periods (nothing in flight) it moves to the build Temporal
-   * now routes the subscription to; mid-charge (a history grown long while the provider was away) it stays
-   * on its own.
+   * The next run, with the state only. Between periods (nothing in flight, no period open) it moves to the
+   * build Temporal now routes the subscription to; otherwise (a history grown long while the provider was
+   * away, or during a period's dunning) it stays on its own.
    */
   private async continueAsNew(): Promise<never> {
-    await wf.condition(wf.allHandlersFinished);
     // The store holds what the next run carries (its run count too).
     this.state.runs++;
-    this.recorder.record();
-    await this.recorder.flushed();
-    const upgrade = !this.state.charging && wf.workflowInfo().targetWorkerDeploymentVersionChanged;
+    await this.settledDown();
+    const s = this.state;
+    const upgrade =
+      !s.charging && s.open === undefined && wf.workflowInfo().targetWorkerDeploymentVersionChanged;
     const next = wf.makeContinueAsNewFunc<typeof subscriptionWorkflow>(
       upgrade ? { initialVersioningBehavior: 'AUTO_UPGRADE' } : {},
     );
-    return next(this.input, this.state);
+    return next(this.input, s);
+  }
+
+  /**
+   * Every Update answered and the subscription as it is now in the store: an Update that came while the
+   * last record was written is answered (and recorded) too before the run ends.
+   */
+  private async settledDown(): Promise<void> {
+    do {
+      await wf.condition(wf.allHandlersFinished);
+      this.recorder.record();
+      await this.recorder.flushed();
+    } while (!wf.allHandlersFinished());
   }
 
   // ---- periods ----
@@ -980,9 +992,7 @@ class Subscription {
 
   /** Lets Updates finish, records the subscription as it ends, and answers it. */
   private async close(): Promise<SubscriptionView> {
-    await wf.condition(wf.allHandlersFinished);
-    this.recorder.record();
-    await this.recorder.flushed();
+    await this.settledDown();
     return this.view();
   }
 
