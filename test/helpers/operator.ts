@@ -38,10 +38,14 @@ const OWN_QUERY: Record<string, string> = {
 export interface Looked {
   /** Running workflows looked at (a workflow counts once per look). */
   looks: number;
+  /** The distinct workflows looked at while they ran. */
+  workflows: number;
   queries: number;
   /** `__stack_trace` answers that name at least one frame of paysaga's own workflow code. */
   stackTracesWithFrames: number;
   stackTraces: number;
+  /** Questions given up after ASK_MS without an answer. */
+  unanswered: number;
   /** Query failures other than "the workflow has closed meanwhile", by message. */
   failures: Map<string, number>;
 }
@@ -49,11 +53,14 @@ export interface Looked {
 export class Operator {
   private running = false;
   private loops: Promise<void>[] = [];
+  private readonly seen = new Set<string>();
   private readonly looked: Looked = {
     looks: 0,
+    workflows: 0,
     queries: 0,
     stackTracesWithFrames: 0,
     stackTraces: 0,
+    unanswered: 0,
     failures: new Map(),
   };
 
@@ -72,7 +79,7 @@ export class Operator {
   async stop(): Promise<Looked> {
     this.running = false;
     await Promise.all(this.loops);
-    return this.looked;
+    return { ...this.looked, workflows: this.seen.size };
   }
 
   private async lookAround(offset: number): Promise<void> {
@@ -87,7 +94,7 @@ export class Operator {
         await sleep(200);
         continue;
       }
-      if (ids.length === 0) await sleep(100);
+      if (ids.length === 0) await sleep(20);
       // Each eye starts at its own place in the list, so that they look at different workflows at once.
       for (let i = 0; i < ids.length && this.running; i++)
         await this.lookAt(ids[(i + offset * 7) % ids.length]!);
@@ -98,6 +105,7 @@ export class Operator {
   private async lookAt({ workflowId, type }: { workflowId: string; type: string }): Promise<void> {
     const handle = this.client.workflow.getHandle(workflowId);
     this.looked.looks++;
+    this.seen.add(workflowId);
     await this.ask(() => handle.describe());
     await this.ask(() => handle.fetchHistory());
     await this.ask(() => handle.query('__temporal_workflow_metadata'));
@@ -113,17 +121,36 @@ export class Operator {
 
   private async ask<T>(call: () => Promise<T>): Promise<T | undefined> {
     this.looked.queries++;
+    let timer: NodeJS.Timeout | undefined;
     try {
-      return await call();
+      // As a person would: a question nobody answers within ASK_MS (no worker of the workflow running
+      // just then, say) is given up; asking again comes with the next look.
+      return await Promise.race([
+        call(),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Unanswered()), ASK_MS);
+        }),
+      ]);
     } catch (err) {
+      if (err instanceof Unanswered) {
+        this.looked.unanswered++;
+        return undefined;
+      }
       const message = (err as Error).message ?? String(err);
       // A workflow that ended between the list and the query is no failure of looking.
       if (!/not found|completed|closed|terminated/i.test(message))
         this.looked.failures.set(message, (this.looked.failures.get(message) ?? 0) + 1);
       return undefined;
+    } finally {
+      clearTimeout(timer);
     }
   }
 }
+
+/** How long a look waits for an answer. */
+const ASK_MS = 10_000;
+
+class Unanswered extends Error {}
 
 export interface Replayed {
   histories: number;
