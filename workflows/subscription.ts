@@ -103,6 +103,8 @@ const charges = wf.proxyActivities<ChargeActivities>({
 });
 /** How long an Update's answer waits for its change to be stored. */
 const STORED_WITHIN_MS = 10_000;
+/** How often a subscription waiting for a far period looks for a new build to move to. */
+const LOOK_FOR_NEW_BUILD_MS = 24 * 3_600_000;
 
 /** The code a refused request answers with, for each request. */
 const NOT_ABLE = {
@@ -279,10 +281,17 @@ class Subscription {
 
   /** Sleeps on a durable timer (none: until an Update); continues as new first when the history is long. */
   private async untilChanged(ms: number | undefined): Promise<void> {
-    if (historyLong(HISTORY_LIMITS.subscription)) await this.continueAsNew();
+    if (historyLong(HISTORY_LIMITS.subscription) || this.movesToNewBuild()) await this.continueAsNew();
     const seen = this.version;
-    if (ms === undefined) await wf.condition(() => this.version !== seen);
-    else await wf.condition(() => this.version !== seen, ms);
+    // A day at most: a subscription waiting for a far period looks once a day whether a new build has
+    // been made current, and moves to it (so the build it runs on drains within a day of a release).
+    await wf.condition(() => this.version !== seen, Math.min(ms ?? Infinity, LOOK_FOR_NEW_BUILD_MS));
+  }
+
+  /** Between periods, with nothing in flight, and a new build is the one Temporal routes new work to. */
+  private movesToNewBuild(): boolean {
+    const s = this.state;
+    return !s.charging && s.open === undefined && wf.workflowInfo().targetWorkerDeploymentVersionChanged;
   }
 
   /**
@@ -294,13 +303,10 @@ class Subscription {
     // The store holds what the next run carries (its run count too).
     this.state.runs++;
     await this.settledDown();
-    const s = this.state;
-    const upgrade =
-      !s.charging && s.open === undefined && wf.workflowInfo().targetWorkerDeploymentVersionChanged;
     const next = wf.makeContinueAsNewFunc<typeof subscriptionWorkflow>(
-      upgrade ? { initialVersioningBehavior: 'AUTO_UPGRADE' } : {},
+      this.movesToNewBuild() ? { initialVersioningBehavior: 'AUTO_UPGRADE' } : {},
     );
-    return next(this.input, s);
+    return next(this.input, this.state);
   }
 
   /**
