@@ -1,5 +1,5 @@
 /**
- * Records a subscription in the store (DESIGN decision 15): every change the workflow makes is written
+ * Records a subscription in the store (docs/decisions/015-paysaga-remembers.md): every change the workflow makes is written
  * by the `recordSubscription` activity with a version that only grows (carried across runs in the
  * state), the subscription's view, its charges and its events in one transaction. The store keeps the
  * newest version whatever order the writes land in; each write carries every event not confirmed
