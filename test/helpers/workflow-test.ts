@@ -17,6 +17,19 @@ export const card = (pan: string = FRICTIONLESS) =>
 
 export const rub = (amount: number) => ({ amount, currency: 'RUB' });
 
+/** A batch of payouts to one FPS account in one session, one of `amounts` each (`<reference>-a`, -b, ...). */
+export function startFpsPayoutBatch(stack: TestStack, reference: string, amounts: number[]) {
+  const fps = { type: 'fps_account' as const, phone: '+79991112233', bankId: '100000000111' };
+  return stack.payments.payouts.startBatch({
+    reference,
+    payouts: amounts.map((amount, i) => ({
+      reference: `${reference}-${String.fromCharCode(97 + i)}`,
+      amount: rub(amount),
+      destination: fps,
+    })),
+  });
+}
+
 /** Unique references: `<prefix>-<p>-<now>-<n>` (`<p>-<now>-<n>` without a prefix), one counter a call. */
 export function references(prefix?: string): (p: string) => string {
   let n = 0;

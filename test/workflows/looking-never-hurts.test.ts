@@ -21,7 +21,7 @@ import { completeThreeDs, payFpsQr } from '../helpers/payer';
 import { startStack, type TestStack } from '../helpers/stack';
 import { sharedWorkflowBundlePath } from '../helpers/temporal';
 import { until } from '../helpers/until';
-import { card, FRICTIONLESS, references, rub, THREE_DS } from '../helpers/workflow-test';
+import { card, FRICTIONLESS, references, rub, startFpsPayoutBatch, THREE_DS } from '../helpers/workflow-test';
 import { TEST_CARD } from '../../sandbox/test-cards';
 import { ensureReconciler } from '../../client/reconciler';
 
@@ -350,16 +350,7 @@ describe(`looking never hurts (seed ${seed}; LOOK_SEED=${seed} repeats it)`, () 
         return { stack, view: await finalView(stack.temporal, started.sessionId) };
       }
       case 'payout_batch': {
-        const reference = ref(kind);
-        const fps = { type: 'fps_account' as const, phone: '+79991112233', bankId: '100000000111' };
-        const started = await stack.payments.payouts.startBatch({
-          reference,
-          payouts: [
-            { reference: `${reference}-a`, amount: rub(400), destination: fps },
-            { reference: `${reference}-b`, amount: rub(500), destination: fps },
-            { reference: `${reference}-c`, amount: rub(600), destination: fps },
-          ],
-        });
+        const started = await startFpsPayoutBatch(stack, ref(kind), [400, 500, 600]);
         return { stack, view: await finalView(stack.temporal, started.sessionId) };
       }
       case 'refund': {

@@ -14,6 +14,7 @@ import type { SessionState } from '../../common/session-input';
 import { sessionViewOf } from '../../common/session-view';
 import { ensureReconciler } from '../../client/reconciler';
 import { writeHistory } from '../fixtures/histories/io';
+import { startFpsPayoutBatch } from '../helpers/workflow-test';
 import { completeThreeDs, payFpsQr } from '../helpers/payer';
 import { startStack, type TestStack } from '../helpers/stack';
 import { TEST_CARD } from '../../sandbox/test-cards';
@@ -244,15 +245,7 @@ jest.setTimeout(90_000);
   });
 
   it('several payouts in one session (a batch of two to an FPS account)', async () => {
-    const reference = ref('batch');
-    const fps = { type: 'fps_account' as const, phone: '+79991112233', bankId: '100000000111' };
-    const started = await stack.payments.payouts.startBatch({
-      reference,
-      payouts: [
-        { reference: `${reference}-a`, amount: rub(400), destination: fps },
-        { reference: `${reference}-b`, amount: rub(500), destination: fps },
-      ],
-    });
+    const started = await startFpsPayoutBatch(stack, ref('batch'), [400, 500]);
     expect((await record(stack, 'payout_batch', started.sessionId)).phase).toBe('succeeded');
   });
 

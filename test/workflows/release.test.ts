@@ -133,15 +133,7 @@ describe('a release: build A drains while build B takes new work', () => {
     await makeCurrent(temporal, b);
 
     // New work runs on B (its checkout begins with its timer).
-    const onB = await payments.sessions.startCardCheckout({
-      reference: ref('new'),
-      amount: rub(1_500),
-      card: card(FRICTIONLESS),
-      customer: { user_id: 'u' },
-      settings: auto,
-    });
-    expect((await finalView(temporal, onB.sessionId)).phase).toBe('succeeded');
-    expect(await buildOf(temporal, onB.sessionId)).toBe(b.buildId);
+    const onB = await paidOnB('new', 1_500);
     const historyB = (await temporal.workflow.getHandle(onB.sessionId).fetchHistory()).events ?? [];
     expect(
       historyB.some((e) => e.timerStartedEventAttributes?.startToFireTimeout?.seconds?.toString() === '1'),
@@ -201,14 +193,20 @@ describe('a release: build A drains while build B takes new work', () => {
       500,
     );
     await stack.stopWorker();
-    const after = await payments.sessions.startCardCheckout({
-      reference: ref('after'),
-      amount: rub(900),
+    await paidOnB('after', 900);
+  });
+
+  /** A frictionless checkout, paid: on build B. */
+  async function paidOnB(name: string, amount: number): Promise<{ sessionId: string }> {
+    const started = await stack.payments.sessions.startCardCheckout({
+      reference: ref(name),
+      amount: rub(amount),
       card: card(FRICTIONLESS),
       customer: { user_id: 'u' },
-      settings: auto,
+      settings: { approval: { mode: 'auto' } },
     });
-    expect((await finalView(temporal, after.sessionId)).phase).toBe('succeeded');
-    expect(await buildOf(temporal, after.sessionId)).toBe(b.buildId);
-  });
+    expect((await finalView(stack.temporal, started.sessionId)).phase).toBe('succeeded');
+    expect(await buildOf(stack.temporal, started.sessionId)).toBe(b.buildId);
+    return started;
+  }
 });
