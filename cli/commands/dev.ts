@@ -534,7 +534,9 @@ async function drainOlderBuilds(
       },
     });
   }
-  started.push({ name: 'build watch', stop: () => connection.close() });
+  // The connection serves the watches of the older builds' workers; with none, it is not needed.
+  if (older.some((b) => b.bundlePath)) started.push({ name: 'build watch', stop: () => connection.close() });
+  else await connection.close();
   return lines;
 }
 

@@ -9,6 +9,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { operationsOf } from '../../common/snapshot';
 import { DEFAULT_SETTINGS } from '../../common/settings';
+import { reason } from '../../common/reasons';
 import { newSessionState, type SessionState } from '../../common/session-input';
 import type { SessionInfo } from '../../provider/schemas';
 import { recordSession } from '../../store/sessions';
@@ -64,13 +65,12 @@ function checkout(i: number): SessionState {
     version: 3,
   };
   if (i !== FAILED) return state;
-  // Recorded before structured reasons: the provider's error code as a string (read as provider_error).
-  const legacy = 'insufficient_funds' as never;
+  const why = reason('provider_error', undefined, { providerCode: 'insufficient_funds' });
   return {
     ...state,
     providerPhase: 'failed',
-    final: { phase: 'failed', at: created, reason: legacy },
-    reason: legacy,
+    final: { phase: 'failed', at: created, reason: why },
+    reason: why,
   };
 }
 /** The one session that failed (a reason in the export). */
