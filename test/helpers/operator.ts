@@ -17,11 +17,13 @@ import { temporal } from '@temporalio/proto';
 const { WorkflowTaskFailedCause } = temporal.api.enums.v1;
 /**
  * Causes of a failed workflow task that are Temporal's ordinary flow, not a fault of the workflow code:
- * news arrived while the task was completing, and the worker takes it again with the news.
+ * news arrived while the task was completing (the worker takes it again with the news), or the workflow
+ * was terminated while a task of it was at work.
  */
 const ORDINARY = new Set<number>([
   WorkflowTaskFailedCause.WORKFLOW_TASK_FAILED_CAUSE_UNHANDLED_COMMAND,
   WorkflowTaskFailedCause.WORKFLOW_TASK_FAILED_CAUSE_RESET_STICKY_TASK_QUEUE,
+  WorkflowTaskFailedCause.WORKFLOW_TASK_FAILED_CAUSE_FORCE_CLOSE_COMMAND,
 ]);
 
 /** paysaga's own query of each workflow type. */
