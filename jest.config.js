@@ -4,7 +4,7 @@
  * Two projects, together covering test/**\/*.test.ts except test/cluster/ (`npm run test:cluster`,
  * jest.cluster.config.js) and test/reliability/ (`npm run test:reliability`, jest.reliability.config.js):
  *   - unit:        test/unit/**  pure logic: no Temporal, no database, no socket (test/setup-unit-isolation.ts
- *                  fails a test that opens one). `npm run test:unit` runs only these, with no global setup.
+ *                  fails a unit test that opens one). `npm run test:unit` runs only these, no global setup.
  *   - integration: everything else under test/: the real Temporal dev server, the time-skipping server
  *                  (test/workflows/time-skipping/), the sandbox, the API over HTTP, a browser.
  *
@@ -44,7 +44,7 @@ module.exports = {
       ...common,
       displayName: 'unit',
       testMatch: ['<rootDir>/test/unit/**/*.test.ts'],
-      setupFiles: ['<rootDir>/test/setup-unit-isolation.ts'],
+      setupFilesAfterEnv: ['<rootDir>/test/setup-unit-isolation.ts'],
     },
     {
       ...common,

@@ -170,6 +170,7 @@ describe(`looking never hurts (seed ${seed}; LOOK_SEED=${seed} repeats it)`, () 
     const results: { kind: Kind; stack: TestStack; view: SessionView }[] = [];
     let next = 0;
     let restarted = false;
+    const inFlight = new Map<number, Kind>();
     const lane = async () => {
       while (next < plan.length) {
         const i = next++;
@@ -179,14 +180,19 @@ describe(`looking never hurts (seed ${seed}; LOOK_SEED=${seed} repeats it)`, () 
           await stack.restartWorker();
         }
         const kind = plan[i]!;
+        inFlight.set(i, kind);
         const run = await runKind(kind, draws.child(`session/${i}`)).catch((err: Error) => {
           throw new Error(`session ${i} (${kind}): ${err.message}`, { cause: err });
         });
+        inFlight.delete(i);
         results.push({ kind, ...run });
       }
     };
     const progress = setInterval(
-      () => process.stderr.write(`[looking] ${results.length} of ${plan.length} sessions done\n`),
+      () =>
+        process.stderr.write(
+          `[looking] ${results.length} of ${plan.length} sessions done; under way: ${JSON.stringify([...inFlight])}\n`,
+        ),
       30_000,
     );
     try {
