@@ -47,6 +47,21 @@ const SESSIONS = 44;
 const IN_FLIGHT = 12;
 const ref = references('look');
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+/** How long one session may take from start to its end, on a loaded machine, before the test says where it stuck. */
+const SESSION_BOUND_MS = 4 * 60_000;
+
+/** `work`, or a failure naming where it stood (`where()`) if it is not done within `ms`. */
+async function bounded<T>(work: Promise<T>, ms: number, where: () => string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`not done within ${ms} ms, at ${where()}`)), ms);
+  });
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 jest.setTimeout(15 * 60_000);
 
@@ -170,7 +185,8 @@ describe(`looking never hurts (seed ${seed}; LOOK_SEED=${seed} repeats it)`, () 
     const results: { kind: Kind; stack: TestStack; view: SessionView }[] = [];
     let next = 0;
     let restarted = false;
-    const inFlight = new Map<number, Kind>();
+    // What each lane is doing, for the progress line: the kind, then its session and step once known.
+    const inFlight = new Map<number, string>();
     const lane = async () => {
       while (next < plan.length) {
         const i = next++;
@@ -181,7 +197,11 @@ describe(`looking never hurts (seed ${seed}; LOOK_SEED=${seed} repeats it)`, () 
         }
         const kind = plan[i]!;
         inFlight.set(i, kind);
-        const run = await runKind(kind, draws.child(`session/${i}`)).catch((err: Error) => {
+        const run = await bounded(
+          runKind(kind, draws.child(`session/${i}`), (step) => inFlight.set(i, `${kind}: ${step}`)),
+          SESSION_BOUND_MS,
+          () => inFlight.get(i)!,
+        ).catch((err: Error) => {
           throw new Error(`session ${i} (${kind}): ${err.message}`, { cause: err });
         });
         inFlight.delete(i);
@@ -276,8 +296,16 @@ describe(`looking never hurts (seed ${seed}; LOOK_SEED=${seed} repeats it)`, () 
   }
 
   /** Drives one session of `kind` to its end, as its payer and partner would; returns its last view. */
-  async function runKind(kind: Kind, d: Draws): Promise<{ stack: TestStack; view: SessionView }> {
+  async function runKind(
+    kind: Kind,
+    d: Draws,
+    say: (step: string) => void,
+  ): Promise<{ stack: TestStack; view: SessionView }> {
     const pause = () => sleep(d.int('pause', 0, 1_500));
+    const final = (s: TestStack, id: string) => {
+      say(`${id} waiting for its end`);
+      return finalView(s.temporal, id);
+    };
     const cardPayment = async (s: TestStack, amount: number) => {
       const started = await s.payments.sessions.startCardCheckout({
         reference: ref(kind),
@@ -285,7 +313,7 @@ describe(`looking never hurts (seed ${seed}; LOOK_SEED=${seed} repeats it)`, () 
         card: card(FRICTIONLESS),
         customer: { user_id: 'u' },
       });
-      return finalView(s.temporal, started.sessionId);
+      return final(s, started.sessionId);
     };
     switch (kind) {
       case 'card':
@@ -295,10 +323,11 @@ describe(`looking never hurts (seed ${seed}; LOOK_SEED=${seed} repeats it)`, () 
           { reference: ref(kind), amount: rub(2_000), card: card(THREE_DS), customer: { user_id: 'u' } },
           { waitMs: 15_000 },
         );
+        say(`${started.sessionId} paying by 3-D Secure`);
         await pause();
         await completeThreeDs(started.userAction, '12345');
         await stack.payments.sessions.notifyPayerReturned(started.sessionId);
-        return { stack, view: await finalView(stack.temporal, started.sessionId) };
+        return { stack, view: await final(stack, started.sessionId) };
       }
       case 'hold_finalize': {
         const started = await holds.payments.sessions.startCardCheckout(
@@ -312,9 +341,10 @@ describe(`looking never hurts (seed ${seed}; LOOK_SEED=${seed} repeats it)`, () 
           { waitMs: 15_000 },
         );
         expect(started.phase).toBe('awaiting_finalization');
+        say(`${started.sessionId} finalizing`);
         await pause();
         await holds.payments.sessions.finalize(started.sessionId, d.int('finalize', 1_000, 5_000));
-        return { stack: holds, view: await finalView(holds.temporal, started.sessionId) };
+        return { stack: holds, view: await final(holds, started.sessionId) };
       }
       case 'fps':
       case 'fps_binding': {
@@ -328,15 +358,17 @@ describe(`looking never hurts (seed ${seed}; LOOK_SEED=${seed} repeats it)`, () 
                 { reference: ref(kind), customer: { user_id: 'u' } },
                 { waitMs: 15_000 },
               );
+        say(`${started.sessionId} paying the QR`);
         await pause();
         expect(await payFpsQr(stack.sandbox.url, started.operations[0]!.id)).toBe(200);
-        return { stack, view: await finalView(stack.temporal, started.sessionId) };
+        return { stack, view: await final(stack, started.sessionId) };
       }
       case 'payment_form': {
         const started = await stack.payments.sessions.startPaymentForm(
           { reference: ref(kind), amount: rub(1_500), customer: { user_id: 'u' } },
           { waitMs: 15_000 },
         );
+        say(`${started.sessionId} paying in the form`);
         await pause();
         await stack.sandbox.plain('POST', '/sandbox/widgets/payment-form', {
           public_token: started.publicToken,
@@ -345,7 +377,7 @@ describe(`looking never hurts (seed ${seed}; LOOK_SEED=${seed} repeats it)`, () 
           card_exp_year: '2030',
           card_code: '123',
         });
-        return { stack, view: await finalView(stack.temporal, started.sessionId) };
+        return { stack, view: await final(stack, started.sessionId) };
       }
       case 'payout': {
         const started = await stack.payments.sessions.startPayout({
@@ -353,14 +385,15 @@ describe(`looking never hurts (seed ${seed}; LOOK_SEED=${seed} repeats it)`, () 
           amount: rub(3_000),
           destination: { type: 'card', card: card(TEST_CARD.mastercard) },
         });
-        return { stack, view: await finalView(stack.temporal, started.sessionId) };
+        return { stack, view: await final(stack, started.sessionId) };
       }
       case 'payout_batch': {
         const started = await startFpsPayoutBatch(stack, ref(kind), [400, 500, 600]);
-        return { stack, view: await finalView(stack.temporal, started.sessionId) };
+        return { stack, view: await final(stack, started.sessionId) };
       }
       case 'refund': {
         const paid = await cardPayment(stack, 6_000);
+        say(`${paid.sessionId} refunding`);
         await pause();
         await stack.payments.refunds.create(paid.sessionId, { reference: ref('rf'), amount: 2_000 });
         return {
@@ -377,6 +410,7 @@ describe(`looking never hurts (seed ${seed}; LOOK_SEED=${seed} repeats it)`, () 
       case 'chargeback': {
         // Filed the moment the payment is final, while its workflow still follows it (or is closing).
         const paid = await cardPayment(stack, 4_000);
+        say(`${paid.sessionId} charged back`);
         await stack.sandbox.plain('POST', '/sandbox/chargebacks', {
           session_id: paid.sessionId,
           sum_info: { sum: 1_000, currency_code: 'rub' },
@@ -400,7 +434,7 @@ describe(`looking never hurts (seed ${seed}; LOOK_SEED=${seed} repeats it)`, () 
           bankId: banks[0]!.id,
           payee: { given_name: 'Ivan', family_name: 'Ivanov' },
         });
-        return { stack, view: await finalView(stack.temporal, started.sessionId) };
+        return { stack, view: await final(stack, started.sessionId) };
       }
     }
   }
