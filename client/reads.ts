@@ -1,19 +1,19 @@
 /**
  * Reading a session: from the store, which keeps it for as long as it keeps anything
- * (docs/decisions/015-paysaga-remembers.md); live waiting (long poll, the early return of creating requests) asks the session's running
- * workflow, and reads the store once no run is there to ask.
+ * (docs/decisions/015-paysaga-remembers.md). Waiting (the long poll, the early return of creating requests)
+ * watches the store too: the session writes its record whenever it comes to rest, so the record is what a
+ * waiting caller is answered with, and nobody waiting sends the workflow a message
+ * (docs/decisions/018-looking-never-hurts.md).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
-import { awaitChangeUpdate, providerEventsQuery, sessionQuery, type AwaitChange } from '../common/messages';
+import { providerEventsQuery, sessionQuery } from '../common/messages';
 import type { ProviderEventRecord, SessionView } from '../common/views';
 import type { SessionState } from '../common/session-input';
 import { providerEventsOf, sessionState } from '../store/sessions';
-import { sessionViewOf } from '../common/session-view';
+import { actionable, sessionViewOf } from '../common/session-view';
 import type { ClientContext } from './context';
 import { SessionNotFoundError } from './errors';
 import { queryWithRetry } from './query';
-import { explainTemporalFailure } from './workflow-health';
 
 type Readers = Pick<ClientContext, 'store' | 'temporal'>;
 
@@ -82,20 +82,37 @@ async function firstRecord(ctx: Readers, sessionId: string): Promise<SessionStat
 }
 
 /**
- * Waits for a change (after `afterVersion`) or for progress someone can act on, at most `timeoutMs`; a
- * session with no running workflow has nothing more to wait for and is read as recorded.
+ * Long poll: answers once the session's `version` is above `afterVersion` (a change; by default, the
+ * version at the first look), or with `until: 'progress'` once the payer or the partner must act or the
+ * result is known; at the latest after `timeoutMs`.
+ */
+export interface AwaitChange {
+  timeoutMs: number;
+  afterVersion?: number;
+  until?: 'change' | 'progress';
+}
+
+/** How often a wait looks at the store: soon after it starts, then every 100 ms (a read costs ~1 ms). */
+const FIRST_LOOK_MS = 10;
+const LOOK_EVERY_MS = 100;
+
+/**
+ * Waits for a change or for progress someone can act on (AwaitChange) in the session's record, at most
+ * `timeoutMs`; then answers with the session as recorded.
  */
 export async function awaitSession(ctx: Readers, sessionId: string, wait: AwaitChange): Promise<SessionView> {
-  if (wait.timeoutMs <= 0) return readSession(ctx, sessionId);
-  try {
-    return await ctx.temporal.workflow
-      .getHandle(sessionId)
-      .executeUpdate(awaitChangeUpdate, { args: [wait] });
-  } catch (err) {
-    if (!(err instanceof WorkflowNotFoundError) && !(err instanceof WorkflowUpdateFailedError))
-      throw await explainTemporalFailure(ctx.temporal, sessionId, err);
-    return readSession(ctx, sessionId);
+  const giveUpAt = Date.now() + wait.timeoutMs;
+  let after = wait.afterVersion;
+  for (let pause = FIRST_LOOK_MS; Date.now() < giveUpAt; pause = Math.min(pause * 2, LOOK_EVERY_MS)) {
+    const state = await sessionState(ctx.store, sessionId);
+    if (state) {
+      after ??= state.version;
+      if (state.final || (wait.until === 'progress' ? actionable(state) : state.version > after))
+        return sessionViewOf(state);
+    }
+    await sleep(Math.max(0, Math.min(pause, giveUpAt - Date.now())));
   }
+  return readSession(ctx, sessionId);
 }
 
 /** A view and whether the request that got it created what it shows (not enumerable: JSON shows the view). */

@@ -11,13 +11,7 @@ import {
   type WorkflowHandle,
 } from '@temporalio/client';
 import { acceptsDecision, KINDS, type Decision } from '../common/kinds';
-import {
-  approveUpdate,
-  cancelUpdate,
-  finalizeUpdate,
-  payerReturnedSignal,
-  type AwaitChange,
-} from '../common/messages';
+import { approveUpdate, cancelUpdate, finalizeUpdate, payerReturnedSignal } from '../common/messages';
 import type { ProviderEventRecord, SessionView } from '../common/views';
 import type { CardDetails, HashedCardDetails } from '../provider/schemas/card';
 import type { ClientContext } from './context';
@@ -26,7 +20,7 @@ import { fromWorkflowFailure, SessionStateError } from './errors';
 import * as inputs from './inputs';
 import * as bodies from './provider-bodies';
 import { updateOutlivedRun } from '../platform/session-runs';
-import { awaitSession, readProviderEvents, readSession, type Started } from './reads';
+import { awaitSession, readProviderEvents, readSession, type AwaitChange, type Started } from './reads';
 import { searchSessions, type SessionPage, type SessionSearch } from './search';
 import { replayProviderEvents, type ReplayReport } from './webhook-replay';
 import { startSession, type StartOptions } from './starter';

@@ -6,13 +6,13 @@
  * lock), and the session's workflow started under the provider's session id; a repeat answers the session the
  * first request opened; another request under the same reference is refused. Card data then goes to the
  * provider from here, never through Temporal: the session holds the start open for this request (claimStart),
- * and hears the provider's answer (reportStart), which also waits for the payer's action when asked to (early
- * return).
+ * and hears the provider's answer (reportStart, a signal); the request then waits for the session's record
+ * to show the payer's action or a result when asked to (early return, client/reads.ts).
  */
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
 import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
 import { workflowOf, type SessionKind } from '../common/kinds';
-import { claimStartUpdate, reportStartUpdate, type StartReport } from '../common/messages';
+import { claimStartUpdate, reportStartSignal, type StartReport } from '../common/messages';
 import { sessionSearchAttributes } from '../common/search-attributes';
 import { mergeSettings, type SettingsOverrides } from '../common/settings';
 import {
@@ -246,20 +246,18 @@ async function sendCard(
       throw e ?? err;
     }
   }
-  // No wait is no wait at all: a zero-length one would still cost the session a timer started and
-  // canceled, and the SDK's marker for a zero timeout (four history events per checkout).
-  const waits = wait.timeoutMs > 0 ? { wait } : {};
   let report: StartReport;
   try {
     const answer = await send(sessionId, deriveIdempotencyKey(sessionId, 'start'), ctx.returnUrl(sessionId));
-    report = { snapshot: scrubCardData(answer.session_info), ...waits };
+    report = { snapshot: scrubCardData(answer.session_info) };
   } catch (err) {
     if (!(err instanceof ProviderError) || err.retryable) throw err;
-    report = { refused: refusalOf(err), ...waits };
+    report = { refused: refusalOf(err) };
   }
   try {
-    return await handle.executeUpdate(reportStartUpdate, { args: [report] });
+    await handle.signal(reportStartSignal, report);
   } catch (err) {
     throw fromWorkflowFailure(err, sessionId) ?? err;
   }
+  return awaitSession(ctx, sessionId, wait);
 }

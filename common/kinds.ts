@@ -21,7 +21,7 @@ export type Decision = (typeof DECISIONS)[number];
 
 /**
  * Every kind in one table: the workflow type that runs it (workflows/<file>.ts), and the messages that
- * workflow accepts beyond those of every session (the provider's news, the reads, awaitChange):
+ * workflow accepts beyond those of every session (the provider's news and the reads):
  * `decisions` (acceptDecisions), `refunds` (acceptRefunds: the payer paid, so money can go back),
  * `starter` (acceptStarter: the creating request sends card data itself) and `payouts` (acceptPayouts).
  * The client names a refused message by it; test/workflows/kind-messages.test.ts holds each workflow's

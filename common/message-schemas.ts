@@ -67,22 +67,11 @@ export const providerEventDelivery = lazily(() =>
   }),
 );
 
-export const awaitChange = lazily(() =>
-  z.object({
-    timeoutMs: z.number().nonnegative().max(3_600_000),
-    afterVersion: z.number().int().nonnegative().optional(),
-    until: z.enum(['change', 'progress']).optional(),
-  }),
-);
-
 /** What the starter reports of its start call: a snapshot of this session, or the provider's refusal. */
 const startSnapshot = lazily(() => z.looseObject({ id: text(200), updated_at: text(64).optional() }));
 const refusal = lazily(() => z.looseObject({ errorCode: text(200), description: text(2000) }));
 export const startReport = lazily(() =>
-  z.union([
-    z.object({ snapshot: startSnapshot(), wait: awaitChange().optional() }),
-    z.object({ refused: refusal(), wait: awaitChange().optional() }),
-  ]),
+  z.union([z.object({ snapshot: startSnapshot() }), z.object({ refused: refusal() })]),
 );
 
 export const cancelRequest = lazily(() => z.object({ reason: text(500).optional() }));

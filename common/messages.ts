@@ -26,27 +26,18 @@ export const providerEventsQuery = defineQuery<ProviderEventRecord[]>('providerE
 export const recordedProviderEventsQuery = defineQuery<ProviderEventDelivery[]>('recordedProviderEvents');
 
 /**
- * Long poll: answers once the session's `version` is above `afterVersion` (a change), or with `until:
- * 'progress'` once the payer or the partner must act or the result is known; at the latest after
- * `timeoutMs`.
- */
-export interface AwaitChange {
-  timeoutMs: number;
-  afterVersion?: number;
-  until?: 'change' | 'progress';
-}
-export const awaitChangeUpdate = defineUpdate<SessionView, [AwaitChange]>('awaitChange');
-
-/**
  * Card data is sent by the starter, never through Temporal
  * (docs/decisions/002-card-data-never-enters-temporal.md). Before sending it, the starter claims the start:
  * refused once the session has moved on or given up waiting, so card data is never sent to a session paysaga
  * has already reported.
  */
 export const claimStartUpdate = defineUpdate<SessionView, []>('claimStart');
-/** The provider's answer to the starter's start call, or its refusal; then the same as awaitChange. */
-export type StartReport = ({ snapshot: SessionInfo } | { refused: ProviderRefusal }) & { wait?: AwaitChange };
-export const reportStartUpdate = defineUpdate<SessionView, [StartReport]>('reportStart');
+/**
+ * The provider's answer to the starter's start call, or its refusal. A signal: the starter then waits for
+ * the session's record like any reader (client/reads.ts).
+ */
+export type StartReport = { snapshot: SessionInfo } | { refused: ProviderRefusal };
+export const reportStartSignal = defineSignal<[StartReport]>('reportStart');
 
 /**
  * `payout`: the reference of the payout the decision is for (a session of several payouts): refused

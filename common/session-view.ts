@@ -5,8 +5,30 @@
 import type { SessionPhase } from './kinds';
 import type { SessionState, PayoutOrder } from './session-input';
 import type { PayoutView, SessionView } from './views';
-import { paymentOf, operationsOf, totalsOf } from './snapshot';
+import { operationOf, paymentOf, operationsOf, totalsOf } from './snapshot';
 import { isFinalPayout, payoutOf, payoutReason, payoutStatus } from './payouts';
+
+/** The session waits for the payer, or for a decision the partner makes by hand. */
+export function waitsForSomeone(state: SessionState): boolean {
+  const { approval, finalization } = state.settings;
+  const phase = state.providerPhase;
+  if (phase === 'awaiting_payer') return true;
+  if (phase === 'awaiting_approval') return approval.mode === 'manual';
+  return phase === 'awaiting_finalization' && finalization.mode === 'manual';
+}
+
+/**
+ * Progress someone can act on: a result, attention, a wait for the payer or a person (a widget ready for
+ * its payer included). What a creating request waits for before it answers.
+ */
+export function actionable(state: SessionState): boolean {
+  return (
+    state.final !== undefined ||
+    state.attention !== undefined ||
+    waitsForSomeone(state) ||
+    (state.publicToken !== undefined && !operationOf(state.snapshot))
+  );
+}
 
 /** The phase a caller sees: final once final; needs_attention while paysaga keeps trying. */
 export function phaseOfState(state: SessionState): SessionPhase {

@@ -15,11 +15,9 @@
  */
 import * as wf from '@temporalio/workflow';
 import type { SessionPhase } from '../common/kinds';
-import type { AwaitChange } from '../common/messages';
 import { CreatedAt } from '../common/search-attributes';
 import { newSessionState, type SessionInput, type SessionState } from '../common/session-input';
 import { sessionViewOf } from '../common/session-view';
-import { operationOf } from '../common/snapshot';
 import type { SessionView } from '../common/views';
 import { iso } from './iso';
 import { SessionAnnouncer } from './session/announcer';
@@ -92,31 +90,6 @@ export class Session {
   /** What an Update answers: the session as the store holds it (a caller may read the store next). */
   answer(): Promise<SessionView> {
     return this.recorder.saved();
-  }
-
-  /**
-   * Progress someone can act on: a result, attention, a wait for the payer or a person (a widget ready
-   * for its payer included).
-   */
-  actionable(): boolean {
-    const { state } = this;
-    return (
-      this.isFinal() ||
-      state.attention !== undefined ||
-      this.reducer.waitsForSomeone() ||
-      (state.publicToken !== undefined && !operationOf(state.snapshot))
-    );
-  }
-
-  /** Long poll (awaitChange): the next change, or progress someone can act on, or the timeout. */
-  async awaitChange(wait: AwaitChange): Promise<SessionView> {
-    const state = this.state;
-    const after = wait.afterVersion ?? state.version;
-    await wf.condition(
-      () => (wait.until === 'progress' ? this.actionable() : state.version > after),
-      Math.max(1, Math.min(wait.timeoutMs, 60_000)),
-    );
-    return this.answer();
   }
 
   /**

@@ -28,13 +28,12 @@ interface Metadata {
 function promised(kind: SessionKind) {
   const k = KINDS[kind];
   return {
-    signals: ['payerReturned', 'providerEvent'],
+    signals: ['payerReturned', 'providerEvent', ...(k.starter ? ['reportStart'] : [])].sort(),
     queries: ['providerEvents', 'recordedProviderEvents', 'session'],
     updates: [
-      'awaitChange',
       ...k.decisions,
       ...(k.refunds ? ['refund'] : []),
-      ...(k.starter ? ['claimStart', 'reportStart'] : []),
+      ...(k.starter ? ['claimStart'] : []),
       ...(k.payouts ? ['addPayout'] : []),
     ].sort(),
   };

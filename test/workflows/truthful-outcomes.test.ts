@@ -114,7 +114,7 @@ describe('a cancel while an automatic approve is in flight', () => {
   // A decision is accepted only where it will be carried out: a cancel while the automatic approve is in
   // flight is refused, and the session and its worker go on.
   it('is refused 409 (decisions only in manual policies); the session succeeds once; the worker keeps running', async () => {
-    await setFaults(main, [{ kind: 'latency', path: 'transaction/approve', ms: 4_000, times: 1 }]);
+    await setFaults(main, [{ kind: 'latency', path: 'transaction/approve', ms: 8_000, times: 1 }]);
     const { sessionId: id } = await create(main, cardBody(ref('f1'), 4_100));
     // The automatic approve has reached the provider, which holds it: the provider still waits for it.
     await waitFor('the approve reaches the provider', async () => (await faultRules(main))[0]?.fired === 1);

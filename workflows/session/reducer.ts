@@ -20,6 +20,7 @@ import {
 } from '../../common/payouts';
 import { reason, reasonText, sameReason, type EndReason } from '../../common/reasons';
 import type { PayoutOrder, SessionState } from '../../common/session-input';
+import { waitsForSomeone } from '../../common/session-view';
 import {
   amountMismatch,
   failureReason,
@@ -119,11 +120,7 @@ export class SessionReducer {
 
   /** The payer or the partner (manual policy) has to act. */
   waitsForSomeone(): boolean {
-    const { approval, finalization } = this.state.settings;
-    const phase = this.state.providerPhase;
-    if (phase === 'awaiting_payer') return true;
-    if (phase === 'awaiting_approval') return approval.mode === 'manual';
-    return phase === 'awaiting_finalization' && finalization.mode === 'manual';
+    return waitsForSomeone(this.state);
   }
 
   /** The session deadline: from creation, so that a continued run does not extend it. */

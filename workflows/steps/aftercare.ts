@@ -91,9 +91,11 @@ export function acceptRefunds(session: Session): void {
       await wf.condition(
         () => session.state.refunds.find((r) => r.reference === reference)?.status !== 'requested',
       );
+      // Answered once stored, refused or not: a caller reads the refund in the session next.
+      const view = await session.answer();
       const refusal = session.state.refunds.find((r) => r.reference === reference)?.refusal;
       if (refusal) throw providerRefused(refusal);
-      return { session: await session.answer(), created };
+      return { session: view, created };
     },
     {
       validator: (arg) => {

@@ -5,14 +5,12 @@
  */
 import * as wf from '@temporalio/workflow';
 import {
-  awaitChangeUpdate,
   payerReturnedSignal,
   providerEventSignal,
   providerEventsQuery,
   recordedProviderEventsQuery,
   sessionQuery,
 } from '../../common/messages';
-import { awaitChange, checkArgument } from '../../common/message-schemas';
 import type { Session } from '../session';
 
 /** Provider events (webhooks, state syncs, replays: proven before believed) and the payer's return. */
@@ -21,12 +19,12 @@ export function acceptProviderNews(session: Session): void {
   wf.setHandler(payerReturnedSignal, () => session.inbox.payerReturned());
 }
 
-/** The session, its webhook audit trail, the events kept for replay, and the long poll (awaitChange). */
+/**
+ * The session, its webhook audit trail and the events kept for replay. Nobody waits on the workflow:
+ * callers wait for the session's record in the store (client/reads.ts), so a read never sends it a message.
+ */
 export function answerReads(session: Session): void {
   wf.setHandler(sessionQuery, () => session.view());
   wf.setHandler(providerEventsQuery, () => session.inbox.audited().records);
   wf.setHandler(recordedProviderEventsQuery, () => session.inbox.audited().recorded);
-  wf.setHandler(awaitChangeUpdate, (w) => session.awaitChange(w), {
-    validator: (w) => void checkArgument(awaitChange, w),
-  });
 }

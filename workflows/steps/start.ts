@@ -5,8 +5,8 @@
  */
 import * as wf from '@temporalio/workflow';
 import { refusalOf, refusedField, stateConflict, type ProviderRefusal } from '../../common/failures';
-import { claimStartUpdate, reportStartUpdate } from '../../common/messages';
-import { checkArgument, startReport } from '../../common/message-schemas';
+import { claimStartUpdate, reportStartSignal } from '../../common/messages';
+import { parseMessage, startReport } from '../../common/message-schemas';
 import { reason, refusalReason } from '../../common/reasons';
 import type { StartSpec } from '../../common/session-input';
 import { payerLookCap } from '../../common/settings';
@@ -113,20 +113,14 @@ export function acceptStarter(session: Session): void {
       },
     },
   );
-  wf.setHandler(
-    reportStartUpdate,
-    async (report) => {
-      if ('refused' in report) refuseStart(session, report.refused);
-      else session.inbox.claim(report.snapshot, 'start (starter)');
-      if (report.wait)
-        await wf.condition(
-          () => session.isFinal() || session.reducer.waitsForSomeone(),
-          report.wait.timeoutMs,
-        );
-      return session.answer();
-    },
-    { validator: (report) => void checkArgument(startReport, report) },
-  );
+  wf.setHandler(reportStartSignal, (report) => {
+    // The starter is paysaga's own code; a report that does not read is logged and changes nothing (the
+    // session then learns its start from the provider, as for a lost report).
+    const read = parseMessage(startReport, report);
+    if (!read.ok) session.journal.log('call', 'start_report', `refused: ${read.why}`);
+    else if ('refused' in report) refuseStart(session, report.refused);
+    else session.inbox.claim(report.snapshot, 'start (starter)');
+  });
 }
 
 /**
