@@ -318,6 +318,21 @@ export const subscriptionTotalsView = z.object({
 });
 export type SubscriptionTotals = z.infer<typeof subscriptionTotalsView>;
 
+/** A new subscription's totals: nothing tried, paid, owed or written off yet. */
+export function noSubscriptionTotals(): SubscriptionTotals {
+  return {
+    attempts: 0,
+    succeeded: 0,
+    failed: 0,
+    chargedAmount: 0,
+    owedPeriods: 0,
+    owedAmount: 0,
+    writtenOffPeriods: 0,
+    writtenOffAmount: 0,
+    collectedPeriods: 0,
+  };
+}
+
 export const billingScheduleView = z.object({
   interval: z.enum(BILLING_INTERVALS),
   count: z.number().int().describe('Intervals per period: month with 3 bills quarterly'),

@@ -65,7 +65,12 @@ import {
   type SubscriptionInput,
   type SubscriptionState,
 } from '../common/subscription-input';
-import type { BillingPeriodView, ChargeRecord, SubscriptionView } from '../common/views';
+import {
+  noSubscriptionTotals,
+  type BillingPeriodView,
+  type ChargeRecord,
+  type SubscriptionView,
+} from '../common/views';
 import { failureReason, phaseOf } from '../common/snapshot';
 import {
   acceptChange,
@@ -148,17 +153,7 @@ function firstState(input: SubscriptionInput): SubscriptionState {
     collecting: [],
     periods: [],
     charges: [],
-    totals: {
-      attempts: 0,
-      succeeded: 0,
-      failed: 0,
-      chargedAmount: 0,
-      owedPeriods: 0,
-      owedAmount: 0,
-      writtenOffPeriods: 0,
-      writtenOffAmount: 0,
-      collectedPeriods: 0,
-    },
+    totals: noSubscriptionTotals(),
     eventSequence: 0,
     runs: 0,
     // The CreatedAt search attribute it was started with, so that a search by time finds what the view says.

@@ -142,118 +142,104 @@ export const subscriptionRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps)
     },
   );
 
-  tableRoute(
-    app,
+  /** A change to one subscription (a Temporal Update): the body read by `input`, carried out by `run`. */
+  const subscriptionChange = <S extends z.ZodType>(
+    endpoint: Parameters<typeof tableRoute>[1],
+    doc: { summary: string; description: string; name: string },
+    input: S,
+    run: (id: string, body: z.output<S>) => Promise<SubscriptionView>,
+  ) =>
+    tableRoute(app, endpoint, action(doc.summary, doc.description, input, doc.name), async (request) =>
+      withLinks(await run(idOf(request.params), parse(input, objectBody(request.body)))),
+    );
+
+  subscriptionChange(
     endpoints.pauseSubscription,
-    action(
-      'Pause a subscription',
-      'No charge while paused, and no period falls due meanwhile. `resumeAt` (ISO 8601, at most two ' +
+    {
+      summary: 'Pause a subscription',
+      description:
+        'No charge while paused, and no period falls due meanwhile. `resumeAt` (ISO 8601, at most two ' +
         'years ahead): resumes on its own then, keeping the billing day.',
-      inputs.subscriptionPauseInput,
-      'PauseSubscriptionRequest',
-    ),
-    async (request) => {
-      const id = idOf(request.params);
-      const options = parse(inputs.subscriptionPauseInput, objectBody(request.body));
-      return withLinks(
-        await payments.subscriptions.pause(id, {
-          ...(options.resumeAt !== undefined ? { resumeAt: new Date(options.resumeAt).toISOString() } : {}),
-        }),
-      );
+      name: 'PauseSubscriptionRequest',
     },
+    inputs.subscriptionPauseInput,
+    (id, options) =>
+      payments.subscriptions.pause(id, {
+        ...(options.resumeAt !== undefined ? { resumeAt: new Date(options.resumeAt).toISOString() } : {}),
+      }),
   );
 
-  tableRoute(
-    app,
+  subscriptionChange(
     endpoints.resumeSubscription,
-    action(
-      'Resume a paused or past_due subscription, or keep one that was to cancel at its period end',
-      'The billing day stays: the next charge is the first due date from now (no period fell due while ' +
+    {
+      summary: 'Resume a paused or past_due subscription, or keep one that was to cancel at its period end',
+      description:
+        'The billing day stays: the next charge is the first due date from now (no period fell due while ' +
         'paused); `restart: true` bills from now on (charged at once, the schedule anchored there). On an ' +
         'active subscription with a cancel at the period end, the cancel is withdrawn.',
-      inputs.subscriptionResumeInput,
-      'ResumeSubscriptionRequest',
-    ),
-    async (request) => {
-      const id = idOf(request.params);
-      const options = parse(inputs.subscriptionResumeInput, objectBody(request.body));
-      return withLinks(await payments.subscriptions.resume(id, options));
+      name: 'ResumeSubscriptionRequest',
     },
+    inputs.subscriptionResumeInput,
+    (id, options) => payments.subscriptions.resume(id, options),
   );
 
-  tableRoute(
-    app,
+  subscriptionChange(
     endpoints.cancelSubscription,
-    action(
-      'Cancel a subscription, at once or at the end of the period paid for',
-      'At once: no further period falls due; a charge already started finishes; a period in dunning is ' +
+    {
+      summary: 'Cancel a subscription, at once or at the end of the period paid for',
+      description:
+        'At once: no further period falls due; a charge already started finishes; a period in dunning is ' +
         'owed. `atPeriodEnd: true`: nothing is charged after the period paid for, and the subscription is ' +
         'canceled when the next one would fall due (`subscription.cancel_scheduled`, then ' +
         '`subscription.canceled` with `cancelation.atPeriodEnd`).',
-      inputs.subscriptionCancelInput,
-      'CancelSubscriptionRequest',
-    ),
-    async (request) => {
-      const id = idOf(request.params);
-      const options = parse(inputs.subscriptionCancelInput, objectBody(request.body));
-      return withLinks(await payments.subscriptions.cancel(id, options));
+      name: 'CancelSubscriptionRequest',
     },
+    inputs.subscriptionCancelInput,
+    (id, options) => payments.subscriptions.cancel(id, options),
   );
 
-  tableRoute(
-    app,
+  subscriptionChange(
     endpoints.changeSubscription,
-    action(
-      'Change amount, token, payer details or schedule',
-      'Amount and schedule apply from `fromPeriod` (default: the next period to fall due; one already ' +
+    {
+      summary: 'Change amount, token, payer details or schedule',
+      description:
+        'Amount and schedule apply from `fromPeriod` (default: the next period to fall due; one already ' +
         'taken keeps its amount). A new schedule keeps the billing day, time and zone unless it names ' +
         'others; its first period falls due on its first date after the previous due date, never before ' +
         "the change. `proration: next_invoice` (or the subscription's policy) credits the unused part of " +
         'the running period and charges the new terms up to the next due date, with the next period. A ' +
         'new token or customer is used from the next attempt (a dunning retry included).',
-      inputs.subscriptionChangeInput,
-      'ChangeSubscriptionRequest',
-    ),
-    async (request) => {
-      const id = idOf(request.params);
-      const change = parse(inputs.subscriptionChangeInput, objectBody(request.body));
-      return withLinks(await payments.subscriptions.change(id, change));
+      name: 'ChangeSubscriptionRequest',
     },
+    inputs.subscriptionChangeInput,
+    (id, change) => payments.subscriptions.change(id, change),
   );
 
-  tableRoute(
-    app,
+  subscriptionChange(
     endpoints.collectSubscription,
-    action(
-      'Collect owed periods now',
-      'Charges the owed periods named (default: every one owed), oldest first, one at a time, spaced by ' +
+    {
+      summary: 'Collect owed periods now',
+      description:
+        'Charges the owed periods named (default: every one owed), oldest first, one at a time, spaced by ' +
         "the subscription's `policy.spacingMs`; each attempt is its own session (`<reference>:p<period>:r<n>`). " +
         'A failed collection leaves the period owed. 409 `nothing_owed`, `period_not_owed`.',
-      inputs.collectInput,
-      'CollectOwedRequest',
-    ),
-    async (request) => {
-      const id = idOf(request.params);
-      const body = parse(inputs.collectInput, objectBody(request.body));
-      return withLinks(await payments.subscriptions.collect(id, body));
+      name: 'CollectOwedRequest',
     },
+    inputs.collectInput,
+    (id, body) => payments.subscriptions.collect(id, body),
   );
 
-  tableRoute(
-    app,
+  subscriptionChange(
     endpoints.writeOffSubscription,
-    action(
-      'Write off owed periods',
-      'The owed periods named (default: every one owed) will never be charged: each is recorded ' +
+    {
+      summary: 'Write off owed periods',
+      description:
+        'The owed periods named (default: every one owed) will never be charged: each is recorded ' +
         'written_off with `reason` (event `subscription.period_written_off`). 409 `nothing_owed`, ' +
         '`period_not_owed`, `period_being_charged` (a collection of it is in flight: wait for its result).',
-      inputs.writeOffInput,
-      'WriteOffOwedRequest',
-    ),
-    async (request) => {
-      const id = idOf(request.params);
-      const body = parse(inputs.writeOffInput, objectBody(request.body));
-      return withLinks(await payments.subscriptions.writeOff(id, body));
+      name: 'WriteOffOwedRequest',
     },
+    inputs.writeOffInput,
+    (id, body) => payments.subscriptions.writeOff(id, body),
   );
 };

@@ -6,7 +6,8 @@
  */
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { createServer, type Server, type Socket } from 'node:net';
-import { OutboundGuard, OutboundRefusedError, outboundPolicyFromEnv } from '../../platform/outbound-guard';
+import { OutboundGuard, outboundPolicyFromEnv } from '../../platform/outbound-guard';
+import { refusal, stubResolver } from '../helpers/outbound';
 import { sendEvent } from '../../workers/event-sender';
 import type { PaysagaEvent } from '../../common/events';
 
@@ -23,24 +24,9 @@ const ZONE: Record<string, string[]> = {
   'loop.example': ['127.0.0.1'],
 };
 const lookups: string[] = [];
-const stub = async (host: string) => {
-  lookups.push(host);
-  const found = ZONE[host];
-  if (!found) throw Object.assign(new Error(`ENOTFOUND ${host}`), { code: 'ENOTFOUND' });
-  return found;
-};
+const stub = stubResolver(ZONE, (host) => lookups.push(host));
 const strict = () =>
   new OutboundGuard({ allowHttp: false, allow: [], own: ['temporal', 'postgres'], resolve: stub });
-
-async function refusal(guard: OutboundGuard, url: string): Promise<string | undefined> {
-  try {
-    await guard.check(url);
-    return undefined;
-  } catch (err) {
-    if (!(err instanceof OutboundRefusedError)) throw err;
-    return err.rule;
-  }
-}
 
 describe('the outbound guard refuses what is inside', () => {
   const connected: string[] = [];

@@ -4,7 +4,12 @@
  * or written off, listed with their attempts), each event once and in sequence.
  */
 import type { PaysagaEvent } from '../../common/events';
-import type { BillingPeriodView, ChargeRecord, SubscriptionView } from '../../common/views';
+import {
+  noSubscriptionTotals,
+  type BillingPeriodView,
+  type ChargeRecord,
+  type SubscriptionView,
+} from '../../common/views';
 import { listEvents } from '../../store/events';
 import {
   recordSubscription,
@@ -28,17 +33,7 @@ const view = (over: Partial<SubscriptionView>): SubscriptionView => ({
   period: 1,
   periods: [],
   charges: [],
-  totals: {
-    attempts: 0,
-    succeeded: 0,
-    failed: 0,
-    chargedAmount: 0,
-    owedPeriods: 0,
-    owedAmount: 0,
-    writtenOffPeriods: 0,
-    writtenOffAmount: 0,
-    collectedPeriods: 0,
-  },
+  totals: noSubscriptionTotals(),
   dunningPolicy: {
     retryDelaysMs: [],
     onExhausted: 'cancel',

@@ -3,26 +3,11 @@
  * NAT64, 6to4), deprecated and special-purpose IPv6 ranges, and the 6to4 relay range. Names are answered
  * by a stub resolver and only `check` runs: nothing here opens a socket.
  */
-import { OutboundGuard, OutboundRefusedError } from '../../platform/outbound-guard';
-
-const stub = (zone: Record<string, string[]>) => async (host: string) => {
-  const found = zone[host];
-  if (!found) throw Object.assign(new Error(`ENOTFOUND ${host}`), { code: 'ENOTFOUND' });
-  return found;
-};
-
-async function refusal(guard: OutboundGuard, url: string): Promise<string | undefined> {
-  try {
-    await guard.check(url);
-    return undefined;
-  } catch (err) {
-    if (!(err instanceof OutboundRefusedError)) throw err;
-    return err.rule;
-  }
-}
+import { OutboundGuard } from '../../platform/outbound-guard';
+import { refusal, stubResolver } from '../helpers/outbound';
 
 const strict = (zone: Record<string, string[]> = {}) =>
-  new OutboundGuard({ allowHttp: false, allow: [], resolve: stub(zone) });
+  new OutboundGuard({ allowHttp: false, allow: [], resolve: stubResolver(zone) });
 
 describe('the outbound guard on IPv6 forms of IPv4 addresses and special ranges', () => {
   it.each([
@@ -74,7 +59,7 @@ describe('the outbound guard on IPv6 forms of IPv4 addresses and special ranges'
     const nat64 = new OutboundGuard({
       allowHttp: false,
       allow: ['64:ff9b::/96', '2002::/16'],
-      resolve: stub(zone),
+      resolve: stubResolver(zone),
     });
     expect(await refusal(nat64, 'https://public.example/')).toBeUndefined();
     expect(await refusal(nat64, 'https://relay.example/')).toBeUndefined();
@@ -84,7 +69,7 @@ describe('the outbound guard on IPv6 forms of IPv4 addresses and special ranges'
     const ten = new OutboundGuard({
       allowHttp: false,
       allow: ['64:ff9b::/96', '2002::/16', '10.0.0.0/8'],
-      resolve: stub(zone),
+      resolve: stubResolver(zone),
     });
     expect(await refusal(ten, 'https://ten.example/')).toBeUndefined();
     expect(await refusal(ten, 'https://[::ffff:10.9.8.7]/')).toBeUndefined();
