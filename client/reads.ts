@@ -98,21 +98,25 @@ const LOOK_EVERY_MS = 100;
 
 /**
  * Waits for a change or for progress someone can act on (AwaitChange) in the session's record, at most
- * `timeoutMs`; then answers with the session as recorded.
+ * `timeoutMs`; then answers with the session as recorded. A session the store does not know is answered
+ * at once, as a read answers it.
  */
 export async function awaitSession(ctx: Readers, sessionId: string, wait: AwaitChange): Promise<SessionView> {
   const giveUpAt = Date.now() + wait.timeoutMs;
-  let after = wait.afterVersion;
-  for (let pause = FIRST_LOOK_MS; Date.now() < giveUpAt; pause = Math.min(pause * 2, LOOK_EVERY_MS)) {
-    const state = await sessionState(ctx.store, sessionId);
-    if (state) {
-      after ??= state.version;
-      if (state.final || (wait.until === 'progress' ? actionable(state) : state.version > after))
-        return sessionViewOf(state);
-    }
-    await sleep(Math.max(0, Math.min(pause, giveUpAt - Date.now())));
+  let state = await recordedState(ctx, sessionId);
+  if (!state) return readSession(ctx, sessionId);
+  const after = wait.afterVersion ?? state.version;
+  // A final session whose workflow has stopped following it changes no more (a late event reopens it).
+  const over = (s: SessionState) =>
+    s.final !== undefined && s.followUntil !== undefined && s.followUntil <= Date.now();
+  const answered = (s: SessionState) =>
+    over(s) || (wait.until === 'progress' ? actionable(s) : s.version > after);
+  for (let pause = FIRST_LOOK_MS; !answered(state) && Date.now() < giveUpAt;) {
+    await sleep(Math.min(pause, giveUpAt - Date.now()));
+    pause = Math.min(pause * 2, LOOK_EVERY_MS);
+    state = (await sessionState(ctx.store, sessionId)) ?? state;
   }
-  return readSession(ctx, sessionId);
+  return sessionViewOf(state);
 }
 
 /** A view and whether the request that got it created what it shows (not enumerable: JSON shows the view). */
