@@ -39,6 +39,7 @@ import {
 } from '../store/endpoints';
 import { getEvent, listEvents, seqOfEvent, type StoredEvent } from '../store/events';
 import { InputValidationError } from './errors';
+import { checkParameters } from './search';
 import { EventEndpointNotFoundError, EventNotFoundError, EventStateError } from './event-errors';
 import {
   endpointId as endpointIdSchema,
@@ -176,6 +177,11 @@ export class EventsClient {
   // ---- events ----
 
   async listEvents(input: unknown = {}): Promise<EventList> {
+    if (input && typeof input === 'object' && !Array.isArray(input))
+      checkParameters(
+        Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)),
+        listEventsInput,
+      );
     const f = parse(listEventsInput, input);
     const subject = f.session_id ?? f.subscription_id;
     // A cursor names an event of the list: one this API does not know, or of another subject than the

@@ -141,8 +141,8 @@ export interface SubscriptionPage extends SearchPage {
   subscriptions: SubscriptionSummary[];
 }
 
-/** The parameters a search takes; any other is refused by name (a misspelt filter would list everything). */
-function checkParameters(input: Record<string, unknown>, schema: z.ZodObject): void {
+/** The parameters a listing takes; any other is refused by name (a misspelt filter would list everything). */
+export function checkParameters(input: Record<string, unknown>, schema: z.ZodObject): void {
   const known = Object.keys(schema.shape);
   const unknown = Object.keys(input).filter((k) => !known.includes(k));
   if (unknown.length > 0)

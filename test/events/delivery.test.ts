@@ -416,6 +416,9 @@ describe('event delivery', () => {
         ['limit=201', 'limit'],
         [`session_id=${a}&subscription_id=${sub}`, 'subscription_id'],
         [`starting_after=evt_${a}_1&ending_before=evt_${a}_2`, 'ending_before'],
+        // A parameter the feed does not take (a misspelt filter would list everything).
+        [`sesion_id=${a}`, 'sesion_id'],
+        ['after[at]=2026-01-01', 'after[at]'],
       ]) {
         const res = await api.call('GET', `/v1/events?${query}`);
         expect([query, res.status, res.body.error?.fields?.[0]?.field]).toEqual([query, 400, field]);
