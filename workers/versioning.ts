@@ -80,7 +80,8 @@ export async function currentBuild(client: Client, deploymentName: string): Prom
 
 /**
  * Makes `version` the deployment's current build. Temporal knows a version only once one of its workers
- * has polled, so this tries again for up to `withinMs`.
+ * has polled, and refuses it as current until its workers poll every task queue the current build's do,
+ * so this tries again for up to `withinMs`.
  */
 export async function makeCurrent(client: Client, version: WorkerVersion, withinMs = 30_000): Promise<void> {
   const until = Date.now() + withinMs;
@@ -94,7 +95,7 @@ export async function makeCurrent(client: Client, version: WorkerVersion, within
       });
       return;
     } catch (err) {
-      if (!isNotFound(err) || Date.now() + pause > until) throw err;
+      if (!(isNotFound(err) || isStillStarting(err)) || Date.now() + pause > until) throw err;
       await new Promise((r) => setTimeout(r, pause));
     }
   }
@@ -185,6 +186,15 @@ export async function deploymentStatus(client: Client, deploymentName: string): 
     });
   }
   return builds.sort((a, b) => (b.createdAt ?? '').localeCompare(a.createdAt ?? ''));
+}
+
+/**
+ * gRPC status 9 (FAILED_PRECONDITION) naming task queues the new build's workers do not poll yet: they are
+ * starting (a build whose workers never poll them stays refused once `withinMs` has passed).
+ */
+function isStillStarting(err: unknown): boolean {
+  const e = err as { code?: number; details?: string; message?: string } | undefined;
+  return e?.code === 9 && /missing active task queues/.test(`${e.details ?? ''} ${e.message ?? ''}`);
 }
 
 function isNotFound(err: unknown): boolean {

@@ -36,7 +36,7 @@ import {
 } from '../helpers/fake-provider';
 import { useFakeProviderWorker } from '../helpers/fake-provider-worker';
 
-jest.setTimeout(60_000);
+jest.setTimeout(150_000);
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -113,7 +113,7 @@ async function withSession<T>(
 async function result(h: WorkflowHandle<typeof checkoutWorkflow>): Promise<SessionState> {
   let timer: NodeJS.Timeout | undefined;
   const stuck = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`workflow ${h.workflowId} did not complete`)), 40_000);
+    timer = setTimeout(() => reject(new Error(`workflow ${h.workflowId} did not complete`)), 120_000);
   });
   try {
     return await Promise.race([h.result(), stuck]);

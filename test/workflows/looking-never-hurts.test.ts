@@ -306,6 +306,18 @@ describe(`looking never hurts (seed ${seed}; LOOK_SEED=${seed} repeats it)`, () 
       say(`${id} waiting for its end`);
       return finalView(s.temporal, id);
     };
+    // The early return answers at the latest after its wait: on a busy machine the session may not show
+    // what its payer or partner acts on yet, so they wait for it as a backend would.
+    const ready = async (
+      s: TestStack,
+      started: SessionView,
+      what: string,
+      shows: (v: SessionView) => boolean,
+    ) => {
+      if (shows(started)) return started;
+      say(`${started.sessionId} waiting for ${what}`);
+      return until(what, () => s.payments.sessions.get(started.sessionId), shows, 120_000, 250);
+    };
     const cardPayment = async (s: TestStack, amount: number) => {
       const started = await s.payments.sessions.startCardCheckout({
         reference: ref(kind),
@@ -323,9 +335,10 @@ describe(`looking never hurts (seed ${seed}; LOOK_SEED=${seed} repeats it)`, () 
           { reference: ref(kind), amount: rub(2_000), card: card(THREE_DS), customer: { user_id: 'u' } },
           { waitMs: 15_000 },
         );
+        const shown = await ready(stack, started, 'the 3-D Secure page', (v) => !!v.userAction);
         say(`${started.sessionId} paying by 3-D Secure`);
         await pause();
-        await completeThreeDs(started.userAction, '12345');
+        await completeThreeDs(shown.userAction, '12345');
         await stack.payments.sessions.notifyPayerReturned(started.sessionId);
         return { stack, view: await final(stack, started.sessionId) };
       }
@@ -340,7 +353,7 @@ describe(`looking never hurts (seed ${seed}; LOOK_SEED=${seed} repeats it)`, () 
           },
           { waitMs: 15_000 },
         );
-        expect(started.phase).toBe('awaiting_finalization');
+        await ready(holds, started, 'the hold', (v) => v.phase === 'awaiting_finalization');
         say(`${started.sessionId} finalizing`);
         await pause();
         await holds.payments.sessions.finalize(started.sessionId, d.int('finalize', 1_000, 5_000));
@@ -358,9 +371,10 @@ describe(`looking never hurts (seed ${seed}; LOOK_SEED=${seed} repeats it)`, () 
                 { reference: ref(kind), customer: { user_id: 'u' } },
                 { waitMs: 15_000 },
               );
+        const shown = await ready(stack, started, 'the QR', (v) => v.operations.length > 0);
         say(`${started.sessionId} paying the QR`);
         await pause();
-        expect(await payFpsQr(stack.sandbox.url, started.operations[0]!.id)).toBe(200);
+        expect(await payFpsQr(stack.sandbox.url, shown.operations[0]!.id)).toBe(200);
         return { stack, view: await final(stack, started.sessionId) };
       }
       case 'payment_form': {
@@ -368,10 +382,11 @@ describe(`looking never hurts (seed ${seed}; LOOK_SEED=${seed} repeats it)`, () 
           { reference: ref(kind), amount: rub(1_500), customer: { user_id: 'u' } },
           { waitMs: 15_000 },
         );
+        const shown = await ready(stack, started, 'the form', (v) => !!v.publicToken);
         say(`${started.sessionId} paying in the form`);
         await pause();
         await stack.sandbox.plain('POST', '/sandbox/widgets/payment-form', {
-          public_token: started.publicToken,
+          public_token: shown.publicToken,
           card_number: TEST_CARD.visa,
           card_exp_month: '12',
           card_exp_year: '2030',

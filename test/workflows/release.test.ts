@@ -52,6 +52,9 @@ describe('a release: build A drains while build B takes new work', () => {
     stack = await startStack({
       webhooks: true,
       settings: { followMs: 1_000, approval: { mode: 'manual', deadlineMs: 5 * 60_000 } },
+      // A's payers act only after the release: their QR and 3-D Secure page outlive a slow machine's wait
+      // (the sandbox's clock runs a hundred times faster than the real one).
+      sandbox: { qrTtlSeconds: 30_000, config: { threeDsTtlSeconds: 30_000 } },
       build: { bundlePath: sharedWorkflowBundlePath(), version: a },
     });
     await makeCurrent(stack.temporal, a);
