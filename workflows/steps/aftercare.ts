@@ -205,10 +205,15 @@ async function carryOutRefund(session: Session, refund: RefundRecord): Promise<v
  * that appears at approve_pending after the result (a payment form used after the payer's time ran out).
  */
 export async function aftercare(session: Session): Promise<void> {
+  // When a wait ran out, its time has come: `now` is at least its end. The clock of the activation that
+  // sees a timer fire can be older than the timer (sdk-core applies events a query task carries with the
+  // time of the last workflow task), and the decision after it must be the one a replay makes.
+  let now = Date.now();
   for (;;) {
     const due = session.state.refunds.find((r) => r.status === 'requested' || r.status === 'processing');
     if (due) {
       await carryOutRefund(session, due);
+      now = Date.now();
       continue;
     }
     if (
@@ -220,20 +225,26 @@ export async function aftercare(session: Session): Promise<void> {
       await carryOut(session, 'cancel').catch((err) => {
         if (failureOf(err)?.type !== FAILURE_TYPES.providerRefused) throw err;
       });
+      now = Date.now();
       continue;
     }
-    const left = followUntil(session) - Date.now();
+    const left = followUntil(session) - Math.max(now, Date.now());
     // The end, once no Update runs or waits for a refund this loop must send (settled says which).
     if (left <= 0) {
       if (await session.runtime.settled()) return;
+      now = Date.now();
       continue;
     }
     const seen = session.state.snapshot;
+    const waitMs = Math.min(left, session.state.settings.recheckMs);
+    const from = Math.max(now, Date.now());
     const woken = await session.runtime.waitFor(
       () => session.state.snapshot !== seen || session.runtime.owesWork() || session.inbox.lookAsked,
-      Math.min(left, session.state.settings.recheckMs),
+      waitMs,
     );
+    now = woken ? Date.now() : Math.max(Date.now(), from + waitMs);
     if (session.inbox.lookAsked) await session.runtime.look();
-    else if (!woken && followUntil(session) > Date.now()) await session.runtime.poll();
+    // A recheck is due when the wait was the recheck interval, not the end of following.
+    else if (!woken && waitMs < left) await session.runtime.poll();
   }
 }
