@@ -189,12 +189,12 @@ export async function deploymentStatus(client: Client, deploymentName: string): 
 }
 
 /**
- * gRPC status 9 (FAILED_PRECONDITION) naming task queues the new build's workers do not poll yet: they are
- * starting (a build whose workers never poll them stays refused once `withinMs` has passed).
+ * gRPC status 9 (FAILED_PRECONDITION): the server refuses a current build whose workers do not poll yet
+ * every task queue the current build's do, as while they start; one that never will stays refused once
+ * `withinMs` has passed, with the server's words.
  */
 function isStillStarting(err: unknown): boolean {
-  const e = err as { code?: number; details?: string; message?: string } | undefined;
-  return e?.code === 9 && /missing active task queues/.test(`${e.details ?? ''} ${e.message ?? ''}`);
+  return (err as { code?: number } | undefined)?.code === 9;
 }
 
 function isNotFound(err: unknown): boolean {
