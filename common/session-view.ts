@@ -9,7 +9,7 @@ import { operationOf, paymentOf, operationsOf, totalsOf } from './snapshot';
 import { isFinalPayout, payoutOf, payoutReason, payoutStatus } from './payouts';
 
 /** The session waits for the payer, or for a decision the partner makes by hand. */
-export function waitsForSomeone(state: SessionState): boolean {
+function waitsForSomeone(state: SessionState): boolean {
   const { approval, finalization } = state.settings;
   const phase = state.providerPhase;
   if (phase === 'awaiting_payer') return true;

@@ -20,7 +20,6 @@ import {
 } from '../../common/payouts';
 import { reason, reasonText, sameReason, type EndReason } from '../../common/reasons';
 import type { PayoutOrder, SessionState } from '../../common/session-input';
-import { waitsForSomeone } from '../../common/session-view';
 import {
   amountMismatch,
   failureReason,
@@ -116,11 +115,6 @@ export class SessionReducer {
   /** The amount or currency the provider shows is not what was asked (see snapshot.amountMismatch). */
   amountProblem(): string | undefined {
     return this.mismatchOf(this.state.snapshot);
-  }
-
-  /** The payer or the partner (manual policy) has to act. */
-  waitsForSomeone(): boolean {
-    return waitsForSomeone(this.state);
   }
 
   /** The session deadline: from creation, so that a continued run does not extend it. */
