@@ -103,12 +103,26 @@ export class Operator {
     }
   }
 
+  /**
+   * Opens one workflow now, as a person does who was just given its id (a backend's support ticket
+   * names the session it started a moment ago): every session is looked at while it runs, however
+   * fast the eyes go through the list on a loaded machine.
+   */
+  async look(workflowId: string): Promise<void> {
+    const described = await this.ask(() => this.client.workflow.getHandle(workflowId).describe());
+    if (described) await this.lookAt({ workflowId, type: described.type }, described.status.name);
+  }
+
   /** What the UI's workflow page asks when it opens a workflow, then its paysaga query. */
-  private async lookAt({ workflowId, type }: { workflowId: string; type: string }): Promise<void> {
+  private async lookAt(
+    { workflowId, type }: { workflowId: string; type: string },
+    known?: string,
+  ): Promise<void> {
     const handle = this.client.workflow.getHandle(workflowId);
     this.looked.looks++;
-    this.seen.add(workflowId);
-    await this.ask(() => handle.describe());
+    const status = known ?? (await this.ask(() => handle.describe()))?.status.name;
+    // Counted as looked at while it ran only if it was still running when the page opened.
+    if (status === 'RUNNING') this.seen.add(workflowId);
     await this.ask(() => handle.fetchHistory());
     await this.ask(() => handle.query('__temporal_workflow_metadata'));
     const trace = await this.ask(() => handle.query<string>('__stack_trace'));
