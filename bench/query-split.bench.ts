@@ -17,9 +17,10 @@
  * defect stands, the queried runs say "on time" live and fail to replay; once fixed, every history replays.
  */
 import { randomUUID } from 'node:crypto';
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { startLocalTemporal } from '../test/helpers/local-temporal';
+import { queryBeforeTask } from '../test/helpers/query-first';
 import * as activities from './query-split/activities';
 import { go, LATE_MS, splitWorkflow } from './query-split/workflows';
 import { machineLine } from './support';
@@ -47,50 +48,45 @@ export async function main(): Promise<void> {
     workflowsPath: require.resolve('./query-split/workflows'),
     logger: new DefaultLogger('WARN'),
   });
-  const worker = (taskQueue: string, maxCachedWorkflows: number) =>
-    Worker.create({
+  /** One run: queried (or not) while no worker runs, then the signal, after the wait counts as late. */
+  async function once(queried: boolean): Promise<Outcome> {
+    const taskQueue = `query-split-${randomUUID()}`;
+    const between = async (handle: WorkflowHandle) => {
+      await sleep(LATE_MS + 500);
+      await handle.signal(go);
+    };
+    const start = (tq: string) => client.workflow.start(splitWorkflow, { taskQueue: tq, workflowId: tq });
+    if (queried) {
+      const run = await queryBeforeTask<string>({
+        client,
+        connection: native,
+        namespace: local.namespace,
+        code,
+        activities,
+        taskQueue,
+        start,
+        between,
+      });
+      return { live: run.result, ...(run.replayError ? { replayError: run.replayError } : {}) };
+    }
+    const worker = await Worker.create({
       connection: native,
       namespace: local.namespace,
       taskQueue,
       workflowBundle: { code },
       activities,
-      maxCachedWorkflows,
     });
-
-  /** One run: its first task on a worker that keeps nothing; then, with no worker, the news; then a worker. */
-  async function once(queried: boolean): Promise<Outcome> {
-    const taskQueue = `query-split-${randomUUID()}`;
-    const first = await worker(taskQueue, 0);
-    const firstRunning = first.run();
-    const handle = await client.workflow.start(splitWorkflow, { taskQueue, workflowId: taskQueue });
-    // Its first workflow task completed: the workflow waits for the signal.
-    for (;;) {
-      const events = (await handle.fetchHistory()).events ?? [];
-      if (events.some((e) => e.workflowTaskCompletedEventAttributes)) break;
-      await sleep(20);
-    }
-    first.shutdown();
-    await firstRunning;
-    // No workflow task is pending, so the server sends the query straight to the task queue, where it
-    // waits for a worker.
-    const query = queried ? handle.query<string>('__stack_trace') : undefined;
-    await sleep(LATE_MS + 500);
-    // The next worker polls the moment the signal is in the history: the query is waiting already, the
-    // task the signal asks for is on its way to the task queue.
-    const second = await worker(taskQueue, 100);
-    await handle.signal(go);
-    const live = await second.runUntil(async () => {
-      await query;
-      return handle.result();
+    return worker.runUntil(async () => {
+      const handle = await start(taskQueue);
+      await between(handle);
+      const live = await handle.result();
+      try {
+        await Worker.runReplayHistory({ workflowBundle: { code } }, await handle.fetchHistory(), taskQueue);
+        return { live };
+      } catch (err) {
+        return { live, replayError: `${(err as Error).name}: ${(err as Error).message.split('\n')[0]}` };
+      }
     });
-    const history = await handle.fetchHistory();
-    let replayError: string | undefined;
-    try {
-      await Worker.runReplayHistory({ workflowBundle: { code } }, history, taskQueue);
-    } catch (err) {
-      replayError = `${(err as Error).name}: ${(err as Error).message.split('\n')[0]}`;
-    }
-    return { live, ...(replayError ? { replayError } : {}) };
   }
 
   try {

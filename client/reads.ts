@@ -72,13 +72,40 @@ async function firstRecord(ctx: Readers, sessionId: string): Promise<SessionStat
   } catch {
     return undefined;
   }
-  const giveUpAt = Date.now() + FIRST_RECORD_WAIT_MS;
-  for (let pause = 20; Date.now() + pause <= giveUpAt; pause = Math.min(pause * 2, 250)) {
-    await sleep(pause);
-    const state = await sessionState(ctx.store, sessionId);
-    if (state) return state;
+  return watchRecord(
+    ctx,
+    sessionId,
+    undefined,
+    () => true,
+    Date.now() + FIRST_RECORD_WAIT_MS,
+    FIRST_RECORD_PACE,
+  );
+}
+
+/** How often a read looks for a first record, and a wait for a change (a read of the store costs ~1 ms). */
+const FIRST_RECORD_PACE = { firstMs: 20, everyMs: 250 };
+const CHANGE_PACE = { firstMs: 10, everyMs: 100 };
+
+/**
+ * Reads the session's record from the store until `done` holds of it or `giveUpAt` (epoch ms) passes:
+ * soon after it starts, then twice as late each time, up to `everyMs`. Returns the last record read (or
+ * `seen`, the one the caller had, when none is).
+ */
+async function watchRecord(
+  ctx: Readers,
+  sessionId: string,
+  seen: SessionState | undefined,
+  done: (state: SessionState) => boolean,
+  giveUpAt: number,
+  pace: { firstMs: number; everyMs: number },
+): Promise<SessionState | undefined> {
+  let state = seen;
+  for (let pause = pace.firstMs; !(state && done(state)) && Date.now() < giveUpAt;) {
+    await sleep(Math.min(pause, giveUpAt - Date.now()));
+    pause = Math.min(pause * 2, pace.everyMs);
+    state = (await sessionState(ctx.store, sessionId)) ?? state;
   }
-  return undefined;
+  return state;
 }
 
 /**
@@ -92,10 +119,6 @@ export interface AwaitChange {
   until?: 'change' | 'progress';
 }
 
-/** How often a wait looks at the store: soon after it starts, then every 100 ms (a read costs ~1 ms). */
-const FIRST_LOOK_MS = 10;
-const LOOK_EVERY_MS = 100;
-
 /**
  * Waits for a change or for progress someone can act on (AwaitChange) in the session's record, at most
  * `timeoutMs`; then answers with the session as recorded. A session the store does not know is answered
@@ -103,7 +126,7 @@ const LOOK_EVERY_MS = 100;
  */
 export async function awaitSession(ctx: Readers, sessionId: string, wait: AwaitChange): Promise<SessionView> {
   const giveUpAt = Date.now() + wait.timeoutMs;
-  let state = await recordedState(ctx, sessionId);
+  const state = await recordedState(ctx, sessionId);
   if (!state) return readSession(ctx, sessionId);
   const after = wait.afterVersion ?? state.version;
   // A final session whose workflow has stopped following it changes no more (a late event reopens it).
@@ -111,12 +134,7 @@ export async function awaitSession(ctx: Readers, sessionId: string, wait: AwaitC
     s.final !== undefined && s.followUntil !== undefined && s.followUntil <= Date.now();
   const answered = (s: SessionState) =>
     over(s) || (wait.until === 'progress' ? actionable(s) : s.version > after);
-  for (let pause = FIRST_LOOK_MS; !answered(state) && Date.now() < giveUpAt;) {
-    await sleep(Math.min(pause, giveUpAt - Date.now()));
-    pause = Math.min(pause * 2, LOOK_EVERY_MS);
-    state = (await sessionState(ctx.store, sessionId)) ?? state;
-  }
-  return sessionViewOf(state);
+  return sessionViewOf((await watchRecord(ctx, sessionId, state, answered, giveUpAt, CHANGE_PACE)) ?? state);
 }
 
 /** A view and whether the request that got it created what it shows (not enumerable: JSON shows the view). */

@@ -5,10 +5,10 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { createServer } from 'node:net';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { request } from 'undici';
+import { freePort as freePortOn } from '../../cli/dev/ports';
 import { redactPans } from '../../provider/schemas/card';
 
 const PROBE = path.resolve(__dirname, 'probe.js');
@@ -140,14 +140,7 @@ export function startProbed(root: string, args: string[], env: Record<string, st
 
 /** A port free on 127.0.0.1 right now (for a process that must be told its port before it starts). */
 export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
+  return freePortOn('127.0.0.1');
 }
 
 /** Waits until `url` answers at all (any status), at most `ms`. */

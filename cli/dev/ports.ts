@@ -25,17 +25,23 @@ export function probePort(host: string, port: number): Promise<string | undefine
   });
 }
 
-/** A port the OS says is free right now on `host`. */
-export function freePort(host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen({ port: 0, host, exclusive: true }, () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
+/** Where free ports are chosen: under the OS's ephemeral ports (32768 and up on Linux, 49152 elsewhere). */
+const FREE_FROM = 20_000;
+const FREE_BELOW = 32_768;
+
+/**
+ * A port free right now on `host`, none of `taken`, under the ephemeral range. A port chosen here is
+ * listened on later, often by another process (the Temporal dev server's UI, a child's API); an
+ * ephemeral port may meanwhile become the local end of an outgoing connection (the Temporal server's
+ * services connect to each other while it starts), and the listen then fails with EADDRINUSE. (The
+ * Temporal server also keeps a service's port in a smallint column, which refuses 32768 and up.)
+ */
+export async function freePort(host: string, taken: readonly number[] = []): Promise<number> {
+  for (let tries = 0; tries < 200; tries++) {
+    const port = FREE_FROM + Math.floor(Math.random() * (FREE_BELOW - FREE_FROM));
+    if (!taken.includes(port) && (await probePort(host, port)) === undefined) return port;
+  }
+  throw new Error(`no free port between ${FREE_FROM} and ${FREE_BELOW - 1} on ${host}`);
 }
 
 export class PortsBusyError extends Error {

@@ -8,7 +8,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { probePort } from '../../cli/dev/ports';
+import { freePort } from '../../cli/dev/ports';
 import { findProjectRoot } from '../../cli/temporal-cli';
 import type { Postgres } from './postgres';
 import { mustRun } from './run';
@@ -77,7 +77,7 @@ export async function startTemporalServer(
   const host = '127.0.0.1';
   const ports: number[] = [];
   const port = async () => {
-    const p = await freePortBelow32768(host, ports);
+    const p = await freePort(host, ports);
     ports.push(p);
     return p;
   };
@@ -190,18 +190,6 @@ export async function startTemporalServer(
       if (running()) child.kill('SIGKILL');
     },
   };
-}
-
-/**
- * A free port under 32768, none of `taken`. The server records each service's membership port in a
- * smallint column (cluster_membership.rpc_port), so the OS's ephemeral ports (32768 and up) are refused.
- */
-async function freePortBelow32768(host: string, taken: readonly number[]): Promise<number> {
-  for (let tries = 0; tries < 200; tries++) {
-    const port = 20_000 + Math.floor(Math.random() * 12_768);
-    if (!taken.includes(port) && (await probePort(host, port)) === undefined) return port;
-  }
-  throw new Error(`no free port between 20000 and 32767 on ${host}`);
 }
 
 /** `temporal-server --version` / `temporal-sql-tool --version`, for the test's report. */

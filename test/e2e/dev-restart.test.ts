@@ -19,7 +19,7 @@ import * as path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { PaysagaApiClient, type Session } from '../../client/http';
 import { firstForm, openPage } from '../../cli/dev/demo-http';
-import { probePort } from '../../cli/dev/ports';
+import { freePort } from '../../cli/dev/ports';
 import { SANDBOX_STORE_FILE } from '../../sandbox/server';
 import { killDevProcess, startDevProcess, stopDevProcess, type DevProcess } from '../helpers/dev-process';
 import { runPaysaga } from '../helpers/cli-run';
@@ -41,15 +41,11 @@ const started: DevProcess[] = [];
 
 beforeAll(async () => {
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'paysaga-dev-restart-'));
-  // Three distinct free ports that both runs use: the API's public and internal listeners, the sandbox.
-  // Below the kernel's ephemeral range (32768 and up here), so that no connection made between the two
-  // runs is given one as its local port.
-  const ports = new Set<number>();
-  while (ports.size < 3) {
-    const port = 20_000 + Math.floor(Math.random() * 12_000);
-    if ((await probePort(HOST, port)) === undefined) ports.add(port);
-  }
-  const [publicPort, internalPort, sandbox] = [...ports] as [number, number, number];
+  // Three distinct free ports that both runs use: the API's public and internal listeners, the sandbox
+  // (below the ephemeral range: no connection made between the two runs is given one as its local port).
+  const ports: number[] = [];
+  while (ports.length < 3) ports.push(await freePort(HOST, ports));
+  const [publicPort, internalPort, sandbox] = ports as [number, number, number];
   args = [
     '--public-port',
     String(publicPort),

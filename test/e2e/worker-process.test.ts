@@ -4,7 +4,6 @@
  * data, starts the task queue's reconciler when PAYSAGA_RECONCILE_EVERY_MS asks for it, and on SIGTERM
  * stops polling and exits 0 by itself.
  */
-import { createServer, type AddressInfo } from 'node:net';
 import { request } from 'undici';
 import { PaymentsClient } from '../../client/payments-client';
 import { reconcilerWorkflowId } from '../../client/reconciler';
@@ -16,18 +15,9 @@ import { testStore, type TestStore } from '../helpers/store';
 import { spawnWorkerProcess } from '../helpers/worker-process';
 import { connectTestClient, uniqueTaskQueue, type TestClient } from '../helpers/temporal';
 import { finalView } from '../helpers/final';
+import { freePort } from '../../cli/dev/ports';
 import { TEST_CARD } from '../../sandbox/test-cards';
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 const PAN = TEST_CARD.mastercard;
 
 describe('paysaga worker (process)', () => {
@@ -55,7 +45,7 @@ describe('paysaga worker (process)', () => {
 
   it('runs a session with the prebuilt bundle, starts the reconciler, exports metrics, and exits 0 on SIGTERM', async () => {
     const taskQueue = uniqueTaskQueue('worker-proc');
-    const metricsPort = await freePort();
+    const metricsPort = await freePort('127.0.0.1');
     const worker = spawnWorkerProcess(sandbox, taskQueue, {
       ...store.env,
       PAYSAGA_WORKER_METRICS: `127.0.0.1:${metricsPort}`,

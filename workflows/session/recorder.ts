@@ -19,6 +19,7 @@ import type { SessionRecord, StoreActivities } from '../../activities/store-acti
 import type { PaysagaEvent } from '../../common/events';
 import type { SessionState } from '../../common/session-input';
 import type { SessionView } from '../../common/views';
+import type { WorkflowClock } from '../clock';
 
 /** Retried until the store takes it: a store that is down for minutes delays the record, nothing else. */
 const store = wf.proxyActivities<StoreActivities>({
@@ -51,6 +52,7 @@ export class SessionRecorder {
     private readonly state: SessionState,
     /** What callers see, computed when a write is made. */
     private readonly view: () => SessionView,
+    private readonly clock: WorkflowClock,
   ) {
     void this.writeAtRest();
   }
@@ -103,7 +105,7 @@ export class SessionRecorder {
    */
   resting(wake: () => boolean, ms?: number): Promise<boolean> {
     this.wakes.add(wake);
-    const waiting = ms === undefined ? wf.condition(wake).then(() => true) : wf.condition(wake, ms);
+    const waiting = this.clock.wait(wake, ms);
     const done = () => {
       this.wakes.delete(wake);
     };

@@ -67,7 +67,7 @@ function updateRefund(session: Session, reference: string, change: Partial<Refun
 
 /** When following the finished session ends (set once, carried across runs). */
 function followUntil(session: Session): number {
-  session.state.followUntil ??= Date.now() + session.state.settings.followMs;
+  session.state.followUntil ??= session.clock.now() + session.state.settings.followMs;
   return session.state.followUntil;
 }
 
@@ -84,7 +84,7 @@ export function acceptRefunds(session: Session): void {
           amount: amount ?? refundable(session),
           currency,
           status: 'requested',
-          requestedAt: iso(Date.now()),
+          requestedAt: iso(session.clock.now()),
           ...(extraInfo !== undefined ? { extraInfo } : {}),
         });
       }
@@ -170,7 +170,7 @@ async function carryOutRefund(session: Session, refund: RefundRecord): Promise<v
         status: 'failed',
         reason: reason('refund_refused', f.message),
         refusal: f.details as ProviderRefusal,
-        finishedAt: iso(Date.now()),
+        finishedAt: iso(session.clock.now()),
       });
       return;
     }
@@ -180,7 +180,9 @@ async function carryOutRefund(session: Session, refund: RefundRecord): Promise<v
     return moneybackOf(session.state.snapshot).find((m) => m.id === id);
   };
   const done = () => ['completed', 'repaid'].includes(record()?.transaction_status ?? '');
-  if (!(await session.runtime.until(done, Date.now() + session.state.settings.deadlines.sessionMs))) {
+  if (
+    !(await session.runtime.until(done, session.clock.now() + session.state.settings.deadlines.sessionMs))
+  ) {
     session.journal.needsAttention(
       reason(
         'refund_pending',
@@ -193,7 +195,7 @@ async function carryOutRefund(session: Session, refund: RefundRecord): Promise<v
   updateRefund(session, refund.reference, {
     status: 'succeeded',
     refundId: record()!.id,
-    finishedAt: iso(Date.now()),
+    finishedAt: iso(session.clock.now()),
   });
   if (session.journal.attentionFor('refund_pending', refund.reference)) session.journal.clearAttention();
 }
@@ -205,15 +207,10 @@ async function carryOutRefund(session: Session, refund: RefundRecord): Promise<v
  * that appears at approve_pending after the result (a payment form used after the payer's time ran out).
  */
 export async function aftercare(session: Session): Promise<void> {
-  // When a wait ran out, its time has come: `now` is at least its end. The clock of the activation that
-  // sees a timer fire can be older than the timer (sdk-core applies events a query task carries with the
-  // time of the last workflow task), and the decision after it must be the one a replay makes.
-  let now = Date.now();
   for (;;) {
     const due = session.state.refunds.find((r) => r.status === 'requested' || r.status === 'processing');
     if (due) {
       await carryOutRefund(session, due);
-      now = Date.now();
       continue;
     }
     if (
@@ -225,24 +222,21 @@ export async function aftercare(session: Session): Promise<void> {
       await carryOut(session, 'cancel').catch((err) => {
         if (failureOf(err)?.type !== FAILURE_TYPES.providerRefused) throw err;
       });
-      now = Date.now();
       continue;
     }
-    const left = followUntil(session) - Math.max(now, Date.now());
+    // The session's clock: once the wait for the end of following ran out, its end has come.
+    const left = followUntil(session) - session.clock.now();
     // The end, once no Update runs or waits for a refund this loop must send (settled says which).
     if (left <= 0) {
       if (await session.runtime.settled()) return;
-      now = Date.now();
       continue;
     }
     const seen = session.state.snapshot;
     const waitMs = Math.min(left, session.state.settings.recheckMs);
-    const from = Math.max(now, Date.now());
     const woken = await session.runtime.waitFor(
       () => session.state.snapshot !== seen || session.runtime.owesWork() || session.inbox.lookAsked,
       waitMs,
     );
-    now = woken ? Date.now() : Math.max(Date.now(), from + waitMs);
     if (session.inbox.lookAsked) await session.runtime.look();
     // A recheck is due when the wait was the recheck interval, not the end of following.
     else if (!woken && waitMs < left) await session.runtime.poll();
