@@ -151,18 +151,29 @@ export function checkParameters(input: Record<string, unknown>, schema: z.ZodObj
     );
 }
 
+/** Parameters matched as given, not read as a number, a flag, a list or a time. */
+const EXACT_TEXT = new Set(['customer_id']);
+
+/**
+ * Refuses the query parameters given empty (or white space only), by name: no value of any kind a route reads from them
+ * (`?amount_min=` would read as 0, `?wait=` as no wait). Exact text is matched as it is: a payer's id
+ * may be white space, as the provider takes it.
+ */
+export function refuseBlankParameters(query: Record<string, unknown>): void {
+  const blank = Object.keys(query).filter(
+    (k) => !EXACT_TEXT.has(k) && typeof query[k] === 'string' && !String(query[k]).trim(),
+  );
+  if (blank.length > 0)
+    throw new InputValidationError(blank.map((field) => ({ field, rule: 'a value (it is empty)' })));
+}
+
 function parseSearch<S extends z.ZodObject>(schema: S, input: unknown): z.output<S> {
   const given = (input ?? {}) as Record<string, unknown>;
   if (typeof given !== 'object' || Array.isArray(given))
     throw new InputValidationError([{ field: '(query)', rule: 'search parameters' }]);
   const defined = Object.fromEntries(Object.entries(given).filter(([, v]) => v !== undefined));
   checkParameters(defined, schema);
-  // `?amount_min=` is not "no filter": a number read from nothing would be 0 (schemathesis found it).
-  const blank = Object.keys(defined).filter(
-    (k) => typeof defined[k] === 'string' && !String(defined[k]).trim(),
-  );
-  if (blank.length > 0)
-    throw new InputValidationError(blank.map((field) => ({ field, rule: 'a value (it is empty)' })));
+  refuseBlankParameters(defined);
   const r = schema.safeParse(defined);
   if (!r.success) throw InputValidationError.fromZod(r.error);
   // A range that ends where or before it starts is empty, not wrong: it matches nothing. (A rule

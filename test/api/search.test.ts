@@ -215,6 +215,9 @@ describe('GET /v1/sessions', () => {
       'created_from=2025-02-01&created_to=2025-02-01',
       'created_from=2025-02-01&created_to=2025-01-01',
       'amount_min=500&amount_max=499',
+      // A payer's id is matched exactly, white space too (the provider takes any non-empty user_id).
+      'customer_id=%0A',
+      'customer_id=%20',
     ]) {
       const res = await s.call('GET', `/v1/sessions?${qs}`);
       expect([qs, res.status, res.body.sessions, res.body.hasMore]).toEqual([qs, 200, [], false]);
