@@ -1,6 +1,7 @@
 /**
  * A minimal reproduction of sdk-core's query path splitting a workflow task (docs/limits.md, "Under
- * query load, a session can, rarely, wedge on the SDK's query path"), so that anyone can see when upstream fixes it.
+ * query load, a session can, rarely, wedge on the SDK's query path"), so that anyone can see when
+ * upstream fixes it.
  *
  * A workflow (bench/query-split/workflows.ts) waits for a signal and takes one of two steps by how long
  * the wait took. Its worker stops; an operator queries it (the UI's `__stack_trace`); the signal arrives
@@ -20,7 +21,7 @@ import { randomUUID } from 'node:crypto';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { startLocalTemporal } from '../test/helpers/local-temporal';
-import { queryBeforeTask } from '../test/helpers/query-first';
+import { queryBeforeTask, replayErrorOf } from '../test/helpers/query-first';
 import * as activities from './query-split/activities';
 import { go, LATE_MS, splitWorkflow } from './query-split/workflows';
 import { machineLine } from './support';
@@ -80,12 +81,8 @@ export async function main(): Promise<void> {
       const handle = await start(taskQueue);
       await between(handle);
       const live = await handle.result();
-      try {
-        await Worker.runReplayHistory({ workflowBundle: { code } }, await handle.fetchHistory(), taskQueue);
-        return { live };
-      } catch (err) {
-        return { live, replayError: `${(err as Error).name}: ${(err as Error).message.split('\n')[0]}` };
-      }
+      const replayError = await replayErrorOf(handle, code);
+      return replayError ? { live, replayError } : { live };
     });
   }
 

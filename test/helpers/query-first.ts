@@ -51,14 +51,20 @@ export async function queryBeforeTask<T>(o: {
     await query;
     return (await handle.result()) as T;
   });
+  const replayError = await replayErrorOf(handle, o.code);
+  return replayError ? { result, replayError } : { result };
+}
+
+/** The error of replaying the workflow's history as it stands against `code` (its first line), if any. */
+export async function replayErrorOf(handle: WorkflowHandle, code: string): Promise<string | undefined> {
   try {
     await Worker.runReplayHistory(
-      { workflowBundle: { code: o.code } },
+      { workflowBundle: { code } },
       await handle.fetchHistory(),
-      o.taskQueue,
+      handle.workflowId,
     );
-    return { result };
+    return undefined;
   } catch (err) {
-    return { result, replayError: `${(err as Error).name}: ${(err as Error).message.split('\n')[0]}` };
+    return `${(err as Error).name}: ${(err as Error).message.split('\n')[0]}`;
   }
 }
