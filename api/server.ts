@@ -29,6 +29,7 @@ import { parseApiTokens } from './api-tokens';
 import { listenConfigFromEnv, type ListenOverrides } from './listen-config';
 import { trustProxyFromEnv } from './trust-proxy';
 import { assertCodecProtected } from './listeners';
+import { clientInterceptors } from '../client/ask-again';
 
 export interface RunningApi {
   /** Where the partner API /v1 is served (the internal listener unless PAYSAGA_V1_LISTENER=public). */
@@ -123,6 +124,7 @@ export async function startApiFromEnv(
     const temporal = new Client({
       connection,
       namespace: temporalSettings.namespace,
+      interceptors: clientInterceptors(),
       ...(codec ? { dataConverter: { payloadCodecs: [codec] } } : {}),
     });
     const payments = new PaymentsClient({

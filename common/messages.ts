@@ -12,6 +12,13 @@ import type { ProrationPolicy } from './billing-policy';
 import type { ScheduleRequest } from './subscription-input';
 import type { ProviderEventDelivery, TransferStart } from './session-input';
 
+/**
+ * What a query answers when it reached the worker before the workflow task its news asked for
+ * (workflows/query-guard.ts): nothing is wrong, and asking again answers.
+ */
+export const QUERY_CAME_WITH_NEWS =
+  'news for this workflow arrived with the query: the worker takes it in its workflow task; ask again';
+
 // ---- a payment session (workflow id = session id) ----
 
 export const providerEventSignal = defineSignal<[ProviderEventDelivery]>('providerEvent');

@@ -53,6 +53,7 @@ import {
   type Promotion,
   type WorkerVersion,
 } from './versioning';
+import { clientInterceptors } from '../client/ask-again';
 
 export interface StartWorkerOptions {
   env?: NodeJS.ProcessEnv;
@@ -90,6 +91,7 @@ async function startReconcilerFor(
     const client = new Client({
       connection,
       namespace: temporal.namespace,
+      interceptors: clientInterceptors(),
       ...(codec ? { dataConverter: { payloadCodecs: [codec] } } : {}),
     });
     await ensureReconciler(client, temporal.taskQueue, input);
@@ -108,7 +110,12 @@ async function promoteBuild(
   if (how === 'never') return 'left as is';
   const connection = await connectTemporalClient(temporal);
   try {
-    return await promote(new Client({ connection, namespace: temporal.namespace }), version, how, logger);
+    return await promote(
+      new Client({ connection, namespace: temporal.namespace, interceptors: clientInterceptors() }),
+      version,
+      how,
+      logger,
+    );
   } finally {
     await connection.close();
   }

@@ -14,6 +14,7 @@ import type { EventWorkerSettings } from './event-config';
 import { DEFAULT_MAX_CACHED_WORKFLOWS } from './tuning';
 import { deploymentOptions, type WorkerVersion } from './versioning';
 import { workflowBundleOptions } from './workflow-bundle-options';
+import { clientInterceptors } from '../client/ask-again';
 
 export interface PaysagaWorkerOptions {
   connection: NativeConnection;
@@ -79,10 +80,17 @@ export async function createPaysagaWorker(o: PaysagaWorkerOptions): Promise<Work
     },
     ...(o.dataConverter ? { dataConverter: o.dataConverter } : {}),
     ...(o.workflowBundlePath
-      ? { workflowBundle: { codePath: o.workflowBundlePath } }
+      ? {
+          workflowBundle: { codePath: o.workflowBundlePath },
+          interceptors: { client: clientInterceptors() },
+        }
       : {
           workflowsPath: bundling.workflowsPath,
           bundlerOptions: { preloadModules: bundling.preloadModules },
+          interceptors: {
+            client: clientInterceptors(),
+            workflowModules: bundling.workflowInterceptorModules ?? [],
+          },
         }),
     ...(o.version ? { workerDeploymentOptions: deploymentOptions(o.version) } : {}),
     // Workers stop on SIGINT/SIGTERM after in-flight activities finish (the SDK's default signals).

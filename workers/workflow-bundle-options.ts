@@ -38,10 +38,11 @@ function es2022(config: WebpackConfig): WebpackConfig {
 
 export function workflowBundleOptions(): Pick<
   BundleOptions,
-  'workflowsPath' | 'preloadModules' | 'webpackConfigHook'
+  'workflowsPath' | 'workflowInterceptorModules' | 'preloadModules' | 'webpackConfigHook'
 > {
   return {
     workflowsPath: require.resolve('../workflows'),
+    workflowInterceptorModules: [require.resolve('../workflows/query-guard')],
     preloadModules: ['zod', require.resolve('../common/message-schemas'), require.resolve('../workflows')],
     webpackConfigHook: es2022,
   };

@@ -22,6 +22,7 @@ import {
   type BuildStatus,
 } from '../../workers/versioning';
 import { processAlive, readDevState, resolveDataDir } from '../dev/data-dir';
+import { clientInterceptors } from '../../client/ask-again';
 
 export interface BuildsCommandDeps {
   out: (line: string) => void;
@@ -115,7 +116,10 @@ async function withClient(
   const connection = await connectTemporalClient(settings);
   try {
     const name = opts.deployment || env.PAYSAGA_DEPLOYMENT || DEFAULT_DEPLOYMENT;
-    await work(new Client({ connection, namespace: settings.namespace }), name);
+    await work(
+      new Client({ connection, namespace: settings.namespace, interceptors: clientInterceptors() }),
+      name,
+    );
   } finally {
     await connection.close();
   }

@@ -27,6 +27,7 @@ import type * as DevBuilds from '../dev/builds';
 import type * as TemporalConnection from '../../platform/temporal-connection';
 import type * as TemporalConfig from '../../platform/temporal-config';
 import type * as TemporalClient from '@temporalio/client';
+import type * as AskAgain from '../../client/ask-again';
 import {
   prepareDataDir,
   removeDevState,
@@ -483,12 +484,17 @@ async function drainOlderBuilds(
     require('../../platform/temporal-connection') as typeof TemporalConnection;
   const { temporalSettingsFromEnv } = require('../../platform/temporal-config') as typeof TemporalConfig;
   const { Client } = require('@temporalio/client') as typeof TemporalClient;
+  const { clientInterceptors } = require('../../client/ask-again') as typeof AskAgain;
   /* eslint-enable @typescript-eslint/no-require-imports */
   const { version } = worker;
   builds.keepBundle(dataDir, version, worker.workflowCode.bundlePath);
   const settings = temporalSettingsFromEnv(stackEnv);
   const connection = await connectTemporalClient(settings);
-  const client = new Client({ connection, namespace: settings.namespace });
+  const client = new Client({
+    connection,
+    namespace: settings.namespace,
+    interceptors: clientInterceptors(),
+  });
   const lines = [`  Build        ${version.buildId}  (current; deployment ${version.deploymentName})`];
   let older: DevBuilds.OlderBuild[];
   try {

@@ -4,8 +4,8 @@
  * worker that keeps nothing (so no sticky queue), which then stops; the UI's `__stack_trace` query is
  * sent and, with no task pending, waits on the task queue; `between` makes the news (a signal, or time
  * for a timer to fire); a worker with a cache starts. Whichever of the query task and the workflow task
- * reaches it first decides (the query, about one run in five here). Returns the workflow's result and
- * the error of replaying its finished history, if any.
+ * reaches it first decides (the query, about one run in five here). Returns the workflow's result, the
+ * query's error and the error of replaying its finished history, if any.
  */
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { type NativeConnection, Worker } from '@temporalio/worker';
@@ -13,6 +13,8 @@ import { type NativeConnection, Worker } from '@temporalio/worker';
 export interface QueryFirst<T> {
   result: T;
   replayError?: string;
+  /** The query's error, if it failed (the guard's "ask again", workflows/query-guard.ts). */
+  queryError?: string;
 }
 
 export async function queryBeforeTask<T>(o: {
@@ -43,16 +45,19 @@ export async function queryBeforeTask<T>(o: {
     await new Promise((r) => setTimeout(r, 20));
   first.shutdown();
   await firstRunning;
-  const query = handle.query<string>('__stack_trace');
+  const query = handle.query<string>('__stack_trace').then(
+    () => undefined,
+    (e: Error) => e.message,
+  );
   // The next worker is made first, so that it polls the moment the news is in the history.
   const second = await worker(100);
   await o.between(handle);
-  const result = await second.runUntil(async () => {
-    await query;
-    return (await handle.result()) as T;
+  const [queryError, result] = await second.runUntil(async () => {
+    const e = await query;
+    return [e, (await handle.result()) as T] as const;
   });
   const replayError = await replayErrorOf(handle, o.code);
-  return replayError ? { result, replayError } : { result };
+  return { result, ...(replayError ? { replayError } : {}), ...(queryError ? { queryError } : {}) };
 }
 
 /** The error of replaying the workflow's history as it stands against `code` (its first line), if any. */

@@ -14,6 +14,7 @@ import { Client, Connection } from '@temporalio/client';
 import type { ClientOptions } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import type { WorkerOptions } from '@temporalio/worker';
+import { clientInterceptors } from '../../client/ask-again';
 
 function requireEnv(name: string): string {
   const value = process.env[name];
@@ -74,7 +75,12 @@ export async function connectTestClient(
   options: Omit<ClientOptions, 'connection'> = {},
 ): Promise<TestClient> {
   const connection = await Connection.connect({ address: testAddress() });
-  const client = new Client({ namespace: testNamespace(), ...options, connection });
+  const client = new Client({
+    namespace: testNamespace(),
+    interceptors: clientInterceptors(),
+    ...options,
+    connection,
+  });
   return { client, connection, close: () => connection.close() };
 }
 

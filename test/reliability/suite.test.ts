@@ -177,7 +177,8 @@ describe(`reliability suite (${profile.name}, seed ${seed})`, () => {
       const looked = await operator.stop();
       log(
         `${since()}: the operator looked ${looked.looks} times (${looked.queries} queries, ` +
-          `${looked.stackTracesWithFrames}/${looked.stackTraces} stack traces naming paysaga's code)`,
+          `${looked.stackTracesWithFrames}/${looked.stackTraces} stack traces naming paysaga's code, ` +
+          `${looked.askedAgain} answered "ask again")`,
       );
       // A worker or API that died by itself is the defect to read first (its lines were logged as it died);
       // the roll call and the verdict would only wait on what it left behind.

@@ -260,6 +260,7 @@ describe(`looking never hurts (seed ${seed}; LOOK_SEED=${seed} repeats it)`, () 
     process.stderr.write(
       `[looking] ${looked.looks} looks at ${looked.workflows} workflows, ${looked.queries} queries, ${looked.stackTraces} stack traces ` +
         `(${looked.stackTracesWithFrames} naming paysaga's code), ${looked.unanswered} unanswered, ` +
+        `${looked.askedAgain} answered "ask again", ` +
         `failures ${JSON.stringify([...looked.failures])}\n`,
     );
     // Workflows were opened while they ran, again and again: each session the moment it started (the

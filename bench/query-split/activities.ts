@@ -1,1 +1,0 @@
-export async function step(): Promise<void> {}
