@@ -35,7 +35,7 @@ export async function fpsPaymentWorkflow(input: SessionInput): Promise<SessionSt
     do {
       await approval(session, deadline);
       await payerAction(session, deadline);
-    } while (session.clock.now() < deadline && (await renewExpiredQr(session, input.start, renewals)));
+    } while (Date.now() < deadline && (await renewExpiredQr(session, input.start, renewals)));
     renewing = false;
     session.reducer.reread();
     await outcome(session, deadline);

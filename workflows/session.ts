@@ -27,7 +27,6 @@ import type { SessionJournal } from './session/journal';
 import { SessionRecorder } from './session/recorder';
 import { SessionReducer, type Reading } from './session/reducer';
 import { SessionRuntime } from './session/runtime';
-import { WorkflowClock } from './clock';
 
 export type { Reading } from './session/reducer';
 
@@ -43,16 +42,14 @@ export class Session {
   readonly inbox: ProviderInbox;
   readonly runtime: SessionRuntime;
   readonly decision: DecisionSlot;
-  /** The time the session decides by (see WorkflowClock). */
-  readonly clock = new WorkflowClock();
   private readonly recorder: SessionRecorder;
 
   constructor(input: SessionInput, reading: Reading = {}) {
     const state = (this.state = input.carried ?? newSessionState(input, iso(createdAt())));
-    this.recorder = new SessionRecorder(state, () => this.view(), this.clock);
+    this.recorder = new SessionRecorder(state, () => this.view());
     const announcer = new SessionAnnouncer(state.sessionId, this.recorder, input.notify);
     this.reducer = new SessionReducer(state, {
-      now: () => this.clock.now(),
+      now: () => Date.now(),
       emit: (effect) => announcer.perform(effect),
       reading,
     });
@@ -65,19 +62,11 @@ export class Session {
       this.journal.announce('session.created');
       if (input.initialSnapshot) this.reducer.apply(input.initialSnapshot, 'call', 'initiate');
     }
-    this.inbox = new ProviderInbox(state, this.reducer, this.recorder, this.clock);
+    this.inbox = new ProviderInbox(state, this.reducer, this.recorder);
     this.decision = new DecisionSlot(this.journal);
-    this.runtime = new SessionRuntime(
-      input,
-      state,
-      this.reducer,
-      this.inbox,
-      this.recorder,
-      this.decision,
-      this.clock,
-    );
+    this.runtime = new SessionRuntime(input, state, this.reducer, this.inbox, this.recorder, this.decision);
     // A later run (a refund or a late event after the workflow closed) follows for another window.
-    if (input.reopened) state.followUntil = this.clock.now() + state.settings.followMs;
+    if (input.reopened) state.followUntil = Date.now() + state.settings.followMs;
   }
 
   get id(): string {

@@ -89,7 +89,7 @@ import type { ChargeActivities } from '../activities/types';
 import { untilAnswered, provider } from './calls';
 import { SubscriptionRecorder } from './subscription-recorder';
 import * as attention from './attention';
-import { WorkflowClock } from './clock';
+import { waitUntil } from './wait';
 import { iso } from './iso';
 import { HISTORY_LIMITS, historyLong } from './history';
 
@@ -171,8 +171,6 @@ class Subscription {
   private readonly recorder: SubscriptionRecorder;
   /** Results sessions reported (a session may report before its reference said which session it is). */
   private readonly settled = new Map<string, SessionSettled>();
-  /** The time the subscription decides by (see WorkflowClock). */
-  private readonly clock = new WorkflowClock();
 
   constructor(
     readonly input: SubscriptionInput,
@@ -201,7 +199,7 @@ class Subscription {
       if (this.done()) return this.close();
       if (this.boundary) await this.continueAsNew();
       const work = this.nextWork();
-      const wait = work ? work.at - this.clock.now() : undefined;
+      const wait = work ? work.at - Date.now() : undefined;
       if (wait === undefined || wait > 0) await this.untilChanged(wait);
       else this.perform(work!);
     }
@@ -283,7 +281,7 @@ class Subscription {
     const seen = this.version;
     // A day at most: a subscription waiting for a far period looks once a day whether a new build has
     // been made current, and moves to it (so the build it runs on drains within a day of a release).
-    await this.clock.wait(() => this.version !== seen, Math.min(ms ?? Infinity, LOOK_FOR_NEW_BUILD_MS));
+    await waitUntil(() => this.version !== seen, Math.min(ms ?? Infinity, LOOK_FOR_NEW_BUILD_MS));
   }
 
   /** Between periods, with nothing in flight, and a new build is the one Temporal routes new work to. */
@@ -339,7 +337,7 @@ class Subscription {
     }
     if (this.endWhenDone()) return;
     if (this.input.policy.catchUp === 'one') {
-      const due = periodsDue(this.input, s, this.clock.now(), MAX_CATCH_UP);
+      const due = periodsDue(this.input, s, Date.now(), MAX_CATCH_UP);
       for (let k = 1; k < due; k++) {
         this.owe(this.takePeriod());
         if (s.status !== 'active') {
@@ -352,7 +350,7 @@ class Subscription {
     if (period.amount === 0) {
       // The credit carried into it pays it whole.
       period.status = 'paid';
-      period.paidAt = iso(this.clock.now());
+      period.paidAt = iso(Date.now());
       this.announce('subscription.charged', { billingPeriod: period });
       this.periodSettled();
       return;
@@ -376,7 +374,7 @@ class Subscription {
   /** A period nobody paid: owed, or written off when the policy says so. Never dropped unsaid. */
   private owe(period: PeriodState): void {
     const s = this.state;
-    const now = iso(this.clock.now());
+    const now = iso(Date.now());
     if (this.input.policy.owed === 'write_off') {
       period.status = 'written_off';
       period.writtenOffAt = now;
@@ -459,7 +457,7 @@ class Subscription {
       amount: money.amount,
       currency: money.currency,
       dueAt: p.dueAt,
-      startedAt: iso(this.clock.now()),
+      startedAt: iso(Date.now()),
       outcome: 'pending',
     });
     if (s.charges.length > MAX_CHARGES_KEPT) s.charges.splice(0, s.charges.length - MAX_CHARGES_KEPT);
@@ -589,7 +587,7 @@ class Subscription {
   /** Waits up to `ms` for `wake`; continues as new first when the history is long. True if woken. */
   private async restOrContinue(wake: () => boolean, ms: number): Promise<boolean> {
     if (historyLong(HISTORY_LIMITS.subscription)) await this.continueAsNew();
-    return this.clock.wait(wake, ms);
+    return waitUntil(wake, ms);
   }
 
   /** Records the attempt's result and decides what comes next (docs/billing.md, "Dunning"). */
@@ -597,7 +595,7 @@ class Subscription {
     const s = this.state;
     const c = s.charging!;
     delete s.charging;
-    const now = this.clock.now();
+    const now = Date.now();
     s.lastChargeEndedAt = now;
     const record = this.current();
     const period = this.periodOf(c.period);
@@ -653,7 +651,7 @@ class Subscription {
     const s = this.state;
     const wasOwed = period.status === 'owed';
     period.status = 'paid';
-    period.paidAt = iso(this.clock.now());
+    period.paidAt = iso(Date.now());
     period.paidBy = sessionId;
     s.totals.succeeded++;
     s.totals.chargedAmount += period.amount;
@@ -681,7 +679,7 @@ class Subscription {
   /** The provider could not decide: never a decline; the same period is tried again after a wait. */
   private unavailable(kind: ChargeRecord['kind'], period: PeriodState, why: EndReason): void {
     const s = this.state;
-    const now = this.clock.now();
+    const now = Date.now();
     const wait = s.unavailableWaitMs ?? this.input.dunning.unavailableRetryMs;
     s.unavailableWaitMs = Math.min(wait * 2, BILLING_POLICY_LIMITS.maxUnavailableWaitMs);
     if (kind === 'collect') s.collectAfter = now + wait;
@@ -736,7 +734,7 @@ class Subscription {
   }
 
   private needsAttention(why: AttentionReason): void {
-    const raised = attention.raise(this.state, why, this.clock.now());
+    const raised = attention.raise(this.state, why, Date.now());
     if (!raised) return;
     if (raised === 'first') wf.upsertSearchAttributes([{ key: NeedsAttention, value: true }]);
     this.recorder.record();
@@ -752,7 +750,7 @@ class Subscription {
   // ---- the partner's requests ----
 
   private handleMessages(): void {
-    const now = () => this.clock.now();
+    const now = () => Date.now();
     wf.setHandler(subscriptionQuery, () => this.view());
     wf.setHandler(
       cancelSubscriptionUpdate,
@@ -858,7 +856,7 @@ class Subscription {
    */
   private cancelNow(why: EndReason, atPeriodEnd: boolean): SubscriptionView {
     const s = this.state;
-    const now = this.clock.now();
+    const now = Date.now();
     s.cancelation = {
       atPeriodEnd,
       requestedAt: s.cancelation?.requestedAt ?? now,
@@ -883,7 +881,7 @@ class Subscription {
     const s = this.state;
     s.cancelation = {
       atPeriodEnd: true,
-      requestedAt: this.clock.now(),
+      requestedAt: Date.now(),
       effectiveAt: s.periodDueAt,
       reason: why,
     };
@@ -909,7 +907,7 @@ class Subscription {
     const s = this.state;
     if (s.status === 'active') delete s.cancelation;
     else {
-      resumeAt(s, this.clock.now(), restart);
+      resumeAt(s, Date.now(), restart);
       delete s.pausedUntil;
       delete s.paymentMethodRequired;
       this.setStatus('active');
@@ -923,7 +921,7 @@ class Subscription {
   private change(change: SubscriptionChange): SubscriptionView {
     const before = this.state.amount.amount;
     const proration = change.proration ?? this.input.policy.proration;
-    const result: ChangeResult = acceptChange(this.state, change, this.input, this.clock.now(), proration);
+    const result: ChangeResult = acceptChange(this.state, change, this.input, Date.now(), proration);
     if (this.state.amount.amount !== before)
       wf.upsertSearchAttributes([{ key: AmountMinor, value: this.state.amount.amount }]);
     this.version++;
@@ -952,7 +950,7 @@ class Subscription {
 
   private writeOff(periods: number[] | undefined, words: string | undefined): SubscriptionView {
     const s = this.state;
-    const now = iso(this.clock.now());
+    const now = iso(Date.now());
     for (const p of this.owedSafe(periods)) {
       if (s.charging?.period === p.period) continue;
       p.status = 'written_off';
@@ -987,7 +985,7 @@ class Subscription {
       ...(about.billingPeriod ? { billingPeriod: { ...about.billingPeriod } } : {}),
       ...(about.change ? { change: about.change } : {}),
     });
-    this.recorder.record(nextEvent(this.state, subject, type, iso(this.clock.now()), data));
+    this.recorder.record(nextEvent(this.state, subject, type, iso(Date.now()), data));
   }
 
   /**

@@ -15,7 +15,6 @@ import { isNewer, moneybackOf } from '../../common/snapshot';
 import type { ProviderEventRecord } from '../../common/views';
 import type { SessionInfo, WebhookEvent } from '../../provider/schemas';
 import { proofs } from '../calls';
-import type { WorkflowClock } from '../clock';
 import { iso } from '../iso';
 import { PayerReturnThrottle } from '../payer-return';
 import type { SessionRecorder } from './recorder';
@@ -49,7 +48,6 @@ export class ProviderInbox {
     private readonly state: SessionState,
     private readonly reducer: SessionReducer,
     private readonly recorder: SessionRecorder,
-    private readonly clock: WorkflowClock,
   ) {
     void this.judgeInOrder();
   }
@@ -63,7 +61,7 @@ export class ProviderInbox {
   receive(payload: unknown): void {
     const parsed = parseMessage(providerEventDelivery, payload);
     if (!parsed.ok) {
-      const heard = { receivedAt: iso(this.clock.now()), type: 'unknown', via: 'webhook' as const };
+      const heard = { receivedAt: iso(Date.now()), type: 'unknown', via: 'webhook' as const };
       this.heard.push({
         heard,
         refused: parsed.why === UNENCRYPTED ? parsed.why : `malformed: ${parsed.why}`,
@@ -79,7 +77,7 @@ export class ProviderInbox {
 
   /** The payer came back: a look at the state, at most once per interval. */
   payerReturned(): void {
-    if (!this.payerReturns.admit(this.clock.now())) return;
+    if (!this.payerReturns.admit(Date.now())) return;
     this.reducer.journal.log('payer', 'returned');
     this.lookAsked = true;
   }
@@ -113,7 +111,7 @@ export class ProviderInbox {
       return (
         snapshot.id === this.state.sessionId &&
         Number.isFinite(updated) &&
-        updated <= this.clock.now() + CLOCK_SKEW_MS &&
+        updated <= Date.now() + CLOCK_SKEW_MS &&
         !isFinalPhase(this.reducer.phaseOf(snapshot)) &&
         moneybackOf(snapshot).length === 0 &&
         (this.reducer.mismatchOf(snapshot), true)
@@ -144,7 +142,7 @@ export class ProviderInbox {
       // A state sync (the reconciler read it), or a webhook that could not travel signed: look for ourselves.
       if (heard.via === 'sync') this.audit(heard, 'confirming');
       else this.audit(heard, 'refused', 'unsigned');
-      if (this.looks.admit(this.clock.now())) this.lookAsked = true;
+      if (this.looks.admit(Date.now())) this.lookAsked = true;
       return;
     }
     // Checking is for news: an event whose body says it carries what the session already holds (the

@@ -19,7 +19,7 @@ import type { SessionRecord, StoreActivities } from '../../activities/store-acti
 import type { PaysagaEvent } from '../../common/events';
 import type { SessionState } from '../../common/session-input';
 import type { SessionView } from '../../common/views';
-import type { WorkflowClock } from '../clock';
+import { waitUntil } from '../wait';
 
 /** Retried until the store takes it: a store that is down for minutes delays the record, nothing else. */
 const store = wf.proxyActivities<StoreActivities>({
@@ -52,7 +52,6 @@ export class SessionRecorder {
     private readonly state: SessionState,
     /** What callers see, computed when a write is made. */
     private readonly view: () => SessionView,
-    private readonly clock: WorkflowClock,
   ) {
     void this.writeAtRest();
   }
@@ -105,7 +104,7 @@ export class SessionRecorder {
    */
   resting(wake: () => boolean, ms?: number): Promise<boolean> {
     this.wakes.add(wake);
-    const waiting = this.clock.wait(wake, ms);
+    const waiting = waitUntil(wake, ms);
     const done = () => {
       this.wakes.delete(wake);
     };

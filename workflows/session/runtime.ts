@@ -11,7 +11,6 @@ import type { SessionInput, SessionState } from '../../common/session-input';
 import { nextPollWait } from '../../common/settings';
 import { untilAnswered, provider } from '../calls';
 import { HISTORY_LIMITS, historyLong } from '../history';
-import type { WorkflowClock } from '../clock';
 import type { DecisionSlot } from './decision-slot';
 import type { ProviderInbox } from './inbox';
 import type { SessionRecorder } from './recorder';
@@ -30,7 +29,6 @@ export class SessionRuntime {
     private readonly inbox: ProviderInbox,
     private readonly recorder: SessionRecorder,
     private readonly decision: DecisionSlot,
-    private readonly clock: WorkflowClock,
   ) {
     this.historyLimit = input.continueAsNewAfter ?? HISTORY_LIMITS.session;
   }
@@ -40,12 +38,12 @@ export class SessionRuntime {
     return this.state.sent[step];
   }
   noteSent(step: string): void {
-    this.state.sent[step] ??= this.clock.now();
+    this.state.sent[step] ??= Date.now();
   }
 
   /** The snapshot is old enough that the provider may have moved on (a resend reads the state first). */
   stale(): boolean {
-    return this.state.snapshotAt === undefined || this.clock.now() - this.state.snapshotAt > STALE_MS;
+    return this.state.snapshotAt === undefined || Date.now() - this.state.snapshotAt > STALE_MS;
   }
 
   /** Reads the state for a look asked for (inbox `lookAsked`). */
@@ -115,7 +113,7 @@ export class SessionRuntime {
     let wait = first;
     for (;;) {
       if (pred()) return true;
-      const remaining = deadline - this.clock.now();
+      const remaining = deadline - Date.now();
       if (remaining <= 0) {
         await this.poll();
         return pred();
@@ -137,7 +135,7 @@ export class SessionRuntime {
         wait = first;
         continue;
       }
-      if (this.clock.now() >= deadline && !this.inbox.lookAsked) continue;
+      if (Date.now() >= deadline && !this.inbox.lookAsked) continue;
       this.inbox.lookAsked = false;
       await this.poll();
       // A look that finds nothing new proves no webhook was lost: the next look backs off from this wait

@@ -67,7 +67,7 @@ function updateRefund(session: Session, reference: string, change: Partial<Refun
 
 /** When following the finished session ends (set once, carried across runs). */
 function followUntil(session: Session): number {
-  session.state.followUntil ??= session.clock.now() + session.state.settings.followMs;
+  session.state.followUntil ??= Date.now() + session.state.settings.followMs;
   return session.state.followUntil;
 }
 
@@ -84,7 +84,7 @@ export function acceptRefunds(session: Session): void {
           amount: amount ?? refundable(session),
           currency,
           status: 'requested',
-          requestedAt: iso(session.clock.now()),
+          requestedAt: iso(Date.now()),
           ...(extraInfo !== undefined ? { extraInfo } : {}),
         });
       }
@@ -170,7 +170,7 @@ async function carryOutRefund(session: Session, refund: RefundRecord): Promise<v
         status: 'failed',
         reason: reason('refund_refused', f.message),
         refusal: f.details as ProviderRefusal,
-        finishedAt: iso(session.clock.now()),
+        finishedAt: iso(Date.now()),
       });
       return;
     }
@@ -180,9 +180,7 @@ async function carryOutRefund(session: Session, refund: RefundRecord): Promise<v
     return moneybackOf(session.state.snapshot).find((m) => m.id === id);
   };
   const done = () => ['completed', 'repaid'].includes(record()?.transaction_status ?? '');
-  if (
-    !(await session.runtime.until(done, session.clock.now() + session.state.settings.deadlines.sessionMs))
-  ) {
+  if (!(await session.runtime.until(done, Date.now() + session.state.settings.deadlines.sessionMs))) {
     session.journal.needsAttention(
       reason(
         'refund_pending',
@@ -195,7 +193,7 @@ async function carryOutRefund(session: Session, refund: RefundRecord): Promise<v
   updateRefund(session, refund.reference, {
     status: 'succeeded',
     refundId: record()!.id,
-    finishedAt: iso(session.clock.now()),
+    finishedAt: iso(Date.now()),
   });
   if (session.journal.attentionFor('refund_pending', refund.reference)) session.journal.clearAttention();
 }
@@ -224,8 +222,7 @@ export async function aftercare(session: Session): Promise<void> {
       });
       continue;
     }
-    // The session's clock: once the wait for the end of following ran out, its end has come.
-    const left = followUntil(session) - session.clock.now();
+    const left = followUntil(session) - Date.now();
     // The end, once no Update runs or waits for a refund this loop must send (settled says which).
     if (left <= 0) {
       if (await session.runtime.settled()) return;

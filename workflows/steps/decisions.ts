@@ -238,7 +238,7 @@ async function partnerDecision(
     await session.runtime.until(() => moved() || session.decision.inProgress !== undefined, deadline);
     await session.runtime.rest(() => session.decision.inProgress === undefined);
     if (moved()) return;
-    if (session.clock.now() >= deadline) {
+    if (Date.now() >= deadline) {
       await cancelOwn(session, reason('decision_deadline', `no ${what} decision in time`));
       return;
     }
@@ -280,7 +280,7 @@ export async function approval(session: Session, deadline: number): Promise<void
     await partnerDecision(
       session,
       'awaiting_approval',
-      Math.min(session.clock.now() + policy.deadlineMs, deadline),
+      Math.min(Date.now() + policy.deadlineMs, deadline),
       'approve',
     );
   await session.runtime.until(
@@ -308,7 +308,7 @@ export async function finalization(session: Session, deadline: number): Promise<
     await partnerDecision(
       session,
       'awaiting_finalization',
-      Math.min(session.clock.now() + policy.deadlineMs, deadline),
+      Math.min(Date.now() + policy.deadlineMs, deadline),
       'finalize',
     );
   await session.runtime.until(

@@ -18,10 +18,7 @@ export async function payerAction(session: Session, deadline: number): Promise<v
     deadline,
   );
   if (session.state.providerPhase !== 'awaiting_payer' || session.isFinal()) return;
-  const payerDeadline = Math.min(
-    session.clock.now() + session.state.settings.deadlines.payerActionMs,
-    deadline,
-  );
+  const payerDeadline = Math.min(Date.now() + session.state.settings.deadlines.payerActionMs, deadline);
   if (
     await session.runtime.until(
       () => session.state.providerPhase !== 'awaiting_payer' || session.isFinal(),

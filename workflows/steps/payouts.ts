@@ -21,7 +21,7 @@ export function acceptPayouts(session: Session): void {
     addPayoutUpdate,
     async ({ reference, money, body }) => {
       const created = !session.state.payouts?.some((o) => o.reference === reference);
-      if (created) addPayout(session, { reference, money, body, addedAt: iso(session.clock.now()) });
+      if (created) addPayout(session, { reference, money, body, addedAt: iso(Date.now()) });
       return { session: await session.answer(), created };
     },
     { validator: (arg) => mayAdd(session, checkArgument(payoutRequest, arg)) },

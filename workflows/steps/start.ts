@@ -76,7 +76,7 @@ export async function startOperation(session: Session, start: StartSpec): Promis
 
 /** The starter is sending card data: the start stays open for it this long. */
 function claimStart(session: Session, forMs: number): void {
-  session.state.startClaimUntil = session.clock.now() + forMs;
+  session.state.startClaimUntil = Date.now() + forMs;
   session.journal.log('call', 'start_claimed', 'the starter is sending card data');
 }
 
@@ -143,7 +143,7 @@ async function waitForStarter(session: Session): Promise<boolean> {
         closesAt(),
       ))
     ) {
-      if (session.clock.now() >= closesAt()) break;
+      if (Date.now() >= closesAt()) break;
     }
   });
   if (operationOf(session.state.snapshot)) return true;
@@ -188,7 +188,7 @@ async function widgetStart(
       session.journal.needsAttention(reason('payment_form_token_lost', `${lost}; no payer can use it`));
     }
   }
-  const deadline = session.clock.now() + session.state.settings.deadlines.payerActionMs;
+  const deadline = Date.now() + session.state.settings.deadlines.payerActionMs;
   const cap = payerLookCap(session.state.settings.polling);
   if (await session.runtime.until(() => !!operationOf(session.state.snapshot), deadline, cap)) return true;
   session.reducer.noteCause(reason('payer_did_not_use_the_payment_form'));
