@@ -1,11 +1,11 @@
 /**
  * An operator's query that reaches a workflow's worker before the workflow task its news asked for
- * (docs/decisions/018-looking-never-hurts.md, "Why so few Updates"). The workflow's first task runs on a
- * worker that keeps nothing (so no sticky queue), which then stops; the UI's `__stack_trace` query is
- * sent and, with no task pending, waits on the task queue; `between` makes the news (a signal, or time
- * for a timer to fire); a worker with a cache starts. Whichever of the query task and the workflow task
- * reaches it first decides (the query, about one run in five here). Returns the workflow's result, the
- * query's error and the error of replaying its finished history, if any.
+ * (docs/decisions/018-looking-never-hurts.md, "When a query comes with news"). The workflow's first
+ * task runs on a worker that keeps nothing (so no sticky queue), which then stops; the UI's
+ * `__stack_trace` query is sent and, with no task pending, waits on the task queue; `between` makes the
+ * news (a signal, or time for a timer to fire); a worker with a cache starts. Whichever of the query
+ * task and the workflow task reaches it first decides (the query, about one run in five here). Returns
+ * the workflow's result, the query's error and the error of replaying its finished history, if any.
  */
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { type NativeConnection, Worker } from '@temporalio/worker';
