@@ -146,6 +146,19 @@ describe(`reliability suite (${profile.name}, seed ${seed})`, () => {
         `${since()}: the faults are over and the partner is done; settling (at most ${profile.settleMs / 1000} s)`,
       );
 
+      // The roll call: every create sent once more names the session it named before (or, for a create
+      // whose answers were all lost, the session paysaga made for it). Before settling, so that settling
+      // also waits for the sessions the partner never heard of: nobody decides for them, and they end
+      // by their own deadlines.
+      await inBatches(journal.sessions, 4, async (r) => {
+        if (r.note?.startsWith('no recurring token')) return;
+        const token =
+          r.plan.kind === 'recurring' || r.plan.payout === 'token'
+            ? await partner.tokens.pick(r.plan.index)
+            : undefined;
+        await partner.rollCall(r, token);
+      });
+
       // Settle: everything final (refunds too) and every subscription ended, within settleMs.
       const settleUntil = Date.now() + profile.settleMs;
       let open: string[] = [];
@@ -181,19 +194,8 @@ describe(`reliability suite (${profile.name}, seed ${seed})`, () => {
           `${looked.askedAgain} answered "ask again")`,
       );
       // A worker or API that died by itself is the defect to read first (its lines were logged as it died);
-      // the roll call and the verdict would only wait on what it left behind.
+      // the verdict would only read what it left behind.
       expect(s.unexpectedExits()).toEqual([]);
-
-      // The roll call: every create sent once more names the session it named before (or, for a create
-      // whose answers were all lost, the session paysaga made for it).
-      await inBatches(journal.sessions, 4, async (r) => {
-        if (r.note?.startsWith('no recurring token')) return;
-        const token =
-          r.plan.kind === 'recurring' || r.plan.payout === 'token'
-            ? await partner.tokens.pick(r.plan.index)
-            : undefined;
-        await partner.rollCall(r, token);
-      });
 
       evidence = await collectEvidence(plan, journal, chaos!, sources);
       // Every history of the run replays against the workers' bundle, as after a restart or an eviction.
