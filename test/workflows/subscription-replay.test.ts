@@ -44,6 +44,8 @@ jest.setTimeout(120_000);
 
 const FIXTURE = path.resolve(__dirname, '..', 'fixtures', 'subscription-workflows.ts');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** How long after its cancel the subscription may take to end. */
+const END_MS = 30_000;
 
 /** mulberry32: the driver's choices and pauses, repeatable from the printed seed. */
 function rng(seed: string): () => number {
@@ -177,13 +179,27 @@ describe('subscription workflow replay', () => {
         await send(3);
         // A period left unpaid by the cancel (a charge that failed in flight, or one in dunning) is owed:
         // written off once the charge in flight has its result, so that the workflow ends.
+        // Bounded, and a subscription that does not end says where it stands.
+        const endBy = Date.now() + END_MS;
+        const notEnded = async () =>
+          new Error(
+            `the subscription has not ended ${END_MS / 1000} s after its cancel: ` +
+              JSON.stringify(await handle.query(subscriptionQuery).catch(() => undefined)),
+          );
         for (;;) {
           const v = await handle.query(subscriptionQuery).catch(() => undefined);
           if (!v || (v.charges.at(-1)?.outcome !== 'pending' && !v.totals.owedPeriods)) break;
+          if (Date.now() > endBy) throw await notEnded();
           if (v.charges.at(-1)?.outcome !== 'pending') await send(4);
           await sleep(100);
         }
-        const view = (await handle.result()) as SubscriptionView;
+        let timer: NodeJS.Timeout | undefined;
+        const view = (await Promise.race([
+          handle.result(),
+          new Promise((_, reject) => {
+            timer = setTimeout(() => void notEnded().then(reject), Math.max(0, endBy - Date.now()));
+          }),
+        ]).finally(() => clearTimeout(timer))) as SubscriptionView;
         return { runs: await runsOf(client, subscriptionId, handle.firstExecutionRunId), view, refused };
       },
     );
