@@ -80,16 +80,14 @@ export async function createPaysagaWorker(o: PaysagaWorkerOptions): Promise<Work
     },
     ...(o.dataConverter ? { dataConverter: o.dataConverter } : {}),
     ...(o.workflowBundlePath
-      ? {
-          workflowBundle: { codePath: o.workflowBundlePath },
-          interceptors: { client: clientInterceptors() },
-        }
+      ? { workflowBundle: { codePath: o.workflowBundlePath }, interceptors: { client: clientInterceptors() } }
       : {
           workflowsPath: bundling.workflowsPath,
           bundlerOptions: { preloadModules: bundling.preloadModules },
+          // A bundle built here needs the workflow interceptors a built bundle already holds.
           interceptors: {
             client: clientInterceptors(),
-            workflowModules: bundling.workflowInterceptorModules ?? [],
+            workflowModules: bundling.workflowInterceptorModules,
           },
         }),
     ...(o.version ? { workerDeploymentOptions: deploymentOptions(o.version) } : {}),

@@ -13,7 +13,7 @@ import { Client } from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
 import { Worker } from '@temporalio/worker';
 import { temporal } from '@temporalio/proto';
-import { QUERY_CAME_WITH_NEWS } from '../../common/messages';
+import { askAgain } from '../../client/ask-again';
 
 const { WorkflowTaskFailedCause } = temporal.api.enums.v1;
 /**
@@ -172,7 +172,7 @@ export class Operator {
         return undefined;
       }
       const message = (err as Error).message ?? String(err);
-      if (message === QUERY_CAME_WITH_NEWS) return ASK_AGAIN;
+      if (askAgain(err)) return ASK_AGAIN;
       // A workflow that ended between the list and the query is no failure of looking.
       if (!/not found|completed|closed|terminated/i.test(message))
         this.looked.failures.set(message, (this.looked.failures.get(message) ?? 0) + 1);
