@@ -36,6 +36,18 @@ function es2022(config: WebpackConfig): WebpackConfig {
   return config;
 }
 
+/**
+ * The bundle's source map maps lines, not columns. The SDK names a frame of a stack trace (the Temporal
+ * UI's Stack Trace tab, an error's stack) by the identifier the source map gives at its position, else
+ * by the function V8 runs: with columns, a waiting checkout's frames read `at until (steps/payer.ts:23:26)`
+ * or `at session (checkout.ts:29:22)`, the names of what the line calls; with lines only, `at payerAction
+ * (steps/payer.ts:22:0)` and `at checkoutWorkflow (checkout.ts:29:0)`, the step it waits in.
+ */
+function linesOnlySourceMap(config: WebpackConfig): WebpackConfig {
+  config.devtool = 'inline-cheap-module-source-map';
+  return config;
+}
+
 export function workflowBundleOptions(): Pick<
   BundleOptions,
   'workflowsPath' | 'workflowInterceptorModules' | 'preloadModules' | 'webpackConfigHook'
@@ -44,6 +56,6 @@ export function workflowBundleOptions(): Pick<
     workflowsPath: require.resolve('../workflows'),
     workflowInterceptorModules: [require.resolve('../workflows/query-guard')],
     preloadModules: ['zod', require.resolve('../common/message-schemas'), require.resolve('../workflows')],
-    webpackConfigHook: es2022,
+    webpackConfigHook: (config) => linesOnlySourceMap(es2022(config)),
   };
 }

@@ -126,14 +126,17 @@ describe(`looking never hurts (seed ${seed}; LOOK_SEED=${seed} repeats it)`, () 
     // checkout's process at its payer step (workflows/checkout.ts).
     const payer = linesOf('workflows/steps/payer.ts', 'export async function payerAction');
     const calledAt = lineOf('workflows/checkout.ts', 'await payerAction(session, deadline)');
-    const frames = [...trace.matchAll(/workflows\/([\w/.-]+\.ts):(\d+):\d+/g)].map((m) => ({
-      file: m[1]!,
-      line: Number(m[2]),
-    }));
-    expect(frames).toContainEqual({ file: 'checkout.ts', line: calledAt });
-    expect(frames.some((f) => f.file === 'steps/payer.ts' && f.line > payer.from && f.line < payer.to)).toBe(
-      true,
+    // Each frame is named by its function, as the code names it: `at payerAction (.../payer.ts:22:0)`.
+    const frames = [...trace.matchAll(/at (\S+) \([^()]*workflows\/([\w/.-]+\.ts):(\d+):\d+\)/g)].map(
+      (m) => ({ fn: m[1]!, file: m[2]!, line: Number(m[3]) }),
     );
+    expect(frames).toContainEqual({ fn: 'checkoutWorkflow', file: 'checkout.ts', line: calledAt });
+    expect(
+      frames.some(
+        (f) =>
+          f.fn === 'payerAction' && f.file === 'steps/payer.ts' && f.line > payer.from && f.line < payer.to,
+      ),
+    ).toBe(true);
     await completeThreeDs(started.userAction, '12345');
     await stack.payments.sessions.notifyPayerReturned(started.sessionId);
     expect((await finalView(stack.temporal, started.sessionId)).phase).toBe('succeeded');
