@@ -83,8 +83,12 @@ export async function createPaysagaWorker(o: PaysagaWorkerOptions): Promise<Work
       ? { workflowBundle: { codePath: o.workflowBundlePath }, interceptors: { client: clientInterceptors() } }
       : {
           workflowsPath: bundling.workflowsPath,
-          bundlerOptions: { preloadModules: bundling.preloadModules },
-          // A bundle built here needs the workflow interceptors a built bundle already holds.
+          // A bundle built here is built as a built bundle is: the same compile target, source map and
+          // preloaded modules, and the workflow interceptors a built bundle already holds.
+          bundlerOptions: {
+            preloadModules: bundling.preloadModules,
+            webpackConfigHook: bundling.webpackConfigHook,
+          },
           interceptors: {
             client: clientInterceptors(),
             workflowModules: bundling.workflowInterceptorModules,
