@@ -6,19 +6,8 @@
 import { ApiError } from '../errors';
 import { rootPlugin } from './root-plugin';
 
-/**
- * A `__proto__` key is refused: spreading a parsed body must never reach a prototype, and dropping the
- * key silently would answer a body the caller did not send (and skip the validation of its value).
- */
-const PROTO_KEY = new ApiError(
-  400,
-  'invalid_json',
-  'the request body has a "__proto__" key, which is refused',
-);
-const reviver = (key: string, value: unknown) => {
-  if (key === '__proto__') throw PROTO_KEY;
-  return value;
-};
+// `__proto__` keys are dropped: spreading a parsed body must never reach a prototype.
+const reviver = (key: string, value: unknown) => (key === '__proto__' ? undefined : value);
 
 export const jsonBodyPlugin = rootPlugin('paysaga-json-body', async (app) => {
   app.removeContentTypeParser('application/json');
@@ -29,13 +18,8 @@ export const jsonBodyPlugin = rootPlugin('paysaga-json-body', async (app) => {
     if (text.length === 0) return done(null, undefined);
     try {
       done(null, JSON.parse(text, reviver));
-    } catch (err) {
-      done(
-        err === PROTO_KEY
-          ? PROTO_KEY
-          : new ApiError(400, 'invalid_json', 'the request body is not valid JSON'),
-        undefined,
-      );
+    } catch {
+      done(new ApiError(400, 'invalid_json', 'the request body is not valid JSON'), undefined);
     }
   });
 });
