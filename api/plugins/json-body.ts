@@ -6,8 +6,19 @@
 import { ApiError } from '../errors';
 import { rootPlugin } from './root-plugin';
 
-// `__proto__` keys are dropped: spreading a parsed body must never reach a prototype.
-const reviver = (key: string, value: unknown) => (key === '__proto__' ? undefined : value);
+/**
+ * A `__proto__` key, at any depth, is refused (as fastify's own parser does): dropping it would read a
+ * body the caller did not send and skip the validation of its value (zod skips such keys too), and
+ * keeping it would let a later `Object.assign` reach a prototype. The OpenAPI document says so for every
+ * object of a request body (api/plugins/openapi.ts).
+ */
+export const PROTO_KEY = '__proto__';
+export const PROTO_KEY_RULE = 'no object in a request body may have this key';
+class ProtoKeyFound extends Error {}
+const reviver = (key: string, value: unknown) => {
+  if (key === PROTO_KEY) throw new ProtoKeyFound();
+  return value;
+};
 
 export const jsonBodyPlugin = rootPlugin('paysaga-json-body', async (app) => {
   app.removeContentTypeParser('application/json');
@@ -18,8 +29,15 @@ export const jsonBodyPlugin = rootPlugin('paysaga-json-body', async (app) => {
     if (text.length === 0) return done(null, undefined);
     try {
       done(null, JSON.parse(text, reviver));
-    } catch {
-      done(new ApiError(400, 'invalid_json', 'the request body is not valid JSON'), undefined);
+    } catch (err) {
+      done(
+        err instanceof ProtoKeyFound
+          ? new ApiError(400, 'invalid_request', 'invalid input', false, [
+              { field: PROTO_KEY, rule: PROTO_KEY_RULE },
+            ])
+          : new ApiError(400, 'invalid_json', 'the request body is not valid JSON'),
+        undefined,
+      );
     }
   });
 });

@@ -11,6 +11,7 @@ import type { Listener } from '../listeners';
 import { sharedSchemas } from '../schemas';
 import { rootPlugin } from './root-plugin';
 import { BODY_TOO_LARGE } from '../body-limit';
+import { PROTO_KEY } from './json-body';
 
 const description = (v1: Listener) => `Durable payment sessions on Temporal, for the partner's backend.
 
@@ -42,7 +43,8 @@ a Content-Type paysaga does not read, 429 too many refusals from one address, 50
 the provider answered unexpectedly, 503 provider or Temporal unreachable, 504 outcome unknown (retry
 with the same Idempotency-Key).
 
-**Bodies.** A body whose fields are all optional may be left out (it reads as \`{}\`).`;
+**Bodies.** A body whose fields are all optional may be left out (it reads as \`{}\`). No object in a
+body may have a \`${PROTO_KEY}\` key (400): each object's \`propertyNames\` says so.`;
 
 export interface OpenapiOptions {
   /** The listener this instance is: its operations are marked with it. */
@@ -132,6 +134,43 @@ function documentBodyRefusals(doc: Doc): void {
         'A body under a Content-Type paysaga does not read (it reads `application/json`, and `text/plain` as text).',
       );
     }
+}
+
+/** Subschemas of a JSON Schema node, under the keywords a request body's schemas use. */
+function subschemas(node: Json): Json[] {
+  const out: unknown[] = [];
+  for (const key of ['properties', 'patternProperties', '$defs'])
+    if (node[key] && typeof node[key] === 'object') out.push(...Object.values(node[key] as Json));
+  for (const key of ['allOf', 'anyOf', 'oneOf', 'prefixItems'])
+    if (Array.isArray(node[key])) out.push(...(node[key] as unknown[]));
+  for (const key of ['items', 'additionalProperties', 'not', 'if', 'then', 'else']) out.push(node[key]);
+  return out.filter((s): s is Json => typeof s === 'object' && s !== null && !Array.isArray(s));
+}
+
+const NO_PROTO_KEY = { not: { const: PROTO_KEY } };
+
+/**
+ * The JSON parser refuses a `__proto__` key at any depth (api/plugins/json-body.ts). Every schema of a
+ * request body that admits an object (typed `object`, or untyped: any JSON) says so with
+ * `propertyNames`, so that a body the document allows is never refused.
+ */
+function documentProtoKeyRefusal(doc: Doc): void {
+  const seen = new Set<Json>();
+  const visit = (node: Json): void => {
+    if (seen.has(node)) return;
+    seen.add(node);
+    const type = node.type;
+    const admitsObject =
+      type === undefined
+        ? !('$ref' in node || 'const' in node || 'enum' in node)
+        : type === 'object' || (Array.isArray(type) && type.includes('object'));
+    if (admitsObject) node.propertyNames = NO_PROTO_KEY;
+    subschemas(node).forEach(visit);
+  };
+  for (const operation of operations(doc)) {
+    const schema = operation.requestBody?.content?.['application/json']?.schema;
+    if (schema) visit(schema);
+  }
 }
 
 /**
@@ -269,6 +308,7 @@ export const openapiPlugin = rootPlugin<OpenapiOptions>('paysaga-openapi', async
       markListener(doc, opts.listener);
       markOptionalBodies(doc);
       documentBodyRefusals(doc);
+      documentProtoKeyRefusal(doc);
       documentTransportRefusals(doc);
       nameBodies(doc);
       for (const other of others) mergeInto(doc, other.swagger() as Doc);

@@ -232,6 +232,18 @@ describe('POST /v1/checkouts', () => {
       expect(res.text.includes(FRICTIONLESS)).toBe(false);
     });
 
+    it('a body with a "__proto__" key is refused, not read without it', async () => {
+      const reference = ref('proto');
+      const body = JSON.stringify(checkout(reference)).replace('{', '{"__proto__":{"x":1},');
+      const res = await s.call('POST', '/v1/checkouts', { raw: body });
+      expect(res.status).toBe(400);
+      expect(res.body.error.code).toBe('invalid_request');
+      expect(res.body.error.fields).toEqual([
+        { field: '__proto__', rule: 'no object in a request body may have this key' },
+      ]);
+      expect(await workflowsFor(s, reference)).toBe(0);
+    });
+
     it('a body of white space alone is not JSON (only an empty body is no body)', async () => {
       for (const raw of ['\n', ' ', '\uFEFF', '\u00a0', '\u2028'])
         expect((await s.call('POST', '/v1/checkouts', { raw })).body.error?.code).toBe('invalid_json');

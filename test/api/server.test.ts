@@ -307,6 +307,22 @@ describe('codec routes', () => {
       );
       const dec = await json(`${url}/codec/decode`, { method: 'POST', body: enc.body, headers: auth });
       expect(dec.body.payloads).toEqual([plain]);
+      // A metadata key `__proto__` is refused, whatever its value: read without it, its value would
+      // go unchecked (the document says so with each object's `propertyNames`).
+      const proto = JSON.parse(
+        `{"payloads":[{"metadata":{"__proto__":"not base64!","encoding":"${plain.metadata.encoding}"},"data":"${plain.data}"}]}`,
+      );
+      expect(await json(`${url}/codec/decode`, { method: 'POST', body: proto, headers: auth })).toEqual({
+        status: 400,
+        body: {
+          error: {
+            code: 'invalid_request',
+            message: 'invalid input',
+            fields: [{ field: '__proto__', rule: 'no object in a request body may have this key' }],
+            retryable: false,
+          },
+        },
+      });
       // What the Temporal CLI and UI send when there is nothing to code (protobuf JSON leaves the
       // empty list out), and an empty body.
       for (const op of ['encode', 'decode']) {
