@@ -44,7 +44,8 @@ the provider answered unexpectedly, 503 provider or Temporal unreachable, 504 ou
 with the same Idempotency-Key).
 
 **Bodies.** A body whose fields are all optional may be left out (it reads as \`{}\`). No object in a
-body may have a \`${PROTO_KEY}\` key (400): each object's \`propertyNames\` says so.`;
+JSON body, at any depth (free-form values included), may have a \`${PROTO_KEY}\` key: 400 naming it.
+Each object schema's \`propertyNames\` says so too (the webhook and the payer's return read any body).`;
 
 export interface OpenapiOptions {
   /** The listener this instance is: its operations are marked with it. */
@@ -152,7 +153,8 @@ const NO_PROTO_KEY = { not: { const: PROTO_KEY } };
 /**
  * The JSON parser refuses a `__proto__` key at any depth (api/plugins/json-body.ts). Every schema of a
  * request body that admits an object (typed `object`, or untyped: any JSON) says so with
- * `propertyNames`, so that a body the document allows is never refused.
+ * `propertyNames`; an object nested in a free-form value has no schema of its own, so the document's
+ * description says it in words (JSON Schema would need a recursive schema, which generators handle badly).
  */
 function documentProtoKeyRefusal(doc: Doc): void {
   const seen = new Set<Json>();
@@ -168,6 +170,7 @@ function documentProtoKeyRefusal(doc: Doc): void {
     subschemas(node).forEach(visit);
   };
   for (const operation of operations(doc)) {
+    if (operation.tags?.some((t) => ANY_CONTENT_TYPE_TAGS.has(t))) continue;
     const schema = operation.requestBody?.content?.['application/json']?.schema;
     if (schema) visit(schema);
   }
