@@ -170,7 +170,6 @@ function documentProtoKeyRefusal(doc: Doc): void {
     subschemas(node).forEach(visit);
   };
   for (const operation of operations(doc)) {
-    if (operation.tags?.some((t) => ANY_CONTENT_TYPE_TAGS.has(t))) continue;
     const schema = operation.requestBody?.content?.['application/json']?.schema;
     if (schema) visit(schema);
   }

@@ -318,7 +318,12 @@ describe('codec routes', () => {
           error: {
             code: 'invalid_request',
             message: 'invalid input',
-            fields: [{ field: '__proto__', rule: 'no object in a request body may have this key' }],
+            fields: [
+              {
+                field: 'payloads.0.metadata.__proto__',
+                rule: 'no object in a request body may have this key',
+              },
+            ],
             retryable: false,
           },
         },

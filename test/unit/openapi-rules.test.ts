@@ -61,3 +61,17 @@ test('every body with a subPartner says what extraInfo beside it must be', () =>
       },
     ]);
 });
+
+test('every object of a JSON request body refuses a __proto__ key in its propertyNames', () => {
+  const noProto = { not: { const: '__proto__' } };
+  const schemas = (doc.components as { schemas: Record<string, Schema> }).schemas;
+  const checkout = schemas.CardCheckoutRequest!;
+  expect(checkout.propertyNames).toEqual(noProto);
+  const props = checkout.properties as Record<string, Schema>;
+  // typed objects, and free-form values (any JSON) alike
+  expect((props.customer as Schema).propertyNames).toEqual(noProto);
+  expect((props.extraInfo as Schema).propertyNames).toEqual(noProto);
+  const body = schemas.CodecPayloads!;
+  const payload = ((body.properties as Record<string, Schema>).payloads as Schema).items as Schema;
+  expect(((payload.properties as Record<string, Schema>).metadata as Schema).propertyNames).toEqual(noProto);
+});
