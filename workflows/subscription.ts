@@ -196,6 +196,9 @@ class Subscription {
         this.settle(await this.followCharge());
         continue;
       }
+      // Canceled while another charge was in flight (a collection), or a charge's result asked for a
+      // retry after the cancel: the period still open is owed now, as a cancel does at once.
+      if (this.over() && this.state.open !== undefined) this.oweOpenPeriod();
       if (this.done()) return this.close();
       if (this.boundary) await this.continueAsNew();
       const work = this.nextWork();
@@ -868,12 +871,14 @@ class Subscription {
     this.setStatus('canceled');
     this.version++;
     this.announce('subscription.canceled');
-    if (s.open !== undefined && !s.charging) {
-      const open = this.periodOf(s.open);
-      this.owe(open);
-      this.periodSettled();
-    }
+    if (s.open !== undefined && !s.charging) this.oweOpenPeriod();
     return this.view();
+  }
+
+  /** The open period's retries end with the subscription: it is owed (or written off, per policy). */
+  private oweOpenPeriod(): void {
+    this.owe(this.periodOf(this.state.open!));
+    this.periodSettled();
   }
 
   /** No charge after the period paid for: canceled when the next one falls due. */

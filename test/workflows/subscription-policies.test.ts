@@ -3,9 +3,9 @@
  * stand-in for each charge's session (test/helpers/billing-env.ts): decline classes (soft retried on the
  * schedule, hard stopped until a new token, provider unavailable never a decline), owed periods under each
  * owed policy and the partner's collect and write-off, catch-up `one` and `all` after a late charge and a
- * three-day provider outage, cancel at the period end, pause with a resume date, proration with the next
- * invoice, one run per period. Every expected time and amount is worked out here by hand; every run of
- * every chain replays.
+ * three-day provider outage, cancel during a collection and at the period end, pause with a resume date,
+ * proration with the next invoice, one run per period. Every expected time and amount is worked out here
+ * by hand; every run of every chain replays.
  */
 import { WorkflowUpdateFailedError, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import { failureOf } from '../../common/failures';
@@ -352,6 +352,47 @@ describe('catch-up', () => {
 });
 
 describe('cancel, pause, change', () => {
+  test('a cancel while an owed period is collected: the period in dunning is owed once the collection ends', async () => {
+    const { handle, reference } = await b.subscribe({
+      schedule: { interval: 'month', count: 1, anchor: '2027-01-10T09:00:00Z' },
+      dunning: { retryDelaysMs: [DAY, 3 * DAY], onExhausted: 'continue' },
+      policy: { owed: 'leave_open', spacingMs: HOUR },
+    });
+    // Period 1 fails every attempt (owed); period 2 fails its first (in dunning); the collection of
+    // period 1 takes six hours, so that the cancel comes while it is in flight.
+    b.plan = (r) => {
+      if (r === `${reference}:p1:r3`) return { ...ok, takesMs: 6 * HOUR };
+      if (r.startsWith(`${reference}:p1`) || r === `${reference}:p2`) return fails('insufficient_funds');
+      return ok;
+    };
+    await b.skipTo('2027-02-10T12:00:00Z');
+    expect((await view(handle)).periods.map((p) => [p.period, p.status])).toEqual([
+      [1, 'owed'],
+      [2, 'attempted'],
+    ]);
+    await handle.executeUpdate(collectOwedUpdate, { args: [{}] });
+    await b.skipTo('2027-02-10T15:00:00Z');
+    expect(rows(await view(handle)).at(-1)).toEqual([1, 3, 'collect', 'pending', '2027-02-10T12:00']);
+    const canceled = await handle.executeUpdate(cancelSubscriptionUpdate, { args: [{ reason: 'moved' }] });
+    expect(canceled.status).toBe('canceled');
+    await b.skipTo('2027-02-11T00:00:00Z');
+    const v = await view(handle);
+    // Period 2's retries ended with the subscription: owed, not left open with no retry to come.
+    expect(v.periods.map((p) => [p.period, p.status])).toEqual([
+      [1, 'paid'],
+      [2, 'owed'],
+    ]);
+    expect(v.totals).toMatchObject({ owedPeriods: 1, collectedPeriods: 1 });
+    await handle.executeUpdate(writeOffOwedUpdate, { args: [{ periods: [2] }] });
+    expect((await ended(handle)).periods.map((p) => [p.period, p.status])).toEqual([
+      [1, 'paid'],
+      [2, 'written_off'],
+    ]);
+    oneAtATime(v.charges);
+    expect(b.asked.map((a) => a.reference)).not.toContain(`${reference}:p2:r1`);
+    expect(await b.replay(handle)).toEqual([]);
+  });
+
   test('cancel at the period end: nothing more is charged, canceled when the next period would fall due', async () => {
     const { handle, reference } = await b.subscribe({
       schedule: { interval: 'month', count: 1, anchor: '2027-01-10T09:00:00Z' },
