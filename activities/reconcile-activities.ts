@@ -4,7 +4,7 @@
  * what it missed the way a webhook would (docs/decisions/003-webhooks-accelerate-state-is-truth.md).
  */
 import { getClient } from '@temporalio/activity';
-import { isFinalPhase, MONEY_KINDS, type SessionPhase } from '../common/kinds';
+import { MONEY_KINDS, type SessionPhase } from '../common/kinds';
 import type { Store } from '../store/database';
 import { searchSessions, sessionState, storedStates, type SessionCursor } from '../store/sessions';
 import type { ReconcileOutcome } from '../common/reconciler';
@@ -13,7 +13,7 @@ import { deliverProviderEvent, latestRun } from '../platform/session-runs';
 import { scrubCardData, type ProviderClient } from '../provider';
 import type { SessionView } from '../common/views';
 import type { SessionInfo } from '../provider/schemas';
-import { phaseOf } from '../common/snapshot';
+import { contradictsResult, phaseOf } from '../common/snapshot';
 import { toFailure } from './failures';
 
 export interface SessionPage {
@@ -107,11 +107,10 @@ export function createReconcileActivities(deps: {
         storedStates(deps.store),
       );
       const detail = `${outcome}: provider ${truth.transaction_status}, ${truth.updated_at ?? ''}`.trim();
-      // A provider that now contradicts the session's final result (whatever paysaga based it on: the
-      // provider's word, or its own deadline) is drift the session reports (session.drift_detected);
-      // anything else news is a repair. The same rule as Session.apply's.
-      const now = phaseOf(truth);
-      const contradicts = ended !== undefined && isFinalPhase(now) && now !== ended;
+      // A provider that now contradicts the session's final result (another result, or an operation
+      // begun after it) is drift the session reports (session.drift_detected); any other news is a
+      // repair. The same rule as the session's own (common/snapshot.ts contradictsResult).
+      const contradicts = ended !== undefined && contradictsResult(ended, phaseOf(truth));
       return { outcome: contradicts ? 'drift' : 'repaired', detail };
     },
   };

@@ -82,20 +82,25 @@ export async function startSession(
   spec: SessionSpec,
   o: StartOptions = {},
 ): Promise<Started<SessionView>> {
-  const { sessionId, created } = await openSession(ctx, spec);
+  const { sessionId, created, startedWorkflow } = await openSession(ctx, spec);
   const wait = { timeoutMs: o.waitMs ?? 0, until: 'progress' as const };
   const view = spec.card
-    ? await sendCard(ctx, sessionId, created, spec.card, wait)
+    ? await sendCard(ctx, sessionId, startedWorkflow, spec.card, wait)
     : await awaitSession(ctx, sessionId, wait);
   return started(view, created);
 }
 
-/** The session of the spec's reference: opened now (created) or by an earlier request. */
+/**
+ * The session of the spec's reference: opened now (created) or by an earlier request. `startedWorkflow`:
+ * this request started the session's workflow (a request that opens a reference left by one that died
+ * after starting it did not, and that workflow may have closed its start since).
+ */
 export async function openSession(
   ctx: ClientContext,
   spec: SessionSpec,
-): Promise<{ sessionId: string; created: boolean }> {
+): Promise<{ sessionId: string; created: boolean; startedWorkflow: boolean }> {
   const fingerprint = requestFingerprint({ kind: spec.kind, request: spec.fingerprintOf });
+  let startedWorkflow = false;
   const { subjectId, created } = await openByReference(ctx.store, {
     reference: spec.reference,
     kind: spec.kind,
@@ -112,15 +117,16 @@ export async function openSession(
         if (err instanceof ProviderError && !err.retryable) throw new ProviderRefusedError(refusalOf(err));
         throw err;
       }
-      await startSessionWorkflow(ctx, spec, session.id, scrubCardData(session));
+      startedWorkflow = await startSessionWorkflow(ctx, spec, session.id, scrubCardData(session));
       return session.id;
     },
     ensure: async (sessionId) => {
-      if (!(await sessionState(ctx.store, sessionId))) await startSessionWorkflow(ctx, spec, sessionId);
+      if (!(await sessionState(ctx.store, sessionId)))
+        startedWorkflow = await startSessionWorkflow(ctx, spec, sessionId);
     },
     refusalOf: (err) => (err instanceof ProviderRefusedError ? err.refusal : undefined),
   });
-  return { sessionId: subjectId, created };
+  return { sessionId: subjectId, created, startedWorkflow };
 }
 
 /**
@@ -177,14 +183,15 @@ async function openProviderSession(
 
 /**
  * Starts the session's workflow (id = session id) unless one exists or existed: a closed run is never
- * started again from the beginning (its session carries on from the store's record instead).
+ * started again from the beginning (its session carries on from the store's record instead). True when
+ * this call started it.
  */
 async function startSessionWorkflow(
   ctx: ClientContext,
   spec: SessionSpec,
   sessionId: string,
   initialSnapshot?: SessionInfo,
-): Promise<void> {
+): Promise<boolean> {
   const returnUrl = ctx.returnUrl(sessionId);
   const request: SessionRequest = {
     ...(spec.money ? { money: spec.money } : {}),
@@ -211,8 +218,9 @@ async function startSessionWorkflow(
       workflowId: sessionId,
       taskQueue: ctx.taskQueue,
       args: [input],
+      // Refused when one runs or ran (both say so: this request did not start it).
       workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-      workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
+      workflowIdConflictPolicy: WorkflowIdConflictPolicy.FAIL,
       typedSearchAttributes: sessionSearchAttributes({
         kind: spec.kind,
         status: 'starting',
@@ -223,20 +231,26 @@ async function startSessionWorkflow(
     });
   } catch (err) {
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+    return false;
   }
+  return true;
 }
 
+/**
+ * Sends the card to the provider while the session holds its start open for it. A workflow this request
+ * started holds it open from its first step; any other (a repeat, or a request opening a reference left
+ * by one that died) is asked first: a session that has closed its start (canceled: card data was never
+ * submitted) never gets card data afterwards, which would start a payment it no longer follows.
+ */
 async function sendCard(
   ctx: ClientContext,
   sessionId: string,
-  created: boolean,
+  startedWorkflow: boolean,
   send: SendCard,
   wait: { timeoutMs: number; until: 'progress' },
 ): Promise<SessionView> {
   const handle = ctx.temporal.workflow.getHandle(sessionId);
-  if (!created) {
-    // A repeat: the card goes only while the start is still open (the first request may have died
-    // before sending it); otherwise the session is answered as it is.
+  if (!startedWorkflow) {
     try {
       await handle.executeUpdate(claimStartUpdate);
     } catch (err) {

@@ -88,6 +88,16 @@ export function phaseOf(s: SessionInfo | undefined): SessionPhase {
   return 'processing';
 }
 
+/**
+ * The provider's phase contradicts a session's final result: another final phase, or an operation still
+ * open (one that began after the session ended without any: money the provider may hold for a session
+ * paysaga no longer follows). A final result follows a final operation, so only such a late one is open.
+ * Still no operation (`starting`) contradicts nothing.
+ */
+export function contradictsResult(ended: SessionPhase, now: SessionPhase): boolean {
+  return now !== ended && now !== 'starting';
+}
+
 /** The operation is past the approval step (approved, or the provider approved it by itself). */
 export function pastApproval(s: SessionInfo | undefined): boolean {
   const op = operationOf(s);

@@ -25,6 +25,7 @@ import { fullReport } from './report';
 import { PROJECT_ID, runFolder, startStack, type Stack } from './stack';
 import {
   collectEvidence,
+  evidenceOf,
   inBatches,
   isUnreadable,
   knownSessionIds,
@@ -252,6 +253,11 @@ describe(`reliability suite (${profile.name}, seed ${seed})`, () => {
           1,
         ),
       );
+      if (violations.length > 0) {
+        const file = path.join(OUT, `evidence-${profile.name}.json`);
+        fs.writeFileSync(file, JSON.stringify(evidenceOf(evidence, violations), null, 1));
+        log(`what paysaga, its store and the provider show of each subject of a violation: ${file}`);
+      }
       process.stderr.write(`\n${report.join('\n')}\n\n`);
       expect(violations).toEqual([]);
     },

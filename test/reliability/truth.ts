@@ -230,3 +230,23 @@ async function workflowHealth(src: TruthSources): Promise<Evidence['workflows']>
     await connection.close();
   }
 }
+
+/**
+ * Everything the run read of each subject of a violation (paysaga's view with its event log, the stored
+ * row, the provider's state, the ledger's entries), for the reader of a red run.
+ */
+export function evidenceOf(ev: Evidence, violations: readonly { subject: string }[]): object {
+  const subjects = [...new Set(violations.map((v) => v.subject))];
+  return Object.fromEntries(
+    subjects.map((id) => [
+      id,
+      {
+        violations: violations.filter((v) => v.subject === id),
+        view: ev.views.get(id) ?? ev.subscriptions.get(id),
+        stored: ev.stored.get(id),
+        provider: ev.provider.get(id),
+        ledger: ev.ledger.filter((e) => e.sessionId === id),
+      },
+    ]),
+  );
+}

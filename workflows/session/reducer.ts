@@ -22,6 +22,7 @@ import { reason, reasonText, sameReason, type EndReason } from '../../common/rea
 import type { PayoutOrder, SessionState } from '../../common/session-input';
 import {
   amountMismatch,
+  contradictsResult,
   failureReason,
   isNewer,
   moneybackOf,
@@ -178,7 +179,7 @@ export class SessionReducer {
         ? payoutsReason(snapshot, this.state.payouts)
         : this.explain(failureReason(snapshot));
     if (!this.state.final && isFinalPhase(phase)) this.settle(phase, why());
-    else if (this.state.final && isFinalPhase(phase) && phase !== this.state.final.phase) this.drift(phase);
+    else if (this.state.final && contradictsResult(this.state.final.phase, phase)) this.drift(phase);
   }
 
   private noteMismatch(mismatch: string): void {

@@ -143,6 +143,24 @@ describe('the session reducer', () => {
     expect(events()).toEqual(['session.succeeded', 'session.needs_attention', 'session.drift_detected']);
   });
 
+  it('an operation begun after a session ended without one is drift: the provider may hold money for it', () => {
+    const { st, rules, snap, events } = setup();
+    rules.apply(snap('active', undefined), 'poll');
+    rules.settle('canceled', reason('not_started', 'card data was never submitted'));
+    // Still no operation: nothing contradicts the result.
+    rules.apply(snap('active', undefined), 'poll');
+    expect(st.attention).toBeUndefined();
+    // Then a hold appears, waiting for the partner's finalize.
+    rules.apply(snap('active', { transaction_status: 'pending' }, { next_step: 'finalize' }), 'poll');
+    expect(st.final?.phase).toBe('canceled');
+    expect(st.attention).toEqual({
+      code: 'drift',
+      detail: 'the provider now shows awaiting_finalization, the session ended canceled',
+      since: expect.any(String),
+    });
+    expect(events()).toEqual(['session.canceled', 'session.needs_attention', 'session.drift_detected']);
+  });
+
   it('an amount not asked for is a cause and attention that the result does not clear', () => {
     const { st, rules, snap } = setup();
     const wrong = (status: string) => ({
