@@ -49,7 +49,7 @@ export class Sessions {
         open: { by: 'initiate', body: bodies.initiateBody(i.amount, i) },
         start: { by: 'starter' },
         fingerprintOf: { ...i, card },
-        card: (sessionId, key, returnUrl) =>
+        card: (sessionId, key, returnUrl, signal) =>
           this.ctx.provider.startCheckout(
             bodies.cardCheckoutStart(
               sessionId,
@@ -58,6 +58,7 @@ export class Sessions {
             ),
             {
               idempotencyKey: key,
+              signal,
               ...(i.submerchantId ? { submerchantId: i.submerchantId } : {}),
               ...this.ctx.projectOf('card_checkout'),
             },
@@ -211,11 +212,12 @@ export class Sessions {
         {
           ...spec,
           start: { by: 'starter' },
-          card: (sessionId, key) =>
+          card: (sessionId, key, _returnUrl, signal) =>
             this.ctx.provider.startTransfer(
               bodies.cardPayoutStart(sessionId, card, d.type === 'hashed_card'),
               {
                 idempotencyKey: key,
+                signal,
                 ...(i.submerchantId ? { submerchantId: i.submerchantId } : {}),
                 ...this.ctx.projectOf('payout'),
               },

@@ -17,6 +17,7 @@ import { sessionSearchAttributes } from '../common/search-attributes';
 import { mergeSettings, type SettingsOverrides } from '../common/settings';
 import {
   INIT_CHECKOUT_RESEND_WITHIN_MS,
+  START_CLAIM_MS,
   type OpenSpec,
   type SessionInput,
   type SessionRequest,
@@ -28,7 +29,9 @@ import {
   initCheckoutKey,
   initiateKey,
   initTransferKey,
+  PaysagaProviderError,
   ProviderError,
+  ProviderOutcomeUnknownError,
   scrubCardData,
 } from '../provider';
 import type { ProviderRefusal } from '../common/failures';
@@ -47,11 +50,15 @@ export interface StartOptions {
   waitMs?: number;
 }
 
-/** A card the starter sends itself: the start/checkout (or start/transfer) call with its key. */
+/**
+ * A card the starter sends itself: the start/checkout (or start/transfer) call with its key, given up
+ * when `signal` aborts (the session's hold on its start is about to end).
+ */
 export type SendCard = (
   sessionId: string,
   key: string,
   returnUrl: string | undefined,
+  signal: AbortSignal,
 ) => Promise<{ session_info: SessionInfo }>;
 
 export interface SessionSpec {
@@ -82,10 +89,11 @@ export async function startSession(
   spec: SessionSpec,
   o: StartOptions = {},
 ): Promise<Started<SessionView>> {
+  const opening = Date.now();
   const { sessionId, created, startedWorkflow } = await openSession(ctx, spec);
   const wait = { timeoutMs: o.waitMs ?? 0, until: 'progress' as const };
   const view = spec.card
-    ? await sendCard(ctx, sessionId, startedWorkflow, spec.card, wait)
+    ? await sendCard(ctx, sessionId, startedWorkflow ? opening : undefined, spec.card, wait)
     : await awaitSession(ctx, sessionId, wait);
   return started(view, created);
 }
@@ -236,21 +244,29 @@ async function startSessionWorkflow(
   return true;
 }
 
+/** What a start may take of the session's hold on it: the rest is room for the clocks of two hosts. */
+const SEND_WITHIN_MS = START_CLAIM_MS - 15_000;
+
 /**
- * Sends the card to the provider while the session holds its start open for it. A workflow this request
- * started holds it open from its first step; any other (a repeat, or a request opening a reference left
- * by one that died) is asked first: a session that has closed its start (canceled: card data was never
- * submitted) never gets card data afterwards, which would start a payment it no longer follows.
+ * Sends the card to the provider while the session holds its start open for it, and only then: a
+ * session that has closed its start (canceled: card data was never submitted) must never get card data
+ * afterwards, which would start a payment it no longer follows. A workflow this request started
+ * (`startedAt`: before it did) holds the start from its first step; any other (a repeat, a request
+ * opening a reference left by one that died), or one started so long ago that little of that hold may
+ * be left, is asked first (claimStart, which holds it anew). The call is given up before the hold ends:
+ * the session looks at the provider once more when it ends, so a start that got through is seen.
  */
 async function sendCard(
   ctx: ClientContext,
   sessionId: string,
-  startedWorkflow: boolean,
+  startedAt: number | undefined,
   send: SendCard,
   wait: { timeoutMs: number; until: 'progress' },
 ): Promise<SessionView> {
   const handle = ctx.temporal.workflow.getHandle(sessionId);
-  if (!startedWorkflow) {
+  let heldFrom = startedAt;
+  if (heldFrom === undefined || Date.now() - heldFrom > SEND_WITHIN_MS / 2) {
+    heldFrom = Date.now();
     try {
       await handle.executeUpdate(claimStartUpdate);
     } catch (err) {
@@ -260,11 +276,19 @@ async function sendCard(
       throw e ?? err;
     }
   }
+  const signal = AbortSignal.timeout(Math.max(0, heldFrom + SEND_WITHIN_MS - Date.now()));
   let report: StartReport;
   try {
-    const answer = await send(sessionId, deriveIdempotencyKey(sessionId, 'start'), ctx.returnUrl(sessionId));
+    const key = deriveIdempotencyKey(sessionId, 'start');
+    const answer = await send(sessionId, key, ctx.returnUrl(sessionId), signal);
     report = { snapshot: scrubCardData(answer.session_info) };
   } catch (err) {
+    if (signal.aborted) {
+      // What the provider made of the last attempt is not known; the session's look at its end tells,
+      // and a repeat of the request sends again under the same key while the session still waits.
+      const endpoint = err instanceof PaysagaProviderError ? err.endpoint : 'start';
+      throw new ProviderOutcomeUnknownError(endpoint, "the session's hold on its start is ending");
+    }
     if (!(err instanceof ProviderError) || err.retryable) throw err;
     report = { refused: refusalOf(err) };
   }

@@ -149,6 +149,14 @@ export interface SessionState {
 }
 
 /**
+ * How long a session holds its start open for the request sending its card (claimStart, or its first step
+ * for the request that started it): longer than a start call with its retries lasts. The request sends the
+ * card only within it (client/starter.ts), and the session takes one more look at the provider when it
+ * ends, so a start that got through is never missed.
+ */
+export const START_CLAIM_MS = 2 * 60_000;
+
+/**
  * init/checkout and init/transfer move money and the provider keeps an idempotency key 24 hours (spec:
  * Limits): a call whose answer was lost is sent again only within this much of the first try
  * (client/starter.ts), so a resend can never be a second payment.

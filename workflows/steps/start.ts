@@ -8,16 +8,13 @@ import { refusalOf, refusedField, stateConflict, type ProviderRefusal } from '..
 import { claimStartUpdate, reportStartSignal } from '../../common/messages';
 import { parseMessage, startReport } from '../../common/message-schemas';
 import { reason, refusalReason } from '../../common/reasons';
-import type { StartSpec } from '../../common/session-input';
+import { START_CLAIM_MS, type StartSpec } from '../../common/session-input';
 import { payerLookCap } from '../../common/settings';
 import { stepName } from '../../common/steps';
 import { provider } from '../calls';
 import type { Session } from '../session';
 import { operationOf } from '../../common/snapshot';
 import { startNextPayout } from './payouts';
-
-/** How long a claim of the starter holds the start deadline open (more than any provider call lasts). */
-const START_CLAIM_MS = 2 * 60_000;
 
 /** Sends start/checkout (n > 0: an FPS payment renewed after its QR expired) or start/transfer. */
 export async function sendStart(
