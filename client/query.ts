@@ -15,7 +15,7 @@ const TRANSIENT_QUERY_CODES = new Set([
 ]);
 const QUERY_RETRY_MS = 10_000;
 
-export function isTransientQueryFailure(err: unknown): boolean {
+function isTransientQueryFailure(err: unknown): boolean {
   const code = err instanceof ServiceError ? (err.cause as { code?: number } | undefined)?.code : undefined;
   return code !== undefined && TRANSIENT_QUERY_CODES.has(code);
 }

@@ -3,15 +3,16 @@
  * then until it is at rest with it (shown in its search attributes, its record written: no record write
  * in flight), as a caller reading the store or the UI next expects; whatever its workflow does afterwards
  * (it keeps following the session for `followMs`). Reads the workflow itself (a closed run answers its
- * query): what the API shows from the store is tested through the API. A look that fails for a while
- * (a query no worker answered in time: the worker restarting, or a query lost beside another one of the
- * same run, client/query.ts) is taken again within `ms`, as a caller retries a retryable answer.
+ * query): what the API shows from the store is tested through the API. A look that fails as the API
+ * would answer retryable (a query no worker answered in time: the worker restarting, or a query lost
+ * beside another one of the same run, client/query.ts) is taken again within `ms`, as a caller retries
+ * a retryable answer.
  */
 import type { Client } from '@temporalio/client';
 import { sessionQuery } from '../../common/messages';
 import { PaymentStatus } from '../../common/search-attributes';
 import type { SessionView } from '../../common/views';
-import { isTransientQueryFailure } from '../../client/query';
+import { toApiError } from '../../api/errors';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -24,7 +25,7 @@ export async function finalView(temporal: Client, sessionId: string, ms = 90_000
     try {
       return await handle.query(sessionQuery);
     } catch (err) {
-      if (!isTransientQueryFailure(err) || Date.now() > deadline) throw err;
+      if (!retryable(err) || Date.now() > deadline) throw named(err);
       return undefined;
     }
   };
@@ -48,4 +49,46 @@ export async function finalView(temporal: Client, sessionId: string, ms = 90_000
     if (Date.now() > deadline) throw late(view, 'at rest');
     await sleep(pause);
   }
+}
+
+/**
+ * Polls `read` (a read of a session or subscription through paysaga's client) until `shows` holds, within `ms`. A read
+ * the API would answer with a retryable error (Temporal could not answer it just then: the worker
+ * restarting, a query past its budget) is taken again, as a backend retries a retryable answer; when
+ * time runs out, the last value seen or the last failure is named.
+ */
+export async function viewUntil<T>(
+  what: string,
+  read: () => Promise<T>,
+  shows: (v: T) => boolean,
+  ms = 90_000,
+  everyMs = 250,
+): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    let last: string;
+    try {
+      const v = await read();
+      if (shows(v)) return v;
+      last = JSON.stringify(v);
+    } catch (err) {
+      if (!retryable(err)) throw named(err);
+      last = named(err).message;
+    }
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms; last: ${last}`);
+    await sleep(everyMs);
+  }
+}
+
+/** A failure the API answers as retryable (api/errors.ts): the caller asks again. */
+function retryable(err: unknown): boolean {
+  return toApiError(err).retryable;
+}
+
+/** `err`, its message naming the gRPC code behind it when Temporal's client wraps one. */
+function named(err: unknown): Error {
+  const e = err as Error & { cause?: { code?: unknown; details?: unknown } };
+  const code = e.cause?.code;
+  if (!(err instanceof Error) || typeof code !== 'number') return err as Error;
+  return new Error(`${e.message} (gRPC ${code}: ${String(e.cause?.details ?? '')})`, { cause: err });
 }

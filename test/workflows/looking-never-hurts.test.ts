@@ -15,7 +15,7 @@ import * as path from 'node:path';
 import type { SessionView } from '../../common/views';
 import { phaseOf } from '../../common/snapshot';
 import { Draws, newSeed } from '../reliability/draws';
-import { finalView } from '../helpers/final';
+import { finalView, viewUntil } from '../helpers/final';
 import { Operator, replayAll, type Looked, type Replayed } from '../helpers/operator';
 import { completeThreeDs, payFpsQr } from '../helpers/payer';
 import { startStack, type TestStack } from '../helpers/stack';
@@ -196,7 +196,9 @@ describe(`looking never hurts (seed ${seed}; LOOK_SEED=${seed} repeats it)`, () 
         if (i >= restartAt && !restarted) {
           restarted = true;
           process.stderr.write(`[looking] restarting the worker at session ${i}\n`);
+          const stopping = Date.now();
           await stack.restartWorker();
+          process.stderr.write(`[looking] the worker restarted in ${Date.now() - stopping} ms\n`);
         }
         const kind = plan[i]!;
         inFlight.set(i, kind);
@@ -230,7 +232,7 @@ describe(`looking never hurts (seed ${seed}; LOOK_SEED=${seed} repeats it)`, () 
     }
 
     // The subscription bills a few periods meanwhile, then is canceled.
-    await until(
+    await viewUntil(
       'the subscription paid two periods',
       () => stack.payments.subscriptions.get(subscription.subscriptionId),
       (s) => s.totals.succeeded >= 2,
@@ -329,7 +331,7 @@ describe(`looking never hurts (seed ${seed}; LOOK_SEED=${seed} repeats it)`, () 
     ) => {
       if (shows(started)) return started;
       say(`${started.sessionId} waiting for ${what}`);
-      return until(what, () => s.payments.sessions.get(started.sessionId), shows, 120_000, 250);
+      return viewUntil(what, () => s.payments.sessions.get(started.sessionId), shows, 120_000);
     };
     const cardPayment = async (s: TestStack, amount: number) => {
       const started = await s.payments.sessions.startCardCheckout({
@@ -433,12 +435,10 @@ describe(`looking never hurts (seed ${seed}; LOOK_SEED=${seed} repeats it)`, () 
         await stack.payments.refunds.create(paid.sessionId, { reference: ref('rf'), amount: 2_000 });
         return {
           stack,
-          view: await until(
+          view: await viewUntil(
             'the refund succeeded',
             () => stack.payments.sessions.get(paid.sessionId),
             (v) => v.refunds.some((r) => r.status === 'succeeded'),
-            90_000,
-            250,
           ),
         };
       }
@@ -452,12 +452,10 @@ describe(`looking never hurts (seed ${seed}; LOOK_SEED=${seed} repeats it)`, () 
         });
         return {
           stack,
-          view: await until(
+          view: await viewUntil(
             'the chargeback recorded on the session',
             () => stack.payments.sessions.get(paid.sessionId),
             (v) => v.totals.chargedBack === 1_000,
-            90_000,
-            250,
           ),
         };
       }
