@@ -8,6 +8,7 @@ import type { LogLevel, LogMetadata, Logger } from '@temporalio/common';
 import { Runtime } from '@temporalio/worker';
 import pino, { type Logger as PinoLogger } from 'pino';
 import { redactFields } from '../provider/schemas/card';
+import { noticeCoreLog } from './lost-task';
 
 /** Key material and credentials, blanked like card fields. */
 const SECRET_FIELDS = ['privateKey', 'partnerPrivateKey', 'authorization'];
@@ -68,8 +69,10 @@ function sessionFields(meta: LogMetadata | undefined): Record<string, unknown> {
 
 /** The Temporal SDK's Logger interface over pino (SDK, workflow and activity logs). */
 export function temporalLogger(logger: PinoLogger): Logger {
-  const log = (level: LogLevel, message: string, meta?: LogMetadata) =>
+  const log = (level: LogLevel, message: string, meta?: LogMetadata) => {
     logger[TO_PINO[level] ?? 'info'](sessionFields(meta), message);
+    noticeCoreLog(level, message);
+  };
   return {
     log,
     trace: (m, meta) => log('TRACE', m, meta),

@@ -46,6 +46,7 @@ import { createLogger, installRuntime, parseLogLevel } from './logging';
 import { DEFAULT_MAX_CACHED_WORKFLOWS, workerTuningFromEnv } from './tuning';
 import { resolveWorkflowCode, type WorkflowCode } from './workflow-code';
 import { createPaysagaWorker, type PaysagaWorkerOptions } from './worker';
+import { keepWorker } from './kept-worker';
 import {
   promote,
   promotionFromEnv,
@@ -63,7 +64,8 @@ export interface StartWorkerOptions {
 }
 
 export interface RunningWorker {
-  worker: Worker;
+  /** The Temporal worker at work: a new one if the SDK lost a workflow task (workers/kept-worker.ts). */
+  readonly worker: Worker;
   /** Delivers events from the store's outbox. */
   dispatcher: EventDispatcher;
   address: string;
@@ -206,6 +208,7 @@ export async function startWorkerFromEnv(o: StartWorkerOptions = {}): Promise<Ru
   const returnUrl = returnUrls ? (sessionId: string) => returnUrls.forSession(sessionId) : undefined;
   let connection: NativeConnection | undefined;
   let worker: Worker;
+  let workerOptions: PaysagaWorkerOptions;
   try {
     try {
       connection = await NativeConnection.connect(temporalConnectionOptions(temporal));
@@ -216,7 +219,7 @@ export async function startWorkerFromEnv(o: StartWorkerOptions = {}): Promise<Ru
       );
     }
     const dataConverter = codec ? { dataConverter: { payloadCodecs: [codec] } } : {};
-    worker = await createPaysagaWorker({
+    workerOptions = {
       connection,
       namespace: temporal.namespace,
       taskQueue: temporal.taskQueue,
@@ -229,7 +232,8 @@ export async function startWorkerFromEnv(o: StartWorkerOptions = {}): Promise<Ru
       workflowBundlePath: workflowCode.bundlePath,
       version,
       ...dataConverter,
-    });
+    };
+    worker = await createPaysagaWorker(workerOptions);
     if (events.configured)
       await new EventsClient({ store }).syncConfiguredEndpoints(
         events.configured.map(({ secrets: _secrets, ...endpoint }) => endpoint),
@@ -269,12 +273,15 @@ export async function startWorkerFromEnv(o: StartWorkerOptions = {}): Promise<Ru
     );
     return 'failed';
   });
-  const stop = (w: Worker) => {
-    if (w.getState() === 'RUNNING') w.shutdown();
-  };
+  const options = workerOptions;
+  const kept = keepWorker(
+    worker,
+    () => createPaysagaWorker(options),
+    (message) => logger.error({ taskQueue: temporal.taskQueue }, message),
+  );
   const done = (async () => {
     try {
-      await worker.run();
+      await kept.done;
     } finally {
       await dispatcher.stop();
       await conn.close().catch(() => undefined);
@@ -313,7 +320,9 @@ export async function startWorkerFromEnv(o: StartWorkerOptions = {}): Promise<Ru
   );
   if (!codec) logger.warn('PAYSAGA_CODEC_KEYS is not set: payloads are stored in Temporal unencrypted');
   return {
-    worker,
+    get worker() {
+      return kept.current;
+    },
     dispatcher,
     address: temporal.address,
     namespace: temporal.namespace,
@@ -323,7 +332,7 @@ export async function startWorkerFromEnv(o: StartWorkerOptions = {}): Promise<Ru
     promoted,
     done,
     async shutdown() {
-      stop(worker);
+      kept.shutdown();
       await done;
     },
   };

@@ -17,6 +17,7 @@ import { createWebhookVerifier, ProviderClient } from '../../provider';
 import type { ProjectConfigInput } from '../../sandbox/config';
 import type { EventWorkerSettings } from '../../workers/event-config';
 import { createPaysagaWorker } from '../../workers/worker';
+import { keepWorker, type KeptWorker } from '../../workers/kept-worker';
 import type { WorkerVersion } from '../../workers/versioning';
 import { EventDispatcher } from '../../workers/event-dispatcher';
 import { DEFAULT_EVENT_DELIVERY } from '../../common/event-delivery';
@@ -101,6 +102,8 @@ export interface TestStack {
   forwardWebhooksTo(url: string | undefined): void;
   /** Shuts the paysaga worker down (as a crash or a deploy would); sessions wait, nothing runs them. */
   stopWorker(): Promise<void>;
+  /** The Temporal worker at work (a new one once the SDK lost a workflow task); none while stopped. */
+  worker(): Worker | undefined;
   /** Starts a fresh worker on the same task queue (no-op when one is running). */
   startWorker(): Promise<void>;
   /** stopWorker() then startWorker(). */
@@ -197,7 +200,7 @@ export async function startStack(opts: StackOptions = {}): Promise<TestStack> {
   });
 
   const connection = await NativeConnection.connect({ address: testAddress() });
-  let current: { worker: Worker; running: Promise<void>; dispatcher: EventDispatcher } | undefined;
+  let current: { worker: KeptWorker; dispatcher: EventDispatcher } | undefined;
   const newWorker = (build: StackOptions['build']) =>
     createPaysagaWorker({
       connection,
@@ -226,14 +229,19 @@ export async function startStack(opts: StackOptions = {}): Promise<TestStack> {
       guard: new OutboundGuard(outbound),
     });
     dispatcher.start();
-    current = { worker, running: worker.run(), dispatcher };
+    const kept = keepWorker(
+      worker,
+      () => newWorker(opts.build),
+      (message) => process.stderr.write(`[stack ${taskQueue}] ${message}\n`),
+    );
+    current = { worker: kept, dispatcher };
   };
   const stopWorker = async () => {
     const stopping = current;
     current = undefined;
     if (!stopping) return;
     stopping.worker.shutdown();
-    await stopping.running.catch(() => undefined);
+    await stopping.worker.done.catch(() => undefined);
     await stopping.dispatcher.stop();
   };
   await startWorker();
@@ -264,6 +272,7 @@ export async function startStack(opts: StackOptions = {}): Promise<TestStack> {
     webhooks: handled,
     forwardWebhooksTo: (url) => (routing.forwardTo = url),
     stopWorker,
+    worker: () => current?.worker.current,
     startWorker,
     async restartWorker() {
       await stopWorker();
