@@ -13,6 +13,7 @@ import { sessionQuery } from '../../common/messages';
 import { PaymentStatus } from '../../common/search-attributes';
 import type { SessionView } from '../../common/views';
 import { toApiError } from '../../api/errors';
+import { until } from './until';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -52,10 +53,10 @@ export async function finalView(temporal: Client, sessionId: string, ms = 90_000
 }
 
 /**
- * Polls `read` (a read of a session or subscription through paysaga's client) until `shows` holds, within `ms`. A read
- * the API would answer with a retryable error (Temporal could not answer it just then: the worker
- * restarting, a query past its budget) is taken again, as a backend retries a retryable answer; when
- * time runs out, the last value seen or the last failure is named.
+ * Polls `read` (a read of a session or subscription through paysaga's client) until `shows` holds,
+ * within `ms`. A read the API would answer with a retryable error (Temporal could not answer it just
+ * then: the worker restarting, a query past its budget) is taken again, as a backend retries a
+ * retryable answer; when time runs out, the last view seen or the last failure is named.
  */
 export async function viewUntil<T>(
   what: string,
@@ -64,20 +65,21 @@ export async function viewUntil<T>(
   ms = 90_000,
   everyMs = 250,
 ): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    let last: string;
-    try {
-      const v = await read();
-      if (shows(v)) return v;
-      last = JSON.stringify(v);
-    } catch (err) {
-      if (!retryable(err)) throw named(err);
-      last = named(err).message;
-    }
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms; last: ${last}`);
-    await sleep(everyMs);
-  }
+  const seen = await until(
+    what,
+    async (): Promise<{ view: T } | { failure: string }> => {
+      try {
+        return { view: await read() };
+      } catch (err) {
+        if (!retryable(err)) throw named(err);
+        return { failure: named(err).message };
+      }
+    },
+    (look) => 'view' in look && shows(look.view),
+    ms,
+    everyMs,
+  );
+  return (seen as { view: T }).view;
 }
 
 /** A failure the API answers as retryable (api/errors.ts): the caller asks again. */
