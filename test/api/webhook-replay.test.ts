@@ -10,6 +10,7 @@ import { replayWebhooks, register } from '../../cli/commands/webhooks';
 import type { SessionView } from '../../common/views';
 import { card, finished, FRICTIONLESS, ref, rub, useApiStack } from './api-stack';
 import { until } from '../helpers/until';
+import { sessionState } from '../../store/sessions';
 
 jest.setTimeout(120_000);
 
@@ -69,12 +70,29 @@ const audit = async (id: string) =>
     receivedAt: string;
   }[];
 
+/**
+ * The events the session received, once its record (what a replay replays) holds each of them: the
+ * audit trail has an entry the moment an event is taken in, the record is written when the session
+ * next comes to rest.
+ */
+const received = async (id: string) =>
+  (
+    await until(
+      "the session's record holding every event it received",
+      async () => ({
+        received: (await audit(id)).filter((r) => r.via !== 'replay'),
+        recorded: (await sessionState(s.stack.store, id))?.recorded.length,
+      }),
+      (x) => x.recorded === x.received.length,
+    )
+  ).received;
+
 describe('webhook replay', () => {
   it('twice on a running session: nothing changes, each replayed event is recorded as a duplicate or older', async () => {
     const id = await paidRefundedChargedBack(120_000);
     const before = await s.payments.sessions.get(id);
     const ledger = await s.stack.sandbox.ledger(id);
-    const recorded = (await audit(id)).filter((r) => r.via !== 'replay');
+    const recorded = await received(id);
     expect(recorded.filter((r) => r.via === 'webhook').length).toBeGreaterThanOrEqual(3);
 
     for (const round of [1, 2]) {
