@@ -98,10 +98,12 @@ export class Operator {
     while (this.running) {
       const ids: { workflowId: string; type: string }[] = [];
       try {
-        for await (const w of this.client.workflow.list({
-          query: `${this.filter} AND ExecutionStatus="Running"`,
-        }))
-          ids.push({ workflowId: w.workflowId, type: w.type });
+        await this.client.withAbortSignal(AbortSignal.timeout(ASK_MS), async () => {
+          for await (const w of this.client.workflow.list({
+            query: `${this.filter} AND ExecutionStatus="Running"`,
+          }))
+            ids.push({ workflowId: w.workflowId, type: w.type });
+        });
       } catch {
         await sleep(200);
         continue;
@@ -156,18 +158,14 @@ export class Operator {
 
   private async askOnce<T>(call: () => Promise<T>): Promise<T | undefined | typeof ASK_AGAIN> {
     this.looked.queries++;
-    let timer: NodeJS.Timeout | undefined;
+    // As a person would: a question nobody answers within ASK_MS (no worker of the workflow running
+    // just then, say) is given up, its call canceled; asking again comes with the next look. No call
+    // outlives its question, so none is left in flight when the test closes its connection.
+    const giveUp = AbortSignal.timeout(ASK_MS);
     try {
-      // As a person would: a question nobody answers within ASK_MS (no worker of the workflow running
-      // just then, say) is given up; asking again comes with the next look.
-      return await Promise.race([
-        call(),
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Unanswered()), ASK_MS);
-        }),
-      ]);
+      return await this.client.withAbortSignal(giveUp, call);
     } catch (err) {
-      if (err instanceof Unanswered) {
+      if (giveUp.aborted) {
         this.looked.unanswered++;
         return undefined;
       }
@@ -177,16 +175,12 @@ export class Operator {
       if (!/not found|completed|closed|terminated/i.test(message))
         this.looked.failures.set(message, (this.looked.failures.get(message) ?? 0) + 1);
       return undefined;
-    } finally {
-      clearTimeout(timer);
     }
   }
 }
 
 /** How long a look waits for an answer. */
 const ASK_MS = 10_000;
-
-class Unanswered extends Error {}
 
 const ASK_AGAIN = Symbol('ask again');
 
