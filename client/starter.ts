@@ -89,26 +89,30 @@ export async function startSession(
   spec: SessionSpec,
   o: StartOptions = {},
 ): Promise<Started<SessionView>> {
-  const opening = Date.now();
-  const { sessionId, created, startedWorkflow } = await openSession(ctx, spec);
+  const { sessionId, created, workflowStartedAt } = await openSession(ctx, spec);
   const wait = { timeoutMs: o.waitMs ?? 0, until: 'progress' as const };
   const view = spec.card
-    ? await sendCard(ctx, sessionId, startedWorkflow ? opening : undefined, spec.card, wait)
+    ? await sendCard(ctx, sessionId, workflowStartedAt, spec.card, wait)
     : await awaitSession(ctx, sessionId, wait);
   return started(view, created);
 }
 
 /**
- * The session of the spec's reference: opened now (created) or by an earlier request. `startedWorkflow`:
- * this request started the session's workflow (a request that opens a reference left by one that died
- * after starting it did not, and that workflow may have closed its start since).
+ * The session of the spec's reference: opened now (created) or by an earlier request.
+ * `workflowStartedAt`: when this request started the session's workflow (just before it asked), if it
+ * did (a request that opens a reference left by one that died after starting it did not, and that
+ * workflow may have closed its start since).
  */
 export async function openSession(
   ctx: ClientContext,
   spec: SessionSpec,
-): Promise<{ sessionId: string; created: boolean; startedWorkflow: boolean }> {
+): Promise<{ sessionId: string; created: boolean; workflowStartedAt?: number }> {
   const fingerprint = requestFingerprint({ kind: spec.kind, request: spec.fingerprintOf });
-  let startedWorkflow = false;
+  let workflowStartedAt: number | undefined;
+  const startWorkflow = async (sessionId: string, opened?: SessionInfo) => {
+    const at = Date.now();
+    if (await startSessionWorkflow(ctx, spec, sessionId, opened)) workflowStartedAt = at;
+  };
   const { subjectId, created } = await openByReference(ctx.store, {
     reference: spec.reference,
     kind: spec.kind,
@@ -125,16 +129,19 @@ export async function openSession(
         if (err instanceof ProviderError && !err.retryable) throw new ProviderRefusedError(refusalOf(err));
         throw err;
       }
-      startedWorkflow = await startSessionWorkflow(ctx, spec, session.id, scrubCardData(session));
+      await startWorkflow(session.id, scrubCardData(session));
       return session.id;
     },
     ensure: async (sessionId) => {
-      if (!(await sessionState(ctx.store, sessionId)))
-        startedWorkflow = await startSessionWorkflow(ctx, spec, sessionId);
+      if (!(await sessionState(ctx.store, sessionId))) await startWorkflow(sessionId);
     },
     refusalOf: (err) => (err instanceof ProviderRefusedError ? err.refusal : undefined),
   });
-  return { sessionId: subjectId, created, startedWorkflow };
+  return {
+    sessionId: subjectId,
+    created,
+    ...(workflowStartedAt !== undefined ? { workflowStartedAt } : {}),
+  };
 }
 
 /**
